@@ -1,0 +1,88 @@
+"""spsample: matrix-algebra bulk sampling for graph neural network training.
+
+Sampling is written as sparse linear algebra over the adjacency ``A`` (see the design notes):
+a frontier/selection matrix ``Q``, a probability matrix ``P = normalise_rows(Q·A)`` (node-wise)
+or ``normalise_rows(Q_b·(A∘A))`` (LADIES), a selection rule, and an extraction that renumbers
+vertices per minibatch. Many minibatches are sampled in one bulk pass per hop, and a
+counter-based RNG makes every minibatch independent of how it was batched, distributed or
+which device ran it.
+
+The whole public API is listed in ``__all__``; implementation modules are private. Optional
+parts (torch loader, MPI, GPU) are imported lazily, so ``import spsample`` needs only NumPy,
+SciPy and h5py.
+"""
+
+import importlib
+
+from ._errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DatasetError,
+    DatasetNotFoundError,
+    DistributedError,
+    GraphError,
+    MissingDependencyError,
+    SamplerError,
+    SeedError,
+    SpsampleError,
+)
+from ._graph import Graph
+
+__version__ = "0.1.0"
+
+# name -> module that defines it; imported on first access (PEP 562) so that optional
+# dependencies (torch, mpi4py, cupy) are only needed by the features that use them.
+_LAZY = {
+    # sampling core
+    "MiniBatch": "._minibatch",
+    "sample": "._sample",
+    "Sampler": ".samplers",
+    "NodeWise": ".samplers",
+    "LADIES": ".samplers",
+    "FastGCN": ".samplers",
+    "BulkState": ".samplers",
+    "HopContext": ".samplers",
+    # datasets on disk
+    "Dataset": ".io",
+    "save": ".io",
+    "load": ".io",
+    "convert": ".io",
+    # torch training loop
+    "Loader": ".loader",
+    # sub-packages
+    "distributed": ".distributed",
+    "io": ".io",
+    "samplers": ".samplers",
+    "primitives": "._primitives",
+    "rng": "._rng",
+}
+
+__all__ = [
+    "Graph",
+    "SpsampleError",
+    "ArgumentError",
+    "ArgumentTypeError",
+    "GraphError",
+    "SeedError",
+    "SamplerError",
+    "DatasetError",
+    "DatasetNotFoundError",
+    "DistributedError",
+    "MissingDependencyError",
+    *_LAZY,
+]
+
+
+def __getattr__(name):
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'spsample' has no attribute {name!r}") from None
+    mod = importlib.import_module(module, __name__)
+    value = mod if module.lstrip(".") == name else getattr(mod, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

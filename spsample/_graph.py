@@ -1,0 +1,288 @@
+"""The sampled adjacency: a validated, canonical CSR matrix.
+
+Row ``v`` lists the vertices ``v`` aggregates from (its in-neighbours in message-passing terms),
+so node-wise sampling of ``v`` draws from row ``v``. Rows are canonical: column indices sorted
+ascending, no duplicates (duplicate entries are merged, their weights summed). The position of
+an entry inside its row therefore does not depend on how the graph was built, which the
+counter-based RNG relies on (draws are keyed by position).
+"""
+
+import numpy as np
+
+from ._errors import GraphError
+from ._validate import as_float_array, as_index_array, as_int, fail
+
+__all__ = ["Graph", "MAX_NODES"]
+
+#: Vertex ids are keyed into 32-bit RNG counter words; one value is reserved as a tag.
+MAX_NODES = 2**32 - 1
+
+
+class Graph:
+    """A directed graph in CSR form, the adjacency ``A`` of the design notes.
+
+    Build it with :meth:`from_csr`, :meth:`from_edge_index` or :meth:`from_scipy`; the
+    constructor itself takes already-validated canonical arrays and is internal.
+
+    Attributes
+    ----------
+    indptr : ndarray of int64, shape (num_nodes + 1,)
+    indices : ndarray of int64, shape (num_edges,)
+        Sorted ascending within each row, no duplicates.
+    weights : ndarray of float64, shape (num_edges,), or None
+        Non-negative finite edge weights; ``None`` for an unweighted graph (all ones).
+
+    Examples
+    --------
+    The graph ``0 <- 1, 0 <- 2, 1 <- 2`` (row v lists whom v aggregates from)::
+
+        >>> import spsample
+        >>> g = spsample.Graph.from_csr([0, 2, 3, 3], [1, 2, 2])
+        >>> g.num_nodes, g.num_edges
+        (3, 3)
+        >>> g.degree().tolist()
+        [2, 1, 0]
+    """
+
+    __slots__ = ("_indptr", "_indices", "_weights")
+
+    def __init__(self, indptr, indices, weights=None):
+        self._indptr = indptr
+        self._indices = indices
+        self._weights = weights
+        for arr in (indptr, indices, weights):
+            if arr is not None:
+                arr.flags.writeable = False
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_csr(cls, indptr, indices, *, weights=None, num_nodes=None):
+        """Build a graph from CSR arrays (copied; the caller's arrays are never modified).
+
+        Parameters
+        ----------
+        indptr : array_like of int, shape (n + 1,)
+            Row pointers: starts at 0, non-decreasing, ends at ``len(indices)``.
+        indices : array_like of int, shape (nnz,)
+            Column ids, ``0 <= indices < n``. Rows need not be sorted; duplicates are merged.
+        weights : array_like of float, shape (nnz,), optional
+            Non-negative finite weights. Merged duplicates have their weights summed.
+        num_nodes : int, optional
+            Must equal ``len(indptr) - 1`` when given (a CSR matrix is square here).
+
+        Raises
+        ------
+        GraphError
+            With the argument named, for any inconsistency listed above, or an empty graph.
+        """
+        where = "Graph.from_csr"
+        indptr = as_index_array(where, "indptr", indptr, error_cls=GraphError)
+        indices = as_index_array(where, "indices", indices, error_cls=GraphError)
+        if indptr.size < 2:
+            fail(GraphError, where, "indptr", "must have length num_nodes + 1 >= 2 "
+                 "(an empty graph cannot be sampled)", indptr.size)
+        n = indptr.size - 1
+        if num_nodes is not None:
+            num_nodes = as_int(where, "num_nodes", num_nodes, minimum=1, error_cls=GraphError)
+            if num_nodes != n:
+                fail(GraphError, where, "num_nodes",
+                     f"must equal len(indptr) - 1 = {n}", num_nodes)
+        if n > MAX_NODES:
+            fail(GraphError, where, "indptr", f"describes more than {MAX_NODES} nodes", n)
+        if indptr[0] != 0:
+            fail(GraphError, where, "indptr", "must start at 0", int(indptr[0]))
+        steps = np.diff(indptr)
+        if steps.size and steps.min() < 0:
+            bad = int(np.flatnonzero(steps < 0)[0])
+            fail(GraphError, where, "indptr", f"must be non-decreasing (drops at position {bad + 1})",
+                 int(indptr[bad + 1]))
+        if indptr[-1] != indices.size:
+            fail(GraphError, where, "indptr",
+                 f"must end at len(indices) = {indices.size}", int(indptr[-1]))
+        _check_ids(where, "indices", indices, n)
+        if weights is not None:
+            weights = _check_weights(where, weights, indices.size)
+        return cls._canonical(indptr, indices, weights)
+
+    @classmethod
+    def from_edge_index(cls, src, dst, *, num_nodes=None, weights=None, symmetrize=False):
+        """Build a graph from an edge list in PyG's convention (messages flow ``src -> dst``).
+
+        Edge ``(src[e], dst[e])`` puts ``src[e]`` into row ``dst[e]``: ``dst`` aggregates from
+        ``src``.
+
+        Parameters
+        ----------
+        src, dst : array_like of int, shape (E,)
+        num_nodes : int, optional
+            Defaults to ``max(src.max(), dst.max()) + 1``; must exceed every id when given.
+        weights : array_like of float, shape (E,), optional
+        symmetrize : bool
+            Also add every reverse edge (with the same weight), making the graph undirected.
+
+        Examples
+        --------
+        >>> import spsample
+        >>> g = spsample.Graph.from_edge_index([1, 2], [0, 0], num_nodes=3)
+        >>> g.indices.tolist()
+        [1, 2]
+        """
+        where = "Graph.from_edge_index"
+        src = as_index_array(where, "src", src, error_cls=GraphError)
+        dst = as_index_array(where, "dst", dst, error_cls=GraphError)
+        if src.size != dst.size:
+            fail(GraphError, where, "dst", f"must have the same length as src ({src.size})", dst.size)
+        top = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+        if num_nodes is None:
+            if top == 0:
+                fail(GraphError, where, "src", "is empty and num_nodes is not given: "
+                     "an empty graph cannot be sampled", src.size)
+            n = top
+        else:
+            n = as_int(where, "num_nodes", num_nodes, minimum=1, error_cls=GraphError)
+            if top > n:
+                fail(GraphError, where, "num_nodes", f"is smaller than the largest id + 1 ({top})", n)
+        if n > MAX_NODES:
+            fail(GraphError, where, "num_nodes", f"must be at most {MAX_NODES}", n)
+        _check_ids(where, "src", src, n)
+        _check_ids(where, "dst", dst, n)
+        if weights is not None:
+            weights = _check_weights(where, weights, src.size)
+        if symmetrize:
+            src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+            if weights is not None:
+                weights = np.concatenate([weights, weights])
+        order = np.argsort(dst, kind="stable")
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(dst, minlength=n), out=indptr[1:])
+        return cls._canonical(indptr, src[order], None if weights is None else weights[order])
+
+    @classmethod
+    def from_scipy(cls, matrix):
+        """Build a graph from a square ``scipy.sparse`` matrix (row v = whom v aggregates from).
+
+        Explicit zeros are kept as edges of weight 0 only if the matrix is weighted; a matrix
+        whose stored values are all 1 gives an unweighted graph.
+        """
+        import scipy.sparse as sp
+
+        where = "Graph.from_scipy"
+        if not sp.issparse(matrix):
+            from ._errors import ArgumentTypeError
+            fail(ArgumentTypeError, where, "matrix", "must be a scipy.sparse matrix", type(matrix))
+        if matrix.shape[0] != matrix.shape[1]:
+            fail(GraphError, where, "matrix", "must be square", matrix.shape)
+        csr = sp.csr_matrix(matrix)
+        data = np.asarray(csr.data, dtype=np.float64)
+        weights = None if np.all(data == 1.0) else data
+        return cls.from_csr(csr.indptr, csr.indices, weights=weights)
+
+    @classmethod
+    def _canonical(cls, indptr, indices, weights):
+        """Sort each row by column and merge duplicate entries (weights summed)."""
+        n = indptr.size - 1
+        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+        if indices.size > 1:
+            same_row = rows[1:] == rows[:-1]
+            sorted_ok = not np.any(same_row & (indices[1:] <= indices[:-1]))
+        else:
+            sorted_ok = True
+        if not sorted_ok:
+            order = np.lexsort((indices, rows))
+            rows, indices = rows[order], indices[order]
+            if weights is not None:
+                weights = weights[order]
+            keep = np.ones(indices.size, dtype=bool)
+            keep[1:] = (rows[1:] != rows[:-1]) | (indices[1:] != indices[:-1])
+            if not keep.all():
+                if weights is not None:
+                    group = np.cumsum(keep) - 1
+                    weights = np.bincount(group, weights=weights)
+                rows, indices = rows[keep], indices[keep]
+                indptr = np.zeros(n + 1, dtype=np.int64)
+                np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        return cls(indptr, np.ascontiguousarray(indices),
+                   None if weights is None else np.ascontiguousarray(weights))
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def num_nodes(self):
+        """Number of vertices ``n``."""
+        return self._indptr.size - 1
+
+    @property
+    def num_edges(self):
+        """Number of stored entries (directed edges) ``nnz``."""
+        return self._indices.size
+
+    @property
+    def indptr(self):
+        """Row pointers, int64, shape (n + 1,), read-only."""
+        return self._indptr
+
+    @property
+    def indices(self):
+        """Column ids, int64, shape (nnz,), sorted within rows, read-only."""
+        return self._indices
+
+    @property
+    def weights(self):
+        """Edge weights, float64, shape (nnz,), read-only; ``None`` when unweighted."""
+        return self._weights
+
+    @property
+    def is_weighted(self):
+        return self._weights is not None
+
+    def degree(self):
+        """Row lengths (number of neighbours each vertex aggregates from), int64, shape (n,)."""
+        return np.diff(self._indptr)
+
+    def to_scipy(self):
+        """The adjacency as a ``scipy.sparse.csr_matrix`` (values 1.0 when unweighted)."""
+        import scipy.sparse as sp
+
+        data = np.ones(self.num_edges) if self._weights is None else self._weights
+        return sp.csr_matrix((data, self._indices, self._indptr), shape=(self.num_nodes,) * 2)
+
+    def edge_index(self):
+        """``(src, dst)`` int64 arrays in PyG's convention (inverse of :meth:`from_edge_index`)."""
+        dst = np.repeat(np.arange(self.num_nodes, dtype=np.int64), self.degree())
+        return self._indices.copy(), dst
+
+    def __eq__(self, other):
+        if not isinstance(other, Graph):
+            return NotImplemented
+        if (self._weights is None) != (other._weights is None):
+            return False
+        return (np.array_equal(self._indptr, other._indptr)
+                and np.array_equal(self._indices, other._indices)
+                and (self._weights is None or np.array_equal(self._weights, other._weights)))
+
+    __hash__ = None
+
+    def __repr__(self):
+        kind = "weighted" if self.is_weighted else "unweighted"
+        return f"Graph(num_nodes={self.num_nodes}, num_edges={self.num_edges}, {kind})"
+
+
+def _check_ids(where, name, ids, n):
+    if ids.size == 0:
+        return
+    lo, hi = int(ids.min()), int(ids.max())
+    if lo < 0:
+        fail(GraphError, where, name, "must be non-negative", lo)
+    if hi >= n:
+        fail(GraphError, where, name, f"has an id >= num_nodes ({n})", hi)
+
+
+def _check_weights(where, weights, size):
+    weights = as_float_array(where, "weights", weights, error_cls=GraphError)
+    if weights.size != size:
+        fail(GraphError, where, "weights", f"must have one value per edge ({size})", weights.size)
+    if not np.all(np.isfinite(weights)):
+        fail(GraphError, where, "weights", "must be finite (no NaN or inf)",
+             weights[~np.isfinite(weights)][0])
+    if weights.size and weights.min() < 0:
+        fail(GraphError, where, "weights", "must be non-negative", float(weights.min()))
+    return weights
