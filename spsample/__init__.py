@@ -55,6 +55,7 @@ _LAZY = {
     "samplers": ".samplers",
     "primitives": "._primitives",
     "rng": "._rng",
+    "rmat": "._generate",
 }
 
 __all__ = [

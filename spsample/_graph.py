@@ -44,12 +44,13 @@ class Graph:
         [2, 1, 0]
     """
 
-    __slots__ = ("_indptr", "_indices", "_weights")
+    __slots__ = ("_indptr", "_indices", "_weights", "_cache")
 
     def __init__(self, indptr, indices, weights=None):
         self._indptr = indptr
         self._indices = indices
         self._weights = weights
+        self._cache = {}  # derived read-only quantities (e.g. FastGCN's column weights)
         for arr in (indptr, indices, weights):
             if arr is not None:
                 arr.flags.writeable = False
@@ -233,6 +234,12 @@ class Graph:
     @property
     def is_weighted(self):
         return self._weights is not None
+
+    def cached(self, name, compute):
+        """``compute()`` once per graph, memoised under ``name`` (graphs are immutable)."""
+        if name not in self._cache:
+            self._cache[name] = compute()
+        return self._cache[name]
 
     def degree(self):
         """Row lengths (number of neighbours each vertex aggregates from), int64, shape (n,)."""

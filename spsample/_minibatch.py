@@ -1,0 +1,132 @@
+"""The sampled minibatch: what one seed batch's L-hop neighbourhood looks like after extraction."""
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+__all__ = ["MiniBatch"]
+
+
+@dataclass(eq=False)
+class MiniBatch:
+    """One sampled minibatch, in local ids.
+
+    Attributes
+    ----------
+    batch_id : int
+        Global minibatch id (``batch_offset + i``).
+    n_id : int64, shape (N,)
+        Global ids of every vertex of the minibatch, unique: the ``batch_size`` seeds first,
+        then the vertices first reached at hop 1, hop 2, ... (in the order they were reached).
+    batch_size : int
+        Number of seeds (the first ``batch_size`` entries of ``n_id``).
+    num_sampled_nodes : list of int, length L + 1
+        New vertices per hop, seeds as hop 0; sums to ``N``.
+    edges : list of (dst, src) pairs of int64 arrays, length L
+        Hop 1 first. ``dst[e]`` aggregates from ``src[e]`` (local ids into ``n_id``).
+    edge_ids : list of int64 arrays, length L
+        Index of each sampled edge in the graph's CSR ``indices`` (for edge features).
+    weight : list of float64 arrays, or None
+        Layer-wise samplers only: the importance-rescaled, row-normalised edge values.
+
+    Examples
+    --------
+    >>> import spsample
+    >>> g = spsample.Graph.from_edge_index([1, 2, 3], [0, 0, 1], num_nodes=4)
+    >>> mb, = spsample.sample(g, [0], sampler=spsample.NodeWise([5, 5]), batch_size=1)
+    >>> mb.n_id.tolist(), mb.num_sampled_nodes
+    ([0, 1, 2, 3], [1, 2, 1])
+    """
+
+    batch_id: int
+    n_id: np.ndarray
+    batch_size: int
+    num_sampled_nodes: List[int]
+    edges: List[Tuple[np.ndarray, np.ndarray]]
+    edge_ids: List[np.ndarray]
+    weight: Optional[List[np.ndarray]] = None
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def num_hops(self):
+        return len(self.edges)
+
+    @property
+    def num_nodes(self):
+        return int(self.n_id.size)
+
+    @property
+    def num_sampled_edges(self):
+        """Edges per hop, hop 1 first."""
+        return [int(d.size) for d, _ in self.edges]
+
+    @property
+    def seeds(self):
+        return self.n_id[: self.batch_size]
+
+    def edge_index(self):
+        """All hops' edges as one PyG-style ``(2, E)`` int64 array ``[src; dst]`` in local ids."""
+        if not self.edges:
+            return np.zeros((2, 0), dtype=np.int64)
+        src = np.concatenate([s for _, s in self.edges])
+        dst = np.concatenate([d for d, _ in self.edges])
+        return np.stack([src, dst])
+
+    def global_edges(self, hop):
+        """``(dst, src)`` of hop ``hop`` (1-based) in global vertex ids."""
+        dst, src = self.edges[hop - 1]
+        return self.n_id[dst], self.n_id[src]
+
+    def to_pyg(self):
+        """The fields of PyG's ``SamplerOutput`` as torch tensors.
+
+        Returns
+        -------
+        dict with keys ``node`` (n_id), ``row`` (source = sampled neighbour, local),
+        ``col`` (destination, local), ``edge`` (global edge ids), ``batch`` (None: one
+        minibatch per output), ``num_sampled_nodes`` and ``num_sampled_edges`` (lists).
+        Pass them to ``torch_geometric.sampler.SamplerOutput(**fields)``.
+
+        Raises
+        ------
+        MissingDependencyError
+            When torch is not installed.
+        """
+        from ._optional import import_torch
+
+        torch = import_torch("MiniBatch.to_pyg")
+        ei = self.edge_index()
+        edge = np.concatenate(self.edge_ids) if self.edge_ids else np.zeros(0, dtype=np.int64)
+        return {
+            "node": torch.from_numpy(np.ascontiguousarray(self.n_id)),
+            "row": torch.from_numpy(np.ascontiguousarray(ei[0])),
+            "col": torch.from_numpy(np.ascontiguousarray(ei[1])),
+            "edge": torch.from_numpy(edge),
+            "batch": None,
+            "num_sampled_nodes": list(self.num_sampled_nodes),
+            "num_sampled_edges": self.num_sampled_edges,
+        }
+
+    def equals(self, other):
+        """Bit-for-bit equality of every field (the determinism tests use this)."""
+        if not isinstance(other, MiniBatch):
+            return False
+        same = (self.batch_id == other.batch_id and self.batch_size == other.batch_size
+                and np.array_equal(self.n_id, other.n_id)
+                and list(self.num_sampled_nodes) == list(other.num_sampled_nodes)
+                and len(self.edges) == len(other.edges)
+                and (self.weight is None) == (other.weight is None))
+        if not same:
+            return False
+        for (d1, s1), (d2, s2), e1, e2 in zip(self.edges, other.edges, self.edge_ids, other.edge_ids):
+            if not (np.array_equal(d1, d2) and np.array_equal(s1, s2) and np.array_equal(e1, e2)):
+                return False
+        if self.weight is not None:
+            return all(w1.tobytes() == w2.tobytes() for w1, w2 in zip(self.weight, other.weight))
+        return True
+
+    def __repr__(self):
+        return (f"MiniBatch(batch_id={self.batch_id}, batch_size={self.batch_size}, "
+                f"num_nodes={self.num_nodes}, num_sampled_nodes={self.num_sampled_nodes}, "
+                f"num_sampled_edges={self.num_sampled_edges})")

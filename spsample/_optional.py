@@ -1,0 +1,36 @@
+"""Optional dependencies, probed once; a clear ImportError saying what to install otherwise."""
+
+import importlib
+
+from ._errors import MissingDependencyError
+
+_INSTALL = {
+    "torch": "pip install torch  (or: pip install 'spsample[torch]')",
+    "mpi4py": "pip install mpi4py mpich  (or: pip install 'spsample[mpi]')",
+    "cupy": "pip install cupy-cuda12x  (or: pip install 'spsample[gpu]')",
+    "torch_geometric": "pip install torch_geometric",
+    "tqdm": "pip install tqdm",
+    "matplotlib": "pip install matplotlib",
+}
+_CACHE = {}
+
+
+def have(name):
+    """Whether ``name`` imports (probed once)."""
+    if name not in _CACHE:
+        try:
+            _CACHE[name] = importlib.import_module(name)
+        except Exception:  # ImportError, or a broken install raising something else
+            _CACHE[name] = None
+    return _CACHE[name] is not None
+
+
+def require(name, feature):
+    """Import ``name`` or raise :class:`MissingDependencyError` naming ``feature``."""
+    if have(name):
+        return _CACHE[name]
+    raise MissingDependencyError(f"{feature} needs {name}: {_INSTALL.get(name, 'pip install ' + name)}")
+
+
+def import_torch(feature):
+    return require("torch", feature)

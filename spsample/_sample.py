@@ -1,0 +1,145 @@
+"""``spsample.sample``: bulk sampling of many minibatches in one pass per hop."""
+
+import numpy as np
+
+from . import _rng
+from ._backend import NUMPY
+from ._errors import ArgumentError, ArgumentTypeError, SeedError
+from ._graph import Graph
+from ._validate import as_index_array, as_int, fail
+from .samplers._protocol import BulkState, HopContext, Sampler
+
+__all__ = ["sample", "check_sample_args", "split_batches", "run_bulk"]
+
+_MAX_BATCHES = 2**32
+
+
+def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0, **options):
+    """Sample the L-hop neighbourhoods of many minibatches at once.
+
+    The seeds are cut into consecutive minibatches of ``batch_size`` (the last may be
+    smaller; none is dropped); minibatch ``i`` gets the global id ``batch_offset + i``, and all
+    of them are sampled together, one bulk pass per hop. Results depend only on
+    ``(seed, epoch, global minibatch id)`` and the seeds of that minibatch: splitting the same
+    seeds into several calls with matching ``batch_offset`` gives identical minibatches.
+
+    Parameters
+    ----------
+    graph : Graph or distributed.DistGraph
+        The adjacency (row v = the vertices v aggregates from). A ``DistGraph`` runs the
+        distributed algorithm; every rank then passes its own seeds and ``batch_offset``.
+    seeds : array_like of int, shape (m,)
+        Seed vertices. Within one minibatch they must be distinct (a vertex appears once in
+        ``n_id``); across minibatches they may repeat.
+    sampler : Sampler
+        ``NodeWise``, ``LADIES``, ``FastGCN`` or any subclass of :class:`Sampler`.
+    batch_size : int
+        Seeds per minibatch, ``>= 1``.
+    seed : int
+        RNG seed, ``0 <= seed < 2**64``.
+    epoch : int
+        Epoch number, ``0 <= epoch < 2**24``; keys the RNG so each epoch differs.
+    batch_offset : int
+        Global id of the first minibatch of this call.
+    **options
+        Passed to the graph's distributed implementation (e.g. ``strategy="pull"``);
+        rejected for a plain ``Graph``.
+
+    Returns
+    -------
+    list of MiniBatch, ``ceil(m / batch_size)`` of them.
+
+    Raises
+    ------
+    SeedError, ArgumentError, ArgumentTypeError, SamplerError
+        Naming the offending argument.
+
+    Examples
+    --------
+    >>> import spsample
+    >>> g = spsample.Graph.from_edge_index([1, 2, 0, 2, 0, 1], [0, 0, 1, 1, 2, 2])
+    >>> batches = spsample.sample(g, [0, 1, 2], sampler=spsample.NodeWise([1]), batch_size=2)
+    >>> [mb.batch_size for mb in batches]
+    [2, 1]
+    """
+    if not isinstance(graph, Graph):
+        impl = getattr(graph, "sample", None)
+        if impl is None:
+            fail(ArgumentTypeError, "sample", "graph", "must be a spsample.Graph or DistGraph", type(graph))
+        return impl(seeds, sampler=sampler, batch_size=batch_size, seed=seed, epoch=epoch,
+                    batch_offset=batch_offset, **options)
+    if options:
+        from ._validate import check_no_unknown
+        check_no_unknown("sample", options, ())
+    seeds, batch_size, seed, epoch, batch_offset = check_sample_args(
+        graph.num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset)
+    sampler.check_graph(graph)
+    sizes = split_batches(seeds.size, batch_size)
+    batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
+    check_unique_per_batch(seeds, sizes)
+    return run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch)
+
+
+def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY):
+    """Sample one bulk: validated ``seeds`` cut into minibatches of ``sizes``."""
+    state = BulkState(graph.num_nodes, batch_ids)
+    state.add_nodes(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes), seeds)
+    key = _rng.split_seed(seed)
+    scratch = {}
+    for hop, fanout in enumerate(sampler.fanouts, start=1):
+        ctx = HopContext(hop=hop, fanout=fanout, seed=seed, epoch=epoch, key=key,
+                         hop_word=_rng.hop_word(epoch, hop), batch_ids=batch_ids,
+                         backend=backend, scratch=scratch)
+        sampler.sample_hop(graph, state, ctx)
+    return state.finish(sizes)
+
+
+def check_sample_args(num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset):
+    """Validate the arguments of :func:`sample` (shared by the distributed path)."""
+    where = "sample"
+    if not isinstance(sampler, Sampler):
+        fail(ArgumentTypeError, where, "sampler", "must be a spsample Sampler (NodeWise, LADIES, "
+             "FastGCN or a subclass of spsample.Sampler)", type(sampler))
+    seeds = as_index_array(where, "seeds", seeds, error_cls=SeedError)
+    if seeds.size == 0:
+        fail(SeedError, where, "seeds", "must not be empty", seeds.shape)
+    lo, hi = int(seeds.min()), int(seeds.max())
+    if lo < 0:
+        fail(SeedError, where, "seeds", "must be non-negative vertex ids", lo)
+    if hi >= num_nodes:
+        fail(SeedError, where, "seeds", f"has an id >= num_nodes ({num_nodes})", hi)
+    batch_size = as_int(where, "batch_size", batch_size, minimum=1)
+    seed = as_int(where, "seed", seed, minimum=0)
+    if seed >= 2**64:
+        fail(ArgumentError, where, "seed",
+             "must be below 2**64", seed)
+    epoch = as_int(where, "epoch", epoch, minimum=0)
+    if epoch > _rng.MAX_EPOCH:
+        fail(ArgumentError, where, "epoch", f"must be at most {_rng.MAX_EPOCH}", epoch)
+    batch_offset = as_int(where, "batch_offset", batch_offset, minimum=0)
+    num_batches = -(-seeds.size // batch_size)
+    if batch_offset + num_batches > _MAX_BATCHES:
+        fail(ArgumentError, where, "batch_offset",
+             f"plus the number of minibatches must stay below 2**32", batch_offset)
+    return seeds, batch_size, seed, epoch, batch_offset
+
+
+def split_batches(num_seeds, batch_size):
+    """Sizes of the consecutive minibatches: full ones, then the remainder (never dropped)."""
+    full, rest = divmod(num_seeds, batch_size)
+    sizes = np.full(full + (rest > 0), batch_size, dtype=np.int64)
+    if rest:
+        sizes[-1] = rest
+    return sizes
+
+
+def check_unique_per_batch(seeds, sizes):
+    """Reject a vertex repeated within one minibatch (``n_id`` holds each vertex once)."""
+    batch = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+    key = np.sort(batch * (int(seeds.max()) + 1) + seeds)
+    dup = np.flatnonzero(key[1:] == key[:-1])
+    if dup.size:
+        m = int(seeds.max()) + 1
+        fail(SeedError, "sample", "seeds",
+             f"repeats vertex {int(key[dup[0]] % m)} within minibatch {int(key[dup[0]] // m)}; "
+             "seeds must be distinct within a minibatch", show_value=False)

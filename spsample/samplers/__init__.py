@@ -1,0 +1,8 @@
+"""Samplers: matrix constructors over the sampler protocol (see ``_protocol``)."""
+
+from ._layerwise import LADIES, FastGCN, column_weights
+from ._nodewise import NodeWise
+from ._protocol import BulkState, Frontier, HopContext, Sampler, check_fanouts
+
+__all__ = ["Sampler", "BulkState", "Frontier", "HopContext", "NodeWise", "LADIES", "FastGCN",
+           "check_fanouts", "column_weights"]
