@@ -53,7 +53,7 @@ _LAZY = {
     "distributed": ".distributed",
     "io": ".io",
     "samplers": ".samplers",
-    "primitives": "._primitives",
+    "primitives": ".primitives",
     "rng": "._rng",
     "rmat": "._generate",
 }
