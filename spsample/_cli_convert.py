@@ -1,0 +1,58 @@
+"""``spsample convert SRC DST.h5 [--format F] [--name NAME] [--features-dtype D] [-o KEY=VALUE]``.
+
+Converts a dataset (format detected from SRC unless ``--format`` is given) into spsample's HDF5
+layout and prints a one-line summary. Reader options pass through ``-o``, e.g.
+``spsample convert facebook_combined.txt.gz fb.h5 -o directed=False``.
+"""
+
+import ast
+
+from ._errors import ArgumentError
+
+
+def add_arguments(parser):
+    """Add the ``convert`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
+    from .io import FORMATS
+
+    parser.add_argument("src", help="dataset file or folder to convert")
+    parser.add_argument("dst", help="spsample HDF5 file to write (overwritten)")
+    parser.add_argument("--format", choices=sorted(FORMATS), default=None,
+                        help="source format (default: detected from SRC)")
+    parser.add_argument("--name", default=None,
+                        help="dataset name to store (for a Planetoid folder, also which one)")
+    parser.add_argument("--features-dtype", default=None, metavar="DTYPE",
+                        help="store features as DTYPE (e.g. uint8); refused if values change")
+    parser.add_argument("--no-compression", action="store_true",
+                        help="write uncompressed chunks (faster, larger)")
+    parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="reader option, VALUE a Python literal or a plain string "
+                             "(repeatable), e.g. -o directed=False")
+
+
+def run(args):
+    """Run ``spsample convert``; returns the exit status (0 on success)."""
+    from .io import convert
+
+    options = dict(_parse_option(text) for text in args.option)
+    ds = convert(args.src, args.dst, format=args.format, name=args.name,
+                 features_dtype=args.features_dtype,
+                 compression=None if args.no_compression else "gzip", **options)
+    splits = ", ".join(f"{k} {'/'.join(str(len(v[p])) for p in ('train', 'val', 'test'))}"
+                       for k, v in ds.splits.items()) or "none"
+    if len(ds.splits) > 3:
+        splits = f"{len(ds.splits)} splits"
+    print(f"{ds.name or '(unnamed)'}: {ds.num_nodes} nodes, {ds.num_edges} edges, "
+          f"{ds.num_features} features, {ds.num_classes} classes, splits: {splits} "
+          f"-> {args.dst}")
+    return 0
+
+
+def _parse_option(text):
+    key, sep, value = text.partition("=")
+    if not sep or not key.isidentifier():
+        raise ArgumentError(f"spsample convert: argument '--option' must look like KEY=VALUE "
+                            f"(got {text!r})")
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key, value

@@ -1,0 +1,172 @@
+"""``spsample.convert``: detect a source format, convert it, save it as spsample HDF5."""
+
+import inspect
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .._errors import ArgumentError, ArgumentTypeError, DatasetError
+from .._validate import fail
+from ._converters import (from_csr_npz, from_edge_list, from_heterophilous_npz, from_musae,
+                          from_npz_gnnbench, from_ogb)
+from ._files import as_file
+from ._hdf5 import load, save
+from ._planetoid import from_planetoid, planetoid_names
+
+__all__ = ["convert", "detect_format", "FORMATS"]
+
+#: Format name -> reader. ``convert(..., format=...)`` accepts these names (``-`` or ``_``).
+FORMATS = {
+    "planetoid": from_planetoid,
+    "gnnbench": from_npz_gnnbench,
+    "heterophilous": from_heterophilous_npz,
+    "musae": from_musae,
+    "edge_list": from_edge_list,
+    "csr_npz": from_csr_npz,
+    "ogb": from_ogb,
+    "spsample": load,
+}
+_ALIASES = {"npz_gnnbench": "gnnbench", "heterophilous_npz": "heterophilous", "snap": "edge_list",
+            "hdf5": "spsample", "h5": "spsample"}
+_EDGE_LIST_SUFFIXES = (".txt", ".txt.gz", ".tsv", ".tsv.gz", ".edges", ".edges.gz", ".el")
+
+
+def detect_format(src):
+    """Guess the format name of ``src`` (a file or folder) from its name and contents.
+
+    Folders: ``ind.<name>.graph`` -> ``"planetoid"``, ``raw/edge.csv.gz`` -> ``"ogb"``,
+    ``<prefix>_edges.csv`` -> ``"musae"``. Files: ``.h5``/``.hdf5`` -> ``"spsample"``; ``.npz``
+    by its member names (``adj_indptr`` -> ``"gnnbench"``, ``edges`` + ``node_features`` ->
+    ``"heterophilous"``, ``indptr`` + ``indices`` -> ``"csr_npz"``); ``.txt``, ``.tsv``,
+    ``.edges`` (optionally ``.gz``) -> ``"edge_list"``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        ``src`` does not exist.
+    DatasetError
+        Nothing matches; the message suggests passing ``format``.
+    """
+    where = "spsample.convert"
+    if not isinstance(src, (str, os.PathLike)):
+        fail(ArgumentTypeError, where, "src", "must be a str or os.PathLike", type(src))
+    path = Path(src)
+    if path.is_dir():
+        if planetoid_names(path):
+            return "planetoid"
+        if (path / "raw" / "edge.csv.gz").is_file():
+            return "ogb"
+        if any(path.glob("*_edges.csv")):
+            return "musae"
+        fail(DatasetError, where, "src", "is a folder of no known layout (Planetoid, OGB, "
+             f"MUSAE); pass format= one of {sorted(FORMATS)}", str(path))
+    path = as_file(where, path, "src")
+    lower = path.name.lower()
+    if lower.endswith((".h5", ".hdf5")):
+        return "spsample"
+    if lower.endswith(".npz"):
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                keys = set(archive.files)
+        except Exception as exc:
+            raise DatasetError(f"{where}: argument 'src' {str(path)!r} is not a readable npz "
+                               f"archive ({exc})") from exc
+        if "adj_indptr" in keys:
+            return "gnnbench"
+        if {"edges", "node_features"} <= keys:
+            return "heterophilous"
+        if {"indptr", "indices"} <= keys:
+            return "csr_npz"
+        fail(DatasetError, where, "src", f"is an npz of no known layout (members "
+             f"{sorted(keys)}); pass format=", str(path))
+    if lower.endswith(_EDGE_LIST_SUFFIXES):
+        return "edge_list"
+    fail(DatasetError, where, "src", "has an unknown format; pass format= one of "
+         f"{sorted(FORMATS)}", str(path))
+
+
+def convert(src, dst, *, format=None, name=None, features_dtype=None, compression="gzip",
+            **options):
+    """Convert a dataset file or folder into spsample's HDF5 layout at ``dst``.
+
+    Parameters
+    ----------
+    src : str or os.PathLike
+        A file or folder in one of :data:`FORMATS`.
+    dst : str or os.PathLike
+        The ``.h5`` file to write (overwritten).
+    format : str, optional
+        One of ``planetoid, gnnbench, heterophilous, musae, edge_list, csr_npz, ogb,
+        spsample``; detected with :func:`detect_format` when omitted.
+    name : str, optional
+        The dataset name to store (default: the converter's, e.g. ``"cora"``). For a Planetoid
+        folder holding several datasets it also selects which one.
+    features_dtype : str or numpy.dtype, optional
+        Store features in this dtype (e.g. ``"uint8"`` for binary bag-of-words); refused when
+        a value would change.
+    compression : {"gzip", None}
+        Passed to :func:`save`.
+    **options
+        Keyword arguments of the format's reader (e.g. ``directed=False`` for
+        :func:`from_edge_list`).
+
+    Returns
+    -------
+    Dataset
+        What was written.
+
+    Raises
+    ------
+    ArgumentError
+        Unknown ``format`` or reader option (named).
+    DatasetError, DatasetNotFoundError
+        From detection, the reader or :func:`save`.
+    """
+    where = "spsample.convert"
+    if not isinstance(src, (str, os.PathLike)):
+        fail(ArgumentTypeError, where, "src", "must be a str or os.PathLike", type(src))
+    if format is None:
+        format = detect_format(src)
+    elif not isinstance(format, str):
+        fail(ArgumentTypeError, where, "format", "must be a str", format)
+    key = format.lower().replace("-", "_")
+    key = _ALIASES.get(key, key)
+    if key not in FORMATS:
+        fail(ArgumentError, where, "format", f"must be one of {sorted(FORMATS)}", format)
+    reader = FORMATS[key]
+    params = list(inspect.signature(reader).parameters.values())[1:]
+    known = {p.name for p in params}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        fail(ArgumentError, where, unknown[0], f"is not an option of format {key!r} "
+             f"(options: {sorted(known)})", options[unknown[0]])
+    if key == "planetoid" and name is not None and "name" not in options:
+        if Path(src).is_dir() and name in planetoid_names(src):
+            options["name"] = name
+    dataset = reader(src, **options)
+    if name is not None:
+        if not isinstance(name, str):
+            fail(ArgumentTypeError, where, "name", "must be a str", name)
+        dataset.name = name
+    if features_dtype is not None and dataset.features is not None:
+        dataset.features = _cast_features(where, dataset.features, features_dtype)
+    save(dataset, dst, compression=compression)
+    return dataset
+
+
+def _cast_features(where, features, dtype):
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError as exc:
+        fail(ArgumentTypeError, where, "features_dtype", f"is not a NumPy dtype ({exc})", dtype)
+    if dtype.kind not in "biuf":
+        fail(ArgumentError, where, "features_dtype", "must be a numeric dtype", str(dtype))
+    with np.errstate(invalid="ignore", over="ignore"):
+        cast = features.astype(dtype)
+        same = np.array_equal(cast, features, equal_nan=dtype.kind == "f"
+                              and features.dtype.kind == "f")
+    if not same:
+        fail(DatasetError, where, "features_dtype",
+             f"would change feature values (stored as {features.dtype})", str(dtype))
+    return cast
