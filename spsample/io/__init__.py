@@ -14,8 +14,15 @@ Graph convention: row ``v`` of the CSR lists the vertices ``v`` aggregates from;
 """
 
 from ._convert import FORMATS, convert, detect_format
-from ._converters import (from_csr_npz, from_edge_list, from_heterophilous_npz, from_musae,
-                          from_npz_gnnbench, from_ogb, from_scipy)
+from ._converters import (
+    from_csr_npz,
+    from_edge_list,
+    from_heterophilous_npz,
+    from_musae,
+    from_npz_gnnbench,
+    from_ogb,
+    from_scipy,
+)
 from ._dataset import Dataset
 from ._embedded import embedded_names, embedded_path, load_cora
 from ._hdf5 import RowReader, load, open_rows, read_feature_rows, read_rows, save

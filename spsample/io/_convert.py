@@ -8,9 +8,15 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._validate import fail
-from ._converters import (from_csr_npz, from_edge_list, from_heterophilous_npz, from_musae,
-                          from_npz_gnnbench, from_ogb)
-from ._files import as_file
+from ._converters import (
+    from_csr_npz,
+    from_edge_list,
+    from_heterophilous_npz,
+    from_musae,
+    from_npz_gnnbench,
+    from_ogb,
+)
+from ._files import as_file, fail_path
 from ._hdf5 import load, save
 from ._planetoid import from_planetoid, planetoid_names
 
@@ -59,8 +65,8 @@ def detect_format(src):
             return "ogb"
         if any(path.glob("*_edges.csv")):
             return "musae"
-        fail(DatasetError, where, "src", "is a folder of no known layout (Planetoid, OGB, "
-             f"MUSAE); pass format= one of {sorted(FORMATS)}", str(path))
+        fail_path(DatasetError, where, "src", "is a folder of no known layout (Planetoid, OGB, "
+             f"MUSAE); pass format= one of {sorted(FORMATS)}", path)
     path = as_file(where, path, "src")
     lower = path.name.lower()
     if lower.endswith((".h5", ".hdf5")):
@@ -78,12 +84,12 @@ def detect_format(src):
             return "heterophilous"
         if {"indptr", "indices"} <= keys:
             return "csr_npz"
-        fail(DatasetError, where, "src", f"is an npz of no known layout (members "
-             f"{sorted(keys)}); pass format=", str(path))
+        fail_path(DatasetError, where, "src", f"is an npz of no known layout (members "
+             f"{sorted(keys)}); pass format=", path)
     if lower.endswith(_EDGE_LIST_SUFFIXES):
         return "edge_list"
-    fail(DatasetError, where, "src", "has an unknown format; pass format= one of "
-         f"{sorted(FORMATS)}", str(path))
+    fail_path(DatasetError, where, "src", "has an unknown format; pass format= one of "
+         f"{sorted(FORMATS)}", path)
 
 
 def convert(src, dst, *, format=None, name=None, features_dtype=None, compression="gzip",

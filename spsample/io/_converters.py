@@ -15,7 +15,7 @@ from .._errors import ArgumentError, DatasetError, DatasetNotFoundError
 from .._graph import Graph
 from .._validate import fail
 from ._dataset import Dataset
-from ._files import as_dir, as_file, read_npz, read_table
+from ._files import as_dir, as_file, fail_path, read_npz, read_table
 
 __all__ = ["from_npz_gnnbench", "from_heterophilous_npz", "from_musae", "from_edge_list",
            "from_csr_npz", "from_scipy", "from_ogb"]
@@ -314,8 +314,8 @@ def from_ogb(directory, *, directed=True):
     directory = as_dir(where, directory)
     raw = directory / "raw"
     if not (raw / "edge.csv.gz").is_file():
-        fail(DatasetNotFoundError, where, "directory", "lacks raw/edge.csv.gz (the OGB raw "
-             "node-property-prediction layout)", str(directory))
+        fail_path(DatasetNotFoundError, where, "directory", "lacks raw/edge.csv.gz (the OGB raw "
+             "node-property-prediction layout)", directory)
     edges = read_table(where, raw / "edge.csv.gz", dtype=np.int64, delimiter=",",
                        comment=None, usecols=(0, 1))
     features = labels = num_nodes = None

@@ -11,7 +11,12 @@ import numpy as np
 from .._errors import ArgumentTypeError, DatasetError, DatasetNotFoundError
 from .._validate import fail
 
-__all__ = ["as_dir", "as_file", "read_table", "read_npz"]
+__all__ = ["as_dir", "as_file", "fail_path", "read_table", "read_npz"]
+
+
+def fail_path(error_cls, where, name, problem, path):
+    """Like :func:`spsample._validate.fail`, but shows the whole path (never shortened)."""
+    fail(error_cls, where, name, f"{problem} (got {str(path)!r})", show_value=False)
 
 
 def _as_path(where, name, path):
@@ -24,9 +29,9 @@ def as_dir(where, path, name="directory"):
     """``path`` as a Path to an existing directory, else a typed error naming ``name``."""
     path = _as_path(where, name, path)
     if not path.exists():
-        fail(DatasetNotFoundError, where, name, "does not exist", str(path))
+        fail_path(DatasetNotFoundError, where, name, "does not exist", path)
     if not path.is_dir():
-        fail(DatasetError, where, name, "must be a directory", str(path))
+        fail_path(DatasetError, where, name, "must be a directory", path)
     return path
 
 
@@ -34,9 +39,9 @@ def as_file(where, path, name="path"):
     """``path`` as a Path to an existing regular file, else a typed error naming ``name``."""
     path = _as_path(where, name, path)
     if not path.exists():
-        fail(DatasetNotFoundError, where, name, "does not exist", str(path))
+        fail_path(DatasetNotFoundError, where, name, "does not exist", path)
     if not path.is_file():
-        fail(DatasetError, where, name, "must be a file, not a directory", str(path))
+        fail_path(DatasetError, where, name, "must be a file, not a directory", path)
     return path
 
 

@@ -29,10 +29,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import ArgumentTypeError, DatasetError, DatasetNotFoundError, SpsampleError
+from .._errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DatasetError,
+    DatasetNotFoundError,
+    SpsampleError,
+)
 from .._graph import Graph
 from .._validate import as_index_array, as_int, check_range, fail
 from ._dataset import SPLIT_PARTS, Dataset
+from ._files import fail_path
 
 __all__ = ["save", "load", "open_rows", "read_rows", "read_feature_rows", "RowReader",
            "FORMAT", "VERSION"]
@@ -214,7 +221,7 @@ class RowReader:
         lo = as_int(where, "lo", lo, minimum=0)
         hi = as_int(where, "hi", hi, minimum=lo)
         if hi > self.num_nodes:
-            fail(DatasetError, where, "hi", f"must be <= num_nodes ({self.num_nodes})", hi)
+            fail(ArgumentError, where, "hi", f"must be <= num_nodes ({self.num_nodes})", hi)
         try:
             indptr = np.asarray(self._indptr[lo:hi + 1], dtype=np.int64)
             start, stop = int(indptr[0]), int(indptr[-1])
@@ -304,7 +311,7 @@ def _open(where, path):
     import h5py
 
     if not path.exists():
-        fail(DatasetNotFoundError, where, "path", "does not exist", str(path))
+        fail_path(DatasetNotFoundError, where, "path", "does not exist", path)
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
@@ -313,9 +320,9 @@ def _open(where, path):
     fmt, version = f.attrs.get("format"), f.attrs.get("version")
     if fmt != FORMAT or version is None or int(version) > VERSION:
         f.close()
-        fail(DatasetError, where, "path",
+        fail_path(DatasetError, where, "path",
              f"is not an spsample dataset of version <= {VERSION} "
-             f"(format={fmt!r}, version={version!r})", str(path))
+             f"(format={fmt!r}, version={version!r})", path)
     return f
 
 

@@ -20,7 +20,7 @@ from .._errors import DatasetError, DatasetNotFoundError
 from .._graph import Graph
 from .._validate import fail
 from ._dataset import Dataset
-from ._files import as_dir
+from ._files import as_dir, fail_path
 
 __all__ = ["from_planetoid", "planetoid_names"]
 
@@ -118,7 +118,7 @@ def from_planetoid(directory, name=None, *, missing_features="zero", verify=True
     paths = {part: directory / f"ind.{name}.{part}" for part in _PARTS + ("test.index",)}
     for part, p in paths.items():
         if part != "allx" and not p.is_file():
-            fail(DatasetNotFoundError, where, "directory", f"lacks {p.name}", str(directory))
+            fail_path(DatasetNotFoundError, where, "directory", f"lacks {p.name}", directory)
     if not paths["allx"].is_file():
         del paths["allx"]
     if verify:
