@@ -82,6 +82,11 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
 
 def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY):
     """Sample one bulk: validated ``seeds`` cut into minibatches of ``sizes``."""
+    fused = getattr(sampler, "sample_bulk", None)   # fused native path (spsample._native), or None
+    if fused is not None and backend is NUMPY:
+        out = fused(graph, seeds, sizes, batch_ids, seed, epoch)
+        if out is not None:
+            return out
     state = BulkState(graph.num_nodes, batch_ids)
     state.add_nodes(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes), seeds)
     key = _rng.split_seed(seed)

@@ -94,7 +94,8 @@ def from_planetoid(directory, name=None, *, missing_features="zero", verify=True
         ``n = len(ally) + span of the test index`` nodes; graph symmetrised (each undirected
         edge stored in both rows, self-loops kept once); features float32, shape (n, f);
         labels int64 (``-1`` for nodes with an all-zero label row, e.g. citeseer's gaps); one
-        split ``"default"``: train ``len(y)``, val 500, test ``len(test.index)`` nodes.
+        split ``"default"``: train ``range(len(y))``, val the next 500 nodes (fewer only if
+        ``ally`` is shorter), test the sorted ``test.index``.
 
     Raises
     ------
@@ -203,7 +204,7 @@ def _assemble(where, name, raw, test_index, missing_features):
     graph = Graph.from_edge_index(src, dst, num_nodes=n, symmetrize=True)
     splits = {"default": {
         "train": np.arange(num_train),
-        "val": np.arange(num_train, num_train + _NUM_VAL),
+        "val": np.arange(num_train, min(num_train + _NUM_VAL, num_known)),
         "test": sorted_test,
     }}
     return Dataset(graph, features=features, labels=labels, splits=splits, name=name)

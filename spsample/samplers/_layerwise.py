@@ -88,6 +88,16 @@ class LADIES(_LayerWise):
     def select(self, P, Q, ctx):
         return prim.sample_columns(P, ctx.fanout, ctx.batch_ids, ctx.hop_word, ctx.key)
 
+    # -------------------------------------------------------------- native fast path (issue #3)
+    def sample_bulk(self, graph, seeds, sizes, batch_ids, seed, epoch):
+        """Every layer of a bulk in one native call (segmented column sums, no SpGEMM), or
+        ``None`` unless the native kernels are enabled and ``self`` is exactly ``LADIES``."""
+        from .. import _native
+
+        if type(self) is not LADIES or not _native.enabled():
+            return None
+        return _native.layerwise_bulk(graph, seeds, sizes, batch_ids, self, seed, epoch)
+
 
 def column_weights(graph):
     """FastGCN's ``q[u] = Σ_v A[v,u]²``, summed in CSR order, and its serial prefix sums.
@@ -122,6 +132,17 @@ class FastGCN(_LayerWise):
         ctx.scratch["cumulative"] = cumulative
         ctx.scratch["column_probability"] = lambda batch, u: q[u]   # the same for every minibatch
         return G
+
+    # -------------------------------------------------------------- native fast path (issue #3)
+    def sample_bulk(self, graph, seeds, sizes, batch_ids, seed, epoch):
+        """Every layer of a bulk in one native call, or ``None`` unless the native kernels are
+        enabled and ``self`` is exactly ``FastGCN``."""
+        from .. import _native
+
+        if type(self) is not FastGCN or not _native.enabled():
+            return None
+        return _native.layerwise_bulk(graph, seeds, sizes, batch_ids, self, seed, epoch,
+                                      column_weights=column_weights(graph))
 
     def select(self, P, Q, ctx):
         cumulative = ctx.scratch.pop("cumulative")

@@ -76,3 +76,17 @@ class NodeWise(Sampler):
         batch = Q.batch[row]
         state.add_nodes(batch, S.indices)
         state.add_edges(batch, Q.local[row], state.local_of(batch, S.indices), S.edge_id)
+
+    # -------------------------------------------------------------- native fast path (issue #3)
+    def sample_bulk(self, graph, seeds, sizes, batch_ids, seed, epoch):
+        """Every hop of a bulk in one fused native call (gather + sample + relabel per row).
+
+        Returns ``None`` (and :func:`spsample._sample.run_bulk` takes the algebraic path) unless
+        the native kernels are enabled and ``self`` is exactly a built-in ``NodeWise``; a
+        subclass overriding the constructors always gets the algebraic path.
+        """
+        from .. import _native
+
+        if type(self) is not NodeWise or not _native.enabled():
+            return None
+        return _native.nodewise_bulk(graph, seeds, sizes, batch_ids, self, seed, epoch)

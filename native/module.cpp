@@ -1,0 +1,266 @@
+// spsample._native_kernels: pybind11 bindings of the fused bulk samplers to NumPy buffers.
+//
+// No torch, no global state. Every argument is checked by spsample/_native.py before it gets
+// here (dtypes int64 / float64, C-contiguous, sizes consistent, ids in range); the bindings
+// re-check the cheap shape invariants and raise ValueError rather than read out of bounds.
+// The GIL is released while the kernels run; minibatches are spread over OpenMP threads.
+//
+// Results are returned per minibatch as tuples of NumPy arrays that own the kernels' buffers
+// (no copy): (n_id, counts, dst[hop], src[hop], edge_id[hop][, weight[hop]]).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "layerwise.h"
+#include "localmap.h"
+#include "nodewise.h"
+#include "rng.h"
+
+namespace py = pybind11;
+using namespace spsample;
+
+using I64 = py::array_t<int64_t, py::array::c_style>;
+using F64 = py::array_t<double, py::array::c_style>;
+
+namespace {
+
+template <class T>
+py::array_t<T> own(std::vector<T>&& v) {
+    auto* heap = new std::vector<T>(std::move(v));
+    py::capsule owner(heap, [](void* p) { delete reinterpret_cast<std::vector<T>*>(p); });
+    return py::array_t<T>({static_cast<py::ssize_t>(heap->size())}, {sizeof(T)}, heap->data(), owner);
+}
+
+void require(bool ok, const std::string& what) {
+    if (!ok) throw py::value_error("spsample native: " + what);
+}
+
+struct Bulk {
+    CSRView g;
+    const int64_t* seeds;
+    std::vector<int64_t> offsets;  // k + 1
+    const int64_t* batch_ids;
+    int64_t k;
+    F64 weights_ref;  // keeps the weights buffer alive
+};
+
+Bulk make_bulk(const I64& indptr, const I64& indices, const py::object& weights, const I64& seeds,
+               const I64& sizes, const I64& batch_ids) {
+    require(indptr.ndim() == 1 && indptr.size() >= 2, "indptr must be 1-d with n + 1 >= 2 entries");
+    const int64_t n = indptr.size() - 1;
+    require(n < static_cast<int64_t>(0xFFFFFFFFll), "at most 2**32 - 1 vertices");
+    require(indices.ndim() == 1, "indices must be 1-d");
+    require(indptr.data()[n] == indices.size() && indptr.data()[0] == 0,
+            "indptr must run from 0 to len(indices)");
+    Bulk b;
+    b.g.indptr = indptr.data();
+    b.g.indices = indices.data();
+    b.g.weights = nullptr;
+    b.g.n = n;
+    if (!weights.is_none()) {
+        b.weights_ref = weights.cast<F64>();
+        require(b.weights_ref.ndim() == 1 && b.weights_ref.size() == indices.size(),
+                "weights must match indices");
+        b.g.weights = b.weights_ref.data();
+    }
+    require(sizes.ndim() == 1 && batch_ids.ndim() == 1 && sizes.size() == batch_ids.size(),
+            "sizes and batch_ids must be 1-d of equal length");
+    b.k = sizes.size();
+    b.offsets.assign(b.k + 1, 0);
+    for (int64_t j = 0; j < b.k; ++j) {
+        require(sizes.data()[j] >= 0, "sizes must be non-negative");
+        b.offsets[j + 1] = b.offsets[j] + sizes.data()[j];
+    }
+    require(seeds.ndim() == 1 && b.offsets[b.k] == seeds.size(), "sizes must sum to len(seeds)");
+    b.seeds = seeds.data();
+    b.batch_ids = batch_ids.data();
+    return b;
+}
+
+int resolve_threads(int num_threads) {
+#ifdef _OPENMP
+    return num_threads > 0 ? num_threads : omp_get_max_threads();
+#else
+    (void)num_threads;
+    return 1;
+#endif
+}
+
+// Run body(j, scratch) for every minibatch j, one scratch per thread; rethrow the first error.
+template <class Scratch, class Init, class Body>
+void for_each_minibatch(int64_t k, int threads, Init init, Body body) {
+    std::exception_ptr error = nullptr;
+    std::atomic<bool> failed(false);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+    {
+        Scratch sc;
+        bool ready = false;
+        try {
+            init(sc);
+            ready = true;
+        } catch (...) {
+#ifdef _OPENMP
+#pragma omp critical(spsample_error)
+#endif
+            if (!error) error = std::current_exception();
+            failed = true;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (int64_t j = 0; j < k; ++j) {
+            if (!ready || failed) continue;
+            try {
+                body(j, sc);
+            } catch (...) {
+#ifdef _OPENMP
+#pragma omp critical(spsample_error)
+#endif
+                if (!error) error = std::current_exception();
+                failed = true;
+            }
+        }
+    }
+    if (error) std::rethrow_exception(error);
+}
+
+py::list to_python(std::vector<MiniBatchOut>& outs, bool with_weights) {
+    py::list result;
+    for (auto& mb : outs) {
+        py::list dst, src, eid, wts;
+        for (auto& h : mb.hops) {
+            dst.append(own(std::move(h.dst)));
+            src.append(own(std::move(h.src)));
+            eid.append(own(std::move(h.eid)));
+            if (with_weights) wts.append(own(std::move(h.weight)));
+        }
+        py::object w = with_weights ? py::object(wts) : py::object(py::none());
+        result.append(py::make_tuple(own(std::move(mb.n_id)), own(std::move(mb.counts)), dst, src, eid, w));
+        mb = MiniBatchOut();
+    }
+    return result;
+}
+
+py::list nodewise_bulk(const I64& indptr, const I64& indices, const py::object& weights,
+                       const I64& seeds, const I64& sizes, const I64& batch_ids,
+                       const std::vector<int64_t>& fanouts, bool replace, bool weighted,
+                       uint32_t k0, uint32_t k1, uint64_t epoch, int num_threads) {
+    Bulk b = make_bulk(indptr, indices, weights, seeds, sizes, batch_ids);
+    require(!weighted || b.g.weights != nullptr, "weighted sampling needs weights");
+    require(!fanouts.empty() && fanouts.size() <= 255, "1 to 255 hops");
+    for (int64_t f : fanouts) require(f >= 1 || f == -1, "fanouts must be >= 1 or -1");
+    NodeWiseOptions o;
+    o.fanouts = fanouts;
+    o.replace = replace;
+    o.weighted = weighted;
+    o.key = Key{k0, k1};
+    o.epoch = epoch;
+    std::vector<MiniBatchOut> outs(b.k);
+    {
+        py::gil_scoped_release release;
+        for_each_minibatch<NodeWiseScratch>(
+            b.k, resolve_threads(num_threads), [](NodeWiseScratch&) {},
+            [&](int64_t j, NodeWiseScratch& sc) {
+                nodewise_minibatch(b.g, b.seeds + b.offsets[j], b.offsets[j + 1] - b.offsets[j],
+                                   static_cast<uint32_t>(b.batch_ids[j]), o, sc, outs[j]);
+            });
+    }
+    return to_python(outs, false);
+}
+
+py::list layerwise_bulk(const I64& indptr, const I64& indices, const py::object& weights,
+                        const I64& seeds, const I64& sizes, const I64& batch_ids,
+                        const std::vector<int64_t>& fanouts, uint32_t k0, uint32_t k1, uint64_t epoch,
+                        const py::object& q_global, const py::object& cumulative, int num_threads) {
+    Bulk b = make_bulk(indptr, indices, weights, seeds, sizes, batch_ids);
+    require(!fanouts.empty() && fanouts.size() <= 255, "1 to 255 hops");
+    LayerWiseOptions o;
+    o.fanouts = fanouts;
+    o.key = Key{k0, k1};
+    o.epoch = epoch;
+    F64 q, cum;
+    if (!q_global.is_none()) {
+        q = q_global.cast<F64>();
+        cum = cumulative.cast<F64>();
+        require(q.ndim() == 1 && cum.ndim() == 1 && q.size() == b.g.n && cum.size() == b.g.n,
+                "FastGCN column weights must have n entries");
+        o.fastgcn = true;
+        o.q_global = q.data();
+        o.cumulative = cum.data();
+        for (int64_t f : fanouts) require(f >= 1, "FastGCN fanouts must be >= 1");
+    } else {
+        for (int64_t f : fanouts) require(f >= 1 || f == -1, "fanouts must be >= 1 or -1");
+    }
+    std::vector<MiniBatchOut> outs(b.k);
+    const int64_t n = b.g.n;
+    {
+        py::gil_scoped_release release;
+        for_each_minibatch<LayerWiseScratch>(
+            b.k, resolve_threads(num_threads), [n](LayerWiseScratch& sc) { sc.resize(n); },
+            [&](int64_t j, LayerWiseScratch& sc) {
+                layerwise_minibatch(b.g, b.seeds + b.offsets[j], b.offsets[j + 1] - b.offsets[j],
+                                    static_cast<uint32_t>(b.batch_ids[j]), o, sc, outs[j]);
+            });
+    }
+    return to_python(outs, true);
+}
+
+// Test hooks: the scalar RNG rules, to compare with spsample._rng bit for bit.
+py::array_t<uint32_t> philox_words(const I64& index, const I64& vertex, uint32_t hw, const I64& batch,
+                                   uint32_t k0, uint32_t k1) {
+    require(index.size() == vertex.size() && index.size() == batch.size(), "equal sizes");
+    std::vector<uint32_t> out(index.size());
+    for (py::ssize_t i = 0; i < index.size(); ++i) {
+        Stream st(static_cast<uint32_t>(vertex.data()[i]), hw, static_cast<uint32_t>(batch.data()[i]),
+                  Key{k0, k1});
+        out[i] = st.word(static_cast<uint64_t>(index.data()[i]));
+    }
+    return own(std::move(out));
+}
+
+F64 det_log_array(const F64& x) {
+    std::vector<double> out(x.size());
+    for (py::ssize_t i = 0; i < x.size(); ++i) out[i] = det_log(x.data()[i]);
+    return own(std::move(out));
+}
+
+int max_threads() { return resolve_threads(0); }
+
+bool have_openmp() {
+#ifdef _OPENMP
+    return true;
+#else
+    return false;
+#endif
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native_kernels, m) {
+    m.doc() = "spsample native kernels (fused bulk samplers); use through spsample._native";
+    m.def("nodewise_bulk", &nodewise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
+          py::arg("seeds"), py::arg("sizes"), py::arg("batch_ids"), py::arg("fanouts"), py::arg("replace"),
+          py::arg("weighted"), py::arg("k0"), py::arg("k1"), py::arg("epoch"), py::arg("num_threads"));
+    m.def("layerwise_bulk", &layerwise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
+          py::arg("seeds"), py::arg("sizes"), py::arg("batch_ids"), py::arg("fanouts"), py::arg("k0"),
+          py::arg("k1"), py::arg("epoch"), py::arg("q_global"), py::arg("cumulative"),
+          py::arg("num_threads"));
+    m.def("philox_words", &philox_words);
+    m.def("det_log", &det_log_array);
+    m.def("max_threads", &max_threads);
+    m.def("have_openmp", &have_openmp);
+}

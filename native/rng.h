@@ -1,0 +1,129 @@
+// Counter-based random numbers of spsample, bit-identical to spsample/_rng.py.
+//
+// Every function here is a pure function of its arguments and uses only integer arithmetic
+// or a fixed sequence of IEEE-754 double additions, multiplications and divisions. The
+// translation unit must be compiled with -ffp-contract=off (no fused multiply-add) and without
+// -ffast-math, so that det_log() rounds exactly as NumPy's vectorised version does.
+//
+// References: J. K. Salmon, M. A. Moraes, R. O. Dror, D. E. Shaw, "Parallel random numbers:
+// as easy as 1, 2, 3", SC'11 (Philox4x32-10); D. Lemire, "Fast random integer generation in
+// an interval", ACM TOMACS 2019 (multiply-shift).
+#ifndef SPSAMPLE_RNG_H
+#define SPSAMPLE_RNG_H
+
+#include <cmath>
+#include <cstdint>
+
+#if defined(__FAST_MATH__)
+#error "spsample native kernels must not be compiled with -ffast-math"
+#endif
+
+namespace spsample {
+
+constexpr uint32_t PHILOX_M0 = 0xD2511F53u;
+constexpr uint32_t PHILOX_M1 = 0xCD9E8D57u;
+constexpr uint32_t PHILOX_W0 = 0x9E3779B9u;
+constexpr uint32_t PHILOX_W1 = 0xBB67AE85u;
+constexpr uint32_t NO_VERTEX = 0xFFFFFFFFu;
+
+// A Philox key (seed mod 2**32, seed div 2**32).
+struct Key {
+    uint32_t k0, k1;
+};
+
+// Philox4x32-10 of the counter (c0, c1, c2, c3) under `key`; the four words go to out[0..3].
+//
+// Complexity: 10 rounds, 2 64-bit multiplications each.
+static inline void philox4x32(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, Key key,
+                              uint32_t out[4]) {
+    uint32_t x0 = c0, x1 = c1, x2 = c2, x3 = c3;
+    uint32_t ka = key.k0, kb = key.k1;
+    for (int r = 0; r < 10; ++r) {
+        const uint64_t p0 = static_cast<uint64_t>(PHILOX_M0) * x0;
+        const uint64_t p1 = static_cast<uint64_t>(PHILOX_M1) * x2;
+        const uint32_t y0 = static_cast<uint32_t>(p1 >> 32) ^ x1 ^ ka;
+        const uint32_t y1 = static_cast<uint32_t>(p1);
+        const uint32_t y2 = static_cast<uint32_t>(p0 >> 32) ^ x3 ^ kb;
+        const uint32_t y3 = static_cast<uint32_t>(p0);
+        x0 = y0; x1 = y1; x2 = y2; x3 = y3;
+        ka += PHILOX_W0;
+        kb += PHILOX_W1;
+    }
+    out[0] = x0; out[1] = x1; out[2] = x2; out[3] = x3;
+}
+
+// One keyed stream (vertex, hop_word, batch): word i is word i % 4 of block i / 4.
+// Caches the last block, so reading consecutive words costs one Philox call per four words.
+struct Stream {
+    uint32_t vertex, hop_word, batch;
+    Key key;
+    uint64_t cached_block = ~uint64_t(0);
+    uint32_t words[4];
+
+    Stream(uint32_t v, uint32_t hw, uint32_t b, Key k) : vertex(v), hop_word(hw), batch(b), key(k) {}
+
+    // Word `index` of the stream (block index taken mod 2**32, as NumPy's uint32 counter does).
+    inline uint32_t word(uint64_t index) {
+        const uint64_t block = index >> 2;
+        if (block != cached_block) {
+            philox4x32(static_cast<uint32_t>(block), vertex, hop_word, batch, key, words);
+            cached_block = block;
+        }
+        return words[index & 3];
+    }
+};
+
+// uniform_int(word, m) = (word * m) >> 32, in [0, m) for m < 2**32 (uint64 wrap-around otherwise,
+// as NumPy's uint64 product).
+static inline uint64_t uniform_int(uint32_t word, uint64_t m) {
+    return (static_cast<uint64_t>(word) * m) >> 32;
+}
+
+// open_unit(word) = (word + 0.5) / 2**32, in (0, 1).
+static inline double open_unit(uint32_t word) {
+    return (static_cast<double>(word) + 0.5) * (1.0 / 4294967296.0);
+}
+
+// unit53(w0, w1) = ((w0 >> 5) * 2**26 + (w1 >> 6)) / 2**53, in [0, 1).
+static inline double unit53(uint32_t w0, uint32_t w1) {
+    const double a = static_cast<double>(w0 >> 5);
+    const double b = static_cast<double>(w1 >> 6);
+    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
+}
+
+// det_log(x): ln(x) for positive finite x from +, *, / only; the expression tree of
+// spsample._rng.det_log (x = m 2**e, m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(z),
+// z = (m - 1)/(m + 1), Horner's rule to z**19).
+static inline double det_log(double x) {
+    static const double coef[10] = {1.0 / 1.0,  1.0 / 3.0,  1.0 / 5.0,  1.0 / 7.0,  1.0 / 9.0,
+                                    1.0 / 11.0, 1.0 / 13.0, 1.0 / 15.0, 1.0 / 17.0, 1.0 / 19.0};
+    const double LN2 = 0.6931471805599453;
+    const double SQRT_HALF = 0.7071067811865476;
+    int e_int = 0;
+    double m = std::frexp(x, &e_int);
+    if (m < SQRT_HALF) {
+        m = m * 2.0;
+        e_int -= 1;
+    }
+    const double e = static_cast<double>(e_int);
+    const double z = (m - 1.0) / (m + 1.0);
+    const double z2 = z * z;
+    double p = coef[9];
+    for (int k = 8; k >= 0; --k) {
+        const double t = p * z2;   // two statements: never contracted into an FMA
+        p = t + coef[k];
+    }
+    const double a = 2.0 * z;
+    const double b = a * p;
+    const double c = e * LN2;
+    return b + c;
+}
+
+// Efraimidis-Spirakis key of an entry of weight w > 0: neg_log(open_unit(word)) / w.
+static inline double exp_key(uint32_t word, double w) {
+    return -det_log(open_unit(word)) / w;
+}
+
+}  // namespace spsample
+
+#endif  // SPSAMPLE_RNG_H

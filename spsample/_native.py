@@ -1,0 +1,183 @@
+"""The optional native kernels: probed once, switchable, and wrapped for the samplers.
+
+``spsample._native_kernels`` is a C++17 extension (pybind11 over NumPy buffers, OpenMP across
+minibatches; sources in ``native/``) built by ``pip install``. It holds fused bulk samplers
+that do every hop of every minibatch of a bulk in one call and return exactly what the
+algebraic NumPy path returns (same bits, same order): node-wise (uniform / weighted, with or
+without replacement) and layer-wise (LADIES, FastGCN).
+
+Which path runs:
+
+* :data:`AVAILABLE` -- the extension imported (``IMPORT_ERROR`` says why not).
+* :func:`enabled` -- the native path is active: available, and neither switched off by the
+  environment variable ``SPSAMPLE_NATIVE=0`` (read once, at import) nor by
+  :func:`set_enabled` / :func:`disabled` at run time.
+* :func:`active_path` -- ``"native"`` or ``"numpy"``.
+
+Threads: :func:`set_num_threads` (default: OpenMP's, i.e. ``OMP_NUM_THREADS`` or all cores).
+Results never depend on it: each minibatch is sampled by one thread from its own keyed streams.
+"""
+
+import contextlib
+import os
+
+import numpy as np
+
+from ._errors import MissingDependencyError
+
+__all__ = ["AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
+           "set_num_threads", "get_num_threads", "nodewise_bulk", "layerwise_bulk"]
+
+try:
+    from . import _native_kernels as _kernels
+    AVAILABLE = True
+    IMPORT_ERROR = None
+except ImportError as exc:  # not built (no compiler at install time) or built for another Python
+    _kernels = None
+    AVAILABLE = False
+    IMPORT_ERROR = exc
+
+_ENABLED = AVAILABLE and os.environ.get("SPSAMPLE_NATIVE", "1").strip().lower() not in ("0", "false", "no", "off")
+_THREADS = 0    # 0: OpenMP's default
+
+
+def enabled():
+    """Whether the samplers use the native kernels now."""
+    return _ENABLED
+
+
+def active_path():
+    """``"native"`` or ``"numpy"``: the path :func:`spsample.sample` takes now."""
+    return "native" if _ENABLED else "numpy"
+
+
+def set_enabled(flag):
+    """Switch the native path on or off at run time; returns the previous setting.
+
+    Raises
+    ------
+    MissingDependencyError
+        When switching on while the extension is not available.
+    """
+    global _ENABLED
+    previous = _ENABLED
+    if flag and not AVAILABLE:
+        raise MissingDependencyError(
+            "the native kernels are not built (reinstall spsample with a C++17 compiler: "
+            f"pip install -e .): {IMPORT_ERROR}")
+    _ENABLED = bool(flag)
+    return previous
+
+
+@contextlib.contextmanager
+def disabled():
+    """Context manager running its body on the NumPy path."""
+    previous = set_enabled(False)
+    try:
+        yield
+    finally:
+        if previous:
+            set_enabled(True)
+
+
+def set_num_threads(n):
+    """Threads of the native kernels (``0``: OpenMP's default); returns the previous value."""
+    global _THREADS
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"set_num_threads: n must be >= 0, got {n}")
+    previous, _THREADS = _THREADS, n
+    return previous
+
+
+def get_num_threads():
+    """Threads the native kernels will use (1 when the extension has no OpenMP)."""
+    if not AVAILABLE:
+        return 1
+    return _THREADS if (_THREADS and _kernels.have_openmp()) else _kernels.max_threads()
+
+
+# ------------------------------------------------------------------------------ wrappers
+def _i64(a):
+    return a if (a.dtype == np.int64 and a.flags.c_contiguous) else np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _f64(a):
+    if a is None:
+        return None
+    return a if (a.dtype == np.float64 and a.flags.c_contiguous) else np.ascontiguousarray(a, dtype=np.float64)
+
+
+def _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch):
+    """Buffers for the kernels, with every bound the C++ code relies on checked here."""
+    n = graph.num_nodes
+    indptr, indices = _i64(graph.indptr), _i64(graph.indices)
+    seeds, sizes, batch_ids = _i64(np.asarray(seeds)), _i64(np.asarray(sizes)), _i64(np.asarray(batch_ids))
+    if not (indptr.ndim == indices.ndim == seeds.ndim == sizes.ndim == batch_ids.ndim == 1):
+        raise ValueError("native bulk: arrays must be one-dimensional")
+    if indptr.size != n + 1 or indptr[0] != 0 or indptr[-1] != indices.size:
+        raise ValueError("native bulk: inconsistent CSR arrays")
+    if graph.weights is not None and graph.weights.size != indices.size:
+        raise ValueError("native bulk: weights must match indices")
+    if sizes.size != batch_ids.size or sizes.size == 0 or sizes.min() < 0 or sizes.sum() != seeds.size:
+        raise ValueError("native bulk: sizes must be non-negative and sum to len(seeds)")
+    if seeds.size and (seeds.min() < 0 or seeds.max() >= n):
+        raise ValueError("native bulk: seeds out of range")
+    if batch_ids.min() < 0 or batch_ids.max() >= 2**32:
+        raise ValueError("native bulk: batch ids must be in [0, 2**32)")
+    if not 0 <= int(seed) < 2**64 or not 0 <= int(epoch) < 2**24:
+        raise ValueError("native bulk: seed or epoch out of range")
+    seed = int(seed)
+    return indptr, indices, seeds, sizes, batch_ids, seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF
+
+
+def _minibatches(results, sizes, batch_ids):
+    from ._minibatch import MiniBatch
+
+    out = []
+    for (n_id, counts, dst, src, eid, weight), size, bid in zip(results, sizes.tolist(), batch_ids.tolist()):
+        out.append(MiniBatch(batch_id=bid, n_id=n_id, batch_size=size,
+                             num_sampled_nodes=counts.tolist(), edges=list(zip(dst, src)),
+                             edge_ids=eid, weight=weight))
+    return out
+
+
+def nodewise_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch):
+    """Every hop of a node-wise bulk in one native call.
+
+    Parameters
+    ----------
+    graph : Graph
+    seeds : int64, shape (m,)
+        Validated seeds (distinct within each minibatch), minibatch after minibatch.
+    sizes, batch_ids : int64, shape (k,)
+        Seeds per minibatch and their global ids.
+    sampler : NodeWise
+    seed, epoch : int
+
+    Returns
+    -------
+    list of MiniBatch, the same as the algebraic path.
+    """
+    indptr, indices, seeds, sizes, batch_ids, k0, k1 = _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch)
+    weights = _f64(graph.weights) if sampler.weighted else None
+    if sampler.weighted and weights is None:
+        raise ValueError("native bulk: weighted sampling needs edge weights")
+    res = _kernels.nodewise_bulk(indptr, indices, weights, seeds, sizes, batch_ids,
+                                 [int(f) for f in sampler.fanouts], bool(sampler.replace),
+                                 bool(sampler.weighted), k0, k1, int(epoch), _THREADS)
+    return _minibatches(res, sizes, batch_ids)
+
+
+def layerwise_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, column_weights=None):
+    """Every layer of a LADIES bulk (or FastGCN when ``column_weights = (q, cumulative)``)."""
+    indptr, indices, seeds, sizes, batch_ids, k0, k1 = _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch)
+    q = cumulative = None
+    if column_weights is not None:
+        q, cumulative = (_f64(a) for a in column_weights)
+        if q.shape != (graph.num_nodes,) or cumulative.shape != (graph.num_nodes,):
+            raise ValueError("native bulk: FastGCN column weights must have num_nodes entries")
+    res = _kernels.layerwise_bulk(indptr, indices, _f64(graph.weights), seeds, sizes, batch_ids,
+                                  [int(f) for f in sampler.fanouts], k0, k1, int(epoch), q, cumulative,
+                                  _THREADS)
+    return _minibatches(res, sizes, batch_ids)
