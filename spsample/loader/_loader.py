@@ -1,0 +1,431 @@
+"""``spsample.Loader``: minibatches with features and labels for a torch training loop."""
+
+import time
+from functools import partial
+
+import numpy as np
+
+from .._errors import ArgumentError, ArgumentTypeError, SeedError
+from .._graph import Graph
+from .._sample import sample, split_batches
+from .._validate import as_index_array, as_int, fail
+from ..samplers import Sampler
+from ._batch import make_batch
+from ._features import ArrayFeatures, FetchFeatures, as_feature_source
+from ._pipeline import Prefetcher
+
+__all__ = ["Loader", "EpochIterator", "epoch_order"]
+
+_WHERE = "Loader"
+
+
+def epoch_order(seeds, seed, epoch, shuffle=True):
+    """The seeds in the order epoch ``epoch`` visits them: a permutation keyed by
+    ``(seed, epoch)`` (NumPy's PCG64 seeded with ``[seed, epoch]``), or as given when not
+    shuffling. The same on every rank and every run."""
+    if not shuffle:
+        return seeds
+    return seeds[np.random.default_rng([seed, epoch]).permutation(seeds.size)]
+
+
+class Loader:
+    """Sampled minibatches with their feature rows and labels, one epoch per iteration.
+
+    Each epoch shuffles the seeds with a permutation keyed by ``(seed, epoch)`` and cuts them
+    into minibatches of ``batch_size`` (the last one may be smaller; none is dropped). Minibatch
+    ``i`` of the epoch has the global id ``i``, so its sample depends only on ``(seed, epoch,
+    i)``: not on ``bulk_size``, on the pipeline, on the number of ranks or on where an
+    interrupted run resumed. Minibatches are sampled ``bulk_size`` at a time (one bulk
+    :func:`spsample.sample` call), their feature rows fetched once per bulk, and yielded one by
+    one as :class:`~spsample.loader.Batch` objects. NumPy arrays cross into torch by DLPack
+    (zero copy).
+
+    With ``pipeline=True`` (default) a background thread samples and fetches bulk ``i + 1``
+    while the training loop consumes bulk ``i`` (a bounded queue of ``queue_size`` bulks).
+    Batches are identical with the pipeline on or off. An exception in the background thread
+    is re-raised by the loop's ``next()``; leaving the loop early (``break``, an exception, or
+    ``close()`` on the iterator) stops the thread.
+
+    Parameters
+    ----------
+    data : Graph, Dataset or DistGraph
+        The graph to sample; a :class:`~spsample.Dataset` also supplies default ``features``,
+        ``labels`` and seeds (its training split).
+    seeds : array_like of int, or {"train", "val", "test"}, optional
+        The seed vertices of one epoch, distinct. A split name needs a ``Dataset``. Default:
+        the dataset's training split, else every vertex.
+    sampler : Sampler
+        ``NodeWise``, ``LADIES``, ``FastGCN`` or any :class:`~spsample.Sampler`.
+    batch_size : int
+        Seeds per minibatch, ``>= 1``.
+    bulk_size : int
+        Minibatches sampled together (``k`` of the design notes), ``>= 1``.
+    features : array, tensor, HDF5 path, h5py.Dataset, or object with ``fetch(n_id)``, optional
+        Node features, ``num_nodes`` rows. An HDF5 source reads only the rows each bulk needs;
+        a ``fetch`` object (e.g. ``spsample.distributed.FeatureStore``) is called once per bulk
+        with the bulk's distinct vertices.
+    labels : array_like or tensor of int, shape (num_nodes,), optional
+    shuffle : bool
+        Permute the seeds every epoch (keyed by ``(seed, epoch)``).
+    seed : int
+        Seeds the shuffle and the sampler's random streams, ``0 <= seed < 2**64``.
+    device : str or torch.device
+        Where the batches' tensors go (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...).
+    dtype : torch.dtype, str or None
+        Feature dtype of the batches (default ``float32``: e.g. uint8 features are cast once,
+        in the background); ``None`` keeps the stored dtype.
+    pipeline : bool
+        Prepare the next bulks in a background thread.
+    queue_size : int
+        Bulks prepared ahead by the pipeline, ``>= 1``.
+    rank, world_size : int, optional
+        Data-parallel training: the epoch's minibatches are split into ``world_size``
+        contiguous ranges and this loader yields range ``rank``. Default: from ``comm``, else
+        a single process.
+    comm : mpi4py communicator, optional
+        Supplies ``rank`` and ``world_size``.
+    epoch : int
+        The epoch the first ``iter(loader)`` yields.
+
+    Raises
+    ------
+    ArgumentTypeError, ArgumentError, SeedError
+        Naming the argument: e.g. ``features`` with the wrong number of rows, ``seeds`` out of
+        range or repeated, ``bulk_size <= 0``, an unknown ``device``.
+
+    Examples
+    --------
+    >>> import numpy as np, spsample
+    >>> g = spsample.Graph.from_edge_index([1, 2, 3, 0, 0, 2], [0, 0, 1, 2, 3, 3])
+    >>> x = np.eye(4, dtype=np.float32)
+    >>> loader = spsample.Loader(g, [0, 1, 2, 3], sampler=spsample.NodeWise([2]),
+    ...                          batch_size=3, features=x, labels=[0, 1, 0, 1], seed=1)
+    >>> [b.batch_size for b in loader]      # epoch 0; the last minibatch is kept
+    [3, 1]
+    >>> b = next(iter(loader))              # epoch 1
+    >>> b.x.shape[1], b.edge_index.shape[0], b.epoch
+    (4, 2, 1)
+    """
+
+    def __init__(self, data, seeds=None, *, sampler, batch_size, bulk_size=4, features=None,
+                 labels=None, shuffle=True, seed=0, device="cpu", dtype="float32",
+                 pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0):
+        self.graph, dataset = _resolve_data(data)
+        self.num_nodes = int(self.graph.num_nodes)
+        if not isinstance(sampler, Sampler):
+            fail(ArgumentTypeError, _WHERE, "sampler", "must be a spsample Sampler (NodeWise, "
+                 "LADIES, FastGCN or a subclass of spsample.Sampler)", type(sampler))
+        self.sampler = sampler
+        self.batch_size = as_int(_WHERE, "batch_size", batch_size, minimum=1)
+        self.bulk_size = as_int(_WHERE, "bulk_size", bulk_size, minimum=1)
+        self.queue_size = as_int(_WHERE, "queue_size", queue_size, minimum=1)
+        self.seed = as_int(_WHERE, "seed", seed, minimum=0)
+        if self.seed >= 2**64:
+            fail(ArgumentError, _WHERE, "seed", "must be below 2**64", self.seed)
+        self._next_epoch = as_int(_WHERE, "epoch", epoch, minimum=0)
+        for name, value in (("shuffle", shuffle), ("pipeline", pipeline)):
+            if not isinstance(value, (bool, np.bool_)):
+                fail(ArgumentTypeError, _WHERE, name, "must be a bool", value)
+        self.shuffle, self.pipeline = bool(shuffle), bool(pipeline)
+        self.seeds = _resolve_seeds(seeds, dataset, self.num_nodes)
+        if features is None and dataset is not None:
+            features = dataset.features
+        self.features = as_feature_source(features, _WHERE, "features")
+        if self.features is not None and self.features.num_nodes is not None \
+                and self.features.num_nodes != self.num_nodes:
+            fail(ArgumentError, _WHERE, "features",
+                 f"must have one row per node ({self.num_nodes} rows)", self.features.num_nodes)
+        if labels is None and dataset is not None:
+            labels = dataset.labels
+        self.labels = _resolve_labels(labels, self.num_nodes)
+        self.device = _resolve_device(device)
+        self.dtype = _resolve_dtype(dtype)
+        self.rank, self.world_size = _resolve_world(rank, world_size, comm)
+        self.collective = not isinstance(self.graph, Graph) or isinstance(self.features,
+                                                                          FetchFeatures)
+        self.last_stats = None
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def num_batches(self):
+        """Minibatches in one epoch, over all ranks: ``ceil(len(seeds) / batch_size)``."""
+        return -(-self.seeds.size // self.batch_size)
+
+    @property
+    def steps_per_epoch(self):
+        """Minibatches of the rank with the most: ``ceil(num_batches / world_size)``.
+
+        Data-parallel training runs this many steps on every rank (a rank that has run out
+        contributes no gradient to the last steps)."""
+        return -(-self.num_batches // self.world_size)
+
+    def batch_range(self):
+        """``(lo, hi)``: the global ids of this rank's minibatches, ``lo <= id < hi``."""
+        q = self.steps_per_epoch
+        lo = min(self.num_batches, self.rank * q)
+        return lo, min(self.num_batches, lo + q)
+
+    def __len__(self):
+        lo, hi = self.batch_range()
+        return hi - lo
+
+    # ------------------------------------------------------------------ epochs
+    @property
+    def epoch(self):
+        """The epoch the next ``iter(loader)`` yields."""
+        return self._next_epoch
+
+    def set_epoch(self, epoch):
+        """Make the next ``iter(loader)`` yield epoch ``epoch``."""
+        self._next_epoch = as_int("Loader.set_epoch", "epoch", epoch, minimum=0)
+
+    def __iter__(self):
+        """Iterate over one epoch (the current one), then advance the epoch counter."""
+        epoch = self._next_epoch
+        self._next_epoch += 1
+        return self.iter_epoch(epoch)
+
+    def iter_epoch(self, epoch, start=0):
+        """An :class:`EpochIterator` over epoch ``epoch``, from this rank's ``start``-th
+        minibatch on (to resume an interrupted epoch: the skipped minibatches are not sampled).
+        """
+        epoch = as_int("Loader.iter_epoch", "epoch", epoch, minimum=0)
+        start = as_int("Loader.iter_epoch", "start", start, minimum=0)
+        return EpochIterator(self, epoch, start)
+
+    def order(self, epoch):
+        """The seeds in the order epoch ``epoch`` visits them (over all ranks)."""
+        return epoch_order(self.seeds, self.seed, epoch, self.shuffle)
+
+    # ------------------------------------------------------------------ the producer
+    def _produce(self, epoch, start, stats):
+        """Yield the epoch's bulks, each a list of Batch (runs in the pipeline's thread)."""
+        order = self.order(epoch)
+        lo, hi = self.batch_range()
+        b, k, m = self.batch_size, self.bulk_size, self.seeds.size
+        first = min(hi, lo + start)
+        starts = list(range(first, hi, k))
+        if self.collective:      # every rank makes the same number of collective calls
+            n_bulks = -(-max(self.steps_per_epoch - start, 0) // k)
+            starts += [None] * (n_bulks - len(starts))
+        for j in starts:
+            t0 = time.perf_counter()
+            if j is None:        # padding for a collective call; sampled, fetched, dropped
+                mbs = sample(self.graph, order[:1], sampler=self.sampler, batch_size=1,
+                             seed=self.seed, epoch=epoch,
+                             batch_offset=self.num_batches + self.rank)
+            else:
+                stop = min(j + k, hi)
+                mbs = sample(self.graph, order[j * b: min(m, stop * b)], sampler=self.sampler,
+                             batch_size=b, seed=self.seed, epoch=epoch, batch_offset=j)
+            t1 = time.perf_counter()
+            n_ids = [mb.n_id for mb in mbs]
+            xs = self.features.fetch_bulk(n_ids) if self.features is not None \
+                else [None] * len(mbs)
+            t2 = time.perf_counter()
+            if j is None:
+                stats["fetch_seconds"] += t2 - t1
+                continue
+            batches = []
+            for mb, x in zip(mbs, xs):
+                y = None if self.labels is None else _take(self.labels, mb.n_id)
+                bt = make_batch(mb, x, y, epoch=epoch, dtype=self.dtype)
+                if self.device.type != "cpu":
+                    bt = bt.pin_memory().to(self.device, non_blocking=True)
+                batches.append(bt)
+            t3 = time.perf_counter()
+            stats["sample_seconds"] += t1 - t0
+            stats["fetch_seconds"] += t2 - t1
+            stats["convert_seconds"] += t3 - t2
+            stats["batches"] += len(mbs)
+            stats["seeds"] += sum(mb.batch_size for mb in mbs)
+            stats["sampled_nodes"] += sum(mb.num_nodes for mb in mbs)
+            stats["sampled_edges"] += sum(sum(mb.num_sampled_edges) for mb in mbs)
+            yield batches
+
+    def __repr__(self):
+        return (f"Loader(num_nodes={self.num_nodes}, seeds={self.seeds.size}, "
+                f"sampler={self.sampler!r}, batch_size={self.batch_size}, "
+                f"bulk_size={self.bulk_size}, pipeline={self.pipeline}, "
+                f"device={str(self.device)!r}, rank={self.rank}/{self.world_size})")
+
+
+class EpochIterator:
+    """The batches of one epoch; closing it (or dropping it) stops the background thread.
+
+    Attributes
+    ----------
+    epoch : int
+    stats : dict
+        Filled as the epoch goes: ``batches``, ``seeds``, ``sampled_nodes``,
+        ``sampled_edges``, and seconds spent in ``sample`` / ``fetch`` / ``convert`` (in the
+        producer, overlapped with training when the pipeline is on).
+    """
+
+    def __init__(self, loader, epoch, start=0):
+        self.epoch = epoch
+        self.stats = dict(batches=0, seeds=0, sampled_nodes=0, sampled_edges=0,
+                          sample_seconds=0.0, fetch_seconds=0.0, convert_seconds=0.0)
+        loader.last_stats = self.stats
+        lo, hi = loader.batch_range()
+        self._remaining = max(0, hi - min(hi, lo + start))
+        # The producer closes over the loader and the stats, never over this iterator, so an
+        # abandoned iterator is collected and its __del__ stops the thread.
+        produce = partial(loader._produce, epoch, start, self.stats)
+        if loader.pipeline:
+            self._source = Prefetcher(produce, loader.queue_size,
+                                      name=f"spsample-loader-epoch{epoch}")
+        else:
+            self._source = produce()
+        self._bulk = iter(())
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        while True:
+            for batch in self._bulk:
+                self._remaining -= 1
+                return batch
+            try:
+                self._bulk = iter(next(self._source))
+            except BaseException:
+                self.close()
+                raise
+
+    def __len__(self):
+        return self._remaining
+
+    def close(self):
+        """Stop producing (joins the background thread); idempotent."""
+        source, self._source = self._source, iter(())
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
+        self._bulk = iter(())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+
+# ---------------------------------------------------------------------- argument resolution
+def _resolve_data(data):
+    if isinstance(data, Graph):
+        return data, None
+    graph = getattr(data, "graph", None)
+    if isinstance(graph, Graph) and hasattr(data, "features"):
+        return graph, data                          # a Dataset
+    if callable(getattr(data, "sample", None)) and hasattr(data, "num_nodes"):
+        return data, None                           # a DistGraph
+    fail(ArgumentTypeError, _WHERE, "data", "must be a spsample.Graph, Dataset or DistGraph",
+         type(data))
+
+
+def _resolve_seeds(seeds, dataset, n):
+    if seeds is None:
+        if dataset is not None and dataset.splits:
+            return dataset.train_idx.copy()
+        return np.arange(n, dtype=np.int64)
+    if isinstance(seeds, str):
+        parts = ("train", "val", "test")
+        if seeds not in parts:
+            fail(ArgumentError, _WHERE, "seeds", f"as a string must be one of {parts}", seeds)
+        if dataset is None or not dataset.splits:
+            fail(ArgumentError, _WHERE, "seeds", "names a split but data is not a Dataset "
+                 "with splits", seeds)
+        return dataset.split()[parts.index(seeds)].copy()
+    seeds = as_index_array(_WHERE, "seeds", seeds, error_cls=SeedError)
+    if seeds.size == 0:
+        fail(SeedError, _WHERE, "seeds", "must not be empty", seeds.shape)
+    lo, hi = int(seeds.min()), int(seeds.max())
+    if lo < 0:
+        fail(SeedError, _WHERE, "seeds", "must be non-negative vertex ids", lo)
+    if hi >= n:
+        fail(SeedError, _WHERE, "seeds", f"has an id >= num_nodes ({n})", hi)
+    srt = np.sort(seeds)
+    dup = np.flatnonzero(srt[1:] == srt[:-1])
+    if dup.size:
+        fail(SeedError, _WHERE, "seeds", "must be distinct (each seed is visited once per "
+             "epoch)", int(srt[dup[0]]))
+    return seeds
+
+
+def _resolve_labels(labels, n):
+    if labels is None:
+        return None
+    if type(labels).__module__.startswith("torch"):
+        if labels.dim() != 1 or labels.shape[0] != n:
+            fail(ArgumentError, _WHERE, "labels", f"must have shape ({n},)", tuple(labels.shape))
+        if labels.is_floating_point() or labels.is_complex():
+            fail(ArgumentTypeError, _WHERE, "labels", "must hold integers", labels.dtype)
+        return labels.long()
+    labels = as_index_array(_WHERE, "labels", labels)
+    if labels.size != n:
+        fail(ArgumentError, _WHERE, "labels", f"must have one entry per node ({n})",
+             labels.shape)
+    return labels
+
+
+def _resolve_device(device):
+    from .._optional import import_torch
+
+    torch = import_torch("spsample.Loader")
+    if not isinstance(device, (str, torch.device)):
+        fail(ArgumentTypeError, _WHERE, "device", "must be a str or torch.device", device)
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError):
+        fail(ArgumentError, _WHERE, "device", "is not a device torch knows", device)
+    if dev.type == "cpu":
+        return dev
+    try:
+        torch.empty(0, device=dev)
+    except (RuntimeError, AssertionError, AttributeError, ValueError) as exc:
+        fail(ArgumentError, _WHERE, "device", f"is not available here ({exc})", str(device))
+    return dev
+
+
+def _resolve_dtype(dtype):
+    import torch
+
+    if dtype is None or isinstance(dtype, torch.dtype):
+        return dtype
+    value = getattr(torch, dtype, None) if isinstance(dtype, str) else None
+    if not isinstance(value, torch.dtype):
+        fail(ArgumentError, _WHERE, "dtype", "must be a torch dtype or its name", dtype)
+    return value
+
+
+def _resolve_world(rank, world_size, comm):
+    if comm is not None:
+        if rank is None:
+            rank = comm.Get_rank()
+        if world_size is None:
+            world_size = comm.Get_size()
+    rank = 0 if rank is None else as_int(_WHERE, "rank", rank, minimum=0)
+    world_size = 1 if world_size is None else as_int(_WHERE, "world_size", world_size,
+                                                     minimum=1)
+    if rank >= world_size:
+        fail(ArgumentError, _WHERE, "rank", f"must be < world_size ({world_size})", rank)
+    return rank, world_size
+
+
+def _take(labels, n_id):
+    if isinstance(labels, np.ndarray):
+        return labels.take(n_id)
+    import torch
+
+    return labels.index_select(0, torch.from_dlpack(n_id).to(labels.device))
+
+
+# keep ArrayFeatures importable from here for the PyG adapter
+_ = ArrayFeatures
