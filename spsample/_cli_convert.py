@@ -10,6 +10,12 @@ import ast
 from ._errors import ArgumentError
 
 
+#: convert() keywords that have their own flag and so cannot pass through ``-o``.
+_RESERVED = {"src": "the SRC argument", "dst": "the DST argument", "format": "--format",
+             "name": "--name", "features_dtype": "--features-dtype",
+             "compression": "--no-compression"}
+
+
 def add_arguments(parser):
     """Add the ``convert`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
     from .io import FORMATS
@@ -34,6 +40,10 @@ def run(args):
     from .io import convert
 
     options = dict(_parse_option(text) for text in args.option)
+    for key, flag in _RESERVED.items():
+        if key in options:
+            raise ArgumentError(f"spsample convert: argument '--option' {key}=... is not a "
+                                f"reader option; use {flag}")
     ds = convert(args.src, args.dst, format=args.format, name=args.name,
                  features_dtype=args.features_dtype,
                  compression=None if args.no_compression else "gzip", **options)

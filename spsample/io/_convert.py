@@ -147,13 +147,15 @@ def convert(src, dst, *, format=None, name=None, features_dtype=None, compressio
     if unknown:
         fail(ArgumentError, where, unknown[0], f"is not an option of format {key!r} "
              f"(options: {sorted(known)})", options[unknown[0]])
+    if name is not None and not isinstance(name, str):
+        fail(ArgumentTypeError, where, "name", "must be a str", name)
+    if features_dtype is not None:
+        features_dtype = _as_dtype(where, features_dtype)
     if key == "planetoid" and name is not None and "name" not in options:
         if Path(src).is_dir() and name in planetoid_names(src):
             options["name"] = name
     dataset = reader(src, **options)
     if name is not None:
-        if not isinstance(name, str):
-            fail(ArgumentTypeError, where, "name", "must be a str", name)
         dataset.name = name
     if features_dtype is not None and dataset.features is not None:
         dataset.features = _cast_features(where, dataset.features, features_dtype)
@@ -161,13 +163,17 @@ def convert(src, dst, *, format=None, name=None, features_dtype=None, compressio
     return dataset
 
 
-def _cast_features(where, features, dtype):
+def _as_dtype(where, dtype):
     try:
         dtype = np.dtype(dtype)
     except TypeError as exc:
         fail(ArgumentTypeError, where, "features_dtype", f"is not a NumPy dtype ({exc})", dtype)
     if dtype.kind not in "biuf":
         fail(ArgumentError, where, "features_dtype", "must be a numeric dtype", str(dtype))
+    return dtype
+
+
+def _cast_features(where, features, dtype):
     with np.errstate(invalid="ignore", over="ignore"):
         cast = features.astype(dtype)
         same = np.array_equal(cast, features, equal_nan=dtype.kind == "f"

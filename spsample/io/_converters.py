@@ -11,9 +11,9 @@ import json
 
 import numpy as np
 
-from .._errors import ArgumentError, DatasetError, DatasetNotFoundError
+from .._errors import ArgumentError, ArgumentTypeError, DatasetError, DatasetNotFoundError
 from .._graph import Graph
-from .._validate import fail
+from .._validate import as_int, fail
 from ._dataset import Dataset
 from ._files import as_dir, as_file, fail_path, read_npz, read_table
 
@@ -49,17 +49,35 @@ def from_npz_gnnbench(path, *, symmetrize=False):
     z = read_npz(where, path, ["adj_data", "adj_indices", "adj_indptr", "adj_shape"],
                  optional=["attr_data", "attr_indices", "attr_indptr", "attr_shape",
                            "attr_matrix", "labels"])
-    shape = tuple(int(s) for s in z["adj_shape"])
-    adj = sp.csr_matrix((z["adj_data"], z["adj_indices"], z["adj_indptr"]), shape=shape)
+    adj = _csr_parts(where, path, z, "adj")
     graph = _graph_from_matrix(where, adj, symmetrize, path=path)
     features = None
     if "attr_data" in z:
-        features = sp.csr_matrix((z["attr_data"], z["attr_indices"], z["attr_indptr"]),
-                                 shape=tuple(int(s) for s in z["attr_shape"])).toarray()
+        features = _csr_parts(where, path, z, "attr").toarray()
     elif "attr_matrix" in z:
         features = z["attr_matrix"]
     return _dataset(where, path, graph, features=features, labels=z.get("labels"),
                     name=path.stem)
+
+
+def _csr_parts(where, path, z, prefix):
+    """The CSR matrix stored as ``<prefix>_{data,indices,indptr,shape}`` in archive ``z``."""
+    import scipy.sparse as sp
+
+    keys = [f"{prefix}_{k}" for k in ("data", "indices", "indptr", "shape")]
+    missing = [k for k in keys if k not in z]
+    if missing:
+        raise DatasetError(f"{where}: {str(path)!r} lacks the array(s) {missing}")
+    data, indices, indptr, shape = (z[k] for k in keys)
+    try:
+        if shape.shape != (2,) or shape.dtype.kind not in "iu":
+            raise ValueError(f"{keys[3]} must hold two integers, not {shape!r}")
+        matrix = sp.csr_matrix((data, indices, indptr), shape=tuple(int(s) for s in shape))
+        matrix.check_format(full_check=True)  # the constructor leaves indices unchecked
+        return matrix
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise DatasetError(f"{where}: {str(path)!r} holds an invalid CSR matrix "
+                           f"'{prefix}_*': {exc}") from exc
 
 
 def from_heterophilous_npz(path):
@@ -81,6 +99,9 @@ def from_heterophilous_npz(path):
     path = as_file(where, path)
     z = read_npz(where, path, ["node_features", "node_labels", "edges", "train_masks",
                                "val_masks", "test_masks"])
+    if z["node_labels"].ndim != 1:
+        raise DatasetError(f"{where}: 'node_labels' in {str(path)!r} must have shape (n,), "
+                           f"not {z['node_labels'].shape}")
     n = z["node_labels"].shape[0]
     edges = z["edges"]
     if edges.ndim != 2 or edges.shape[1] != 2:
@@ -119,17 +140,21 @@ def from_csr_npz(path, *, transpose=False):
     where = "spsample.io.from_csr_npz"
     path = as_file(where, path)
     z = read_npz(where, path, ["indptr", "indices"], optional=["data"])
+    if z["indptr"].ndim != 1 or z["indptr"].size == 0:
+        raise DatasetError(f"{where}: {str(path)!r} holds an 'indptr' of shape "
+                           f"{z['indptr'].shape}, not (n + 1,)")
     n = z["indptr"].shape[0] - 1
     if not transpose and "data" not in z:
         try:
             graph = Graph.from_csr(z["indptr"], z["indices"])
-        except ArgumentError as exc:
+        except (ArgumentError, ArgumentTypeError) as exc:
             raise DatasetError(f"{where}: {str(path)!r} holds an invalid CSR: {exc}") from exc
     else:
         data = z.get("data", np.ones(z["indices"].shape[0], dtype=np.float64))
         try:
             adj = sp.csr_matrix((data, z["indices"], z["indptr"]), shape=(n, n))
-        except ValueError as exc:
+            adj.check_format(full_check=True)
+        except (ValueError, TypeError) as exc:
             raise DatasetError(f"{where}: {str(path)!r} holds an invalid CSR: {exc}") from exc
         graph = _graph_from_matrix(where, adj.T if transpose else adj, False, path=path)
     return _dataset(where, path, graph, name=path.stem)
@@ -230,11 +255,19 @@ def from_musae(directory, prefix=None, *, label_column=None, id_column=None,
                        usecols=(0, 1))
     node_ids, labels = _musae_targets(where, paths["target"], label_column, id_column)
     rows, cols = _musae_features(where, paths["json"])
+    if num_features is not None:
+        num_features = as_int(where, "num_features", num_features, minimum=0)
+    if node_ids.size and node_ids.min() < 0:
+        raise DatasetError(f"{where}: {str(paths['target'])!r} holds a negative node id "
+                           f"({int(node_ids.min())})")
+    if np.unique(node_ids).size != node_ids.size:
+        raise DatasetError(f"{where}: {str(paths['target'])!r} lists a node id twice")
     n = 1 + max(int(edges.max(initial=-1)), int(node_ids.max(initial=-1)),
                 int(rows.max(initial=-1)))
-    f = int(cols.max(initial=-1)) + 1 if num_features is None else int(num_features)
+    f = int(cols.max(initial=-1)) + 1 if num_features is None else num_features
     if cols.size and cols.max() >= f:
-        fail(DatasetError, where, "num_features", f"is too small for feature id {cols.max()}", f)
+        fail(ArgumentError, where, "num_features", f"is too small for feature id {cols.max()}",
+             f)
     features = np.zeros((n, f), dtype=np.uint8)
     features[rows, cols] = 1
     full_labels = np.full(n, -1, dtype=np.int64)
@@ -244,10 +277,13 @@ def from_musae(directory, prefix=None, *, label_column=None, id_column=None,
 
 
 def _musae_targets(where, path, label_column, id_column):
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        header = reader.fieldnames or []
-        records = list(reader)
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            records = list(reader)
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise DatasetError(f"{where}: cannot read {str(path)!r} as CSV: {exc}") from exc
     if id_column is None:
         id_column = "new_id" if "new_id" in header else "id"
     if label_column is None:
@@ -263,6 +299,8 @@ def _musae_targets(where, path, label_column, id_column):
         raise DatasetError(f"{where}: column {id_column!r} of {str(path)!r} must hold integer "
                            f"node ids ({exc})") from exc
     values = [r[label_column] for r in records]
+    if None in values:
+        raise DatasetError(f"{where}: a row of {str(path)!r} lacks column {label_column!r}")
     classes = sorted(set(values), key=_class_key(values))
     index = {c: i for i, c in enumerate(classes)}
     return ids, np.array([index[v] for v in values], dtype=np.int64)
@@ -342,12 +380,17 @@ def from_ogb(directory, *, directed=True):
                    symmetrize=not directed)
     splits = {}
     split_root = directory / "split"
+    files = {"train": "train.csv.gz", "val": "valid.csv.gz", "test": "test.csv.gz"}
     for sub in sorted(split_root.iterdir()) if split_root.is_dir() else []:
-        files = {"train": "train.csv.gz", "val": "valid.csv.gz", "test": "test.csv.gz"}
-        if sub.is_dir() and all((sub / fn).is_file() for fn in files.values()):
-            splits[sub.name] = {part: read_table(where, sub / fn, dtype=np.int64, comment=None,
-                                                 delimiter=",").ravel()
-                                for part, fn in files.items()}
+        if not sub.is_dir():
+            continue
+        for fn in files.values():
+            if not (sub / fn).is_file():
+                fail_path(DatasetNotFoundError, where, "directory",
+                          f"lacks split/{sub.name}/{fn}", directory)
+        splits[sub.name] = {part: read_table(where, sub / fn, dtype=np.int64, comment=None,
+                                             delimiter=",").ravel()
+                            for part, fn in files.items()}
     return _dataset(where, directory, graph, features=features, labels=labels, splits=splits,
                     name=directory.name)
 
@@ -382,7 +425,7 @@ def _graph(where, path, src, dst, num_nodes, *, symmetrize, weights=None):
     try:
         return Graph.from_edge_index(src, dst, num_nodes=num_nodes, weights=weights,
                                      symmetrize=symmetrize)
-    except ArgumentError as exc:
+    except (ArgumentError, ArgumentTypeError) as exc:
         raise DatasetError(f"{where}: {str(path)!r} holds an invalid edge list: {exc}") from exc
 
 
@@ -401,5 +444,5 @@ def _dataset(where, path, graph, **fields):
     """Build a Dataset; inconsistent arrays in a source file are a :class:`DatasetError`."""
     try:
         return Dataset(graph, **fields)
-    except (ArgumentError, TypeError) as exc:
+    except (ArgumentError, TypeError, DatasetError) as exc:
         raise DatasetError(f"{where}: {str(path)!r} holds inconsistent arrays: {exc}") from exc

@@ -72,18 +72,22 @@ def read_npz(where, path, keys, optional=()):
     Object arrays are refused (``allow_pickle=False``): an npz never runs code here.
     """
     try:
-        archive = np.load(path, allow_pickle=False)
+        with open(path, "rb") as handle:  # closed even when np.load fails half-way
+            try:
+                archive = np.load(handle, allow_pickle=False)
+            except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+                raise DatasetError(f"{where}: cannot read {str(path)!r} as an npz archive: "
+                                   f"{exc}") from exc
+            if not hasattr(archive, "files"):  # a plain .npy file
+                raise DatasetError(f"{where}: {str(path)!r} is a single .npy array, not an "
+                                   "npz archive")
+            with archive:
+                missing = [k for k in keys if k not in archive.files]
+                if missing:
+                    raise DatasetError(f"{where}: {str(path)!r} lacks the array(s) {missing} "
+                                       f"(it holds {sorted(archive.files)})")
+                return {k: archive[k] for k in (*keys, *optional) if k in archive.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise DatasetError(f"{where}: cannot read {str(path)!r} as an npz archive: "
-                           f"{exc}") from exc
-    if not hasattr(archive, "files"):  # a plain .npy file
-        raise DatasetError(f"{where}: {str(path)!r} is a single .npy array, not an npz archive")
-    with archive:
-        missing = [k for k in keys if k not in archive.files]
-        if missing:
-            raise DatasetError(f"{where}: {str(path)!r} lacks the array(s) {missing} "
-                               f"(it holds {sorted(archive.files)})")
-        try:
-            return {k: archive[k] for k in (*keys, *optional) if k in archive.files}
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-            raise DatasetError(f"{where}: cannot read {str(path)!r}: {exc}") from exc
+        if isinstance(exc, DatasetError):
+            raise
+        raise DatasetError(f"{where}: cannot read {str(path)!r}: {exc}") from exc

@@ -88,6 +88,8 @@ def save(dataset, path, *, compression="gzip"):
     if not path.parent.is_dir():
         fail(DatasetNotFoundError, where, "path", "is in a directory that does not exist",
              str(path))
+    if path.is_dir():
+        fail_path(DatasetError, where, "path", "is a directory, not a file name", path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     g = dataset.graph
     try:

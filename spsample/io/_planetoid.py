@@ -16,7 +16,12 @@ import pickle
 
 import numpy as np
 
-from .._errors import DatasetError, DatasetNotFoundError
+from .._errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DatasetError,
+    DatasetNotFoundError,
+)
 from .._graph import Graph
 from .._validate import fail
 from ._dataset import Dataset
@@ -30,7 +35,11 @@ _NUM_VAL = 500
 
 def _allowed():
     import scipy.sparse as sp
-    from numpy._core.multiarray import _reconstruct
+
+    try:
+        from numpy._core.multiarray import _reconstruct
+    except ImportError:  # numpy < 2
+        from numpy.core.multiarray import _reconstruct
 
     return {
         ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
@@ -42,7 +51,16 @@ def _allowed():
         ("collections", "defaultdict"): collections.defaultdict,
         ("__builtin__", "list"): list,
         ("builtins", "list"): list,
+        # Python 3 writes bytes in protocols <= 2 as _codecs.encode(text, "latin1")
+        ("_codecs", "encode"): _latin1_bytes,
     }
+
+
+def _latin1_bytes(text, encoding="latin1"):
+    """The one use of ``_codecs.encode`` protocol-2 pickles make: latin-1 text to bytes."""
+    if encoding not in ("latin1", "latin-1") or not isinstance(text, str):
+        raise pickle.UnpicklingError(f"refusing _codecs.encode with encoding {encoding!r}")
+    return text.encode("latin1")
 
 
 class _RestrictedUnpickler(pickle.Unpickler):
@@ -61,8 +79,9 @@ def _unpickle(where, path):
         with open(path, "rb") as f:
             return _RestrictedUnpickler(f, encoding="latin1").load()
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError,
-            IndexError) as exc:
-        raise DatasetError(f"{where}: cannot read Planetoid file {str(path)!r}: {exc}") from exc
+            IndexError, KeyError, MemoryError, OverflowError) as exc:
+        raise DatasetError(f"{where}: cannot read Planetoid file {str(path)!r}: "
+                           f"{type(exc).__name__}: {exc}") from exc
 
 
 def planetoid_names(directory):
@@ -114,7 +133,7 @@ def from_planetoid(directory, name=None, *, missing_features="zero", verify=True
     where = "spsample.io.from_planetoid"
     directory = as_dir(where, directory)
     if missing_features not in ("zero", "nan"):
-        fail(DatasetError, where, "missing_features", "must be 'zero' or 'nan'", missing_features)
+        fail(ArgumentError, where, "missing_features", "must be 'zero' or 'nan'", missing_features)
     name = _pick_name(where, directory, name)
     paths = {part: directory / f"ind.{name}.{part}" for part in _PARTS + ("test.index",)}
     for part, p in paths.items():
@@ -144,8 +163,8 @@ def _pick_name(where, directory, name):
 
 def _read_index(where, path):
     try:
-        return np.array(path.read_text().split(), dtype=np.int64)
-    except ValueError as exc:
+        return np.array(path.read_text(encoding="utf-8").split(), dtype=np.int64)
+    except (ValueError, OverflowError) as exc:  # UnicodeDecodeError is a ValueError
         raise DatasetError(f"{where}: {str(path)!r} must hold one integer per line") from exc
 
 
@@ -171,11 +190,65 @@ def _verify(where, directory, paths):
                                    "refusing to unpickle it")
 
 
-def _assemble(where, name, raw, test_index, missing_features):
-    x, y, tx, ty, ally = (raw[k] for k in ("x", "y", "tx", "ty", "ally"))
-    allx = raw.get("allx")
+def _check_shapes(where, name, raw, test_index):
+    """Raise :class:`DatasetError` unless the unpickled parts fit together (see the module doc).
+
+    Returns the parts as 2-D arrays or sparse matrices, ``allx`` None when absent.
+    """
+    def bad(part, problem):
+        raise DatasetError(f"{where}: ind.{name}.{part} {problem}")
+
+    parts = {}
+    for part in ("x", "tx", "allx", "y", "ty", "ally"):
+        value = raw.get(part)
+        if value is None and part == "allx":
+            parts[part] = None
+            continue
+        if not hasattr(value, "toarray"):
+            if not isinstance(value, np.ndarray):
+                bad(part, f"must hold an array or a sparse matrix, not {type(value).__name__}")
+            if value.dtype == object or value.dtype.kind not in "biuf":
+                bad(part, f"must hold numbers, not {value.dtype}")
+        if len(value.shape) != 2:
+            bad(part, f"must be 2-dimensional, not of shape {value.shape}")
+        parts[part] = value
+    x, tx, allx, y, ty, ally = (parts[k] for k in ("x", "tx", "allx", "y", "ty", "ally"))
+    width = tx.shape[1]
+    for part in ("x", "allx"):
+        if parts[part] is not None and parts[part].shape[1] != width:
+            bad(part, f"has {parts[part].shape[1]} feature columns but tx has {width}")
+    for part in ("y", "ally"):
+        if parts[part].shape[1] != ty.shape[1]:
+            bad(part, f"has {parts[part].shape[1]} label columns but ty has {ty.shape[1]}")
+    for a, b in (("x", "y"), ("tx", "ty"), ("allx", "ally")):
+        if parts[a] is not None and parts[a].shape[0] != parts[b].shape[0]:
+            bad(a, f"has {parts[a].shape[0]} rows but {b} has {parts[b].shape[0]}")
+    if y.shape[0] > ally.shape[0]:
+        bad("y", f"has {y.shape[0]} rows, more than ally ({ally.shape[0]})")
+    if test_index.size != ty.shape[0]:
+        bad("test.index", f"lists {test_index.size} nodes but ty has {ty.shape[0]} rows")
     if test_index.size == 0:
-        raise DatasetError(f"{where}: ind.{name}.test.index is empty")
+        bad("test.index", "is empty")
+    if np.unique(test_index).size != test_index.size:
+        bad("test.index", "lists a node twice")
+    if not isinstance(raw["graph"], dict):
+        bad("graph", f"must hold a dict of adjacency lists, not {type(raw['graph']).__name__}")
+    return x, y, tx, ty, allx, ally
+
+
+def _graph_edges(where, name, graph_dict):
+    """``(src, dst)`` int64 arrays of a Planetoid ``{node: [neighbours]}`` dict."""
+    try:
+        src = np.fromiter((u for u, vs in graph_dict.items() for _ in vs), dtype=np.int64)
+        dst = np.fromiter((v for vs in graph_dict.values() for v in vs), dtype=np.int64)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise DatasetError(f"{where}: ind.{name}.graph must map integer node ids to lists of "
+                           f"integer node ids ({exc})") from exc
+    return src, dst
+
+
+def _assemble(where, name, raw, test_index, missing_features):
+    x, y, tx, ty, allx, ally = _check_shapes(where, name, raw, test_index)
     num_train, num_known = y.shape[0], ally.shape[0]
     lo, hi = int(test_index.min()), int(test_index.max())
     if lo < num_known:
@@ -194,14 +267,15 @@ def _assemble(where, name, raw, test_index, missing_features):
     labels[:num_known] = _argmax_or_missing(ally)
     labels[test_index] = _argmax_or_missing(ty)
 
-    graph_dict = raw["graph"]
-    src = np.fromiter((u for u, vs in graph_dict.items() for _ in vs), dtype=np.int64)
-    dst = np.fromiter((v for vs in graph_dict.values() for v in vs), dtype=np.int64)
+    src, dst = _graph_edges(where, name, raw["graph"])
     top = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
     if top > n:
         raise DatasetError(f"{where}: ind.{name}.graph names node {top - 1} but features "
                            f"and labels describe {n} nodes")
-    graph = Graph.from_edge_index(src, dst, num_nodes=n, symmetrize=True)
+    try:
+        graph = Graph.from_edge_index(src, dst, num_nodes=n, symmetrize=True)
+    except (ArgumentError, ArgumentTypeError) as exc:
+        raise DatasetError(f"{where}: ind.{name}.graph holds an invalid graph: {exc}") from exc
     splits = {"default": {
         "train": np.arange(num_train),
         "val": np.arange(num_train, min(num_train + _NUM_VAL, num_known)),
