@@ -23,7 +23,8 @@ import os
 
 import numpy as np
 
-from ._errors import MissingDependencyError
+from ._errors import ArgumentError, MissingDependencyError
+from ._validate import fail
 
 __all__ = ["AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
            "set_num_threads", "get_num_threads", "nodewise_bulk", "layerwise_bulk"]
@@ -85,7 +86,7 @@ def set_num_threads(n):
     global _THREADS
     n = int(n)
     if n < 0:
-        raise ValueError(f"set_num_threads: n must be >= 0, got {n}")
+        fail(ArgumentError, "set_num_threads", "n", "must be >= 0", n)
     previous, _THREADS = _THREADS, n
     return previous
 
@@ -109,24 +110,45 @@ def _f64(a):
 
 
 def _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch):
-    """Buffers for the kernels, with every bound the C++ code relies on checked here."""
+    """Buffers for the kernels, with every bound the C++ code relies on checked here.
+
+    Raises
+    ------
+    ArgumentError
+        (a ``ValueError``) naming the argument, before any native code runs: arrays not
+        one-dimensional, CSR arrays inconsistent, ``sizes`` negative or not summing to
+        ``len(seeds)``, ``batch_ids`` of another length or outside ``[0, 2**32)``, seeds outside
+        ``[0, num_nodes)``, ``seed`` outside ``[0, 2**64)``, ``epoch`` outside ``[0, 2**24)``.
+    """
+    where = "native bulk"
     n = graph.num_nodes
     indptr, indices = _i64(graph.indptr), _i64(graph.indices)
     seeds, sizes, batch_ids = _i64(np.asarray(seeds)), _i64(np.asarray(sizes)), _i64(np.asarray(batch_ids))
-    if not (indptr.ndim == indices.ndim == seeds.ndim == sizes.ndim == batch_ids.ndim == 1):
-        raise ValueError("native bulk: arrays must be one-dimensional")
+    for name, arr in (("graph.indptr", indptr), ("graph.indices", indices), ("seeds", seeds),
+                      ("sizes", sizes), ("batch_ids", batch_ids)):
+        if arr.ndim != 1:
+            fail(ArgumentError, where, name, "must be one-dimensional", arr.shape)
+    if n >= 2**32 - 1:
+        fail(ArgumentError, where, "graph", "must have fewer than 2**32 - 1 vertices", n)
     if indptr.size != n + 1 or indptr[0] != 0 or indptr[-1] != indices.size:
-        raise ValueError("native bulk: inconsistent CSR arrays")
+        fail(ArgumentError, where, "graph.indptr", "must run from 0 to len(indices) over n + 1 entries",
+             indptr.size)
     if graph.weights is not None and graph.weights.size != indices.size:
-        raise ValueError("native bulk: weights must match indices")
-    if sizes.size != batch_ids.size or sizes.size == 0 or sizes.min() < 0 or sizes.sum() != seeds.size:
-        raise ValueError("native bulk: sizes must be non-negative and sum to len(seeds)")
-    if seeds.size and (seeds.min() < 0 or seeds.max() >= n):
-        raise ValueError("native bulk: seeds out of range")
+        fail(ArgumentError, where, "graph.weights", "must match indices", graph.weights.size)
+    if sizes.size == 0 or sizes.min() < 0 or int(sizes.sum()) != seeds.size:
+        fail(ArgumentError, where, "sizes", f"must be non-negative and sum to len(seeds) = {seeds.size}",
+             sizes)
+    if batch_ids.size != sizes.size:
+        fail(ArgumentError, where, "batch_ids", f"must have one entry per minibatch ({sizes.size})",
+             batch_ids.size)
     if batch_ids.min() < 0 or batch_ids.max() >= 2**32:
-        raise ValueError("native bulk: batch ids must be in [0, 2**32)")
-    if not 0 <= int(seed) < 2**64 or not 0 <= int(epoch) < 2**24:
-        raise ValueError("native bulk: seed or epoch out of range")
+        fail(ArgumentError, where, "batch_ids", "must be in [0, 2**32)", batch_ids)
+    if seeds.size and (seeds.min() < 0 or seeds.max() >= n):
+        fail(ArgumentError, where, "seeds", f"must be vertex ids in [0, {n})", seeds)
+    if not 0 <= int(seed) < 2**64:
+        fail(ArgumentError, where, "seed", "must be in [0, 2**64)", seed)
+    if not 0 <= int(epoch) < 2**24:
+        fail(ArgumentError, where, "epoch", "must be in [0, 2**24)", epoch)
     seed = int(seed)
     return indptr, indices, seeds, sizes, batch_ids, seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF
 
@@ -162,7 +184,8 @@ def nodewise_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch):
     indptr, indices, seeds, sizes, batch_ids, k0, k1 = _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch)
     weights = _f64(graph.weights) if sampler.weighted else None
     if sampler.weighted and weights is None:
-        raise ValueError("native bulk: weighted sampling needs edge weights")
+        fail(ArgumentError, "native bulk", "graph", "needs edge weights for weighted sampling",
+             show_value=False)
     res = _kernels.nodewise_bulk(indptr, indices, weights, seeds, sizes, batch_ids,
                                  [int(f) for f in sampler.fanouts], bool(sampler.replace),
                                  bool(sampler.weighted), k0, k1, int(epoch), _THREADS)
@@ -176,7 +199,8 @@ def layerwise_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, colu
     if column_weights is not None:
         q, cumulative = (_f64(a) for a in column_weights)
         if q.shape != (graph.num_nodes,) or cumulative.shape != (graph.num_nodes,):
-            raise ValueError("native bulk: FastGCN column weights must have num_nodes entries")
+            fail(ArgumentError, "native bulk", "column_weights", "must have num_nodes entries each",
+                 (q.shape, cumulative.shape))
     res = _kernels.layerwise_bulk(indptr, indices, _f64(graph.weights), seeds, sizes, batch_ids,
                                   [int(f) for f in sampler.fanouts], k0, k1, int(epoch), q, cumulative,
                                   _THREADS)

@@ -1,0 +1,258 @@
+"""The native kernels (``spsample._native``) against the oracle and the NumPy path, bit for bit.
+
+Every native-specific test is skipped when the extension is not built; the NumPy-path tests
+(the ``SPSAMPLE_NATIVE=0`` subprocess, the switch) run everywhere.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import spsample
+from spsample import FastGCN, LADIES, NodeWise, _native
+from spsample._reference import reference_sample
+from spsample._sample import split_batches
+
+from conftest import random_graph
+
+needs_native = pytest.mark.skipif(not _native.AVAILABLE,
+                                  reason=f"native kernels not built: {_native.IMPORT_ERROR}")
+
+UNWEIGHTED = [
+    NodeWise([5, 3, 2]),
+    NodeWise([3, -1]),
+    NodeWise([40, 2]),                     # fanout > 32: the hashed Floyd branch
+    NodeWise([4, 2], replace=True),
+    NodeWise([-1, 3], replace=True),
+    LADIES([10, 20]),
+    LADIES([-1, 4]),
+    LADIES([1, 1, 1]),
+    FastGCN([10, 30]),
+    FastGCN([1]),
+]
+WEIGHTED = UNWEIGHTED + [
+    NodeWise([5, 3], weighted=True),
+    NodeWise([40, 2], weighted=True),
+    NodeWise([4, 2], weighted=True, replace=True),
+    NodeWise([-1, 2], weighted=True),
+    NodeWise([-1, 2], weighted=True, replace=True),
+]
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(x.equals(y) for x, y in zip(a, b))
+
+
+def _native_numpy_oracle(g, seeds, **kw):
+    """Sample with the native path, the NumPy path and the oracle; assert all three agree."""
+    with _native_on():
+        fast = spsample.sample(g, seeds, **kw)
+    with _native.disabled():
+        slow = spsample.sample(g, seeds, **kw)
+    oracle = reference_sample(g, seeds, **kw)
+    assert _same(fast, slow), "native != NumPy path"
+    assert _same(fast, oracle), "native != reference oracle"
+    return fast
+
+
+class _native_on:
+    """Context manager: the native path on (and restored afterwards)."""
+
+    def __enter__(self):
+        self.previous = _native.set_enabled(True)
+
+    def __exit__(self, *exc):
+        _native.set_enabled(self.previous)
+
+
+@needs_native
+@pytest.mark.parametrize("sampler", UNWEIGHTED, ids=repr)
+def test_random_graph_equals_oracle(sampler):
+    g = random_graph(300, 2500, seed=1)
+    seeds = np.random.default_rng(2).permutation(300)[:90]
+    _native_numpy_oracle(g, seeds, sampler=sampler, batch_size=16, seed=7, epoch=2, batch_offset=3)
+
+
+@needs_native
+@pytest.mark.parametrize("sampler", WEIGHTED, ids=repr)
+def test_weighted_graph_equals_oracle(sampler):
+    g = random_graph(250, 3000, seed=3, weighted=True, zero_weight_fraction=0.15)
+    seeds = np.random.default_rng(4).permutation(250)[:70]
+    _native_numpy_oracle(g, seeds, sampler=sampler, batch_size=20, seed=2**40 + 5, epoch=1)
+
+
+def _skewed_graph():
+    """Vertex 0 aggregates from 10**5 vertices; a sparse random graph around it."""
+    n = 100_001
+    rng = np.random.default_rng(5)
+    hub_src = np.arange(1, n, dtype=np.int64)
+    src = np.concatenate([hub_src, rng.integers(0, n, 3000), np.zeros(50, dtype=np.int64)])
+    dst = np.concatenate([np.zeros(n - 1, dtype=np.int64), rng.integers(0, n, 3000),
+                          rng.integers(1, n, 50)])
+    w = rng.random(src.size) + 0.05
+    return spsample.Graph.from_edge_index(src, dst, num_nodes=n, weights=w)
+
+
+@needs_native
+@pytest.mark.parametrize("sampler", [NodeWise([25, 5]), NodeWise([3, 3], replace=True),
+                                     NodeWise([7, 2], weighted=True), LADIES([50, 50]),
+                                     FastGCN([30])], ids=repr)
+def test_skewed_graph_equals_oracle(sampler):
+    g = _skewed_graph()
+    seeds = np.concatenate([[0], np.random.default_rng(6).integers(1, g.num_nodes, 40)])
+    seeds = np.unique(seeds)
+    _native_numpy_oracle(g, seeds, sampler=sampler, batch_size=12, seed=3)
+
+
+@needs_native
+@pytest.mark.parametrize("sampler", [NodeWise([4, 4]), NodeWise([2, 2], replace=True),
+                                     NodeWise([-1, 2], weighted=True), LADIES([6, 6]),
+                                     FastGCN([5, 5])], ids=repr)
+def test_isolated_vertices_and_self_loops(sampler):
+    """Rows 0..9 are empty; every vertex of 10..39 has a self-loop; seeds mix both kinds."""
+    rng = np.random.default_rng(8)
+    loops = np.arange(10, 40)
+    src = np.concatenate([loops, rng.integers(10, 40, 120)])
+    dst = np.concatenate([loops, rng.integers(10, 40, 120)])
+    g = spsample.Graph.from_edge_index(src, dst, num_nodes=40, weights=rng.random(src.size) + 0.1)
+    seeds = rng.permutation(40)
+    mbs = _native_numpy_oracle(g, seeds, sampler=sampler, batch_size=7, seed=9, epoch=4)
+    isolated_only = [mb for mb in mbs if mb.seeds.max() < 10]
+    for mb in isolated_only:
+        assert mb.num_sampled_edges == [0] * len(mb.edges)
+
+
+@needs_native
+@pytest.mark.parametrize("sampler", [NodeWise([3, 3]), LADIES([4]), FastGCN([4])], ids=repr)
+def test_empty_frontiers(sampler):
+    """Seeds with no in-neighbours at all: every hop is empty, the seeds stay."""
+    g = spsample.Graph.from_edge_index([0, 1], [1, 0], num_nodes=10)
+    seeds = np.arange(2, 10)
+    mbs = _native_numpy_oracle(g, seeds, sampler=sampler, batch_size=3)
+    assert [mb.n_id.tolist() for mb in mbs][0] == [2, 3, 4] or isinstance(sampler, FastGCN)
+
+
+@needs_native
+def test_zero_weight_rows_sample_nothing():
+    g = spsample.Graph.from_edge_index([1, 2, 3, 0], [0, 0, 0, 1], num_nodes=4,
+                                       weights=[0.0, 0.0, 0.0, 1.0])
+    for sampler in (NodeWise([2], weighted=True), NodeWise([2], weighted=True, replace=True),
+                    NodeWise([-1], weighted=True)):
+        mbs = _native_numpy_oracle(g, [0, 1], sampler=sampler, batch_size=1)
+        assert mbs[0].num_sampled_edges == [0]
+        assert mbs[1].num_sampled_edges == [2 if sampler.replace else 1]   # with multiplicity
+
+
+@needs_native
+@pytest.mark.parametrize("sampler", [NodeWise([6, 4, 2]), NodeWise([3, 2], weighted=True),
+                                     LADIES([30, 30]), FastGCN([20, 20])], ids=repr)
+def test_thread_count_invariance(sampler):
+    g = random_graph(2000, 30000, seed=10, weighted=True)
+    seeds = np.random.default_rng(11).permutation(2000)[:640]
+    previous = _native.set_num_threads(1)
+    try:
+        one = spsample.sample(g, seeds, sampler=sampler, batch_size=32, seed=4)
+        _native.set_num_threads(2)
+        two = spsample.sample(g, seeds, sampler=sampler, batch_size=32, seed=4)
+        _native.set_num_threads(3)
+        three = spsample.sample(g, seeds, sampler=sampler, batch_size=32, seed=4)
+    finally:
+        _native.set_num_threads(previous)
+    assert _same(one, two) and _same(one, three)
+
+
+@needs_native
+def test_bulk_size_invariance_on_rmat():
+    """Native, one bulk vs. minibatch-by-minibatch calls; and == NumPy path on a real-ish graph."""
+    g = spsample.rmat(12, seed=3)
+    seeds = np.random.default_rng(12).permutation(g.num_nodes)[:1024]
+    kw = dict(sampler=NodeWise([10, 5, 3]), batch_size=128, seed=5, epoch=7)
+    whole = spsample.sample(g, seeds, **kw)
+    parts = []
+    for i in range(8):
+        parts += spsample.sample(g, seeds[i * 128:(i + 1) * 128], batch_offset=i, **kw)
+    assert _same(whole, parts)
+    with _native.disabled():
+        assert _same(whole, spsample.sample(g, seeds, **kw))
+
+
+@needs_native
+def test_outputs_are_owned_int64_arrays():
+    g = random_graph(100, 800, seed=13)
+    mb = spsample.sample(g, np.arange(10), sampler=NodeWise([3, 3]), batch_size=10)[0]
+    arrays = [mb.n_id] + [a for pair in mb.edges for a in pair] + list(mb.edge_ids)
+    for a in arrays:
+        assert a.dtype == np.int64 and a.ndim == 1 and a.flags.c_contiguous
+    lw = spsample.sample(g, np.arange(10), sampler=LADIES([5]), batch_size=10)[0]
+    assert lw.weight[0].dtype == np.float64 and lw.weight[0].size == lw.edges[0][0].size
+
+
+@needs_native
+def test_rng_hooks_match_python():
+    from spsample import _rng
+
+    idx = np.arange(0, 40, dtype=np.int64)
+    vtx = np.arange(100, 140, dtype=np.int64)
+    bat = np.full(40, 7, dtype=np.int64)
+    key = _rng.split_seed(2**33 + 9)
+    native = _native._kernels.philox_words(idx, vtx, 5, bat, int(key[0]), int(key[1]))
+    python = _rng.stream_words(idx, vtx, 5, bat, key)
+    assert native.dtype == np.uint32 and np.array_equal(native, python)
+    x = np.concatenate([np.geomspace(1e-300, 1e300, 1001), np.random.default_rng(0).random(1000)])
+    assert np.array_equal(_native._kernels.det_log(x), _rng.det_log(x))
+
+
+# ------------------------------------------------------------------------- switch and bounds
+def test_switched_off_by_environment():
+    code = ("import numpy as np, spsample; from spsample import _native; "
+            "g = spsample.rmat(8, seed=1); "
+            "mbs = spsample.sample(g, np.arange(64), sampler=spsample.NodeWise([4, 2]), batch_size=16); "
+            "from spsample._reference import reference_sample; "
+            "ref = reference_sample(g, np.arange(64), sampler=spsample.NodeWise([4, 2]), batch_size=16); "
+            "assert all(a.equals(b) for a, b in zip(mbs, ref)) and len(mbs) == 4; "
+            "print(_native.active_path(), _native.enabled())")
+    env = dict(os.environ, SPSAMPLE_NATIVE="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["numpy", "False"]
+
+
+def test_disabled_context_restores_the_setting():
+    before = _native.enabled()
+    with _native.disabled():
+        assert _native.active_path() == "numpy"
+    assert _native.enabled() == before
+
+
+def test_set_num_threads_rejects_negative():
+    with pytest.raises(ValueError, match="n"):
+        _native.set_num_threads(-1)
+
+
+def _args(g, **over):
+    seeds = np.arange(4, dtype=np.int64)
+    a = dict(graph=g, seeds=seeds, sizes=split_batches(4, 2), batch_ids=np.arange(2), seed=0, epoch=0)
+    a.update(over)
+    return a
+
+
+@pytest.mark.parametrize("override,match", [
+    (dict(seeds=np.array([0, 1, 2, 99])), "seeds"),
+    (dict(seeds=np.array([0, 1, 2, -1])), "seeds"),
+    (dict(sizes=np.array([2, 1])), "sizes"),
+    (dict(sizes=np.array([5, -1])), "sizes"),
+    (dict(batch_ids=np.array([0, 2**32])), "batch_ids"),
+    (dict(batch_ids=np.array([0])), "batch_ids"),
+    (dict(seed=2**64), "seed"),
+    (dict(epoch=2**24), "epoch"),
+    (dict(seeds=np.zeros((2, 2), dtype=np.int64)), "seeds"),
+])
+def test_bulk_args_checked_before_native_code(override, match):
+    g = random_graph(20, 60, seed=14)
+    a = _args(g, **override)
+    with pytest.raises(ValueError, match=match):
+        _native._bulk_args(a["graph"], a["seeds"], a["sizes"], a["batch_ids"], a["seed"], a["epoch"])
