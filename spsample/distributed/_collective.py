@@ -1,0 +1,67 @@
+"""Collective error handling: a bad input on one rank fails every rank, never hangs.
+
+:func:`agree` runs a local check on every rank and exchanges the outcome (one small
+``allgather_object``) before anyone goes on; if any rank failed, every rank raises the same
+typed error with the same message, naming the first failing rank.
+"""
+
+import hashlib
+
+from .. import _errors
+from .._errors import DistributedError, SpsampleError
+
+__all__ = ["agree", "check_same", "fingerprint"]
+
+
+def agree(comm, where, check, *, same=None):
+    """Run ``check()`` on every rank; raise on all ranks if it failed on any.
+
+    Parameters
+    ----------
+    comm : Communicator
+    where : str
+        The public function, for messages.
+    check : callable
+        Returns a value or raises a :class:`SpsampleError` subclass.
+    same : object, optional
+        A small description (e.g. ``repr`` of the configuration) that must be equal on every
+        rank; a mismatch raises :class:`DistributedError` on all ranks.
+
+    Returns
+    -------
+    ``check()``'s value on this rank.
+    """
+    result, error = None, None
+    try:
+        result = check()
+    except SpsampleError as exc:
+        error = exc
+    mine = (None if error is None else (type(error).__name__, str(error)), same)
+    outcomes = comm.allgather_object(mine)
+    failed = [(r, e) for r, (e, _) in enumerate(outcomes) if e is not None]
+    if failed:
+        rank, (cls_name, msg) = failed[0]
+        cls = getattr(_errors, cls_name, DistributedError)
+        others = f" (and ranks {[r for r, _ in failed[1:]]})" if len(failed) > 1 else ""
+        text = msg if comm.size == 1 else f"rank {rank}{others}: {msg}"
+        if error is not None and rank == comm.rank and comm.size == 1:
+            raise error
+        raise cls(text) from error
+    if same is not None:
+        values = [s for _, s in outcomes]
+        if any(v != values[0] for v in values):
+            differing = [r for r, v in enumerate(values) if v != values[0]]
+            raise DistributedError(
+                f"{where}: ranks disagree: rank 0 has {values[0]}, rank {differing[0]} has "
+                f"{values[differing[0]]}; every rank must pass the same values")
+    return result
+
+
+def fingerprint(*values):
+    """A short stable hash of ``repr(values)`` (compared across ranks)."""
+    return hashlib.sha256(repr(values).encode()).hexdigest()[:16]
+
+
+def check_same(comm, where, description, value):
+    """Raise :class:`DistributedError` on all ranks unless ``value`` is equal everywhere."""
+    agree(comm, where, lambda: None, same=(description, value))

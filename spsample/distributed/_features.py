@@ -1,0 +1,188 @@
+"""``FeatureStore``: the n × f feature matrix in ``p / c`` shards by vertex id, each shard
+held by the ``c`` ranks of a process row (the same blocks as the graph's rows)."""
+
+import os
+
+import numpy as np
+
+from .._errors import ArgumentError, ArgumentTypeError, DatasetError, DatasetNotFoundError
+from .._validate import as_index_array, check_range, fail
+from ._collective import agree
+from ._grid import Grid
+
+__all__ = ["FeatureStore"]
+
+
+class FeatureStore:
+    """Feature rows ``[lo, hi)`` of this rank's process row; any rows fetched on demand.
+
+    Build it with :meth:`from_array` or :meth:`load`; call :meth:`fetch` collectively.
+
+    Attributes
+    ----------
+    grid : Grid
+    num_nodes : int
+    shape : tuple
+        Of the whole matrix, ``(num_nodes, f, ...)``.
+    dtype : numpy.dtype
+        As given / as stored in the file (any fixed-size dtype).
+    lo, hi : int
+    shard : ndarray, shape (hi - lo, f, ...)
+        The rows held here (read-only).
+    last_stats : dict
+        ``requested``, ``unique``, ``remote`` row counts of the latest :meth:`fetch`.
+    """
+
+    def __init__(self, grid, num_nodes, lo, shard):
+        self.grid = grid
+        self.num_nodes = int(num_nodes)
+        self.lo, self.hi = int(lo), int(lo) + shard.shape[0]
+        shard.flags.writeable = False
+        self.shard = shard
+        self.shape = (self.num_nodes,) + shard.shape[1:]
+        self.dtype = shard.dtype
+        self.last_stats = {}
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_array(cls, features, grid, *, root=None):
+        """Shard an in-memory array.
+
+        Parameters
+        ----------
+        features : array_like, shape (n, f, ...)
+            ``root=None``: every rank passes the same array and keeps its shard. ``root=r``:
+            rank ``r``'s array is scattered (other ranks may pass ``None``).
+        grid : Grid
+        root : int or None
+        """
+        where = "FeatureStore.from_array"
+        _check_grid(where, grid)
+        comm = grid.comm
+        if root is None:
+            def check():
+                arr = _as_features(where, features)
+                return arr
+            arr = agree(comm, where, check)
+            agree(comm, where, lambda: None, same=("features (shape, dtype)", (arr.shape, str(arr.dtype))))
+            lo, hi = grid.block(arr.shape[0])
+            return cls(grid, arr.shape[0], lo, np.array(arr[lo:hi], copy=True))
+
+        def check_root():
+            if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < comm.size:
+                fail(ArgumentError, where, "root", f"must be None or a rank in [0, {comm.size})", root)
+            return _as_features(where, features) if comm.rank == root else None
+        arr = agree(comm, where, check_root)
+        meta = comm.bcast((arr.shape, arr.dtype.str) if comm.rank == root else None, root=root)
+        shape, dtype = meta[0], np.dtype(meta[1])
+        if comm.rank == root:
+            send = np.concatenate([arr[lo:hi] for lo, hi in _spans(shape[0], grid)])
+            counts = np.array([hi - lo for lo, hi in _spans(shape[0], grid)], dtype=np.int64)
+        else:
+            send = np.zeros((0,) + tuple(shape[1:]), dtype=dtype)
+            counts = np.zeros(comm.size, dtype=np.int64)
+        shard, _ = comm.alltoallv(send, counts)
+        return cls(grid, shape[0], grid.block(shape[0])[0], shard)
+
+    @classmethod
+    def load(cls, path, grid):
+        """Read this rank's shard of ``/features`` from an spsample HDF5 file (only its rows).
+
+        Raises
+        ------
+        DatasetNotFoundError, DatasetError
+            On every rank, when the file is missing on any rank or has no features.
+        """
+        from ..io import open_rows
+
+        where = "FeatureStore.load"
+        _check_grid(where, grid)
+        comm = grid.comm
+
+        def check():
+            if not isinstance(path, (str, os.PathLike)):
+                fail(ArgumentTypeError, where, "path", "must be a str or os.PathLike", type(path))
+            if not os.path.exists(path):
+                raise DatasetNotFoundError(
+                    f"{where}: argument 'path' {str(path)!r} does not exist on this rank")
+            reader = open_rows(path)
+            if reader.num_features == 0:
+                reader.close()
+                raise DatasetError(f"{where}: {str(path)!r} has no /features")
+            return reader
+        reader = agree(comm, where, check)
+        try:
+            n = reader.num_nodes
+            agree(comm, where, lambda: None, same=("num_nodes of the file", n))
+            lo, hi = grid.block(n)
+            shard = agree(comm, where,
+                          lambda: reader.read_feature_rows(np.arange(lo, hi, dtype=np.int64)))
+        finally:
+            reader.close()
+        return cls(grid, n, lo, np.ascontiguousarray(shard))
+
+    # ------------------------------------------------------------------ fetching
+    def fetch(self, n_id):
+        """The feature rows of ``n_id`` (collective over the grid).
+
+        Requests are deduplicated, bucketed by owning process row (ids ascending, so the
+        buckets are contiguous) and exchanged with one all-to-all inside this rank's column
+        (the ``p / c`` ranks of its replica index); the owners answer with their rows.
+
+        Parameters
+        ----------
+        n_id : array_like of int, shape (m,)
+            Any order, repeats allowed, may be empty; ``0 <= n_id < num_nodes``.
+
+        Returns
+        -------
+        ndarray, shape (m, f, ...), dtype :attr:`dtype`: exactly the stored rows.
+
+        Raises
+        ------
+        ArgumentError
+            On every rank, when any rank asks for a row that does not exist.
+        """
+        where = "FeatureStore.fetch"
+
+        def check():
+            ids = as_index_array(where, "n_id", n_id)
+            check_range(where, "n_id", ids, 0, self.num_nodes)
+            return ids
+        ids = agree(self.grid.comm, where, check)
+        col = self.grid.col_comm
+        uniq, inverse = np.unique(ids, return_inverse=True)
+        owner = self.grid.owner(uniq, self.num_nodes)
+        counts = np.bincount(owner, minlength=col.size)
+        asked, asked_counts = col.alltoallv(uniq, counts)
+        rows = self.shard[asked - self.lo]
+        got, _ = col.alltoallv(np.ascontiguousarray(rows), asked_counts, recvcounts=counts)
+        self.last_stats = {"requested": int(ids.size), "unique": int(uniq.size),
+                           "remote": int((owner != self.grid.row).sum())}
+        return got[inverse.ravel()]
+
+    def __repr__(self):
+        return (f"FeatureStore(shape={self.shape}, dtype={self.dtype}, "
+                f"rows=[{self.lo}, {self.hi}), {self.grid!r})")
+
+
+def _check_grid(where, grid):
+    if not isinstance(grid, Grid):
+        fail(ArgumentTypeError, where, "grid", "must be a spsample.distributed.Grid", type(grid))
+
+
+def _as_features(where, features):
+    try:
+        arr = np.asarray(features)
+    except Exception as exc:
+        fail(ArgumentTypeError, where, "features", f"cannot be read as an array ({exc})",
+             show_value=False)
+    if arr.dtype == object or arr.ndim < 1:
+        fail(ArgumentTypeError, where, "features",
+             "must be an array of fixed-size elements with ndim >= 1", show_value=False)
+    return arr
+
+
+def _spans(n, grid):
+    from ._layout import rows_of_rank
+    return [rows_of_rank(n, r, grid.size, grid.replication) for r in range(grid.size)]

@@ -1,0 +1,328 @@
+"""``DistGraph``: the adjacency split into block rows over the process rows of a :class:`Grid`."""
+
+import os
+import time
+
+import numpy as np
+
+from .._errors import ArgumentError, ArgumentTypeError, DatasetNotFoundError
+from .._graph import Graph
+from .._sample import check_sample_args, check_unique_per_batch, run_bulk, split_batches
+from .._validate import as_index_array, check_range, fail
+from ..samplers._layerwise import column_weights as _serial_column_weights
+from ._collective import agree
+from ._grid import Grid
+
+__all__ = ["DistGraph", "STRATEGIES"]
+
+#: Node-wise strategies: send frontier ids to the owners ("push") or fetch rows ("pull").
+STRATEGIES = ("push", "pull")
+
+
+class DistGraph:
+    """A graph whose block rows are spread over the process rows of a :class:`Grid`.
+
+    Rank ``r`` holds rows ``[lo, hi)`` of ``A`` (those of its process row; row ``v`` lists the
+    vertices ``v`` aggregates from, so the owner of row ``v`` is the one that can sample
+    ``v``'s neighbours, directed graphs included). Build it with :meth:`load` (each rank reads
+    only its rows from an spsample HDF5 file) or :meth:`from_graph`; sample it with
+    ``spsample.sample(dist_graph, seeds, ...)``, each rank passing its own seeds and
+    ``batch_offset``.
+
+    Attributes
+    ----------
+    grid : Grid
+    num_nodes, num_edges : int
+        Of the whole graph.
+    lo, hi : int
+        The global ids of the rows held here.
+    indptr : int64, shape (hi - lo + 1,)
+        Local row pointers (``indptr[0] == 0``).
+    indices : int64, shape (indptr[-1],)
+        Global column ids.
+    weights : float64, shape (indptr[-1],), or None
+    edge_offset : int
+        Position of this block's first entry in the global CSR ``indices`` (edge ids are
+        global: ``edge_offset + local position``).
+    replicated : bool
+        ``True`` when every rank holds the whole graph (``replicate_graph=True``): sampling
+        then needs no communication at all.
+    last_stats : dict
+        Counters and phase times of the latest :meth:`sample` call on this rank.
+    """
+
+    def __init__(self, grid, num_nodes, lo, indptr, indices, weights, *, replicated=False):
+        self.grid = grid
+        self.num_nodes = int(num_nodes)
+        self.lo, self.hi = int(lo), int(lo) + indptr.size - 1
+        for arr in (indptr, indices, weights):
+            if arr is not None:
+                arr.flags.writeable = False
+        self.indptr, self.indices, self.weights = indptr, indices, weights
+        self.replicated = bool(replicated)
+        comm = grid.comm if replicated else grid.col_comm
+        nnz = comm.allgather(np.array([indices.size], dtype=np.int64))[:, 0]
+        if replicated:
+            self.edge_offset, self.num_edges = 0, int(nnz[0])
+        else:
+            self.edge_offset, self.num_edges = int(nnz[:grid.row].sum()), int(nnz.sum())
+        degree = np.diff(indptr)
+        self.max_degree = int(grid.comm.allreduce(
+            np.array([degree.max() if degree.size else 0], dtype=np.int64), op="max")[0])
+        self._full = Graph(indptr, indices, weights) if replicated else None
+        self._column_weights = None
+        self.last_stats = {}
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_graph(cls, graph, grid, *, replicate_graph=False, root=None):
+        """Distribute an in-memory :class:`~spsample.Graph`.
+
+        Parameters
+        ----------
+        graph : Graph or None
+            ``root=None``: every rank passes the same graph and keeps its own rows (checked
+            cheaply: sizes and a hash of the block boundaries' row pointers). ``root=r``: only
+            rank ``r``'s graph is used (others may pass ``None``); its rows are scattered.
+        grid : Grid
+        replicate_graph : bool
+            Keep the whole graph on every rank (no sampling communication).
+        root : int or None
+        """
+        where = "DistGraph.from_graph"
+        _check_grid(where, grid)
+        comm = grid.comm
+        if root is None:
+            def check():
+                if not isinstance(graph, Graph):
+                    fail(ArgumentTypeError, where, "graph", "must be a spsample.Graph", type(graph))
+                return _graph_fingerprint(graph)
+            meta = agree(comm, where, check)
+            agree(comm, where, lambda: None, same=("graph (num_nodes, num_edges, weighted)", meta))
+            if replicate_graph:
+                return cls(grid, graph.num_nodes, 0, graph.indptr, graph.indices, graph.weights,
+                           replicated=True)
+            lo, hi = grid.block(graph.num_nodes)
+            indptr, indices, weights = _slice_rows(graph, lo, hi)
+            return cls(grid, graph.num_nodes, lo, indptr, indices, weights)
+
+        def check_root():
+            if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < comm.size:
+                fail(ArgumentError, where, "root", f"must be None or a rank in [0, {comm.size})", root)
+            if comm.rank == root and not isinstance(graph, Graph):
+                fail(ArgumentTypeError, where, "graph", "must be a spsample.Graph on the root rank",
+                     type(graph))
+        agree(comm, where, check_root)
+        meta = comm.bcast(_graph_fingerprint(graph) if comm.rank == root else None, root=root)
+        n, _, weighted = meta
+        return cls._scatter(graph, grid, n, weighted, root, replicate_graph)
+
+    @classmethod
+    def _scatter(cls, graph, grid, n, weighted, root, replicate_graph):
+        comm = grid.comm
+        spans = [(0, n) if replicate_graph else
+                 tuple(int(x) for x in _span(n, r, grid)) for r in range(comm.size)]
+        if comm.rank == root:
+            pieces = [_slice_rows(graph, lo, hi) for lo, hi in spans]
+            degree = np.concatenate([np.diff(p[0]) for p in pieces])
+            indices = np.concatenate([p[1] for p in pieces])
+            weights = np.concatenate([p[2] for p in pieces]) if weighted else None
+            row_counts = np.array([hi - lo for lo, hi in spans], dtype=np.int64)
+            nnz_counts = np.array([p[1].size for p in pieces], dtype=np.int64)
+        else:
+            degree = indices = np.zeros(0, dtype=np.int64)
+            weights = np.zeros(0) if weighted else None
+            row_counts = nnz_counts = np.zeros(comm.size, dtype=np.int64)
+        degree, _ = comm.alltoallv(degree, row_counts)
+        indices, _ = comm.alltoallv(indices, nnz_counts)
+        if weighted:
+            weights, _ = comm.alltoallv(weights, nnz_counts)
+        indptr = np.zeros(degree.size + 1, dtype=np.int64)
+        np.cumsum(degree, out=indptr[1:])
+        lo = spans[comm.rank][0]
+        return cls(grid, n, lo, indptr, indices, weights, replicated=replicate_graph)
+
+    @classmethod
+    def load(cls, path, grid, *, replicate_graph=False):
+        """Read this rank's block rows of the graph of an spsample HDF5 file.
+
+        Only rows ``[lo, hi)`` are read (``spsample.io.open_rows(path).read_rows(lo, hi)``),
+        or all rows with ``replicate_graph=True``.
+
+        Raises
+        ------
+        DatasetNotFoundError, DatasetError
+            On every rank when the file is missing (or unreadable) on any rank.
+        """
+        from ..io import open_rows
+
+        where = "DistGraph.load"
+        _check_grid(where, grid)
+        comm = grid.comm
+
+        def check():
+            if not isinstance(path, (str, os.PathLike)):
+                fail(ArgumentTypeError, where, "path", "must be a str or os.PathLike", type(path))
+            if not os.path.exists(path):
+                raise DatasetNotFoundError(
+                    f"{where}: argument 'path' {str(path)!r} does not exist on this rank")
+            return open_rows(path)
+        reader = agree(comm, where, check)
+        try:
+            n = reader.num_nodes
+            agree(comm, where, lambda: None, same=("num_nodes of the file", n))
+            lo, hi = (0, n) if replicate_graph else grid.block(n)
+            indptr, indices, weights = agree(comm, where, lambda: reader.read_rows(lo, hi))
+        finally:
+            reader.close()
+        return cls(grid, n, lo, indptr, indices, weights, replicated=replicate_graph)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def is_weighted(self):
+        return self.weights is not None
+
+    def owner(self, ids):
+        """The process row owning (holding the row of) each vertex.
+
+        Parameters
+        ----------
+        ids : array_like of int, shape (m,)
+
+        Returns
+        -------
+        int64, shape (m,), values in ``[0, grid.num_rows)``.
+        """
+        ids = as_index_array("DistGraph.owner", "ids", ids)
+        check_range("DistGraph.owner", "ids", ids, 0, self.num_nodes)
+        return self.grid.owner(ids, self.num_nodes)
+
+    def column_weights(self):
+        """FastGCN's ``(q, cumulative)`` of the whole graph, bit-identical to the serial ones.
+
+        ``q[u] = Σ_v A[v,u]²`` must be summed in CSR order: each block sends its entries
+        ``(u, A[v,u]²)`` in CSR order to the owner of ``u``, which sums them source by source
+        (= block order = CSR order); the owners' pieces are then gathered on every rank.
+        Computed once per graph.
+        """
+        if self._column_weights is None:
+            if self.replicated:
+                self._column_weights = _serial_column_weights(self._full)
+            else:
+                self._column_weights = _distributed_column_weights(self)
+        return self._column_weights
+
+    # ------------------------------------------------------------------ sampling
+    def sample(self, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0,
+               strategy="push"):
+        """Sample this rank's minibatches (``spsample.sample(dist_graph, ...)`` calls this).
+
+        Collective: every rank calls it with the same ``sampler``, ``batch_size``, ``seed``,
+        ``epoch`` and ``strategy`` and its own ``seeds`` and ``batch_offset`` (global
+        minibatch ids; a rank may pass no seeds). The result equals the single-process
+        ``spsample.sample(graph, all_seeds, ...)`` restricted to this rank's minibatches, bit
+        for bit, for every ``p`` and ``c``.
+
+        Parameters
+        ----------
+        strategy : {"push", "pull"}
+            Node-wise samplers (``NodeWise`` and subclasses keeping its probability, stream and
+            selection rules): ``"push"`` sends each frontier vertex to its owner, which samples
+            and returns ``(vertex, edge id)`` per sample; ``"pull"`` fetches the frontier's rows
+            of ``A`` and samples locally. Other samplers (LADIES, FastGCN, custom frontiers or
+            streams) always fetch the rows they need (exact sums, any sampler on the protocol).
+
+        Raises
+        ------
+        SeedError, ArgumentError, SamplerError, DistributedError
+            On every rank, when any rank's input is bad or the ranks disagree.
+        """
+        from ._sampling import run_distributed
+
+        t0 = time.perf_counter()
+        args = agree(self.grid.comm, "sample",
+                     lambda: self._check_sample(seeds, sampler, batch_size, seed, epoch,
+                                                batch_offset, strategy),
+                     same=_describe(sampler, batch_size, seed, epoch, strategy))
+        seeds, sizes, batch_ids, seed, epoch = args
+        t1 = time.perf_counter()
+        stats = {"validate_s": t1 - t0, "num_batches": int(sizes.size), "strategy": strategy}
+        if self.replicated:
+            out = run_bulk(self._full, seeds, sizes, batch_ids, sampler, seed, epoch) \
+                if sizes.size else []
+            stats["mode"] = "replicated"
+        else:
+            out = run_distributed(self, seeds, sizes, batch_ids, sampler, seed, epoch,
+                                  strategy, stats)
+        stats["sample_s"] = time.perf_counter() - t1
+        stats["sampled_edges"] = int(sum(sum(mb.num_sampled_edges) for mb in out))
+        self.last_stats = stats
+        return out
+
+    def _check_sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy):
+        if strategy not in STRATEGIES:
+            fail(ArgumentError, "sample", "strategy", f"must be one of {STRATEGIES}", strategy)
+        empty = np.asarray(seeds).size == 0 if not isinstance(seeds, np.ndarray) else seeds.size == 0
+        probe = [0] if empty else seeds
+        checked, batch_size, seed, epoch, batch_offset = check_sample_args(
+            self.num_nodes, probe, sampler, batch_size, seed, epoch, batch_offset)
+        if empty:
+            checked = np.zeros(0, dtype=np.int64)
+        sampler.check_graph(self)
+        sizes = split_batches(checked.size, batch_size)
+        if checked.size:
+            check_unique_per_batch(checked, sizes)
+        batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
+        return checked, sizes, batch_ids, seed, epoch
+
+    def __repr__(self):
+        mode = ", replicated" if self.replicated else ""
+        return (f"DistGraph(num_nodes={self.num_nodes}, num_edges={self.num_edges}, "
+                f"rows=[{self.lo}, {self.hi}){mode}, {self.grid!r})")
+
+
+# ---------------------------------------------------------------------- helpers
+def _check_grid(where, grid):
+    if not isinstance(grid, Grid):
+        fail(ArgumentTypeError, where, "grid", "must be a spsample.distributed.Grid", type(grid))
+
+
+def _graph_fingerprint(graph):
+    return (graph.num_nodes, graph.num_edges, graph.weights is not None)
+
+
+def _describe(sampler, batch_size, seed, epoch, strategy):
+    config = sampler.config() if hasattr(sampler, "config") else repr(sampler)
+    return repr({"sampler": config, "batch_size": batch_size, "seed": seed, "epoch": epoch,
+                 "strategy": strategy})
+
+
+def _span(n, rank, grid):
+    from . import _layout
+    return _layout.rows_of_rank(n, rank, grid.size, grid.replication)
+
+
+def _slice_rows(graph, lo, hi):
+    start, stop = int(graph.indptr[lo]), int(graph.indptr[hi])
+    indptr = np.array(graph.indptr[lo:hi + 1], dtype=np.int64) - start
+    indices = np.array(graph.indices[start:stop], dtype=np.int64)
+    weights = None if graph.weights is None else np.array(graph.weights[start:stop])
+    return indptr, indices, weights
+
+
+def _distributed_column_weights(dg):
+    col = dg.grid.col_comm
+    values = np.ones(dg.indices.size) if dg.weights is None else dg.weights * dg.weights
+    dest = dg.grid.owner(dg.indices, dg.num_nodes)
+    order = np.argsort(dest, kind="stable")         # keeps CSR order within each owner
+    pairs = np.empty((order.size, 2), dtype=np.int64)
+    pairs[:, 0] = dg.indices[order]
+    pairs[:, 1] = values[order].view(np.int64)
+    recv, _ = col.alltoallv(pairs, np.bincount(dest, minlength=col.size))
+    lo, hi = dg.grid.block(dg.num_nodes)
+    # sources arrive in process-row order = CSR order; bincount sums each bin sequentially
+    q_block = np.bincount(recv[:, 0] - lo, weights=recv[:, 1].copy().view(np.float64),
+                          minlength=hi - lo).astype(np.float64)
+    q = col.allgatherv(q_block)
+    return q, np.cumsum(q)
+
