@@ -31,8 +31,8 @@ def add_arguments(parser):
     parser.add_argument("--no-compression", action="store_true",
                         help="write uncompressed chunks (faster, larger)")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="reader option, VALUE a Python literal or a plain string "
-                             "(repeatable), e.g. -o directed=False")
+                        help="reader option, VALUE a Python literal (true/false/none in any "
+                             "case) or a plain string (repeatable), e.g. -o directed=false")
 
 
 def run(args):
@@ -62,6 +62,9 @@ def _parse_option(text):
     if not sep or not key.isidentifier():
         raise ArgumentError(f"spsample convert: argument '--option' must look like KEY=VALUE "
                             f"(got {text!r})")
+    words = {"true": True, "false": False, "none": None}  # -o directed=false means False
+    if value.strip().lower() in words:
+        return key, words[value.strip().lower()]
     try:
         return key, ast.literal_eval(value)
     except (ValueError, SyntaxError):

@@ -497,6 +497,10 @@ def test_musae_twitch_columns(tmp_path):
         io.from_musae(directory)
     ds = io.from_musae(directory, "DE")
     assert ds.labels.tolist() == [1, 1, 0]  # new_id is the node; False < True
+    assert io.detect_format(directory) == "musae"
+    converted = io.convert(directory, tmp_path / "de.h5", prefix="DE")
+    assert_same_dataset(spsample.load(tmp_path / "de.h5"), converted)
+    assert_same_dataset(converted, ds)
     assert io.from_musae(directory, "DE", label_column="partner").labels.tolist() == [0, 0, 0]
 
 
@@ -950,3 +954,49 @@ def test_embedded_cora_is_the_converted_planetoid(shared_datasets, tmp_path):
     embedded = io.embedded_path("cora")
     assert embedded.stat().st_size < 512 * 1024
     assert io.load_cora().features.dtype == np.uint8
+
+
+# ====================================================================== option types
+@pytest.mark.parametrize("reader, kwargs", [
+    ("edge_list", {"directed": "false"}),
+    ("edge_list", {"relabel": 1}),
+    ("edge_list", {"weighted": None}),
+    ("edge_list", {"skiprows": 1.0}),
+    ("edge_list", {"num_nodes": "9"}),
+    ("edge_list", {"comment": 3}),
+    ("edge_list", {"delimiter": b","}),
+    ("csr_npz", {"transpose": "yes"}),
+    ("gnnbench", {"symmetrize": 0}),
+    ("ogb", {"directed": "False"}),
+    ("planetoid", {"verify": "no"}),
+    ("planetoid", {"name": 3}),
+])
+def test_reader_option_types(sources, reader, kwargs):
+    """Options of the wrong type are refused by name (a string "false" is truthy, so accepting
+    it would silently flip the option)."""
+    path, _ = sources[reader]
+    with pytest.raises(ArgumentTypeError, match=f"'{next(iter(kwargs))}'"):
+        io.FORMATS[reader](path, **kwargs)
+
+
+def test_edge_list_argument_ranges(sources):
+    path, _ = sources["edge_list"]
+    with pytest.raises(ArgumentError, match="'skiprows' must be >= 0"):
+        io.from_edge_list(path, skiprows=-1)
+    with pytest.raises(ArgumentError, match="'num_nodes' must be >= 1"):
+        io.from_edge_list(path, num_nodes=0)
+
+
+def test_cli_option_words(sources, tmp_path, capsys):
+    """``-o directed=false`` (lower case) means False, as ``-o directed=False`` does."""
+    path, _ = sources["edge_list"]
+    for word in ("false", "FALSE", "False"):
+        assert spsample.cli.main(["convert", str(path), str(tmp_path / "x.h5"), "-o",
+                                  f"directed={word}"]) == 0
+        assert spsample.load(tmp_path / "x.h5").num_edges == 7  # symmetrised
+    assert spsample.cli.main(["convert", str(path), str(tmp_path / "x.h5"), "-o",
+                              "directed=true", "-o", "num_nodes=9"]) == 0
+    assert spsample.load(tmp_path / "x.h5").num_nodes == 9
+    assert spsample.cli.main(["convert", str(path), str(tmp_path / "x.h5"), "-o",
+                              "delimiter=\t", "-o", "comment=#"]) == 0
+    capsys.readouterr()

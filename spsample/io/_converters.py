@@ -15,7 +15,7 @@ from .._errors import ArgumentError, ArgumentTypeError, DatasetError, DatasetNot
 from .._graph import Graph
 from .._validate import as_int, fail
 from ._dataset import Dataset
-from ._files import as_dir, as_file, fail_path, read_npz, read_table
+from ._files import as_bool, as_dir, as_file, fail_path, read_npz, read_table
 
 __all__ = ["from_npz_gnnbench", "from_heterophilous_npz", "from_musae", "from_edge_list",
            "from_csr_npz", "from_scipy", "from_ogb"]
@@ -45,6 +45,7 @@ def from_npz_gnnbench(path, *, symmetrize=False):
     import scipy.sparse as sp
 
     where = "spsample.io.from_npz_gnnbench"
+    symmetrize = as_bool(where, "symmetrize", symmetrize)
     path = as_file(where, path)
     z = read_npz(where, path, ["adj_data", "adj_indices", "adj_indptr", "adj_shape"],
                  optional=["attr_data", "attr_indices", "attr_indptr", "attr_shape",
@@ -138,6 +139,7 @@ def from_csr_npz(path, *, transpose=False):
     import scipy.sparse as sp
 
     where = "spsample.io.from_csr_npz"
+    transpose = as_bool(where, "transpose", transpose)
     path = as_file(where, path)
     z = read_npz(where, path, ["indptr", "indices"], optional=["data"])
     if z["indptr"].ndim != 1 or z["indptr"].size == 0:
@@ -191,6 +193,15 @@ def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=
         Graph only; duplicate lines are merged (weights summed).
     """
     where = "spsample.io.from_edge_list"
+    directed, relabel, weighted = (as_bool(where, name, value) for name, value in (
+        ("directed", directed), ("relabel", relabel), ("weighted", weighted)))
+    skiprows = as_int(where, "skiprows", skiprows, minimum=0)
+    if num_nodes is not None:
+        num_nodes = as_int(where, "num_nodes", num_nodes, minimum=1)
+    if comment is not None and not isinstance(comment, str):
+        fail(ArgumentTypeError, where, "comment", "must be a str or None", comment)
+    if delimiter is not None and not isinstance(delimiter, str):
+        fail(ArgumentTypeError, where, "delimiter", "must be a str or None", delimiter)
     path = as_file(where, path)
     cols = (0, 1, 2) if weighted else (0, 1)
     table = read_table(where, path, dtype=np.float64 if weighted else np.int64,
@@ -349,6 +360,7 @@ def from_ogb(directory, *, directed=True):
         ``valid`` renamed ``val``, in sorted order of names.
     """
     where = "spsample.io.from_ogb"
+    directed = as_bool(where, "directed", directed)
     directory = as_dir(where, directory)
     raw = directory / "raw"
     if not (raw / "edge.csv.gz").is_file():

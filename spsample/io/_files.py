@@ -11,12 +11,23 @@ import numpy as np
 from .._errors import ArgumentTypeError, DatasetError, DatasetNotFoundError
 from .._validate import fail
 
-__all__ = ["as_dir", "as_file", "fail_path", "read_table", "read_npz"]
+__all__ = ["as_bool", "as_dir", "as_file", "fail_path", "read_table", "read_npz"]
 
 
 def fail_path(error_cls, where, name, problem, path):
     """Like :func:`spsample._validate.fail`, but shows the whole path (never shortened)."""
     fail(error_cls, where, name, f"{problem} (got {str(path)!r})", show_value=False)
+
+
+def as_bool(where, name, value):
+    """``value`` if it is a bool (or NumPy bool), else :class:`ArgumentTypeError` naming ``name``.
+
+    Strings such as ``"false"`` are refused: they are truthy, so accepting them would silently
+    flip the meaning of an option.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        fail(ArgumentTypeError, where, name, "must be True or False", value)
+    return bool(value)
 
 
 def _as_path(where, name, path):

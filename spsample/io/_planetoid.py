@@ -25,7 +25,7 @@ from .._errors import (
 from .._graph import Graph
 from .._validate import fail
 from ._dataset import Dataset
-from ._files import as_dir, fail_path
+from ._files import as_bool, as_dir, fail_path
 
 __all__ = ["from_planetoid", "planetoid_names"]
 
@@ -134,6 +134,7 @@ def from_planetoid(directory, name=None, *, missing_features="zero", verify=True
     directory = as_dir(where, directory)
     if missing_features not in ("zero", "nan"):
         fail(ArgumentError, where, "missing_features", "must be 'zero' or 'nan'", missing_features)
+    verify = as_bool(where, "verify", verify)
     name = _pick_name(where, directory, name)
     paths = {part: directory / f"ind.{name}.{part}" for part in _PARTS + ("test.index",)}
     for part, p in paths.items():
@@ -155,7 +156,9 @@ def _pick_name(where, directory, name):
             fail(DatasetError, where, "name", f"must be given: {str(directory)!r} holds "
                  f"{len(names)} Planetoid datasets {names}", name)
         return names[0]
-    if not isinstance(name, str) or name not in names:
+    if not isinstance(name, str):
+        fail(ArgumentTypeError, where, "name", "must be a str", name)
+    if name not in names:
         fail(DatasetNotFoundError, where, "name",
              f"has no ind.<name>.graph in {str(directory)!r} (found {names})", name)
     return name
