@@ -23,6 +23,7 @@ def add_arguments(parser):
     parser.add_argument("src", help="dataset file or folder to convert")
     parser.add_argument("dst", help="spsample HDF5 file to write (overwritten)")
     parser.add_argument("--format", choices=sorted(FORMATS), default=None,
+                        type=lambda text: text.lower().replace("-", "_"),
                         help="source format (default: detected from SRC)")
     parser.add_argument("--name", default=None,
                         help="dataset name to store (for a Planetoid folder, also which one)")

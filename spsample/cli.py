@@ -13,7 +13,8 @@ import sys
 COMMANDS = {
     "train": "Train GraphSAGE with spsample minibatches (default: the embedded Cora dataset).",
     "sample": "Print sampling statistics for a dataset.",
-    "convert": "Convert a graph dataset (Planetoid, npz, CSV, SNAP, OGB, ...) into spsample's HDF5.",
+    "convert": "Convert a graph dataset (Planetoid, npz, CSV, SNAP, OGB, ...) into spsample's "
+               "HDF5.",
 }
 
 
@@ -23,7 +24,8 @@ def build_parser(command=None):
     Only ``command``'s module is imported and its arguments added (none when ``command`` is
     None), so a missing or broken sub-command module breaks only that sub-command.
     """
-    parser = argparse.ArgumentParser(prog="spsample", description="Bulk matrix-algebra sampling for GNN training.")
+    parser = argparse.ArgumentParser(
+        prog="spsample", description="Bulk matrix-algebra sampling for GNN training.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, help_text in COMMANDS.items():

@@ -781,7 +781,7 @@ def test_cli_convert(sources, tmp_path, capsys):
     assert loaded.name == "cora-like" and loaded.features.dtype == np.int8
     dst = tmp_path / "h.h5"
     assert spsample.cli.main(["convert", str(sources["csr_npz"][0]), str(dst), "--format",
-                              "csr_npz", "-o", "transpose=True"]) == 0
+                              "CSR-npz", "-o", "transpose=True"]) == 0
     assert_same_dataset(spsample.load(dst), io.from_csr_npz(sources["csr_npz"][0],
                                                             transpose=True))
 
@@ -941,6 +941,20 @@ def test_real_law_cnr_2000(shared_datasets):
     with np.load(path) as z:
         np.testing.assert_array_equal(ds.graph.indptr, z["indptr"])
         np.testing.assert_array_equal(ds.graph.indices, z["indices"])
+
+
+@pytest.mark.datasets
+def test_real_detect_format(shared_datasets):
+    expected = {
+        "planetoid-cora": "planetoid", "planetoid-citeseer": "planetoid",
+        "planetoid-pubmed": "planetoid", "gnnbench-npz/cora.npz": "gnnbench",
+        "heterophilous-minesweeper/minesweeper.npz": "heterophilous",
+        "musae-facebook": "musae", "musae-twitch": "musae",
+        "snap-soc-slashdot0902/soc-Slashdot0902.txt.gz": "edge_list",
+        "law-cnr-2000/cnr-2000.npz": "csr_npz",
+    }
+    for rel, fmt in expected.items():
+        assert io.detect_format(shared_datasets / rel) == fmt, rel
 
 
 @pytest.mark.datasets
