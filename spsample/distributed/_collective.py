@@ -36,24 +36,24 @@ def agree(comm, where, check, *, same=None):
         result = check()
     except SpsampleError as exc:
         error = exc
-    mine = (None if error is None else (type(error).__name__, str(error)), same)
+    # one small exchange: the error (if any) and a 16-character hash of `same`
+    mine = (None if error is None else (type(error).__name__, str(error)),
+            None if same is None else fingerprint(same))
     outcomes = comm.allgather_object(mine)
     failed = [(r, e) for r, (e, _) in enumerate(outcomes) if e is not None]
     if failed:
         rank, (cls_name, msg) = failed[0]
+        if error is not None and comm.size == 1:
+            raise error
         cls = getattr(_errors, cls_name, DistributedError)
         others = f" (and ranks {[r for r, _ in failed[1:]]})" if len(failed) > 1 else ""
-        text = msg if comm.size == 1 else f"rank {rank}{others}: {msg}"
-        if error is not None and rank == comm.rank and comm.size == 1:
-            raise error
-        raise cls(text) from error
-    if same is not None:
-        values = [s for _, s in outcomes]
-        if any(v != values[0] for v in values):
-            differing = [r for r, v in enumerate(values) if v != values[0]]
-            raise DistributedError(
-                f"{where}: ranks disagree: rank 0 has {values[0]}, rank {differing[0]} has "
-                f"{values[differing[0]]}; every rank must pass the same values")
+        raise cls(f"rank {rank}{others}: {msg}") from error
+    if same is not None and any(h != outcomes[0][1] for _, h in outcomes):
+        values = comm.allgather_object(same)      # only on a mismatch: the readable values
+        differing = next(r for r, v in enumerate(values) if v != values[0])
+        raise DistributedError(
+            f"{where}: ranks disagree: rank 0 has {values[0]}, rank {differing} has "
+            f"{values[differing]}; every rank must pass the same values")
     return result
 
 

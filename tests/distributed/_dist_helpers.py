@@ -1,0 +1,55 @@
+"""Helpers of the distributed suite. It runs serially (world size 1, no MPI) and under
+``mpiexec -n 2`` / ``-n 4`` (tests/run.sh): every rank collects the same tests in the same
+order, and every assertion is reduced over the ranks (:func:`assert_all`), so all ranks fail
+together and the next test's collectives never meet a rank that has gone on."""
+
+import numpy as np
+import pytest
+
+import spsample
+from spsample.distributed import Grid, world
+
+_WORLD = None
+_GRIDS = {}
+
+
+def world_comm():
+    global _WORLD
+    if _WORLD is None:
+        _WORLD = world()
+    return _WORLD
+
+
+def grid_for(c):
+    """One cached Grid per replication factor (communicators are a finite resource)."""
+    if c not in _GRIDS:
+        _GRIDS[c] = Grid(world_comm(), replication=c)
+    return _GRIDS[c]
+
+
+def valid_replications():
+    p = world_comm().size
+    return [c for c in range(1, p + 1) if p % c == 0]
+
+
+def assert_all(ok, message=""):
+    """Assert ``ok`` on every rank: fails on all ranks if it is false on any."""
+    flags = world_comm().allgather_object(bool(ok))
+    assert all(flags), f"failed on ranks {[r for r, f in enumerate(flags) if not f]}: {message}"
+
+
+def raised(fn):
+    """The exception ``fn()`` raised, or None."""
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the tests inspect it
+        return exc
+    return None
+
+
+def my_batches(num_batches):
+    """This rank's contiguous range of global minibatch ids ``[b0, b1)``."""
+    comm = world_comm()
+    per = -(-num_batches // comm.size)
+    b0 = min(comm.rank * per, num_batches)
+    return b0, min(b0 + per, num_batches)

@@ -1,0 +1,183 @@
+"""Distributed sampling == the single-process call restricted to this rank's minibatches, bit
+for bit, for every sampler, strategy and valid replication factor of the current world size."""
+
+import numpy as np
+import pytest
+
+import spsample
+from spsample.distributed import DistGraph
+from spsample.primitives import Streams
+
+from _dist_helpers import assert_all, grid_for, my_batches, valid_replications, world_comm
+
+pytestmark = [pytest.mark.mpi, pytest.mark.timeout(120)]
+
+BATCH = 32
+NUM_SEEDS = 300            # 10 minibatches, the last one of 12 seeds
+REPLICATIONS = valid_replications()
+
+
+class RandomWalk(spsample.NodeWise):
+    """Custom frontier and streams (not pushable): must take the row-fetch path."""
+
+    def __init__(self, walk_length):
+        super().__init__([1] * walk_length)
+
+    def frontier(self, state, ctx):
+        return state.new_nodes(0) if ctx.hop == 1 else state.edge_sources(ctx.hop - 1)
+
+    def streams(self, Q, ctx):
+        walk = np.arange(len(Q)) - np.searchsorted(Q.batch, Q.batch)
+        return Streams(walk, ctx.batch_ids[Q.batch], ctx.hop_word, ctx.key)
+
+
+SAMPLERS = {
+    "nodewise": lambda: spsample.NodeWise([5, 3]),
+    "nodewise-all": lambda: spsample.NodeWise([-1, 2]),
+    "nodewise-replace": lambda: spsample.NodeWise([4, 3], replace=True),
+    "ladies": lambda: spsample.LADIES([40, 20]),
+    "fastgcn": lambda: spsample.FastGCN([40, 20]),
+    "randomwalk": lambda: RandomWalk(3),
+}
+WEIGHTED_SAMPLERS = {
+    "nodewise-weighted": lambda: spsample.NodeWise([5, 3], weighted=True),
+    "nodewise-weighted-replace": lambda: spsample.NodeWise([4, 2], replace=True, weighted=True),
+    "ladies": lambda: spsample.LADIES([40, 20]),
+    "fastgcn": lambda: spsample.FastGCN([40, 20]),
+}
+
+_REF = {}
+
+
+def seeds_of(graph):
+    return np.random.default_rng(3).permutation(graph.num_nodes)[:NUM_SEEDS]
+
+
+def reference(graph, name, make, seed=9, epoch=2):
+    key = (id(graph), name, seed, epoch)
+    if key not in _REF:
+        _REF[key] = spsample.sample(graph, seeds_of(graph), sampler=make(), batch_size=BATCH,
+                                    seed=seed, epoch=epoch)
+    return _REF[key]
+
+
+def distributed(dg, graph, make, strategy, seed=9, epoch=2):
+    num_batches = -(-NUM_SEEDS // BATCH)
+    b0, b1 = my_batches(num_batches)
+    seeds = seeds_of(graph)[b0 * BATCH:b1 * BATCH]
+    out = spsample.sample(dg, seeds, sampler=make(), batch_size=BATCH, seed=seed, epoch=epoch,
+                          batch_offset=b0, strategy=strategy)
+    return out, b0, b1
+
+
+def matches(out, ref, b0, b1):
+    return len(out) == b1 - b0 and all(a.equals(b) for a, b in zip(out, ref[b0:b1]))
+
+
+@pytest.mark.parametrize("c", REPLICATIONS)
+@pytest.mark.parametrize("strategy", ["push", "pull"])
+@pytest.mark.parametrize("name", sorted(SAMPLERS))
+def test_unweighted_equals_single_process(rmat10, name, strategy, c):
+    dg = DistGraph.from_graph(rmat10, grid_for(c))
+    out, b0, b1 = distributed(dg, rmat10, SAMPLERS[name], strategy)
+    assert_all(matches(out, reference(rmat10, name, SAMPLERS[name]), b0, b1), (name, strategy, c))
+    expected_mode = "push" if strategy == "push" and name.startswith("nodewise") else "pull"
+    assert_all(dg.last_stats["mode"] == expected_mode)
+
+
+@pytest.mark.parametrize("c", REPLICATIONS)
+@pytest.mark.parametrize("strategy", ["push", "pull"])
+@pytest.mark.parametrize("name", sorted(WEIGHTED_SAMPLERS))
+def test_weighted_equals_single_process(rmat10_weighted, name, strategy, c):
+    dg = DistGraph.from_graph(rmat10_weighted, grid_for(c))
+    make = WEIGHTED_SAMPLERS[name]
+    out, b0, b1 = distributed(dg, rmat10_weighted, make, strategy)
+    ref = reference(rmat10_weighted, name, make)
+    assert_all(matches(out, ref, b0, b1), (name, strategy, c))
+    if name in ("ladies", "fastgcn"):   # float sums taken in the serial order: same bits
+        assert_all(all(w1.tobytes() == w2.tobytes() for a, b in zip(out, ref[b0:b1])
+                       for w1, w2 in zip(a.weight, b.weight)))
+
+
+@pytest.mark.parametrize("c", REPLICATIONS)
+def test_replicated_graph_needs_no_sampling_communication(rmat10, c):
+    grid = grid_for(c)
+    dg = DistGraph.from_graph(rmat10, grid, replicate_graph=True)
+    grid.reset_stats()
+    out, b0, b1 = distributed(dg, rmat10, SAMPLERS["nodewise"], "push")
+    st = grid.stats()
+    assert_all(matches(out, reference(rmat10, "nodewise", SAMPLERS["nodewise"]), b0, b1))
+    assert_all(dg.replicated and dg.num_edges == rmat10.num_edges)
+    assert_all(set(st) == {"allgather_object"})   # only the argument check
+
+
+@pytest.mark.parametrize("c", REPLICATIONS)
+def test_scattered_from_root_and_loaded_from_file(rmat10_weighted, tmp_path, c):
+    comm, grid = world_comm(), grid_for(c)
+    path = None
+    if comm.rank == 0:
+        path = str(tmp_path / "g.h5")
+        spsample.save(spsample.Dataset(rmat10_weighted, name="g"), path)
+    path = comm.bcast(path)
+    loaded = DistGraph.load(path, grid)
+    scattered = DistGraph.from_graph(rmat10_weighted if comm.rank == 0 else None, grid, root=0)
+    local = DistGraph.from_graph(rmat10_weighted, grid)
+    lo, hi = grid.block(rmat10_weighted.num_nodes)
+    ok = True
+    for dg in (loaded, scattered):
+        ok &= (dg.lo, dg.hi) == (lo, hi) and dg.indptr.size == hi - lo + 1   # only its rows
+        ok &= np.array_equal(dg.indptr, local.indptr) and np.array_equal(dg.indices, local.indices)
+        ok &= dg.weights.tobytes() == local.weights.tobytes() and dg.edge_offset == local.edge_offset
+    make = WEIGHTED_SAMPLERS["nodewise-weighted"]
+    out, b0, b1 = distributed(loaded, rmat10_weighted, make, "push")
+    ok &= matches(out, reference(rmat10_weighted, "nodewise-weighted", make), b0, b1)
+    assert_all(ok)
+
+
+def test_ranks_without_minibatches_take_part(rmat10):
+    """Three minibatches over every rank: ranks past the third get none but join the hops."""
+    comm, grid = world_comm(), grid_for(1)
+    dg = DistGraph.from_graph(rmat10, grid)
+    seeds = seeds_of(rmat10)[:3 * BATCH]
+    ref = spsample.sample(rmat10, seeds, sampler=spsample.NodeWise([4, 4]), batch_size=BATCH)
+    ok = True
+    for strategy in ("push", "pull"):
+        mine = seeds[comm.rank * BATCH:(comm.rank + 1) * BATCH] if comm.rank < 3 else []
+        out = spsample.sample(dg, mine, sampler=spsample.NodeWise([4, 4]), batch_size=BATCH,
+                              batch_offset=min(comm.rank, 3), strategy=strategy)
+        ok &= matches(out, ref, min(comm.rank, 3), min(comm.rank + 1, 3))
+    assert_all(ok)
+
+
+def test_directed_rows_are_sampled_by_their_owner():
+    r"""Row v lists whom v aggregates from; the reverse edges do not exist.
+
+        0 <- 1 <- 2 <- 3 <- ... <- 15     (row v = [v + 1])
+    """
+    grid = grid_for(1)
+    n = 16
+    graph = spsample.Graph.from_edge_index(np.arange(1, n), np.arange(0, n - 1), num_nodes=n)
+    dg = DistGraph.from_graph(graph, grid)
+    ok = True
+    for strategy in ("push", "pull"):
+        out = spsample.sample(dg, [0, 8], sampler=spsample.NodeWise([2, 2, 2]), batch_size=1,
+                              strategy=strategy)
+        ok &= [mb.n_id.tolist() for mb in out] == [[0, 1, 2, 3], [8, 9, 10, 11]]
+    ok &= dg.owner([0, n - 1]).tolist() == [0, grid.num_rows - 1]
+    assert_all(ok)
+
+
+def test_push_volume_near_ideal(rmat10):
+    """Push moves one 8-byte id per remote frontier row and one per sample (+ tiny headers)."""
+    comm, grid = world_comm(), grid_for(1)
+    dg = DistGraph.from_graph(rmat10, grid)
+    seeds = np.random.default_rng(0).permutation(rmat10.num_nodes)
+    b0, b1 = my_batches(8)
+    grid.reset_stats()
+    spsample.sample(dg, seeds[b0 * 64:b1 * 64], sampler=spsample.NodeWise([10, 5]),
+                    batch_size=64, batch_offset=b0)
+    st, s = grid.stats(), dg.last_stats
+    mine = [st["alltoallv"]["sent"] + st["alltoall"]["sent"],
+            8 * (s["remote_frontier"] + s["remote_samples"])]
+    sent, ideal = comm.allreduce(np.array(mine, dtype=np.int64))   # requests and replies
+    assert_all(sent == 0 if comm.size == 1 else sent <= 1.2 * ideal, (sent, ideal))
