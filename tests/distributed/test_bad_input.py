@@ -1,0 +1,114 @@
+"""Bad input on any one rank fails every rank with one typed message, and never hangs."""
+
+import numpy as np
+import pytest
+
+import spsample
+from spsample import (ArgumentError, DatasetNotFoundError, DistributedError, SamplerError,
+                      SeedError)
+from spsample.distributed import DistGraph, FeatureStore, Grid
+
+from _dist_helpers import assert_all, grid_for, raised, world_comm
+
+pytestmark = [pytest.mark.mpi, pytest.mark.timeout(60)]
+
+
+
+def last_rank():
+    return world_comm().rank == world_comm().size - 1
+
+
+def same_error_everywhere(exc, cls, *words):
+    """Every rank raised ``cls`` with the same message, naming ``words``."""
+    ok = isinstance(exc, cls) and all(w in str(exc) for w in words)
+    messages = world_comm().allgather_object(str(exc))
+    return ok and len(set(messages)) == 1
+
+
+@pytest.fixture(scope="module")
+def dg(rmat10):
+    return DistGraph.from_graph(rmat10, grid_for(1))
+
+
+def test_replication_not_dividing_world_size():
+    p = world_comm().size
+    exc = raised(lambda: Grid(world_comm(), replication=p + 1))
+    assert_all(same_error_everywhere(exc, DistributedError, "replication", str(p + 1)), str(exc))
+
+
+def test_seed_out_of_range_on_one_rank(dg):
+    seeds = [dg.num_nodes + 5] if last_rank() else [1, 2]
+    exc = raised(lambda: spsample.sample(dg, seeds, sampler=spsample.NodeWise([2]), batch_size=2))
+    assert_all(same_error_everywhere(exc, SeedError, "seeds", str(dg.num_nodes)), str(exc))
+
+
+def test_duplicate_seed_in_a_minibatch_on_one_rank(dg):
+    seeds = [4, 4] if last_rank() else [1, 2]
+    exc = raised(lambda: spsample.sample(dg, seeds, sampler=spsample.NodeWise([2]), batch_size=2))
+    assert_all(same_error_everywhere(exc, SeedError, "repeats"), str(exc))
+
+
+@pytest.mark.parametrize("what", ["sampler", "seed", "fanouts", "strategy", "batch_size"])
+def test_ranks_disagreeing(dg, what):
+    odd = last_rank() and world_comm().size > 1
+    args = dict(sampler=spsample.NodeWise([2, 2]), batch_size=2, seed=1, strategy="push")
+    if odd:
+        args.update({"sampler": dict(sampler=spsample.LADIES([2, 2])),
+                     "seed": dict(seed=2),
+                     "fanouts": dict(sampler=spsample.NodeWise([2, 3])),
+                     "strategy": dict(strategy="pull"),
+                     "batch_size": dict(batch_size=3)}[what])
+    exc = raised(lambda: spsample.sample(dg, [1, 2, 3], **args))
+    if world_comm().size == 1:
+        assert_all(exc is None)
+    else:
+        assert_all(same_error_everywhere(exc, DistributedError, "disagree"), str(exc))
+
+
+def test_bad_strategy_and_unweighted_graph(dg):
+    e1 = raised(lambda: spsample.sample(dg, [1], sampler=spsample.NodeWise([2]), batch_size=1,
+                                        strategy="broadcast"))
+    e2 = raised(lambda: spsample.sample(dg, [1], sampler=spsample.NodeWise([2], weighted=True),
+                                        batch_size=1))
+    assert_all(same_error_everywhere(e1, ArgumentError, "strategy", "broadcast"), str(e1))
+    assert_all(same_error_everywhere(e2, SamplerError, "weighted"), str(e2))
+
+
+def test_missing_feature_rows_on_one_rank():
+    store = FeatureStore.from_array(np.zeros((10, 2)), grid_for(1))
+    exc = raised(lambda: store.fetch([3, 10] if last_rank() else [1]))
+    assert_all(same_error_everywhere(exc, ArgumentError, "n_id", "10"), str(exc))
+    exc = raised(lambda: store.fetch([-1] if last_rank() else [1]))
+    assert_all(same_error_everywhere(exc, ArgumentError, "n_id"), str(exc))
+
+
+def test_path_existing_on_some_ranks_only(rmat10, tmp_path):
+    comm = world_comm()
+    path = tmp_path / f"rank{comm.rank}.h5"
+    if not last_rank() or comm.size == 1:
+        spsample.save(spsample.Dataset(rmat10, features=np.zeros((rmat10.num_nodes, 1)), name="x"),
+                      path)
+    if comm.size == 1:
+        path = tmp_path / "absent.h5"
+    e1 = raised(lambda: DistGraph.load(path, grid_for(1)))
+    e2 = raised(lambda: FeatureStore.load(path, grid_for(1)))
+    assert_all(same_error_everywhere(e1, DatasetNotFoundError, "does not exist"), str(e1))
+    assert_all(same_error_everywhere(e2, DatasetNotFoundError, "does not exist"), str(e2))
+
+
+def test_bad_constructor_arguments(rmat10):
+    e1 = raised(lambda: DistGraph.from_graph("graph", grid_for(1)))
+    e2 = raised(lambda: DistGraph.from_graph(rmat10, "grid"))
+    e3 = raised(lambda: DistGraph.from_graph(rmat10, grid_for(1), root=world_comm().size))
+    assert_all(isinstance(e1, spsample.ArgumentTypeError) and "graph" in str(e1))
+    assert_all(isinstance(e2, spsample.ArgumentTypeError) and "grid" in str(e2))
+    assert_all(same_error_everywhere(e3, ArgumentError, "root"), str(e3))
+    e4 = raised(lambda: DistGraph.from_graph(rmat10, grid_for(1)).owner([rmat10.num_nodes]))
+    assert_all(isinstance(e4, ArgumentError) and "ids" in str(e4))
+
+
+def test_the_grid_still_works_after_errors(dg, rmat10):
+    """No rank was left behind in a collective by the tests above."""
+    out = spsample.sample(dg, [1, 2], sampler=spsample.NodeWise([2]), batch_size=2)
+    ref = spsample.sample(rmat10, [1, 2], sampler=spsample.NodeWise([2]), batch_size=2)
+    assert_all(out[0].equals(ref[0]))
