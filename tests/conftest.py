@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import spsample
+from graphs import random_graph  # noqa: F401  (re-exported for fixtures)
 
 SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
@@ -33,15 +34,3 @@ def star_graph():
     return spsample.Graph.from_edge_index(src, dst, num_nodes=7)
 
 
-def random_graph(n, m, *, seed=0, weighted=False, zero_weight_fraction=0.0, self_loops=True):
-    """A random directed multigraph (merged into a canonical Graph)."""
-    rng = np.random.default_rng(seed)
-    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
-    if not self_loops:
-        keep = src != dst
-        src, dst = src[keep], dst[keep]
-    w = None
-    if weighted:
-        w = rng.random(src.size) + 0.01
-        w[rng.random(src.size) < zero_weight_fraction] = 0.0
-    return spsample.Graph.from_edge_index(src, dst, num_nodes=n, weights=w)

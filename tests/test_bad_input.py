@@ -6,7 +6,7 @@ import pytest
 import spsample
 from spsample import ArgumentError, ArgumentTypeError, LADIES, NodeWise, SamplerError, SeedError
 
-from conftest import random_graph
+from graphs import random_graph
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import numpy as np
 
 import spsample
 
-from conftest import random_graph
+from graphs import random_graph
 
 _SPEC = importlib.util.spec_from_file_location(
     "random_walk", Path(__file__).resolve().parents[1] / "experiments" / "random_walk.py")

@@ -16,7 +16,7 @@ from spsample import FastGCN, LADIES, NodeWise, _native
 from spsample._reference import reference_sample
 from spsample._sample import split_batches
 
-from conftest import random_graph
+from graphs import random_graph
 
 needs_native = pytest.mark.skipif(not _native.AVAILABLE,
                                   reason=f"native kernels not built: {_native.IMPORT_ERROR}")

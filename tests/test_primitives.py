@@ -5,7 +5,7 @@ import scipy.sparse as sp
 
 from spsample import primitives as prim
 
-from conftest import random_graph
+from graphs import random_graph
 
 
 def _selection(batch_or_row, vertex, shape):

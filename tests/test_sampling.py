@@ -8,7 +8,7 @@ import spsample
 from spsample import FastGCN, LADIES, NodeWise
 from spsample._reference import reference_sample
 
-from conftest import random_graph
+from graphs import random_graph
 
 SAMPLERS = [
     NodeWise([5, 3, -1]),
