@@ -1,4 +1,6 @@
-"""Helpers of the distributed suite. It runs serially (world size 1, no MPI) and under
+"""Helpers and fixtures of the distributed suite (imported by the test modules; a second
+conftest.py here would shadow ``tests/conftest.py``, which the serial suite imports as
+``conftest``). The suite runs serially (world size 1, no MPI) and under
 ``mpiexec -n 2`` / ``-n 4`` (tests/run.sh): every rank collects the same tests in the same
 order, and every assertion is reduced over the ranks (:func:`assert_all`), so all ranks fail
 together and the next test's collectives never meet a rank that has gone on."""
@@ -53,3 +55,21 @@ def my_batches(num_batches):
     per = -(-num_batches // comm.size)
     b0 = min(comm.rank * per, num_batches)
     return b0, min(b0 + per, num_batches)
+
+
+@pytest.fixture(scope="session")
+def comm():
+    return world_comm()
+
+
+@pytest.fixture(scope="session")
+def rmat10():
+    """R-MAT scale 10 (1024 vertices, directed: rows are not symmetric), the same on every rank."""
+    return spsample.rmat(10, seed=11, symmetrize=False)
+
+
+@pytest.fixture(scope="session")
+def rmat10_weighted(rmat10):
+    w = np.random.default_rng(5).random(rmat10.num_edges) + 0.05
+    w[::17] = 0.0   # zero-weight entries are never drawn
+    return spsample.Graph.from_csr(rmat10.indptr, rmat10.indices, weights=w)

@@ -8,7 +8,8 @@ import spsample
 from spsample.distributed import DistGraph
 from spsample.primitives import Streams
 
-from _dist_helpers import assert_all, grid_for, my_batches, valid_replications, world_comm
+from _dist_helpers import (assert_all, grid_for, my_batches, rmat10, rmat10_weighted,
+                           valid_replications, world_comm)  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.mpi, pytest.mark.timeout(120)]
 

@@ -8,7 +8,7 @@ from spsample import (ArgumentError, DatasetNotFoundError, DistributedError, Sam
                       SeedError)
 from spsample.distributed import DistGraph, FeatureStore, Grid
 
-from _dist_helpers import assert_all, grid_for, raised, world_comm
+from _dist_helpers import assert_all, grid_for, raised, rmat10, world_comm  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.mpi, pytest.mark.timeout(60)]
 

@@ -6,7 +6,7 @@ import pytest
 import spsample
 from spsample.distributed import FeatureStore
 
-from _dist_helpers import assert_all, grid_for, valid_replications, world_comm
+from _dist_helpers import assert_all, comm, grid_for, valid_replications, world_comm  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.mpi, pytest.mark.timeout(60)]
 

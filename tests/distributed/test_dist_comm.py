@@ -7,7 +7,7 @@ import pytest
 from spsample import ArgumentError, ArgumentTypeError
 from spsample.distributed import MPIComm, SelfComm
 
-from _dist_helpers import assert_all, raised
+from _dist_helpers import assert_all, comm, raised  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.mpi, pytest.mark.timeout(60)]
 
