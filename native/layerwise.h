@@ -63,8 +63,9 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     const int L = static_cast<int>(o.fanouts.size());
     out.n_id.assign(seeds, seeds + b);
     out.counts.assign(1, b);
-    out.hops.assign(L, HopOut());
-    std::vector<int64_t>& n_id = out.n_id;
+    out.hops.clear();
+    out.hops.resize(L);
+    PodBuf<int64_t>& n_id = out.n_id;
     sc.local.clear();
     for (int64_t i = 0; i < b; ++i) sc.local.set(seeds[i], static_cast<uint32_t>(i));
     const int64_t* indptr = g.indptr;

@@ -43,6 +43,19 @@ py::array_t<T> own(std::vector<T>&& v) {
     return py::array_t<T>({static_cast<py::ssize_t>(heap->size())}, {sizeof(T)}, heap->data(), owner);
 }
 
+// A NumPy array taking over the buffer of `b` (no copy; freed with free()).
+template <class T>
+py::array_t<T> own(PodBuf<T>&& b) {
+    const py::ssize_t k = static_cast<py::ssize_t>(b.size());
+    if (k == 0) {
+        b.release();
+        return py::array_t<T>(0);
+    }
+    T* data = b.release();
+    py::capsule owner(data, [](void* p) { std::free(p); });
+    return py::array_t<T>({k}, {static_cast<py::ssize_t>(sizeof(T))}, data, owner);
+}
+
 void require(bool ok, const std::string& what) {
     if (!ok) throw py::value_error("spsample native: " + what);
 }
@@ -150,7 +163,8 @@ py::list to_python(std::vector<MiniBatchOut>& outs, bool with_weights) {
         }
         py::object w = with_weights ? py::object(wts) : py::object(py::none());
         result.append(py::make_tuple(own(std::move(mb.n_id)), own(std::move(mb.counts)), dst, src, eid, w));
-        mb = MiniBatchOut();
+        mb.hops.clear();
+        mb.counts.clear();
     }
     return result;
 }

@@ -28,6 +28,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -45,17 +47,87 @@ struct CSRView {
     int64_t n;
 };
 
+// A growable array of trivially copyable T in malloc'd memory that is never zero-filled (the
+// kernels write every element they keep) and whose buffer can be handed to NumPy (release(),
+// then free() it). Growth by realloc doubles, so push_back is O(1) amortised.
+template <class T>
+class PodBuf {
+  public:
+    PodBuf() = default;
+    PodBuf(const PodBuf&) = delete;
+    PodBuf& operator=(const PodBuf&) = delete;
+    PodBuf(PodBuf&& o) noexcept : p_(o.p_), n_(o.n_), cap_(o.cap_) { o.p_ = nullptr; o.n_ = o.cap_ = 0; }
+    PodBuf& operator=(PodBuf&& o) noexcept {
+        if (this != &o) {
+            std::free(p_);
+            p_ = o.p_; n_ = o.n_; cap_ = o.cap_;
+            o.p_ = nullptr; o.n_ = o.cap_ = 0;
+        }
+        return *this;
+    }
+    ~PodBuf() { std::free(p_); }
+
+    T* data() { return p_; }
+    const T* data() const { return p_; }
+    size_t size() const { return n_; }
+    T& operator[](size_t i) { return p_[i]; }
+    const T& operator[](size_t i) const { return p_[i]; }
+
+    void reserve(size_t c) {
+        if (c > cap_) realloc_to(c);
+    }
+    // Set the size to k (contents of new elements undefined).
+    void resize(size_t k) {
+        reserve(k);
+        n_ = k;
+    }
+    void clear() { n_ = 0; }
+    inline void push_back(T x) {
+        if (n_ == cap_) realloc_to(cap_ ? 2 * cap_ : 16);
+        p_[n_++] = x;
+    }
+    template <class It>
+    void assign(It first, It last) {
+        resize(static_cast<size_t>(last - first));
+        std::copy(first, last, p_);
+    }
+    // Give up the buffer (shrunk to size(); nullptr when empty); the caller free()s it.
+    T* release() {
+        T* q = nullptr;
+        if (n_ > 0) {
+            if (n_ < cap_) realloc_to(n_);
+            q = p_;
+        } else {
+            std::free(p_);
+        }
+        p_ = nullptr;
+        n_ = cap_ = 0;
+        return q;
+    }
+
+  private:
+    T* p_ = nullptr;
+    size_t n_ = 0, cap_ = 0;
+
+    void realloc_to(size_t c) {
+        void* q = std::realloc(p_, (c ? c : 1) * sizeof(T));
+        if (!q) throw std::bad_alloc();
+        p_ = static_cast<T*>(q);
+        cap_ = c;
+    }
+};
+
 // One hop of one minibatch, in local ids (dst = the expanded vertex, src = its neighbour),
 // edge_id = index of the entry in indices; weight only for layer-wise samplers.
 struct HopOut {
-    std::vector<int64_t> dst, src, eid;
-    std::vector<double> weight;
+    PodBuf<int64_t> dst, src, eid;
+    PodBuf<double> weight;
 };
 
 // One minibatch: n_id (seeds first), counts[h] = vertices first reached at hop h (counts[0] =
 // number of seeds), one HopOut per hop.
 struct MiniBatchOut {
-    std::vector<int64_t> n_id;
+    PodBuf<int64_t> n_id;
     std::vector<int64_t> counts;
     std::vector<HopOut> hops;
 };
@@ -73,35 +145,78 @@ struct NodeWiseOptions {
     uint64_t epoch = 0;
 };
 
-// Per-thread scratch, reused across the minibatches a thread samples.
+// Per-thread scratch, reused across the minibatches a thread samples (and across hops).
 struct NodeWiseScratch {
     LocalMap map;                   // vertex -> local id of the current minibatch
     LocalMap posset;                // Floyd membership for large fanouts
     std::vector<int64_t> start, deg;
     std::vector<int64_t> pos;
+    std::vector<uint32_t> nbr;      // global ids of the hop's sampled neighbours
     std::vector<std::pair<double, int64_t>> heap;
 };
 
+// Rows up to 64 * BITMAP_WORDS entries long draw their Floyd sample in a bitmap (no sort).
+constexpr int64_t BITMAP_WORDS = 16;
+
+// Ascending sort of a short array (insertion sort: the usual fanouts are 5 to 25).
+static inline void sort_small(int64_t* a, int64_t k) {
+    if (k > 32) {
+        std::sort(a, a + k);
+        return;
+    }
+    for (int64_t i = 1; i < k; ++i) {
+        const int64_t x = a[i];
+        int64_t j = i;
+        while (j > 0 && a[j - 1] > x) {
+            a[j] = a[j - 1];
+            --j;
+        }
+        a[j] = x;
+    }
+}
+
 // Positions (ascending, with multiplicity) that row (start, d) of vertex v keeps at a hop of
-// fanout s. Writes them to sc.pos and returns how many. Rows kept whole are not handled here
-// (the caller streams them directly).
+// fanout s. Writes them to sc.pos and returns how many. Rows kept whole (uniform sampling with
+// d <= s or s = -1) are not handled here: the caller emits them directly.
 //
-// Complexity: uniform O(s log s) (Floyd: O(s^2) comparisons for s <= 32, hashed above);
-// weighted without replacement O(d log s); weighted with replacement O(s d).
+// Inputs: d >= 1; s >= 1, or s = -1 for weighted rows. Complexity: uniform without replacement
+// O(s + d / 64) for d <= 1024 (Floyd in a bitmap), else O(s log s) (Floyd: s^2 / 2 comparisons
+// for s <= 32, hashed above); uniform with replacement O(s log s); weighted without replacement O(d log s);
+// weighted with replacement O(s d). Words drawn: uniform s, weighted d (or s d with replacement).
 static inline int64_t nodewise_select(const CSRView& g, int64_t start, int64_t d, int64_t s,
                                       uint32_t v, uint32_t hw, uint32_t bid, const NodeWiseOptions& o,
                                       NodeWiseScratch& sc) {
     Stream st(v, hw, bid, o.key);
     std::vector<int64_t>& pos = sc.pos;
     if (!o.weighted) {
-        if (o.replace) {  // d > 0, s >= 0
-            pos.resize(s);
+        pos.resize(s);
+        if (o.replace) {  // d > 0, s >= 1
             for (int64_t i = 0; i < s; ++i) pos[i] = static_cast<int64_t>(uniform_int(st.word(i), d));
-            std::sort(pos.begin(), pos.end());
+            sort_small(pos.data(), s);
             return s;
         }
         // Floyd: d > s >= 1
-        pos.resize(s);
+        if (d <= 64 * BITMAP_WORDS) {  // membership in a bitmap of d bits; read out in order
+            uint64_t bits[BITMAP_WORDS];
+            const int64_t words = (d + 63) >> 6;
+            for (int64_t q = 0; q < words; ++q) bits[q] = 0;
+            for (int64_t i = 0; i < s; ++i) {
+                const int64_t j = d - s + i;
+                const int64_t t = static_cast<int64_t>(uniform_int(st.word(i), j + 1));
+                const bool hit = (bits[t >> 6] >> (t & 63)) & 1u;
+                const int64_t x = hit ? j : t;
+                bits[x >> 6] |= uint64_t(1) << (x & 63);
+            }
+            int64_t k = 0;
+            for (int64_t q = 0; q < words; ++q) {
+                uint64_t word = bits[q];
+                while (word) {
+                    pos[k++] = (q << 6) + __builtin_ctzll(word);
+                    word &= word - 1;
+                }
+            }
+            return s;
+        }
         if (s <= 32) {
             for (int64_t i = 0; i < s; ++i) {
                 const int64_t j = d - s + i;
@@ -125,7 +240,7 @@ static inline int64_t nodewise_select(const CSRView& g, int64_t start, int64_t d
                 }
             }
         }
-        std::sort(pos.begin(), pos.end());
+        sort_small(pos.data(), s);
         return s;
     }
     const double* w = g.weights + start;
@@ -154,7 +269,7 @@ static inline int64_t nodewise_select(const CSRView& g, int64_t start, int64_t d
             }
             pos[i] = arg;
         }
-        std::sort(pos.begin(), pos.end());
+        sort_small(pos.data(), s);
         return s;
     }
     if (eligible <= s) {
@@ -178,7 +293,7 @@ static inline int64_t nodewise_select(const CSRView& g, int64_t start, int64_t d
         }
     }
     for (const auto& kp : heap) pos.push_back(kp.second);
-    std::sort(pos.begin(), pos.end());
+    sort_small(pos.data(), s);
     return s;
 }
 
@@ -191,73 +306,111 @@ static inline int64_t nodewise_bound(int64_t d, int64_t s, bool replace) {
 
 // Sample all hops of one minibatch.
 //
-// Inputs: g (CSRView), seeds[0..b) distinct vertex ids in [0, n), bid the global minibatch id.
-// Output: out (overwritten). Complexity: O(sum over frontier rows of the selection cost),
-// expected O(1) per sampled edge for the relabelling; extra memory O(edges + nodes sampled).
+// Inputs:  g (CSRView); seeds[0..b), distinct vertex ids in [0, n); bid, the global minibatch id;
+//          o (fanouts, rule, key, epoch); sc, the calling thread's scratch.
+// Output:  out, overwritten: n_id (N, int64, unique, seeds first then new vertices in first-
+//          occurrence order per hop), counts (L + 1), hops[l].dst/src/eid (E_l each, int64;
+//          dst non-decreasing, eid ascending within each dst).
+// Method:  per hop four streaming passes over the frontier, each with software prefetching so
+//          that its random reads overlap (the fused single pass stalls on every row):
+//            1. row extents (indptr[v], degree) of every frontier row  -- reads indptr
+//            2. selection: positions per row from the row's Philox stream -> eid, dst
+//            3. gather: nbr[e] = indices[eid[e]]                         -- reads indices
+//            4. relabel: nbr -> local ids through the LocalMap, new vertices appended to n_id
+//          Passes 2-4 touch each sampled edge once, in output order, so the results are those
+//          of the one-pass definition above.
+// Complexity: O(m) for pass 1 (m = frontier rows), O(sum of selection costs) for pass 2,
+//          O(E) for passes 3-4 (expected O(1) per hash operation).
+// Memory:  the outputs (3 E_l int64 per hop, sized by an exact bound for uniform sampling) plus
+//          per-thread scratch O(largest frontier + largest hop + LocalMap of 2-4 N slots).
 static void nodewise_minibatch(const CSRView& g, const int64_t* seeds, int64_t b, uint32_t bid,
                                const NodeWiseOptions& o, NodeWiseScratch& sc, MiniBatchOut& out) {
-    constexpr int64_t PF = 8;  // prefetch distance, in frontier rows
+    constexpr int64_t PF_ROWS = 16;   // prefetch distance of passes 1-2, in frontier rows
+    constexpr int64_t PF_EDGES = 24;  // prefetch distance of passes 3-4, in sampled edges
     const int L = static_cast<int>(o.fanouts.size());
-    out.n_id.assign(seeds, seeds + b);
+    PodBuf<int64_t>& n_id = out.n_id;
+    n_id.assign(seeds, seeds + b);
     out.counts.assign(1, b);
-    out.hops.assign(L, HopOut());
-    std::vector<int64_t>& n_id = out.n_id;
+    out.hops.clear();
+    out.hops.resize(L);
     sc.map.clear(static_cast<uint64_t>(b) * 16);
     for (int64_t i = 0; i < b; ++i) {
         bool ins;
         sc.map.find_or_insert(static_cast<uint32_t>(seeds[i]), static_cast<uint32_t>(i), ins);
     }
+    const int64_t* indptr = g.indptr;
+    const int64_t* indices = g.indices;
     int64_t hop_start = 0, hop_end = b;
     for (int h = 1; h <= L; ++h) {
         const int64_t s = o.fanouts[h - 1];
         const uint32_t hw = hop_word(o.epoch, h);
         const int64_t m = hop_end - hop_start;
-        // pass 1: row extents of the frontier (sequential writes; prefetched random reads)
+        const int64_t* frontier = n_id.data() + hop_start;
+        // pass 1: row extents
         sc.start.resize(m);
         sc.deg.resize(m);
+        int64_t* rs = sc.start.data();
+        int64_t* rd = sc.deg.data();
         int64_t bound = 0;
         for (int64_t r = 0; r < m; ++r) {
-            if (r + PF < m) __builtin_prefetch(g.indptr + n_id[hop_start + r + PF]);
-            const int64_t v = n_id[hop_start + r];
-            const int64_t st = g.indptr[v];
-            const int64_t d = g.indptr[v + 1] - st;
-            sc.start[r] = st;
-            sc.deg[r] = d;
+            if (r + PF_ROWS < m) __builtin_prefetch(indptr + frontier[r + PF_ROWS]);
+            const int64_t v = frontier[r];
+            const int64_t st = indptr[v];
+            const int64_t d = indptr[v + 1] - st;
+            rs[r] = st;
+            rd[r] = d;
             bound += nodewise_bound(d, s, o.replace);
         }
         HopOut& ho = out.hops[h - 1];
-        ho.dst.reserve(bound);
-        ho.src.reserve(bound);
-        ho.eid.reserve(bound);
-        n_id.reserve(n_id.size() + bound);
-        const bool whole_uniform = !o.weighted && s < 0;
-        // pass 2: select, gather, relabel
+        ho.dst.resize(bound);
+        ho.eid.resize(bound);
+        int64_t* dst = ho.dst.data();
+        int64_t* eid = ho.eid.data();
+        int64_t E = 0;
+        // pass 2: selection
+        const bool uniform_whole = !o.weighted && (s < 0 || !o.replace);
         for (int64_t r = 0; r < m; ++r) {
-            if (r + PF < m) {
-                __builtin_prefetch(g.indices + sc.start[r + PF]);
-                if (o.weighted) __builtin_prefetch(g.weights + sc.start[r + PF]);
-            }
-            const int64_t st = sc.start[r];
-            const int64_t d = sc.deg[r];
-            const int64_t local_v = hop_start + r;
-            auto emit = [&](int64_t p) {
-                const int64_t e = st + p;
-                const uint32_t u = static_cast<uint32_t>(g.indices[e]);
-                bool ins;
-                const uint32_t lu = sc.map.find_or_insert(u, static_cast<uint32_t>(n_id.size()), ins);
-                if (ins) n_id.push_back(u);
-                ho.dst.push_back(local_v);
-                ho.src.push_back(lu);
-                ho.eid.push_back(e);
-            };
+            const int64_t d = rd[r];
             if (d == 0) continue;
-            if (whole_uniform || (!o.weighted && !o.replace && d <= s)) {
-                for (int64_t p = 0; p < d; ++p) emit(p);
+            const int64_t st = rs[r];
+            const int64_t local_v = hop_start + r;
+            if (uniform_whole && (s < 0 || d <= s)) {
+                for (int64_t p = 0; p < d; ++p) {
+                    dst[E] = local_v;
+                    eid[E] = st + p;
+                    ++E;
+                }
                 continue;
             }
-            const int64_t c = nodewise_select(g, st, d, s, static_cast<uint32_t>(n_id[local_v]), hw,
-                                              bid, o, sc);
-            for (int64_t i = 0; i < c; ++i) emit(sc.pos[i]);
+            if (o.weighted && r + PF_ROWS < m) __builtin_prefetch(g.weights + rs[r + PF_ROWS]);
+            const int64_t c = nodewise_select(g, st, d, s, static_cast<uint32_t>(frontier[r]), hw, bid, o, sc);
+            const int64_t* pos = sc.pos.data();
+            for (int64_t i = 0; i < c; ++i) {
+                dst[E] = local_v;
+                eid[E] = st + pos[i];
+                ++E;
+            }
+        }
+        ho.dst.resize(E);
+        ho.eid.resize(E);
+        // pass 3: gather the sampled neighbours
+        sc.nbr.resize(E);
+        uint32_t* nbr = sc.nbr.data();
+        for (int64_t e = 0; e < E; ++e) {
+            if (e + PF_EDGES < E) __builtin_prefetch(indices + eid[e + PF_EDGES]);
+            nbr[e] = static_cast<uint32_t>(indices[eid[e]]);
+        }
+        // pass 4: relabel (first occurrence wins), appending new vertices to n_id
+        ho.src.resize(E);
+        int64_t* src = ho.src.data();
+        n_id.reserve(n_id.size() + E);
+        for (int64_t e = 0; e < E; ++e) {
+            if (e + PF_EDGES < E) sc.map.prefetch(nbr[e + PF_EDGES]);
+            const uint32_t u = nbr[e];
+            bool ins;
+            const uint32_t lu = sc.map.find_or_insert(u, static_cast<uint32_t>(n_id.size()), ins);
+            if (ins) n_id.push_back(u);
+            src[e] = lu;
         }
         out.counts.push_back(static_cast<int64_t>(n_id.size()) - hop_end);
         hop_start = hop_end;
