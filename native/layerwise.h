@@ -1,34 +1,48 @@
 // Fused layer-wise bulk sampling (LADIES, FastGCN): all layers of all minibatches in one call.
 //
-// Layer l of minibatch j with vertex set B_j (its n_id so far, in local order):
+// Layer l (0-based) of minibatch j with vertex set B_l (its n_id before the layer's selection,
+// in local order; B_0 = the seeds, B_{l+1} = B_l + the layer's new vertices):
 //
-//   LADIES  P[j, u] = sum over v in B_j (local order), entries of row v (storage order) of a_vu**2
+//   LADIES  P_l[u] = sum over v in B_l (local order), entries of row v (storage order) of a_vu**2
 //           (a = 1 on unweighted graphs) -- the segmented column accumulation of Q_b (A o A),
-//           taken serially in that order into a generation-stamped dense array; no SpGEMM.
-//           Columns with P = 0 are dropped. If there are at most s columns all are kept, else the
-//           s smallest Efraimidis-Spirakis keys neg_log(open_unit(w_u)) / P[j, u], w_u = word 0 of
-//           stream (u, hop word, global batch id), ties to the smaller u.
+//           taken serially in that order. Since B_l is a prefix of B_{l+1}, P_{l+1} continues
+//           P_l's serial sums with the rows new at layer l + 1: every row is accumulated once
+//           per minibatch, not once per layer, with bit-identical sums. Columns with P = 0 are
+//           dropped. If at most s columns remain all are kept, else the s smallest Efraimidis-
+//           Spirakis keys neg_log(open_unit(w_u)) / P_l[u], w_u = word 0 of stream (u, hop word,
+//           global batch id), ties to the smaller u.
 //   FastGCN P[u] = q[u] (global column weights, given) and s i.i.d. draws: draw i takes words 2i,
 //           2i + 1 of stream (NO_VERTEX, hop word, batch id), U = unit53(w0, w1), u = first
 //           column whose cumulative weight exceeds U * total (clamped to n - 1); deduplicated.
 //
 // The chosen columns are appended to n_id in ascending order (those not already present). The
-// layer's edges are every entry a_vu > 0 of the rows v in B_j whose column u is in the new n_id,
-// in (local v, storage) order, valued a_vu / P[j, u] and divided by their row's serial sum.
-// This is exactly spsample.samplers.LADIES / FastGCN and spsample._reference.
+// layer's edges are every entry a_vu > 0 of the rows v in B_l whose column u is in B_{l+1}, in
+// (local v, storage) order, valued a_vu / P_l[u] and divided by their row's serial sum (all 0
+// when that sum is 0). This is exactly spsample.samplers.LADIES / FastGCN and
+// spsample._reference.
 //
-// Complexity per layer of a minibatch: O(sum of degrees of B_j) for the accumulation and the
-// edges, O(#columns) expected for the selection (nth_element); memory: two dense arrays of size
-// n per thread plus the outputs.
+// Because local ids grow with the layers, "v in B_l and u in B_{l+1}" is "stage(v) <= l and
+// stage(u) <= l + 1" (stage = the layer that added the vertex, 0 for seeds), so one pass over
+// the rows of B_{L-1} emits the edges of every layer, each layer's output still in (v, storage)
+// order.
+//
+// Inputs:  g (CSRView); seeds[0..b) distinct ids in [0, n); bid, the global minibatch id; o.
+// Outputs: n_id (N, int64, unique: seeds, then each layer's new vertices ascending), counts
+//          (L + 1), per layer dst (non-decreasing), src, eid (ascending within each dst), weight.
+// Complexity per minibatch: O(D) for the accumulation and the edges, D = sum of the degrees of
+//          the rows of B_{L-1}; O(C) per layer for the keys and the selection (nth_element), C =
+//          candidate columns (<= D); FastGCN O(s log n) per layer for the draws.
+// Memory:  per thread a generation-stamped array of n 64-bit slots (vertex -> candidate, O(1)
+//          clear) and O(D + C) scratch; outputs O(edges).
 #ifndef SPSAMPLE_LAYERWISE_H
 #define SPSAMPLE_LAYERWISE_H
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
-#include "localmap.h"
 #include "nodewise.h"
 #include "rng.h"
 
@@ -43,75 +57,129 @@ struct LayerWiseOptions {
     const double* cumulative = nullptr;   // FastGCN: serial prefix sums of q_global, size n
 };
 
-struct LayerWiseScratch {
-    DenseMap<double> q;                    // column sums of the current layer (LADIES)
-    DenseMap<uint32_t> local;              // vertex -> local id of the current minibatch
-    std::vector<int64_t> cands, chosen;
-    std::vector<std::pair<double, int64_t>> keyed;
-    std::vector<double> raw;
+constexpr uint32_t NO_LOCAL = 0xFFFFFFFFu;
 
-    void resize(int64_t n) {
-        q.resize(n);
-        local.resize(n);
+// Efraimidis-Spirakis keys of LADIES candidates: key[i] = neg_log(open_unit(w)) / q[i], w = word
+// 0 of Philox block (0, u[i], hw, bid). Lane-wise IEEE +, *, / only (det_log_normal), so the
+// vectorised clones return the scalar bits. Complexity O(c).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void ladies_keys(const uint32_t* __restrict u, const double* __restrict q, int64_t c,
+                        uint32_t hw, uint32_t bid, Key key, double* __restrict out) {
+    for (int64_t i = 0; i < c; ++i) {
+        const uint32_t w0 = philox4x32_word0(0u, u[i], hw, bid, key);
+        out[i] = -det_log_normal(open_unit(w0)) / q[i];
+    }
+}
+
+struct LayerWiseScratch {
+    std::vector<uint64_t> cand_of;      // vertex -> (generation << 32) | candidate index
+    uint32_t gen = 0;
+    std::vector<uint32_t> cand_vertex;  // candidate -> vertex
+    std::vector<double> qc;             // candidate -> LADIES column sum so far
+    std::vector<uint32_t> cand_local;   // candidate -> local id, NO_LOCAL when not in n_id
+    std::vector<uint32_t> local_cand;   // local id -> candidate
+    std::vector<uint32_t> entry_cand;   // entries of the accumulated rows, in order -> candidate
+    std::vector<uint32_t> key_vertex;
+    std::vector<double> key_q, keys;
+    std::vector<std::pair<double, uint64_t>> keyed;
+    std::vector<int64_t> chosen;
+    std::vector<std::vector<double>> P;  // P[l][local] for local < |B_{l+1}| (LADIES)
+    std::vector<int64_t> last_edges;     // edges per layer of this thread's previous minibatch
+
+    void resize(int64_t n) { cand_of.assign(n, 0); }
+
+    void next_generation() {
+        if (++gen == 0) {  // wrapped: restart the stamps
+            std::fill(cand_of.begin(), cand_of.end(), 0);
+            gen = 1;
+        }
     }
 };
 
-// Sample all layers of one minibatch (see the header comment). seeds[0..b): distinct ids in
-// [0, n); bid: global minibatch id; sc sized for g.n. Output: out (overwritten).
+// The candidate index of vertex u, creating it (column sum 0, not in n_id) if absent.
+static inline uint32_t candidate_of(LayerWiseScratch& sc, uint32_t u) {
+    const uint64_t x = sc.cand_of[u];
+    if ((x >> 32) == sc.gen) return static_cast<uint32_t>(x);
+    const uint32_t c = static_cast<uint32_t>(sc.cand_vertex.size());
+    sc.cand_of[u] = (static_cast<uint64_t>(sc.gen) << 32) | c;
+    sc.cand_vertex.push_back(u);
+    sc.qc.push_back(0.0);
+    sc.cand_local.push_back(NO_LOCAL);
+    return c;
+}
+
+// Sample all layers of one minibatch (see the header comment). sc sized for g.n.
 static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t b, uint32_t bid,
                                 const LayerWiseOptions& o, LayerWiseScratch& sc, MiniBatchOut& out) {
+    constexpr int64_t PF = 8;
     const int L = static_cast<int>(o.fanouts.size());
-    out.n_id.assign(seeds, seeds + b);
-    out.counts.assign(1, b);
-    out.hops.clear();
-    out.hops.resize(L);
-    PodBuf<int64_t>& n_id = out.n_id;
-    sc.local.clear();
-    for (int64_t i = 0; i < b; ++i) sc.local.set(seeds[i], static_cast<uint32_t>(i));
     const int64_t* indptr = g.indptr;
     const int64_t* indices = g.indices;
     const double* w = g.weights;
-    for (int h = 1; h <= L; ++h) {
-        const int64_t s = o.fanouts[h - 1];
-        const uint32_t hw = hop_word(o.epoch, h);
+    PodBuf<int64_t>& n_id = out.n_id;
+    n_id.assign(seeds, seeds + b);
+    out.counts.assign(1, b);
+    out.hops.clear();
+    out.hops.resize(L);
+    sc.next_generation();
+    sc.cand_vertex.clear();
+    sc.qc.clear();
+    sc.cand_local.clear();
+    sc.local_cand.clear();
+    sc.entry_cand.clear();
+    sc.P.resize(L);
+    sc.last_edges.resize(L, 0);
+    for (int64_t i = 0; i < b; ++i) {
+        const uint32_t c = candidate_of(sc, static_cast<uint32_t>(seeds[i]));
+        sc.cand_local[c] = static_cast<uint32_t>(i);
+        sc.local_cand.push_back(c);
+    }
+    std::vector<int64_t> bsize(1, b);  // |B_0|, |B_1|, ..., |B_L|
+    int64_t accumulated = 0;           // rows of n_id whose entries are in the column sums
+    for (int l = 0; l < L; ++l) {
+        const int64_t s = o.fanouts[l];
+        const uint32_t hw = hop_word(o.epoch, l + 1);
         const int64_t B = static_cast<int64_t>(n_id.size());
         auto& chosen = sc.chosen;
         chosen.clear();
         if (!o.fastgcn) {
-            // P[j, :] = Q_b (A o A), serial in (local v, storage) order
-            sc.q.clear();
-            auto& cands = sc.cands;
-            cands.clear();
-            for (int64_t i = 0; i < B; ++i) {
+            // P_l: continue the serial column sums with the rows new to B_l
+            for (int64_t i = accumulated; i < B; ++i) {
+                if (i + PF < B) __builtin_prefetch(indices + indptr[n_id[i + PF]]);
                 const int64_t v = n_id[i];
-                const int64_t e1 = indptr[v + 1];
-                for (int64_t e = indptr[v]; e < e1; ++e) {
-                    const int64_t u = indices[e];
+                const int64_t e0 = indptr[v], e1 = indptr[v + 1];
+                for (int64_t e = e0; e < e1; ++e) {
+                    if (e + PF < e1) __builtin_prefetch(&sc.cand_of[indices[e + PF]]);
+                    const uint32_t c = candidate_of(sc, static_cast<uint32_t>(indices[e]));
                     const double val = w ? w[e] * w[e] : 1.0;
-                    if (!sc.q.contains(u)) {
-                        sc.q.set(u, 0.0);
-                        cands.push_back(u);
-                    }
-                    sc.q.at(u) += val;
+                    sc.qc[c] += val;
+                    sc.entry_cand.push_back(c);
                 }
             }
-            int64_t c = 0;
-            for (int64_t u : cands)
-                if (sc.q.at(u) > 0) cands[c++] = u;
-            cands.resize(c);
-            if (s < 0 || c <= s) {
-                chosen.assign(cands.begin(), cands.end());
-            } else {
-                auto& keyed = sc.keyed;
-                keyed.resize(c);
-                for (int64_t i = 0; i < c; ++i) {
-                    const int64_t u = cands[i];
-                    uint32_t words[4];
-                    philox4x32(0u, static_cast<uint32_t>(u), hw, bid, o.key, words);
-                    keyed[i] = std::make_pair(exp_key(words[0], sc.q.at(u)), u);
+            accumulated = B;
+            // keys of the columns with P > 0
+            sc.key_vertex.clear();
+            sc.key_q.clear();
+            const int64_t C = static_cast<int64_t>(sc.cand_vertex.size());
+            for (int64_t c = 0; c < C; ++c) {
+                if (sc.qc[c] > 0) {
+                    sc.key_vertex.push_back(sc.cand_vertex[c]);
+                    sc.key_q.push_back(sc.qc[c]);
                 }
+            }
+            const int64_t K = static_cast<int64_t>(sc.key_vertex.size());
+            if (s < 0 || K <= s) {
+                chosen.assign(sc.key_vertex.begin(), sc.key_vertex.end());
+            } else {
+                sc.keys.resize(K);
+                ladies_keys(sc.key_vertex.data(), sc.key_q.data(), K, hw, bid, o.key, sc.keys.data());
+                auto& keyed = sc.keyed;
+                keyed.resize(K);
+                for (int64_t i = 0; i < K; ++i) keyed[i] = std::make_pair(sc.keys[i], uint64_t(sc.key_vertex[i]));
                 std::nth_element(keyed.begin(), keyed.begin() + (s - 1), keyed.end());
-                for (int64_t i = 0; i < s; ++i) chosen.push_back(keyed[i].second);
+                for (int64_t i = 0; i < s; ++i) chosen.push_back(static_cast<int64_t>(keyed[i].second));
             }
             std::sort(chosen.begin(), chosen.end());
         } else {
@@ -131,37 +199,78 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             }
         }
         for (int64_t u : chosen) {
-            if (!sc.local.contains(u)) {
-                sc.local.set(u, static_cast<uint32_t>(n_id.size()));
+            const uint32_t c = candidate_of(sc, static_cast<uint32_t>(u));
+            if (sc.cand_local[c] == NO_LOCAL) {
+                sc.cand_local[c] = static_cast<uint32_t>(n_id.size());
+                sc.local_cand.push_back(c);
                 n_id.push_back(u);
             }
         }
-        out.counts.push_back(static_cast<int64_t>(n_id.size()) - B);
-        // edges B x n_id with a > 0: a / P[u], row-normalised by serial sums
-        HopOut& ho = out.hops[h - 1];
-        for (int64_t i = 0; i < B; ++i) {
-            const int64_t v = n_id[i];
-            const int64_t e1 = indptr[v + 1];
-            const size_t first = ho.dst.size();
-            for (int64_t e = indptr[v]; e < e1; ++e) {
-                const int64_t u = indices[e];
-                const double a = w ? w[e] : 1.0;
-                if (!(a > 0) || !sc.local.contains(u)) continue;
-                const double p = o.fastgcn ? o.q_global[u] : sc.q.at(u);
+        const int64_t B1 = static_cast<int64_t>(n_id.size());
+        out.counts.push_back(B1 - B);
+        bsize.push_back(B1);
+        if (!o.fastgcn) {  // P_l of B_{l+1}, for the edge values
+            std::vector<double>& P = sc.P[l];
+            P.resize(B1);
+            for (int64_t x = 0; x < B1; ++x) P[x] = sc.qc[sc.local_cand[x]];
+        }
+    }
+    // Edges of every layer in one pass over the rows of B_{L-1}.
+    const int64_t rows = bsize[L - 1];
+    std::vector<uint8_t> stage(static_cast<size_t>(bsize[L]));
+    for (int t = 0, x = 0; t <= L; ++t)
+        for (; x < bsize[t]; ++x) stage[x] = static_cast<uint8_t>(t);
+    for (int l = 0; l < L; ++l) {
+        HopOut& ho = out.hops[l];
+        const int64_t guess = sc.last_edges[l] + sc.last_edges[l] / 4 + 64;
+        ho.dst.reserve(guess);
+        ho.src.reserve(guess);
+        ho.eid.reserve(guess);
+        ho.weight.reserve(guess);
+    }
+    int64_t seg_start[256];
+    size_t ec = 0;  // position in entry_cand (LADIES)
+    for (int64_t i = 0; i < rows; ++i) {
+        const int64_t v = n_id[i];
+        const int64_t e0 = indptr[v], e1 = indptr[v + 1];
+        if (i + PF < rows) __builtin_prefetch(indices + indptr[n_id[i + PF]]);
+        const int first_layer = stage[i];
+        for (int l = first_layer; l < L; ++l) seg_start[l] = static_cast<int64_t>(out.hops[l].dst.size());
+        for (int64_t e = e0; e < e1; ++e) {
+            uint32_t lu;
+            if (!o.fastgcn) {
+                lu = sc.cand_local[sc.entry_cand[ec++]];
+            } else {
+                if (e + PF < e1) __builtin_prefetch(&sc.cand_of[indices[e + PF]]);
+                const uint64_t x = sc.cand_of[indices[e]];
+                lu = ((x >> 32) == sc.gen) ? sc.cand_local[static_cast<uint32_t>(x)] : NO_LOCAL;
+            }
+            if (lu == NO_LOCAL) continue;
+            const double a = w ? w[e] : 1.0;
+            if (!(a > 0)) continue;
+            const int su = stage[lu];
+            for (int l = std::max(first_layer, su - 1); l < L; ++l) {
+                const double p = o.fastgcn ? o.q_global[indices[e]] : sc.P[l][lu];
+                HopOut& ho = out.hops[l];
                 ho.dst.push_back(i);
-                ho.src.push_back(sc.local.at(u));
+                ho.src.push_back(lu);
                 ho.eid.push_back(e);
                 ho.weight.push_back(a / p);
             }
+        }
+        for (int l = first_layer; l < L; ++l) {
+            PodBuf<double>& wt = out.hops[l].weight;
+            const size_t lo = static_cast<size_t>(seg_start[l]), hi = wt.size();
             double total = 0.0;
-            for (size_t k = first; k < ho.weight.size(); ++k) total += ho.weight[k];
+            for (size_t k = lo; k < hi; ++k) total += wt[k];
             if (total > 0) {
-                for (size_t k = first; k < ho.weight.size(); ++k) ho.weight[k] = ho.weight[k] / total;
+                for (size_t k = lo; k < hi; ++k) wt[k] = wt[k] / total;
             } else {
-                for (size_t k = first; k < ho.weight.size(); ++k) ho.weight[k] = 0.0;
+                for (size_t k = lo; k < hi; ++k) wt[k] = 0.0;
             }
         }
     }
+    for (int l = 0; l < L; ++l) sc.last_edges[l] = static_cast<int64_t>(out.hops[l].dst.size());
 }
 
 }  // namespace spsample

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__FAST_MATH__)
 #error "spsample native kernels must not be compiled with -ffast-math"
@@ -91,24 +92,14 @@ static inline double unit53(uint32_t w0, uint32_t w1) {
     return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
 }
 
-// det_log(x): ln(x) for positive finite x from +, *, / only; the expression tree of
-// spsample._rng.det_log (x = m 2**e, m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(z),
-// z = (m - 1)/(m + 1), Horner's rule to z**19).
-static inline double det_log(double x) {
-    static const double coef[10] = {1.0 / 1.0,  1.0 / 3.0,  1.0 / 5.0,  1.0 / 7.0,  1.0 / 9.0,
-                                    1.0 / 11.0, 1.0 / 13.0, 1.0 / 15.0, 1.0 / 17.0, 1.0 / 19.0};
+// The common tail of det_log: ln(m 2**e) for m in [sqrt(1/2), sqrt(2)).
+static inline double det_log_tail(double m, double e) {
     const double LN2 = 0.6931471805599453;
-    const double SQRT_HALF = 0.7071067811865476;
-    int e_int = 0;
-    double m = std::frexp(x, &e_int);
-    if (m < SQRT_HALF) {
-        m = m * 2.0;
-        e_int -= 1;
-    }
-    const double e = static_cast<double>(e_int);
     const double z = (m - 1.0) / (m + 1.0);
     const double z2 = z * z;
-    double p = coef[9];
+    double p = 1.0 / 19.0;
+    const double coef[9] = {1.0 / 1.0, 1.0 / 3.0, 1.0 / 5.0, 1.0 / 7.0, 1.0 / 9.0,
+                            1.0 / 11.0, 1.0 / 13.0, 1.0 / 15.0, 1.0 / 17.0};
     for (int k = 8; k >= 0; --k) {
         const double t = p * z2;   // two statements: never contracted into an FMA
         p = t + coef[k];
@@ -117,6 +108,54 @@ static inline double det_log(double x) {
     const double b = a * p;
     const double c = e * LN2;
     return b + c;
+}
+
+// det_log(x): ln(x) for positive finite x from +, *, / only; the expression tree of
+// spsample._rng.det_log (x = m 2**e, m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(z),
+// z = (m - 1)/(m + 1), Horner's rule to z**19).
+static inline double det_log(double x) {
+    const double SQRT_HALF = 0.7071067811865476;
+    int e_int = 0;
+    double m = std::frexp(x, &e_int);
+    if (m < SQRT_HALF) {
+        m = m * 2.0;
+        e_int -= 1;
+    }
+    return det_log_tail(m, static_cast<double>(e_int));
+}
+
+// det_log for positive normal x (as open_unit's results), with frexp done on the bits: the
+// same values as det_log, in branch-free code that vectorises.
+static inline double det_log_normal(double x) {
+    const double SQRT_HALF = 0.7071067811865476;
+    uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    int32_t e_int = static_cast<int32_t>((bits >> 52) & 0x7FF) - 1022;
+    const uint64_t mbits = (bits & 0x800FFFFFFFFFFFFFull) | (uint64_t(1022) << 52);
+    double m;
+    std::memcpy(&m, &mbits, sizeof m);
+    const bool low = m < SQRT_HALF;
+    m = low ? m * 2.0 : m;
+    e_int = low ? e_int - 1 : e_int;
+    return det_log_tail(m, static_cast<double>(e_int));
+}
+
+// Word 0 of philox4x32 (the same rounds, one output).
+static inline uint32_t philox4x32_word0(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, Key key) {
+    uint32_t x0 = c0, x1 = c1, x2 = c2, x3 = c3;
+    uint32_t ka = key.k0, kb = key.k1;
+    for (int r = 0; r < 10; ++r) {
+        const uint64_t p0 = static_cast<uint64_t>(PHILOX_M0) * x0;
+        const uint64_t p1 = static_cast<uint64_t>(PHILOX_M1) * x2;
+        const uint32_t y0 = static_cast<uint32_t>(p1 >> 32) ^ x1 ^ ka;
+        const uint32_t y1 = static_cast<uint32_t>(p1);
+        const uint32_t y2 = static_cast<uint32_t>(p0 >> 32) ^ x3 ^ kb;
+        const uint32_t y3 = static_cast<uint32_t>(p0);
+        x0 = y0; x1 = y1; x2 = y2; x3 = y3;
+        ka += PHILOX_W0;
+        kb += PHILOX_W1;
+    }
+    return x0;
 }
 
 // Efraimidis-Spirakis key of an entry of weight w > 0: neg_log(open_unit(word)) / w.
