@@ -32,6 +32,7 @@ def _probe():
                     import torch_geometric
                     import torch_geometric.data
                     import torch_geometric.loader
+                    import torch_geometric.nn
                     import torch_geometric.sampler
                 _PYG["module"] = torch_geometric
             except Exception as exc:  # ImportError, or a broken install raising something else

@@ -1,0 +1,176 @@
+"""``spsample train [DATASET] [options]``: GraphSAGE node classification with spsample batches.
+
+With no arguments it trains on the Cora dataset embedded in the package and prints the test
+accuracy of the best-validation model. DATASET is an spsample HDF5 file (``spsample convert``
+makes one) or the name of an embedded dataset. Under ``mpiexec -n P`` the ranks train
+data-parallel (each a disjoint share of every epoch's minibatches, gradients all-reduced).
+"""
+
+import json
+import os
+import sys
+
+
+def add_arguments(parser):
+    """Add the ``train`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
+    from .train import SAMPLERS, TrainConfig
+
+    d = TrainConfig()
+    parser.add_argument("dataset", nargs="?", default="cora",
+                        help="spsample HDF5 file or embedded dataset name (default: cora)")
+    parser.add_argument("--sampler", choices=SAMPLERS, default=d.sampler,
+                        help=f"sampling algorithm (default: {d.sampler})")
+    parser.add_argument("--fanouts", type=_int_list, default=d.fanouts, metavar="F1,F2,...",
+                        help="per-hop fanouts, hop 1 first; one GNN layer per hop "
+                             f"(default: {_show(d.fanouts)})")
+    parser.add_argument("--eval-fanouts", type=_int_list, default=None, metavar="F1,F2,...",
+                        help="fanouts for validation/test (default: all neighbours for "
+                             "nodewise, the training fanouts for layer-wise samplers)")
+    parser.add_argument("--batch-size", type=int, default=d.batch_size,
+                        help=f"seeds per minibatch (default: {d.batch_size})")
+    parser.add_argument("--eval-batch-size", type=int, default=d.eval_batch_size,
+                        help=f"seeds per evaluation minibatch (default: {d.eval_batch_size})")
+    parser.add_argument("--bulk-size", type=int, default=d.bulk_size,
+                        help=f"minibatches sampled together (default: {d.bulk_size})")
+    parser.add_argument("--epochs", type=int, default=d.epochs,
+                        help=f"training epochs (default: {d.epochs})")
+    parser.add_argument("--lr", type=float, default=d.lr,
+                        help=f"Adam learning rate (default: {d.lr})")
+    parser.add_argument("--scale-lr", action="store_true",
+                        help="multiply the learning rate by the number of MPI ranks")
+    parser.add_argument("--weight-decay", type=float, default=d.weight_decay,
+                        help=f"L2 penalty (default: {d.weight_decay})")
+    parser.add_argument("--hidden", type=int, default=d.hidden,
+                        help=f"hidden channels (default: {d.hidden})")
+    parser.add_argument("--dropout", type=float, default=d.dropout,
+                        help=f"dropout probability (default: {d.dropout})")
+    parser.add_argument("--conv", choices=("auto", "pyg", "torch"), default=d.conv,
+                        help="GraphSAGE layers: PyG's SAGEConv, the built-in one, or auto "
+                             "(PyG when installed)")
+    parser.add_argument("--normalize", choices=("row", "none"), default=d.normalize,
+                        help="feature normalisation (default: row sums to 1)")
+    parser.add_argument("--split", default=None,
+                        help="dataset split name, or 'random' for a random 60/20/20 split "
+                             "(default: the dataset's default split, random if it has none)")
+    parser.add_argument("--split-seed", type=int, default=None,
+                        help="seed of the random split (default: --seed)")
+    parser.add_argument("--seed", type=int, default=d.seed, help="random seed (default: 0)")
+    parser.add_argument("--device", default=d.device, help="torch device (default: cpu)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads per process (default: 1, which leaves a core to "
+                             "the sampling pipeline; 0 keeps torch's default)")
+    parser.add_argument("--no-pipeline", action="store_true",
+                        help="sample in the training thread (no background prefetch)")
+    parser.add_argument("--metrics", default=None, metavar="PATH",
+                        help="write the run's metrics as JSON to PATH")
+    parser.add_argument("--checkpoint", default=None, metavar="PATH",
+                        help="save a checkpoint to PATH after every epoch")
+    parser.add_argument("--resume", default=None, metavar="PATH",
+                        help="resume from a checkpoint (same settings; continues to --epochs)")
+    parser.add_argument("--mpi", choices=("auto", "on", "off"), default="auto",
+                        help="data-parallel over MPI ranks: auto = when launched by mpiexec "
+                             "with more than one rank")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def run(args):
+    """Run ``spsample train``; returns the exit status (0 on success)."""
+    import torch
+
+    from ._errors import ArgumentError
+    from .train import TrainConfig, Trainer
+
+    if args.threads < 0:
+        raise ArgumentError(f"spsample train: argument '--threads' must be >= 0 "
+                            f"(got {args.threads})")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    comm = _communicator(args.mpi)
+    rank = 0 if comm is None else comm.Get_rank()
+    dataset = _load_dataset(args.dataset)
+    config = TrainConfig(
+        sampler=args.sampler, fanouts=args.fanouts, eval_fanouts=args.eval_fanouts,
+        batch_size=args.batch_size, eval_batch_size=args.eval_batch_size,
+        bulk_size=args.bulk_size, epochs=args.epochs, lr=args.lr, scale_lr=args.scale_lr,
+        weight_decay=args.weight_decay, hidden=args.hidden, dropout=args.dropout,
+        conv=args.conv, normalize=args.normalize, seed=args.seed, split=args.split,
+        split_seed=args.split_seed, device=args.device, pipeline=not args.no_pipeline)
+    trainer = Trainer(dataset, config, comm=comm)
+    if args.resume:
+        trainer.load_checkpoint(args.resume)
+    say = (lambda text: print(text, flush=True)) if rank == 0 else (lambda text: None)
+    world = "" if comm is None else f", {comm.Get_size()} ranks"
+    say(f"GraphSAGE on {dataset.name or args.dataset}: {dataset.num_nodes} nodes, "
+        f"{dataset.num_edges} edges, {dataset.num_features} features, "
+        f"{dataset.num_classes} classes; train/val/test {trainer.train_idx.size}/"
+        f"{trainer.val_idx.size}/{trainer.test_idx.size}; {config.sampler} "
+        f"{_show(config.fanouts)}, batch {config.batch_size}, bulk {config.bulk_size}{world}")
+
+    def log(entry):
+        if args.quiet:
+            return
+        say(f"epoch {entry['epoch'] + 1:3d}/{config.epochs}  loss {entry['loss']:.4f}  "
+            f"val {entry['val_accuracy']:.4f}  {entry['seconds']:.2f}s  "
+            f"{entry['sampled_edges'] / max(entry['seconds'], 1e-9):,.0f} sampled edges/s")
+
+    metrics = trainer.fit(checkpoint=args.checkpoint, progress=not args.quiet, log=log)
+    trainer.close()
+    say(f"test accuracy {metrics['test_accuracy']:.4f} (best validation "
+        f"{metrics['val_accuracy']:.4f} at epoch {metrics['best_epoch'] + 1}); "
+        f"{metrics['seconds']:.1f}s, {metrics['sampled_edges_per_s']:,.0f} sampled edges/s "
+        f"({metrics['path']} sampling)")
+    if args.metrics and rank == 0:
+        with open(args.metrics, "w") as fh:
+            json.dump(metrics, fh, indent=2)
+    return 0
+
+
+def _load_dataset(name):
+    from ._errors import DatasetNotFoundError
+    from .io import embedded_names, embedded_path, load
+
+    if os.path.exists(name):
+        return load(name)
+    if name in embedded_names():
+        return load(embedded_path(name))
+    raise DatasetNotFoundError(f"spsample train: argument 'dataset' is neither a file nor an "
+                               f"embedded dataset ({', '.join(embedded_names())}) (got {name!r})")
+
+
+def _communicator(mode):
+    """``MPI.COMM_WORLD`` when training data-parallel, else None."""
+    if mode == "off":
+        return None
+    launched = any(k in os.environ for k in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE",
+                                                "PMIX_RANK", "MPI_LOCALNRANKS"))
+    if mode == "auto" and not launched:
+        return None
+    from ._optional import require
+
+    MPI = require("mpi4py", "spsample train --mpi").MPI
+    comm = MPI.COMM_WORLD
+    if mode == "auto" and comm.Get_size() == 1:
+        return None
+    return comm
+
+
+def _int_list(text):
+    import argparse
+
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one integer")
+    return values
+
+
+def _show(values):
+    return ",".join(str(v) for v in values)
+
+
+if __name__ == "__main__":          # pragma: no cover
+    from .cli import main
+
+    sys.exit(main(["train", *sys.argv[1:]]))

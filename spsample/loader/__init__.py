@@ -1,0 +1,22 @@
+"""The torch side of spsample: a minibatch loader with a background pipeline, PyG/DGL contracts.
+
+* :class:`Loader` -- sampled minibatches with feature rows and labels as torch tensors, one
+  epoch per iteration, bulk-sampled and prepared ahead in a background thread;
+* :class:`Batch` -- one training step's data in PyG's layout (``x``, ``edge_index`` in local
+  ids, ``n_id``, ``batch_size``, ``y``, per-hop counts); :meth:`Batch.blocks` exports DGL-style
+  per-layer :class:`Block` arrays;
+* feature sources (:class:`ArrayFeatures`, :class:`HDF5Features`, anything with ``fetch``);
+* :func:`PyGSampler` -- a ``torch_geometric`` ``BaseSampler`` running spsample's samplers.
+
+Needs torch; PyG and DGL are optional.
+"""
+
+from ._batch import Batch, Block, LayerEdges, make_batch
+from ._features import ArrayFeatures, FeatureSource, FetchFeatures, HDF5Features, as_feature_source
+from ._loader import EpochIterator, Loader, epoch_order
+from ._pipeline import Prefetcher
+from ._pyg import PyGSampler, have_pyg
+
+__all__ = ["Loader", "EpochIterator", "epoch_order", "Batch", "Block", "LayerEdges",
+           "make_batch", "FeatureSource", "ArrayFeatures", "HDF5Features", "FetchFeatures",
+           "as_feature_source", "Prefetcher", "PyGSampler", "have_pyg"]

@@ -1,0 +1,448 @@
+"""Training GraphSAGE with spsample batches: one process or data-parallel under ``mpiexec``.
+
+:class:`Trainer` owns the loaders, the model, the optimizer and the gradient all-reduce.
+Determinism: the sample stream of epoch ``e`` depends only on ``(seed, e)`` (the loader), the
+model is initialised from ``seed``, and dropout draws from torch's generator re-seeded at the
+start of every epoch from ``(seed, epoch, rank)`` (inside ``torch.random.fork_rng``, so the
+caller's global generator is untouched). A checkpoint therefore holds the model, the
+optimizer, the next epoch, the best-validation state and the history; resuming from epoch
+``e`` replays exactly the losses of an uninterrupted run (CPU ops here are deterministic:
+``index_add_``/``index_select`` run in a fixed order).
+"""
+
+import os
+import time
+from dataclasses import asdict, dataclass, field, fields
+
+import numpy as np
+
+from .._errors import ArgumentError, ArgumentTypeError, DatasetError
+from .._optional import import_torch
+from .._validate import as_int, fail
+from ._ddp import GradientAllReduce, world_of
+from ._model import GraphSAGE
+from ._split import random_split
+
+torch = import_torch("spsample.train")
+
+__all__ = ["TrainConfig", "Trainer", "make_sampler", "SAMPLERS"]
+
+SAMPLERS = ("nodewise", "ladies", "fastgcn")
+_CHECKPOINT_FORMAT = "spsample-train-1"
+# Config fields that must match between a checkpoint and the run resuming it (the others,
+# e.g. epochs or the progress bar, may change).
+_RESUME_KEYS = ("sampler", "fanouts", "batch_size", "hidden", "num_layers_check", "dropout",
+                "lr", "weight_decay", "seed", "normalize", "split", "split_seed", "scale_lr")
+
+
+@dataclass
+class TrainConfig:
+    """Hyper-parameters of a run (the defaults are the demo's, tuned on Cora's validation set).
+
+    Attributes
+    ----------
+    sampler : {"nodewise", "ladies", "fastgcn"}
+    fanouts : tuple of int
+        Hop 1 first; one GNN layer per hop. For layer-wise samplers: nodes per layer.
+    eval_fanouts : tuple of int or None
+        Sampling for validation and test; ``None``: every neighbour (``-1``) per hop for
+        node-wise, the training fanouts for layer-wise samplers.
+    batch_size, bulk_size : int
+        Training seeds per minibatch; minibatches sampled per bulk.
+    eval_batch_size : int
+        Seeds per minibatch for validation and test.
+    epochs : int
+    lr, weight_decay : float
+        Adam's learning rate and L2 penalty.
+    scale_lr : bool
+        Multiply ``lr`` by the number of ranks (the linear scaling rule for data parallelism).
+    hidden : int
+    dropout : float
+    conv : {"auto", "pyg", "torch"}
+        GraphSAGE layer implementation (see :class:`GraphSAGE`).
+    normalize : {"row", "none"}
+        ``"row"`` divides each feature row by its sum (bag-of-words features), per batch.
+    seed : int
+        Seeds sampling, shuffling, initialisation and dropout.
+    split : str or None
+        Which of the dataset's splits to use; ``"random"``: a random 60/20/20 split of the
+        labelled nodes keyed by ``split_seed`` (the default for a dataset without splits).
+    split_seed : int or None
+        Default: ``seed``.
+    device : str
+    pipeline : bool
+    """
+
+    sampler: str = "nodewise"
+    fanouts: tuple = (10, 10)
+    eval_fanouts: tuple = None
+    batch_size: int = 32
+    eval_batch_size: int = 512
+    bulk_size: int = 4
+    epochs: int = 30
+    lr: float = 0.005
+    weight_decay: float = 5e-4
+    scale_lr: bool = False
+    hidden: int = 128
+    dropout: float = 0.5
+    conv: str = "auto"
+    normalize: str = "row"
+    seed: int = 0
+    split: str = None
+    split_seed: int = None
+    device: str = "cpu"
+    pipeline: bool = True
+    num_layers_check: int = field(default=0, repr=False)    # len(fanouts), for resume checks
+
+    def __post_init__(self):
+        where = "TrainConfig"
+        if self.sampler not in SAMPLERS:
+            fail(ArgumentError, where, "sampler", f"must be one of {SAMPLERS}", self.sampler)
+        if isinstance(self.fanouts, (str, bytes)) or not hasattr(self.fanouts, "__len__"):
+            fail(ArgumentTypeError, where, "fanouts", "must be a sequence of int", self.fanouts)
+        self.fanouts = tuple(int(f) for f in self.fanouts)
+        if self.eval_fanouts is not None:
+            self.eval_fanouts = tuple(int(f) for f in self.eval_fanouts)
+            if len(self.eval_fanouts) != len(self.fanouts):
+                fail(ArgumentError, where, "eval_fanouts", f"must have {len(self.fanouts)} "
+                     "entries (one per layer)", self.eval_fanouts)
+        for name in ("batch_size", "eval_batch_size", "bulk_size", "hidden"):
+            setattr(self, name, as_int(where, name, getattr(self, name), minimum=1))
+        self.epochs = as_int(where, "epochs", self.epochs, minimum=0)
+        self.seed = as_int(where, "seed", self.seed, minimum=0)
+        if self.split_seed is not None:
+            self.split_seed = as_int(where, "split_seed", self.split_seed, minimum=0)
+        for name in ("lr", "weight_decay", "dropout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                fail(ArgumentError, where, name, "must be a non-negative number", value)
+            setattr(self, name, float(value))
+        if self.lr <= 0:
+            fail(ArgumentError, where, "lr", "must be > 0", self.lr)
+        if self.dropout >= 1:
+            fail(ArgumentError, where, "dropout", "must be < 1", self.dropout)
+        if self.normalize not in ("row", "none"):
+            fail(ArgumentError, where, "normalize", "must be 'row' or 'none'", self.normalize)
+        self.num_layers_check = len(self.fanouts)
+
+    @property
+    def layerwise(self):
+        return self.sampler != "nodewise"
+
+
+def make_sampler(name, fanouts):
+    """The spsample sampler called ``name`` (``nodewise``, ``ladies``, ``fastgcn``)."""
+    from ..samplers import LADIES, FastGCN, NodeWise
+
+    classes = dict(nodewise=NodeWise, ladies=LADIES, fastgcn=FastGCN)
+    if name not in classes:
+        fail(ArgumentError, "make_sampler", "name", f"must be one of {SAMPLERS}", name)
+    return classes[name](list(fanouts))
+
+
+def _epoch_seed(seed, epoch, rank):
+    """A torch seed for the dropout masks of ``(seed, epoch, rank)``."""
+    return int(np.random.SeedSequence([seed, epoch, rank, 0x5A6E]).generate_state(1,
+                                                                               np.uint64)[0])
+
+
+class Trainer:
+    """GraphSAGE node classification with spsample minibatches.
+
+    Parameters
+    ----------
+    dataset : spsample.Dataset
+        With features and labels; its splits, or a random one (``config.split``).
+    config : TrainConfig, optional
+        Defaults: the demo's settings.
+    comm : mpi4py communicator, optional
+        Data-parallel training over its ranks: each trains on a disjoint, contiguous share of
+        every epoch's minibatches (global ids), and gradients are averaged by one
+        ``Allreduce`` per step. Every rank must build the Trainer with the same arguments.
+    **overrides
+        Fields of :class:`TrainConfig`, e.g. ``epochs=5``.
+
+    Attributes
+    ----------
+    model : GraphSAGE
+    optimizer : torch.optim.Adam
+    history : list of dict
+        One entry per epoch run so far: ``epoch``, ``loss`` (mean over the epoch's seeds, all
+        ranks), ``losses`` (this rank's per-step losses), ``val_accuracy``, ``seconds``,
+        ``sampled_edges`` (all ranks).
+    epoch : int
+        The next epoch to train.
+
+    Examples
+    --------
+    >>> import spsample
+    >>> from spsample.train import Trainer
+    >>> t = Trainer(spsample.io.load_cora(), epochs=1, hidden=16, pipeline=False)
+    >>> result = t.fit()
+    >>> 0.0 <= result["test_accuracy"] <= 1.0
+    True
+    """
+
+    def __init__(self, dataset, config=None, *, comm=None, **overrides):
+        from ..io import Dataset
+        from ..loader import Loader
+
+        if config is None:
+            config = TrainConfig(**overrides)
+        elif overrides:
+            config = TrainConfig(**{**asdict(config), **overrides})
+        if not isinstance(config, TrainConfig):
+            fail(ArgumentTypeError, "Trainer", "config", "must be a TrainConfig", type(config))
+        if not isinstance(dataset, Dataset):
+            fail(ArgumentTypeError, "Trainer", "dataset", "must be a spsample.Dataset",
+                 type(dataset))
+        if dataset.features is None or dataset.labels is None:
+            fail(DatasetError, "Trainer", "dataset", "needs features and labels", dataset.name)
+        self.config, self.dataset = config, dataset
+        self.rank, self.world_size = world_of(comm)
+        self.comm = comm
+        self.train_idx, self.val_idx, self.test_idx = self._split(dataset, config)
+
+        sampler = make_sampler(config.sampler, config.fanouts)
+        eval_fanouts = config.eval_fanouts or ((-1,) * len(config.fanouts)
+                                               if not config.layerwise else config.fanouts)
+        eval_sampler = make_sampler(config.sampler, eval_fanouts)
+        common = dict(bulk_size=config.bulk_size, features=dataset.features,
+                      labels=dataset.labels, seed=config.seed, device=config.device,
+                      pipeline=config.pipeline, rank=self.rank, world_size=self.world_size)
+        self.train_loader = Loader(dataset.graph, self.train_idx, sampler=sampler,
+                                   batch_size=config.batch_size, shuffle=True, **common)
+        self.eval_loaders = {
+            part: Loader(dataset.graph, idx, sampler=eval_sampler, shuffle=False,
+                         batch_size=config.eval_batch_size, **common)
+            for part, idx in (("val", self.val_idx), ("test", self.test_idx))}
+
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(config.seed)
+            self.model = GraphSAGE(dataset.num_features, config.hidden, dataset.num_classes,
+                                   num_layers=len(config.fanouts), dropout=config.dropout,
+                                   conv=config.conv, layerwise=config.layerwise).to(config.device)
+        lr = config.lr * (self.world_size if config.scale_lr else 1)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr,
+                                          weight_decay=config.weight_decay)
+        self.reduce = GradientAllReduce(list(self.model.parameters()), comm)
+        self.reduce.broadcast_parameters()
+        self.epoch = 0
+        self.history = []
+        self.best = dict(val_accuracy=-1.0, epoch=-1, model=None)
+
+    # ------------------------------------------------------------------ data
+    @staticmethod
+    def _split(dataset, config):
+        name = config.split
+        if name == "random" or (name is None and not dataset.splits):
+            parts = random_split(dataset.labels, seed=config.seed if config.split_seed is None
+                                 else config.split_seed)
+            return parts["train"], parts["val"], parts["test"]
+        return dataset.split(name)
+
+    def _features(self, batch):
+        x = batch.x
+        if self.config.normalize == "row":
+            total = x.sum(dim=1, keepdim=True)
+            x = x / torch.where(total == 0, torch.ones_like(total), total)
+        return x
+
+    # ------------------------------------------------------------------ steps
+    def train_epoch(self, progress=None):
+        """Train one epoch (``self.epoch``) and return its history entry."""
+        loader, epoch = self.train_loader, self.epoch
+        model, optimizer = self.model, self.optimizer
+        model.train()
+        t0 = time.perf_counter()
+        losses, seen, loss_sum = [], 0, 0.0
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(_epoch_seed(self.config.seed, epoch, self.rank))
+            with loader.iter_epoch(epoch) as batches:
+                for _ in range(loader.steps_per_epoch):
+                    batch = next(batches, None)
+                    optimizer.zero_grad(set_to_none=True)
+                    if batch is not None:
+                        out = model(batch, x=self._features(batch))
+                        loss = torch.nn.functional.cross_entropy(out, batch.target)
+                        loss.backward()
+                        value = float(loss.detach())
+                        losses.append(value)
+                        seen += batch.batch_size
+                        loss_sum += value * batch.batch_size
+                    if self.reduce(batch is not None):
+                        optimizer.step()
+                    if progress is not None:
+                        progress.update(1)
+                        if losses:
+                            progress.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
+                stats = dict(batches.stats)
+        seconds = time.perf_counter() - t0
+        totals = self._sum([loss_sum, seen, stats["sampled_edges"], stats["sample_seconds"]])
+        entry = dict(epoch=epoch, loss=totals[0] / max(totals[1], 1), losses=losses,
+                     seconds=seconds, sampled_edges=int(totals[2]),
+                     sample_seconds=stats["sample_seconds"],
+                     fetch_seconds=stats["fetch_seconds"])
+        self.epoch = epoch + 1
+        return entry
+
+    @torch.no_grad()
+    def evaluate(self, part="val"):
+        """Accuracy on ``part`` (``"val"`` or ``"test"``), over all ranks."""
+        if part not in self.eval_loaders:
+            fail(ArgumentError, "Trainer.evaluate", "part", "must be 'val' or 'test'", part)
+        loader = self.eval_loaders[part]
+        self.model.eval()
+        correct = total = 0
+        with loader.iter_epoch(0) as batches:
+            for batch in batches:
+                pred = self.model(batch, x=self._features(batch)).argmax(dim=1)
+                correct += int((pred == batch.target).sum())
+                total += batch.batch_size
+        correct, total = self._sum([correct, total])
+        return correct / max(total, 1)
+
+    def _sum(self, values):
+        values = np.asarray(values, dtype=np.float64)
+        if self.reduce.comm is not None:
+            out = np.empty_like(values)
+            self.reduce.comm.Allreduce(values, out)
+            return out
+        return values
+
+    # ------------------------------------------------------------------ the run
+    def fit(self, epochs=None, *, checkpoint=None, progress=False, log=None):
+        """Train from ``self.epoch`` up to ``epochs`` (default ``config.epochs``), keeping the
+        model of the best validation accuracy; return the run's metrics.
+
+        Parameters
+        ----------
+        epochs : int, optional
+            Total epochs of the run (a resumed run continues up to it).
+        checkpoint : str or os.PathLike, optional
+            Written (by rank 0) after every epoch.
+        progress : bool
+            tqdm progress bars (rank 0 only) with loss and throughput.
+        log : callable, optional
+            Called with each epoch's history entry.
+
+        Returns
+        -------
+        dict
+            ``test_accuracy`` (of the best-validation model), ``val_accuracy``,
+            ``best_epoch``, ``epochs``, ``seconds`` (this call), ``train_seconds``,
+            ``sampled_edges``, ``sampled_edges_per_s`` (sampled edges per second of training,
+            end to end), ``sampling_edges_per_s`` (per second spent sampling), ``loss``
+            (last epoch), ``world_size``, ``path`` (native or numpy), ``config``.
+        """
+        from .. import _native
+
+        epochs = self.config.epochs if epochs is None else as_int("Trainer.fit", "epochs",
+                                                                     epochs, minimum=0)
+        t0 = time.perf_counter()
+        show = progress and self.rank == 0
+        run = []
+        while self.epoch < epochs:
+            bar = _progress_bar(show, self.train_loader.steps_per_epoch,
+                                f"epoch {self.epoch + 1}/{epochs}")
+            entry = self.train_epoch(bar)
+            entry["val_accuracy"] = self.evaluate("val")
+            if entry["val_accuracy"] > self.best["val_accuracy"]:
+                self.best = dict(val_accuracy=entry["val_accuracy"], epoch=entry["epoch"],
+                                 model=_copy_state(self.model))
+            if bar is not None:
+                bar.set_postfix(loss=f"{entry['loss']:.4f}", val=f"{entry['val_accuracy']:.3f}",
+                                edges_per_s=f"{entry['sampled_edges'] / entry['seconds']:.3g}")
+                bar.close()
+            self.history.append(entry)
+            run.append(entry)
+            if log is not None:
+                log(entry)
+            if checkpoint is not None:
+                self.save_checkpoint(checkpoint)
+        if self.best["model"] is not None:
+            current = _copy_state(self.model)
+            self.model.load_state_dict(self.best["model"])
+            test_accuracy = self.evaluate("test")
+            self.model.load_state_dict(current)
+        else:
+            test_accuracy = self.evaluate("test")
+        train_seconds = sum(e["seconds"] for e in self.history)
+        edges = sum(e["sampled_edges"] for e in self.history)
+        sample_seconds = self._sum([sum(e["sample_seconds"] for e in self.history)])[0]
+        return dict(
+            test_accuracy=test_accuracy, val_accuracy=max(self.best["val_accuracy"], 0.0),
+            best_epoch=self.best["epoch"], epochs=self.epoch,
+            seconds=time.perf_counter() - t0, train_seconds=train_seconds,
+            sampled_edges=edges, sampled_edges_per_s=edges / train_seconds if train_seconds
+            else 0.0, sampling_edges_per_s=edges / sample_seconds if sample_seconds else 0.0,
+            loss=self.history[-1]["loss"] if self.history else None,
+            losses=[e["loss"] for e in self.history], world_size=self.world_size,
+            path=_native.active_path(), dataset=self.dataset.name,
+            config={k: (list(v) if isinstance(v, tuple) else v)
+                    for k, v in asdict(self.config).items() if k != "num_layers_check"})
+
+    # ------------------------------------------------------------------ checkpoints
+    def state_dict(self):
+        """Everything a resumed run needs (plain types and tensors)."""
+        return dict(format=_CHECKPOINT_FORMAT, epoch=self.epoch,
+                    config={k: (list(v) if isinstance(v, tuple) else v)
+                            for k, v in asdict(self.config).items()},
+                    model=self.model.state_dict(), optimizer=self.optimizer.state_dict(),
+                    history=[{k: v for k, v in e.items()} for e in self.history],
+                    best=dict(self.best), world_size=self.world_size)
+
+    def load_state_dict(self, state):
+        """Resume from :meth:`state_dict` (checks the run's settings match)."""
+        where = "Trainer.load_state_dict"
+        if not isinstance(state, dict) or state.get("format") != _CHECKPOINT_FORMAT:
+            fail(ArgumentError, where, "state", "is not an spsample training checkpoint",
+                 type(state))
+        mine = asdict(self.config)
+        for key in _RESUME_KEYS:
+            theirs = state["config"].get(key)
+            ours = mine[key]
+            if (list(ours) if isinstance(ours, tuple) else ours) != theirs:
+                fail(ArgumentError, where, "state", f"was saved with {key}={theirs!r}, this run "
+                     f"has {key}={ours!r}", key)
+        if state["world_size"] != self.world_size:
+            fail(ArgumentError, where, "state", f"was saved by {state['world_size']} ranks, "
+                 f"this run has {self.world_size} (the sample stream would differ)",
+                 state["world_size"])
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.epoch = int(state["epoch"])
+        self.history = list(state["history"])
+        self.best = dict(state["best"])
+
+    def save_checkpoint(self, path):
+        """Write :meth:`state_dict` to ``path`` (rank 0; atomically, via a temporary file)."""
+        if self.rank != 0:
+            return
+        tmp = f"{os.fspath(path)}.tmp"
+        torch.save(self.state_dict(), tmp)
+        os.replace(tmp, path)
+
+    def load_checkpoint(self, path):
+        """Resume from a file written by :meth:`save_checkpoint` (every rank reads it)."""
+        if not os.path.exists(path):
+            fail(ArgumentError, "Trainer.load_checkpoint", "path", "does not exist",
+                 os.fspath(path))
+        self.load_state_dict(torch.load(path, map_location=self.config.device,
+                                        weights_only=True))
+
+    def close(self):
+        """Release the communicator duplicate."""
+        self.reduce.close()
+
+
+def _copy_state(model):
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def _progress_bar(show, total, desc):
+    if not show:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
