@@ -79,7 +79,7 @@ class TrainConfig:
     batch_size: int = 32
     eval_batch_size: int = 512
     bulk_size: int = 4
-    epochs: int = 30
+    epochs: int = 20
     lr: float = 0.005
     weight_decay: float = 5e-4
     scale_lr: bool = False
@@ -281,8 +281,8 @@ class Trainer:
         totals = self._sum([loss_sum, seen, stats["sampled_edges"], stats["sample_seconds"]])
         entry = dict(epoch=epoch, loss=totals[0] / max(totals[1], 1), losses=losses,
                      seconds=seconds, sampled_edges=int(totals[2]),
-                     sample_seconds=stats["sample_seconds"],
-                     fetch_seconds=stats["fetch_seconds"])
+                     sample_seconds=float(stats["sample_seconds"]),
+                     fetch_seconds=float(stats["fetch_seconds"]))
         self.epoch = epoch + 1
         return entry
 
@@ -303,12 +303,13 @@ class Trainer:
         return correct / max(total, 1)
 
     def _sum(self, values):
+        """Element-wise sums over the ranks, as Python floats."""
         values = np.asarray(values, dtype=np.float64)
         if self.reduce.comm is not None:
             out = np.empty_like(values)
             self.reduce.comm.Allreduce(values, out)
-            return out
-        return values
+            values = out
+        return values.tolist()
 
     # ------------------------------------------------------------------ the run
     def fit(self, epochs=None, *, checkpoint=None, progress=False, log=None):
