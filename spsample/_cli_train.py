@@ -141,13 +141,15 @@ def _communicator(mode):
     """``MPI.COMM_WORLD`` when training data-parallel, else None."""
     if mode == "off":
         return None
-    launched = any(k in os.environ for k in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE",
-                                                "PMIX_RANK", "MPI_LOCALNRANKS"))
-    if mode == "auto" and not launched:
+    from .distributed import launched_under_mpi
+
+    if mode == "auto" and not launched_under_mpi():
         return None
     from ._optional import require
 
-    MPI = require("mpi4py", "spsample train --mpi").MPI
+    require("mpi4py", "spsample train --mpi")
+    from mpi4py import MPI
+
     comm = MPI.COMM_WORLD
     if mode == "auto" and comm.Get_size() == 1:
         return None
