@@ -211,7 +211,8 @@ class Loader:
         for j in starts:
             t0 = time.perf_counter()
             if j is None:        # padding for a collective call; sampled, fetched, dropped
-                mbs = sample(self.graph, order[:1], sampler=self.sampler, batch_size=1,
+                # (same batch_size on every rank: a DistGraph checks that the ranks agree)
+                mbs = sample(self.graph, order[:1], sampler=self.sampler, batch_size=b,
                              seed=self.seed, epoch=epoch,
                              batch_offset=self.num_batches + self.rank)
             else:

@@ -10,7 +10,7 @@ which :func:`parameter_checksums` lets a test check.
 
 import numpy as np
 
-from .._errors import ArgumentTypeError, DistributedError
+from .._errors import ArgumentTypeError
 from .._optional import import_torch
 from .._validate import fail
 
@@ -120,13 +120,3 @@ def parameter_checksums(model, comm):
     out = np.empty((size, mine.size), dtype=np.float64)
     comm.Allgather(mine, out)
     return out
-
-
-def check_same_on_all_ranks(value, comm, what):
-    """Raise :class:`DistributedError` unless the integer ``value`` is equal on every rank."""
-    rank, size = world_of(comm)
-    if size == 1:
-        return
-    values = comm.allgather(value)
-    if len(set(values)) != 1:
-        raise DistributedError(f"spsample.train: {what} differs across ranks: {values}")
