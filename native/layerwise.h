@@ -32,8 +32,8 @@
 // Complexity per minibatch: O(D) for the accumulation and the edges, D = sum of the degrees of
 //          the rows of B_{L-1}; O(C) per layer for the keys and the selection (nth_element), C =
 //          candidate columns (<= D); FastGCN O(s log n) per layer for the draws.
-// Memory:  per thread a generation-stamped array of n 64-bit slots (vertex -> candidate, O(1)
-//          clear) and O(D + C) scratch; outputs O(edges).
+// Memory:  per thread an array of n 32-bit slots (vertex -> candidate, cleared in O(C)) and
+//          O(D + C) scratch; outputs O(edges).
 #ifndef SPSAMPLE_LAYERWISE_H
 #define SPSAMPLE_LAYERWISE_H
 
@@ -74,13 +74,14 @@ static void ladies_keys(const uint32_t* __restrict u, const double* __restrict q
 }
 
 struct LayerWiseScratch {
-    std::vector<uint64_t> cand_of;      // vertex -> (generation << 32) | candidate index
-    uint32_t gen = 0;
+    std::vector<uint32_t> cand_of;      // vertex -> candidate index + 1 (0: none), cleared per
+                                        // minibatch through cand_vertex (O(candidates))
+    PodBuf<uint32_t> cols;              // column ids of the rows being accumulated, flattened
     std::vector<uint32_t> cand_vertex;  // candidate -> vertex
     std::vector<double> qc;             // candidate -> LADIES column sum so far
     std::vector<uint32_t> cand_local;   // candidate -> local id, NO_LOCAL when not in n_id
     std::vector<uint32_t> local_cand;   // local id -> candidate
-    std::vector<uint32_t> entry_cand;   // entries of the accumulated rows, in order -> candidate
+    PodBuf<uint32_t> entry_cand;        // entries of the accumulated rows, in order -> candidate
     std::vector<uint32_t> key_vertex;
     std::vector<double> key_q, keys;
     std::vector<std::pair<double, uint64_t>> keyed;
@@ -90,20 +91,21 @@ struct LayerWiseScratch {
 
     void resize(int64_t n) { cand_of.assign(n, 0); }
 
-    void next_generation() {
-        if (++gen == 0) {  // wrapped: restart the stamps
-            std::fill(cand_of.begin(), cand_of.end(), 0);
-            gen = 1;
-        }
+    // Forget the previous minibatch's candidates.
+    void clear_candidates() {
+        for (uint32_t u : cand_vertex) cand_of[u] = 0;
+        cand_vertex.clear();
+        qc.clear();
+        cand_local.clear();
     }
 };
 
 // The candidate index of vertex u, creating it (column sum 0, not in n_id) if absent.
 static inline uint32_t candidate_of(LayerWiseScratch& sc, uint32_t u) {
-    const uint64_t x = sc.cand_of[u];
-    if ((x >> 32) == sc.gen) return static_cast<uint32_t>(x);
+    const uint32_t x = sc.cand_of[u];
+    if (x != 0) return x - 1;
     const uint32_t c = static_cast<uint32_t>(sc.cand_vertex.size());
-    sc.cand_of[u] = (static_cast<uint64_t>(sc.gen) << 32) | c;
+    sc.cand_of[u] = c + 1;
     sc.cand_vertex.push_back(u);
     sc.qc.push_back(0.0);
     sc.cand_local.push_back(NO_LOCAL);
@@ -113,7 +115,8 @@ static inline uint32_t candidate_of(LayerWiseScratch& sc, uint32_t u) {
 // Sample all layers of one minibatch (see the header comment). sc sized for g.n.
 static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t b, uint32_t bid,
                                 const LayerWiseOptions& o, LayerWiseScratch& sc, MiniBatchOut& out) {
-    constexpr int64_t PF = 8;
+    constexpr int64_t PF = 8;            // prefetch distance in rows
+    constexpr int64_t PF_ENTRIES = 16;   // prefetch distance in entries
     const int L = static_cast<int>(o.fanouts.size());
     const int64_t* indptr = g.indptr;
     const int64_t* indices = g.indices;
@@ -123,10 +126,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     out.counts.assign(1, b);
     out.hops.clear();
     out.hops.resize(L);
-    sc.next_generation();
-    sc.cand_vertex.clear();
-    sc.qc.clear();
-    sc.cand_local.clear();
+    sc.clear_candidates();
     sc.local_cand.clear();
     sc.entry_cand.clear();
     sc.P.resize(L);
@@ -145,17 +145,33 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         auto& chosen = sc.chosen;
         chosen.clear();
         if (!o.fastgcn) {
-            // P_l: continue the serial column sums with the rows new to B_l
-            for (int64_t i = accumulated; i < B; ++i) {
+            // P_l: continue the serial column sums with the rows new to B_l. The rows' column
+            // ids are first copied out (sequential reads), so that the candidate lookups, the
+            // random reads, can be prefetched PF_ENTRIES ahead across row boundaries.
+            const size_t base = sc.entry_cand.size();
+            sc.cols.clear();
+            int64_t total = 0;
+            for (int64_t i = accumulated; i < B; ++i) total += indptr[n_id[i] + 1] - indptr[n_id[i]];
+            sc.cols.resize(total);
+            for (int64_t i = accumulated, k = 0; i < B; ++i) {
                 if (i + PF < B) __builtin_prefetch(indices + indptr[n_id[i + PF]]);
                 const int64_t v = n_id[i];
+                const int64_t e1 = indptr[v + 1];
+                for (int64_t e = indptr[v]; e < e1; ++e) sc.cols[k++] = static_cast<uint32_t>(indices[e]);
+            }
+            sc.entry_cand.resize(base + total);
+            const uint32_t* cols = sc.cols.data();
+            uint32_t* entry_cand = sc.entry_cand.data() + base;
+            int64_t k = 0;
+            for (int64_t i = accumulated; i < B; ++i) {
+                const int64_t v = n_id[i];
                 const int64_t e0 = indptr[v], e1 = indptr[v + 1];
-                for (int64_t e = e0; e < e1; ++e) {
-                    if (e + PF < e1) __builtin_prefetch(&sc.cand_of[indices[e + PF]]);
-                    const uint32_t c = candidate_of(sc, static_cast<uint32_t>(indices[e]));
+                for (int64_t e = e0; e < e1; ++e, ++k) {
+                    if (k + PF_ENTRIES < total) __builtin_prefetch(&sc.cand_of[cols[k + PF_ENTRIES]]);
+                    const uint32_t c = candidate_of(sc, cols[k]);
                     const double val = w ? w[e] * w[e] : 1.0;
                     sc.qc[c] += val;
-                    sc.entry_cand.push_back(c);
+                    entry_cand[k] = c;
                 }
             }
             accumulated = B;
@@ -229,6 +245,10 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         ho.weight.reserve(guess);
     }
     int64_t seg_start[256];
+    const double* P_of[256];
+    for (int l = 0; l < L; ++l) P_of[l] = sc.P[l].data();
+    const uint32_t* entry_cand = sc.entry_cand.data();
+    const uint32_t* cand_local = sc.cand_local.data();
     size_t ec = 0;  // position in entry_cand (LADIES)
     for (int64_t i = 0; i < rows; ++i) {
         const int64_t v = n_id[i];
@@ -239,18 +259,18 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         for (int64_t e = e0; e < e1; ++e) {
             uint32_t lu;
             if (!o.fastgcn) {
-                lu = sc.cand_local[sc.entry_cand[ec++]];
+                lu = cand_local[entry_cand[ec++]];
             } else {
                 if (e + PF < e1) __builtin_prefetch(&sc.cand_of[indices[e + PF]]);
-                const uint64_t x = sc.cand_of[indices[e]];
-                lu = ((x >> 32) == sc.gen) ? sc.cand_local[static_cast<uint32_t>(x)] : NO_LOCAL;
+                const uint32_t x = sc.cand_of[indices[e]];
+                lu = x ? sc.cand_local[x - 1] : NO_LOCAL;
             }
             if (lu == NO_LOCAL) continue;
             const double a = w ? w[e] : 1.0;
             if (!(a > 0)) continue;
             const int su = stage[lu];
             for (int l = std::max(first_layer, su - 1); l < L; ++l) {
-                const double p = o.fastgcn ? o.q_global[indices[e]] : sc.P[l][lu];
+                const double p = o.fastgcn ? o.q_global[indices[e]] : P_of[l][lu];
                 HopOut& ho = out.hops[l];
                 ho.dst.push_back(i);
                 ho.src.push_back(lu);

@@ -100,6 +100,7 @@ static inline double det_log_tail(double m, double e) {
     double p = 1.0 / 19.0;
     const double coef[9] = {1.0 / 1.0, 1.0 / 3.0, 1.0 / 5.0, 1.0 / 7.0, 1.0 / 9.0,
                             1.0 / 11.0, 1.0 / 13.0, 1.0 / 15.0, 1.0 / 17.0};
+#pragma GCC unroll 9
     for (int k = 8; k >= 0; --k) {
         const double t = p * z2;   // two statements: never contracted into an FMA
         p = t + coef[k];
@@ -128,22 +129,32 @@ static inline double det_log(double x) {
 // same values as det_log, in branch-free code that vectorises.
 static inline double det_log_normal(double x) {
     const double SQRT_HALF = 0.7071067811865476;
-    uint64_t bits;
+    const double ONE = 1.0;
+    uint64_t bits, half_bits, one_bits;
     std::memcpy(&bits, &x, sizeof bits);
-    int32_t e_int = static_cast<int32_t>((bits >> 52) & 0x7FF) - 1022;
+    std::memcpy(&half_bits, &SQRT_HALF, sizeof half_bits);
+    std::memcpy(&one_bits, &ONE, sizeof one_bits);
+    // exponent field as a double, exactly: (2**52 + field) - 2**52
+    const uint64_t ebits = uint64_t(0x4330000000000000ull) | ((bits >> 52) & 0x7FF);
+    double e;
+    std::memcpy(&e, &ebits, sizeof e);
+    e = (e - 4503599627370496.0) - 1022.0;
     const uint64_t mbits = (bits & 0x800FFFFFFFFFFFFFull) | (uint64_t(1022) << 52);
     double m;
     std::memcpy(&m, &mbits, sizeof m);
-    const bool low = m < SQRT_HALF;
-    m = low ? m * 2.0 : m;
-    e_int = low ? e_int - 1 : e_int;
-    return det_log_tail(m, static_cast<double>(e_int));
+    // low = (m < sqrt(1/2)) as 1.0 / 0.0; positive doubles order as their bit patterns (an
+    // integer compare, so the loop has no control flow and vectorises)
+    const uint64_t low_bits = (mbits < half_bits ? ~uint64_t(0) : uint64_t(0)) & one_bits;
+    double low;
+    std::memcpy(&low, &low_bits, sizeof low);
+    return det_log_tail(m * (1.0 + low), e - low);   // m * 2 or m * 1: exact
 }
 
 // Word 0 of philox4x32 (the same rounds, one output).
 static inline uint32_t philox4x32_word0(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, Key key) {
     uint32_t x0 = c0, x1 = c1, x2 = c2, x3 = c3;
     uint32_t ka = key.k0, kb = key.k1;
+    #pragma GCC unroll 10
     for (int r = 0; r < 10; ++r) {
         const uint64_t p0 = static_cast<uint64_t>(PHILOX_M0) * x0;
         const uint64_t p1 = static_cast<uint64_t>(PHILOX_M1) * x2;
