@@ -7,11 +7,11 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, SeedError
 from .._graph import Graph
-from .._sample import sample, split_batches
+from .._sample import sample
 from .._validate import as_index_array, as_int, fail
 from ..samplers import Sampler
 from ._batch import make_batch
-from ._features import ArrayFeatures, FetchFeatures, as_feature_source
+from ._features import FetchFeatures, as_feature_source
 from ._pipeline import Prefetcher
 
 __all__ = ["Loader", "EpochIterator", "epoch_order"]
@@ -426,7 +426,3 @@ def _take(labels, n_id):
     import torch
 
     return labels.index_select(0, torch.from_dlpack(n_id).to(labels.device))
-
-
-# keep ArrayFeatures importable from here for the PyG adapter
-_ = ArrayFeatures

@@ -12,7 +12,7 @@ optimizer, the next epoch, the best-validation state and the history; resuming f
 
 import os
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -31,8 +31,8 @@ SAMPLERS = ("nodewise", "ladies", "fastgcn")
 _CHECKPOINT_FORMAT = "spsample-train-1"
 # Config fields that must match between a checkpoint and the run resuming it (the others,
 # e.g. epochs or the progress bar, may change).
-_RESUME_KEYS = ("sampler", "fanouts", "batch_size", "hidden", "num_layers_check", "dropout",
-                "lr", "weight_decay", "seed", "normalize", "split", "split_seed", "scale_lr")
+_RESUME_KEYS = ("sampler", "fanouts", "batch_size", "hidden", "dropout", "conv", "lr",
+                "weight_decay", "seed", "normalize", "split", "split_seed", "scale_lr")
 
 
 @dataclass
@@ -92,7 +92,6 @@ class TrainConfig:
     split_seed: int = None
     device: str = "cpu"
     pipeline: bool = True
-    num_layers_check: int = field(default=0, repr=False)    # len(fanouts), for resume checks
 
     def __post_init__(self):
         where = "TrainConfig"
@@ -123,7 +122,6 @@ class TrainConfig:
             fail(ArgumentError, where, "dropout", "must be < 1", self.dropout)
         if self.normalize not in ("row", "none"):
             fail(ArgumentError, where, "normalize", "must be 'row' or 'none'", self.normalize)
-        self.num_layers_check = len(self.fanouts)
 
     @property
     def layerwise(self):
@@ -380,15 +378,13 @@ class Trainer:
             loss=self.history[-1]["loss"] if self.history else None,
             losses=[e["loss"] for e in self.history], world_size=self.world_size,
             path=_native.active_path(), dataset=self.dataset.name,
-            config={k: (list(v) if isinstance(v, tuple) else v)
-                    for k, v in asdict(self.config).items() if k != "num_layers_check"})
+            config=_plain(self.config))
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self):
         """Everything a resumed run needs (plain types and tensors)."""
         return dict(format=_CHECKPOINT_FORMAT, epoch=self.epoch,
-                    config={k: (list(v) if isinstance(v, tuple) else v)
-                            for k, v in asdict(self.config).items()},
+                    config=_plain(self.config),
                     model=self.model.state_dict(), optimizer=self.optimizer.state_dict(),
                     history=[{k: v for k, v in e.items()} for e in self.history],
                     best=dict(self.best), world_size=self.world_size)
@@ -435,6 +431,11 @@ class Trainer:
     def close(self):
         """Release the communicator duplicate."""
         self.reduce.close()
+
+
+def _plain(config):
+    """The config as a dict of plain Python values (tuples as lists)."""
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()}
 
 
 def _copy_state(model):
