@@ -87,7 +87,6 @@ struct LayerWiseScratch {
     std::vector<std::pair<double, uint64_t>> keyed;
     std::vector<int64_t> chosen;
     std::vector<std::vector<double>> P;  // P[l][local] for local < |B_{l+1}| (LADIES)
-    std::vector<int64_t> last_edges;     // edges per layer of this thread's previous minibatch
 
     void resize(int64_t n) { cand_of.assign(n, 0); }
 
@@ -130,18 +129,23 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     sc.local_cand.clear();
     sc.entry_cand.clear();
     sc.P.resize(L);
-    sc.last_edges.resize(L, 0);
     for (int64_t i = 0; i < b; ++i) {
         const uint32_t c = candidate_of(sc, static_cast<uint32_t>(seeds[i]));
         sc.cand_local[c] = static_cast<uint32_t>(i);
         sc.local_cand.push_back(c);
     }
     std::vector<int64_t> bsize(1, b);  // |B_0|, |B_1|, ..., |B_L|
+    std::vector<int64_t> entries;      // entries[l] = sum of the degrees of the rows of B_l
     int64_t accumulated = 0;           // rows of n_id whose entries are in the column sums
     for (int l = 0; l < L; ++l) {
         const int64_t s = o.fanouts[l];
         const uint32_t hw = hop_word(o.epoch, l + 1);
         const int64_t B = static_cast<int64_t>(n_id.size());
+        {
+            int64_t d = entries.empty() ? 0 : entries.back();
+            for (int64_t i = (l == 0 ? 0 : bsize[l - 1]); i < B; ++i) d += indptr[n_id[i] + 1] - indptr[n_id[i]];
+            entries.push_back(d);
+        }
         auto& chosen = sc.chosen;
         chosen.clear();
         if (!o.fastgcn) {
@@ -150,8 +154,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             // random reads, can be prefetched PF_ENTRIES ahead across row boundaries.
             const size_t base = sc.entry_cand.size();
             sc.cols.clear();
-            int64_t total = 0;
-            for (int64_t i = accumulated; i < B; ++i) total += indptr[n_id[i] + 1] - indptr[n_id[i]];
+            const int64_t total = entries[l] - static_cast<int64_t>(base);
             sc.cols.resize(total);
             for (int64_t i = accumulated, k = 0; i < B; ++i) {
                 if (i + PF < B) __builtin_prefetch(indices + indptr[n_id[i + PF]]);
@@ -167,7 +170,11 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                 const int64_t v = n_id[i];
                 const int64_t e0 = indptr[v], e1 = indptr[v + 1];
                 for (int64_t e = e0; e < e1; ++e, ++k) {
-                    if (k + PF_ENTRIES < total) __builtin_prefetch(&sc.cand_of[cols[k + PF_ENTRIES]]);
+                    if (k + 2 * PF_ENTRIES < total) __builtin_prefetch(&sc.cand_of[cols[k + 2 * PF_ENTRIES]]);
+                    if (k + PF_ENTRIES < total) {  // its candidate slot is cached by now: prefetch qc
+                        const uint32_t ahead = sc.cand_of[cols[k + PF_ENTRIES]];
+                        if (ahead) __builtin_prefetch(&sc.qc[ahead - 1]);
+                    }
                     const uint32_t c = candidate_of(sc, cols[k]);
                     const double val = w ? w[e] * w[e] : 1.0;
                     sc.qc[c] += val;
@@ -236,29 +243,42 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     std::vector<uint8_t> stage(static_cast<size_t>(bsize[L]));
     for (int t = 0, x = 0; t <= L; ++t)
         for (; x < bsize[t]; ++x) stage[x] = static_cast<uint8_t>(t);
+    // Output buffers sized by the exact bound entries[l]: malloc'd, never zero-filled, so only
+    // the pages actually written become resident; release() trims them to the edge count.
+    int64_t* dst_of[256];
+    int64_t* src_of[256];
+    int64_t* eid_of[256];
+    double* wt_of[256];
+    int64_t count[256];
+    const double* P_of[256];
     for (int l = 0; l < L; ++l) {
         HopOut& ho = out.hops[l];
-        const int64_t guess = sc.last_edges[l] + sc.last_edges[l] / 4 + 64;
-        ho.dst.reserve(guess);
-        ho.src.reserve(guess);
-        ho.eid.reserve(guess);
-        ho.weight.reserve(guess);
+        ho.dst.resize(entries[l]);
+        ho.src.resize(entries[l]);
+        ho.eid.resize(entries[l]);
+        ho.weight.resize(entries[l]);
+        dst_of[l] = ho.dst.data();
+        src_of[l] = ho.src.data();
+        eid_of[l] = ho.eid.data();
+        wt_of[l] = ho.weight.data();
+        count[l] = 0;
+        P_of[l] = o.fastgcn ? nullptr : sc.P[l].data();
     }
     int64_t seg_start[256];
-    const double* P_of[256];
-    for (int l = 0; l < L; ++l) P_of[l] = sc.P[l].data();
     const uint32_t* entry_cand = sc.entry_cand.data();
     const uint32_t* cand_local = sc.cand_local.data();
     size_t ec = 0;  // position in entry_cand (LADIES)
+    const size_t n_entries = sc.entry_cand.size();
     for (int64_t i = 0; i < rows; ++i) {
         const int64_t v = n_id[i];
         const int64_t e0 = indptr[v], e1 = indptr[v + 1];
         if (i + PF < rows) __builtin_prefetch(indices + indptr[n_id[i + PF]]);
         const int first_layer = stage[i];
-        for (int l = first_layer; l < L; ++l) seg_start[l] = static_cast<int64_t>(out.hops[l].dst.size());
+        for (int l = first_layer; l < L; ++l) seg_start[l] = count[l];
         for (int64_t e = e0; e < e1; ++e) {
             uint32_t lu;
             if (!o.fastgcn) {
+                if (ec + PF_ENTRIES < n_entries) __builtin_prefetch(&cand_local[entry_cand[ec + PF_ENTRIES]]);
                 lu = cand_local[entry_cand[ec++]];
             } else {
                 if (e + PF < e1) __builtin_prefetch(&sc.cand_of[indices[e + PF]]);
@@ -271,26 +291,32 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             const int su = stage[lu];
             for (int l = std::max(first_layer, su - 1); l < L; ++l) {
                 const double p = o.fastgcn ? o.q_global[indices[e]] : P_of[l][lu];
-                HopOut& ho = out.hops[l];
-                ho.dst.push_back(i);
-                ho.src.push_back(lu);
-                ho.eid.push_back(e);
-                ho.weight.push_back(a / p);
+                const int64_t k = count[l]++;
+                dst_of[l][k] = i;
+                src_of[l][k] = lu;
+                eid_of[l][k] = e;
+                wt_of[l][k] = a / p;
             }
         }
         for (int l = first_layer; l < L; ++l) {
-            PodBuf<double>& wt = out.hops[l].weight;
-            const size_t lo = static_cast<size_t>(seg_start[l]), hi = wt.size();
+            double* wt = wt_of[l];
+            const int64_t lo = seg_start[l], hi = count[l];
             double total = 0.0;
-            for (size_t k = lo; k < hi; ++k) total += wt[k];
+            for (int64_t k = lo; k < hi; ++k) total += wt[k];
             if (total > 0) {
-                for (size_t k = lo; k < hi; ++k) wt[k] = wt[k] / total;
+                for (int64_t k = lo; k < hi; ++k) wt[k] = wt[k] / total;
             } else {
-                for (size_t k = lo; k < hi; ++k) wt[k] = 0.0;
+                for (int64_t k = lo; k < hi; ++k) wt[k] = 0.0;
             }
         }
     }
-    for (int l = 0; l < L; ++l) sc.last_edges[l] = static_cast<int64_t>(out.hops[l].dst.size());
+    for (int l = 0; l < L; ++l) {
+        HopOut& ho = out.hops[l];
+        ho.dst.resize(count[l]);
+        ho.src.resize(count[l]);
+        ho.eid.resize(count[l]);
+        ho.weight.resize(count[l]);
+    }
 }
 
 }  // namespace spsample
