@@ -253,7 +253,7 @@ class Trainer:
         model, optimizer = self.model, self.optimizer
         model.train()
         t0 = time.perf_counter()
-        losses, seen, loss_sum = [], 0, 0.0
+        losses, seen, loss_sum, edges = [], 0, 0.0, 0
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(_epoch_seed(self.config.seed, epoch, self.rank))
             with loader.iter_epoch(epoch) as batches:
@@ -268,12 +268,15 @@ class Trainer:
                         losses.append(value)
                         seen += batch.batch_size
                         loss_sum += value * batch.batch_size
+                        edges += batch.num_edges
                     if self.reduce(batch is not None):
                         optimizer.step()
                     if progress is not None:
                         progress.update(1)
                         if losses:
-                            progress.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
+                            rate = edges / max(time.perf_counter() - t0, 1e-9)
+                            progress.set_postfix(loss=f"{losses[-1]:.4f}",
+                                                 edges_per_s=f"{rate:.3g}", refresh=False)
                 stats = dict(batches.stats)
         seconds = time.perf_counter() - t0
         totals = self._sum([loss_sum, seen, stats["sampled_edges"], stats["sample_seconds"]])
