@@ -81,6 +81,7 @@ struct LayerWiseScratch {
     std::vector<double> qc;             // candidate -> LADIES column sum so far
     std::vector<uint32_t> cand_local;   // candidate -> local id, NO_LOCAL when not in n_id
     std::vector<uint32_t> local_cand;   // local id -> candidate
+    std::vector<uint64_t> member;       // bit per candidate: in n_id
     PodBuf<uint32_t> entry_cand;        // entries of the accumulated rows, in order -> candidate
     std::vector<uint32_t> key_vertex;
     std::vector<double> key_q, keys;
@@ -268,7 +269,13 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     const uint32_t* entry_cand = sc.entry_cand.data();
     const uint32_t* cand_local = sc.cand_local.data();
     size_t ec = 0;  // position in entry_cand (LADIES)
-    const size_t n_entries = sc.entry_cand.size();
+    // LADIES: one bit per candidate, set for those in n_id (a few KiB, cache-resident: most
+    // entries are rejected without touching cand_local)
+    std::vector<uint64_t>& member_bits = sc.member;
+    member_bits.assign((sc.cand_vertex.size() + 63) / 64, 0);
+    if (!o.fastgcn)
+        for (uint32_t c : sc.local_cand) member_bits[c >> 6] |= uint64_t(1) << (c & 63);
+    const uint64_t* member = member_bits.data();
     for (int64_t i = 0; i < rows; ++i) {
         const int64_t v = n_id[i];
         const int64_t e0 = indptr[v], e1 = indptr[v + 1];
@@ -278,8 +285,9 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         for (int64_t e = e0; e < e1; ++e) {
             uint32_t lu;
             if (!o.fastgcn) {
-                if (ec + PF_ENTRIES < n_entries) __builtin_prefetch(&cand_local[entry_cand[ec + PF_ENTRIES]]);
-                lu = cand_local[entry_cand[ec++]];
+                const uint32_t c = entry_cand[ec++];
+                if (!((member[c >> 6] >> (c & 63)) & 1u)) continue;   // the common case
+                lu = cand_local[c];
             } else {
                 if (e + PF < e1) __builtin_prefetch(&sc.cand_of[indices[e + PF]]);
                 const uint32_t x = sc.cand_of[indices[e]];

@@ -6,8 +6,8 @@
 // bulk holds O(threads * nodes of a minibatch) of it. Vertex ids must be < 2**32 - 1
 // (spsample.Graph guarantees it) and a minibatch holds fewer than 2**32 vertices.
 //
-// DenseMap is the same mapping over a generation-stamped array of size n (O(1) clear), for
-// kernels that touch a large share of the graph per minibatch (layer-wise sampling).
+// Complexity: find / find_or_insert O(1) expected (Fibonacci hashing, linear probing), clear
+// O(capacity) (a memset of at most a few MiB per minibatch).
 #ifndef SPSAMPLE_LOCALMAP_H
 #define SPSAMPLE_LOCALMAP_H
 
@@ -102,37 +102,6 @@ class LocalMap {
             ++size_;
         }
     }
-};
-
-// Generation-stamped dense map over [0, n): O(n) memory once, O(1) clear.
-template <class T>
-class DenseMap {
-  public:
-    void resize(uint64_t n) {
-        if (stamp_.size() < n) {
-            stamp_.assign(n, 0);
-            value_.resize(n);
-            gen_ = 1;  // stamps 0 != gen_: empty
-        }
-    }
-    // Forget every entry (O(1); O(n) once every 2**32 - 1 calls).
-    void clear() {
-        if (++gen_ == 0) {  // wrapped: restart stamps
-            std::fill(stamp_.begin(), stamp_.end(), 0);
-            gen_ = 1;
-        }
-    }
-    inline bool contains(uint64_t v) const { return stamp_[v] == gen_; }
-    inline T& at(uint64_t v) { return value_[v]; }
-    inline void set(uint64_t v, T x) {
-        stamp_[v] = gen_;
-        value_[v] = x;
-    }
-
-  private:
-    std::vector<uint32_t> stamp_;
-    std::vector<T> value_;
-    uint32_t gen_ = 0;
 };
 
 }  // namespace spsample

@@ -5,10 +5,10 @@
 //
 //     P = row_select(A, v)  ->  S = sample_rows(P, s_l)  ->  extraction (dedup + relabel)
 //
-// Here the three steps are one pass per frontier row: the row of A is read in place, positions
-// are drawn from the row's keyed Philox stream (vertex v, hop word, global batch id), and each
-// drawn neighbour is relabelled through the minibatch's LocalMap as it is written. P and S are
-// never materialised. Selection rules (d = row length, s = fanout, -1 = all):
+// Here the three steps are fused per hop (see nodewise_minibatch): rows of A are read in place,
+// positions are drawn from the row's keyed Philox stream (vertex v, hop word, global batch id),
+// the drawn entries are gathered and relabelled through the minibatch's LocalMap in output
+// order. P and S are never materialised. Selection rules (d = row length, s = fanout, -1 = all):
 //
 //   uniform, no replacement : d <= s keeps the row; else Floyd's algorithm, draw i uses word i:
 //                             t = uniform_int(word_i, d - s + i + 1), t taken already -> d - s + i
@@ -23,6 +23,11 @@
 //
 // Minibatches are independent and run in parallel (OpenMP, dynamic schedule); each one is
 // sampled by one thread, so results do not depend on the number of threads.
+//
+// Memory of a bulk of k minibatches: the outputs, exactly 3 int64 per sampled edge plus n_id
+// (buffers are sized by the exact per-hop bound for uniform sampling, an upper bound of the same
+// order for weighted), and per thread O(largest frontier + largest hop + 4 * nodes of the largest
+// minibatch) scratch reused across minibatches: O(total sampled edges) + O(threads * minibatch).
 #ifndef SPSAMPLE_NODEWISE_H
 #define SPSAMPLE_NODEWISE_H
 
