@@ -47,6 +47,10 @@ def add_arguments(parser):
     parser.add_argument("--conv", choices=("auto", "pyg", "torch"), default=d.conv,
                         help="GraphSAGE layers: PyG's SAGEConv, the built-in one, or auto "
                              "(PyG when installed)")
+    parser.add_argument("--sparse-features", choices=("auto", "on", "off"),
+                        default=d.sparse_features,
+                        help="keep features in CSR form and project them without densifying "
+                             "(auto: when at most 5%% of the entries are non-zero)")
     parser.add_argument("--normalize", choices=("row", "none"), default=d.normalize,
                         help="feature normalisation (default: row sums to 1)")
     parser.add_argument("--split", default=None,
@@ -93,7 +97,8 @@ def run(args):
         batch_size=args.batch_size, eval_batch_size=args.eval_batch_size,
         bulk_size=args.bulk_size, epochs=args.epochs, lr=args.lr, scale_lr=args.scale_lr,
         weight_decay=args.weight_decay, hidden=args.hidden, dropout=args.dropout,
-        conv=args.conv, normalize=args.normalize, seed=args.seed, split=args.split,
+        conv=args.conv, sparse_features=args.sparse_features, normalize=args.normalize,
+        seed=args.seed, split=args.split,
         split_seed=args.split_seed, device=args.device, pipeline=not args.no_pipeline)
     trainer = Trainer(dataset, config, comm=comm)
     if args.resume:

@@ -358,3 +358,29 @@ def test_layer_index_is_checked(dataset):
     assert isinstance(bt, Batch)
     with pytest.raises(ArgumentError, match="'layer'"):
         bt.layer(1)
+
+
+# ---------------------------------------------------------------------- sparse features
+def test_scipy_sparse_features_give_csr_rows_equal_to_the_dense_ones(dataset):
+    import scipy.sparse as sp
+
+    from spsample.loader import SparseRows
+
+    dense = dataset.features.copy()
+    dense[dense < 0.7] = 0                                  # ~30 % non-zero
+    kw = dict(sampler=spsample.NodeWise([3, 3]), batch_size=25, bulk_size=2, seed=4)
+    ref = list(spsample.Loader(dataset, features=dense, **kw))
+    got = list(spsample.Loader(dataset, features=sp.csr_matrix(dense), **kw))
+    assert len(ref) == len(got)
+    for a, b in zip(ref, got):
+        assert isinstance(b.x, SparseRows) and b.x.shape == tuple(a.x.shape)
+        assert torch.equal(b.x.to_dense(), a.x)
+        k = b.batch_size
+        assert torch.equal(b.x[:k].to_dense(), a.x[:k])                  # prefix rows
+        w = torch.randn(5, 8, dtype=torch.float32)
+        assert torch.allclose(b.x.matmul_t(w), a.x @ w.t(), atol=1e-5)
+        s = a.x.sum(1, keepdim=True)
+        assert torch.allclose(b.x.row_normalized().to_dense(),
+                              a.x / torch.where(s == 0, torch.ones_like(s), s))
+    with pytest.raises(TypeError):
+        got[0].x[1:3]

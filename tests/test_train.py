@@ -9,7 +9,7 @@ from spsample._errors import ArgumentError, ArgumentTypeError, DatasetError
 
 torch = pytest.importorskip("torch")
 
-from spsample.loader import have_pyg  # noqa: E402
+from spsample.loader import SparseRows, have_pyg  # noqa: E402
 from spsample.train import (GraphSAGE, TrainConfig, Trainer, parameter_checksum,  # noqa: E402
                             random_split)
 
@@ -206,3 +206,32 @@ def test_trainer_needs_a_labelled_dataset(planted):
         Trainer(planted.graph)
     with pytest.raises(DatasetError, match="'dataset'"):
         Trainer(io.Dataset(planted.graph, features=planted.features))
+
+
+def test_sparse_features_train_like_dense_ones(planted, tmp_path):
+    """CSR features (auto-chosen for bag-of-words data) compute the same model as dense ones,
+    and resume exactly too."""
+    rng = np.random.default_rng(1)
+    bag = (rng.random((planted.num_nodes, 80)) < 0.02).astype(np.uint8)
+    bag[np.arange(planted.num_nodes), planted.labels] = 1      # one word names the class
+    ds = io.Dataset(planted.graph, features=bag, labels=planted.labels)
+    # no dropout here: sparse dropout draws its mask over the non-zeros only
+    kw = {**SMALL, "normalize": "row", "conv": "torch", "epochs": 2, "dropout": 0.0}
+    sparse = Trainer(ds, **kw)                                  # auto: ~3 % non-zero -> CSR
+    dense = Trainer(ds, sparse_features="off", **kw)
+    assert sparse.sparse_features and not dense.sparse_features
+    assert isinstance(next(iter(sparse.train_loader)).x, SparseRows)
+    ms, md = sparse.fit(), dense.fit()
+    assert np.allclose(ms["losses"], md["losses"], rtol=1e-4)
+    assert all(torch.allclose(p, q, atol=1e-4)
+               for p, q in zip(params(sparse.model), params(dense.model)))
+    kw["dropout"] = 0.3
+    sparse = Trainer(ds, **kw)
+    sparse.fit()
+    path = tmp_path / "sparse.pt"
+    first = Trainer(ds, **{**kw, "epochs": 1})
+    first.fit(checkpoint=path)
+    resumed = Trainer(ds, **kw)
+    resumed.load_checkpoint(path)
+    resumed.fit()
+    assert run_losses(resumed) == run_losses(sparse)

@@ -5,7 +5,8 @@
 * :class:`Batch` -- one training step's data in PyG's layout (``x``, ``edge_index`` in local
   ids, ``n_id``, ``batch_size``, ``y``, per-hop counts); :meth:`Batch.blocks` exports DGL-style
   per-layer :class:`Block` arrays;
-* feature sources (:class:`ArrayFeatures`, :class:`HDF5Features`, anything with ``fetch``);
+* feature sources (:class:`ArrayFeatures`, :class:`HDF5Features`, :class:`SparseFeatures`
+  for ``scipy.sparse`` bag-of-words features, anything with ``fetch``);
 * :func:`PyGSampler` -- a ``torch_geometric`` ``BaseSampler`` running spsample's samplers.
 
 Needs torch; PyG and DGL are optional.
@@ -16,7 +17,9 @@ from ._features import ArrayFeatures, FeatureSource, FetchFeatures, HDF5Features
 from ._loader import EpochIterator, Loader, epoch_order
 from ._pipeline import Prefetcher
 from ._pyg import PyGSampler, have_pyg
+from ._sparse import SparseFeatures, SparseRows
 
 __all__ = ["Loader", "EpochIterator", "epoch_order", "Batch", "Block", "LayerEdges",
            "make_batch", "FeatureSource", "ArrayFeatures", "HDF5Features", "FetchFeatures",
-           "as_feature_source", "Prefetcher", "PyGSampler", "have_pyg"]
+           "as_feature_source", "SparseFeatures", "SparseRows", "Prefetcher", "PyGSampler",
+           "have_pyg"]

@@ -100,8 +100,9 @@ class Batch:
 
     Attributes
     ----------
-    x : torch.Tensor, shape (N, f), or None
-        Feature rows of ``n_id`` (``None`` when the loader has no features).
+    x : torch.Tensor, shape (N, f), SparseRows, or None
+        Feature rows of ``n_id`` (``None`` when the loader has no features; CSR
+        :class:`~spsample.loader.SparseRows` when the features are a ``scipy.sparse`` matrix).
     y : torch.LongTensor, shape (N,), or None
         Labels of ``n_id`` (PyG's convention: use ``y[:batch_size]`` for the loss).
     edge_index : torch.LongTensor, shape (2, E)
@@ -276,9 +277,14 @@ def _numpy(t):
 
 
 def _tensor(torch, arr):
-    """NumPy -> torch without a copy (DLPack); torch tensors pass through."""
+    """NumPy -> torch without a copy (DLPack); torch tensors pass through; scipy.sparse
+    rows become :class:`~spsample.loader.SparseRows`."""
     if isinstance(arr, np.ndarray):
         return torch.from_dlpack(np.ascontiguousarray(arr))
+    if type(arr).__module__.startswith("scipy.sparse"):
+        from ._sparse import sparse_rows
+
+        return sparse_rows(arr)
     return arr
 
 

@@ -205,11 +205,19 @@ def _as_numpy(rows):
 def as_feature_source(value, where="Loader", name="features"):
     """Turn what the user passed into a :class:`FeatureSource` (``None`` stays ``None``).
 
-    Accepts a NumPy array, a torch tensor, a path to an HDF5 file (``/features``), an
+    Accepts a NumPy array, a torch tensor, a ``scipy.sparse`` matrix (batches then carry
+    :class:`~spsample.loader.SparseRows`), a path to an HDF5 file (``/features``), an
     ``h5py.Dataset``, a :class:`FeatureSource`, or any object with ``fetch(n_id)``.
     """
     if value is None or isinstance(value, FeatureSource):
         return value
+    if type(value).__module__.startswith("scipy.sparse"):
+        from ._sparse import SparseFeatures
+
+        if len(value.shape) != 2:
+            fail(ArgumentError, where, name, "must be 2-dimensional (num_nodes, f)",
+                 value.shape)
+        return SparseFeatures(value)
     if isinstance(value, np.ndarray):
         if value.ndim != 2:
             fail(ArgumentError, where, name, "must be 2-dimensional (num_nodes, f)", value.shape)

@@ -13,6 +13,7 @@ for the neighbours, ``lin_r`` without bias for the root), so checkpoints move be
 
 from .._errors import ArgumentError
 from .._validate import as_int, fail
+from ..loader._sparse import SparseRows
 
 __all__ = ["GraphSAGE", "SAGELayer", "make_layer"]
 
@@ -38,7 +39,8 @@ class SAGELayer(torch.nn.Module):
     ``edge_weight`` (E,), when given, replaces the mean by a weighted sum (weights already
     normalised per destination). Returns a tensor of shape (num_dst, out). Aggregation is an
     ``index_add_``, deterministic on the CPU. When ``out < in`` the neighbours are projected
-    by ``lin_l`` before they are averaged (the same function, fewer flops).
+    by ``lin_l`` before they are averaged (the same function, fewer flops); sparse input
+    (:class:`~spsample.loader.SparseRows`) is then projected without densifying.
     """
 
     def __init__(self, in_channels, out_channels):
@@ -52,7 +54,13 @@ class SAGELayer(torch.nn.Module):
         src, dst = edge_index[0], edge_index[1]
         # mean and lin_l commute (both linear): project first when that shrinks the rows
         project_first = self.out_channels < self.in_channels
-        h = torch.nn.functional.linear(x_src, self.lin_l.weight) if project_first else x_src
+        sparse = isinstance(x_src, SparseRows)
+        if sparse and not project_first:
+            x_src, x_dst, sparse = x_src.to_dense(), x_dst.to_dense(), False
+        if sparse:
+            h = x_src.matmul_t(self.lin_l.weight)
+        else:
+            h = torch.nn.functional.linear(x_src, self.lin_l.weight) if project_first else x_src
         msg = h.index_select(0, src)
         if edge_weight is not None:
             msg = msg * edge_weight.to(msg.dtype).unsqueeze(1)
@@ -63,7 +71,7 @@ class SAGELayer(torch.nn.Module):
             count.index_add_(0, dst, torch.ones_like(dst, dtype=h.dtype))
             agg = agg / count.clamp(min=1).unsqueeze(1)
         out = agg + self.lin_l.bias if project_first else self.lin_l(agg)
-        return out + self.lin_r(x_dst)
+        return out + (x_dst.matmul_t(self.lin_r.weight) if sparse else self.lin_r(x_dst))
 
     def extra_repr(self):
         return f"{self.in_channels}, {self.out_channels}, aggr='mean'"
@@ -101,6 +109,9 @@ class GraphSAGE(torch.nn.Module):
         layers; ``"auto"`` with ``layerwise=True`` picks them.
     layerwise : bool
         Whether the model will see layer-wise (weighted) batches.
+    sparse_input : bool
+        Whether ``x`` will be :class:`~spsample.loader.SparseRows`; ``"auto"`` then picks the
+        built-in layers (PyG's would need the rows densified, which they are if given).
 
     Examples
     --------
@@ -114,7 +125,7 @@ class GraphSAGE(torch.nn.Module):
     """
 
     def __init__(self, in_channels, hidden_channels, out_channels, num_layers=2, *,
-                 dropout=0.5, conv="auto", layerwise=False):
+                 dropout=0.5, conv="auto", layerwise=False, sparse_input=False):
         super().__init__()
         where = "GraphSAGE"
         in_channels = as_int(where, "in_channels", in_channels, minimum=1)
@@ -128,7 +139,7 @@ class GraphSAGE(torch.nn.Module):
         if layerwise and conv == "pyg":
             fail(ArgumentError, where, "conv", "'pyg' cannot aggregate with layer-wise "
                  "edge weights; use 'torch' or 'auto'", conv)
-        if layerwise and conv == "auto":
+        if (layerwise or sparse_input) and conv == "auto":
             conv = "torch"
         sizes = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
         self.convs = torch.nn.ModuleList(make_layer(a, b, conv)
@@ -152,9 +163,14 @@ class GraphSAGE(torch.nn.Module):
         x = batch.x if x is None else x
         if x is None:
             fail(ArgumentError, where, "batch", "has no features (x is None)", None)
+        if self.uses_pyg and isinstance(x, SparseRows):
+            x = x.to_dense()
         for i, conv in enumerate(self.convs):
             edges = batch.layer(i)
-            x = torch.nn.functional.dropout(x, p=self.dropout, training=self.training)
+            if isinstance(x, SparseRows):
+                x = x.dropout(self.dropout, self.training)
+            else:
+                x = torch.nn.functional.dropout(x, p=self.dropout, training=self.training)
             pair = (x[:edges.num_src], x[:edges.num_dst])
             if self.uses_pyg:
                 x = conv(pair, edges.edge_index, size=(edges.num_src, edges.num_dst))

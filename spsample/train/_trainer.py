@@ -19,6 +19,7 @@ import numpy as np
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._optional import import_torch
 from .._validate import as_int, fail
+from ..loader._sparse import SparseRows
 from ._ddp import GradientAllReduce, world_of
 from ._model import GraphSAGE
 from ._split import random_split
@@ -31,8 +32,9 @@ SAMPLERS = ("nodewise", "ladies", "fastgcn")
 _CHECKPOINT_FORMAT = "spsample-train-1"
 # Config fields that must match between a checkpoint and the run resuming it (the others,
 # e.g. epochs or the progress bar, may change).
-_RESUME_KEYS = ("sampler", "fanouts", "batch_size", "hidden", "dropout", "conv", "lr",
-                "weight_decay", "seed", "normalize", "split", "split_seed", "scale_lr")
+_RESUME_KEYS = ("sampler", "fanouts", "batch_size", "hidden", "dropout", "conv",
+                "sparse_features", "lr", "weight_decay", "seed", "normalize", "split",
+                "split_seed", "scale_lr")
 
 
 @dataclass
@@ -60,6 +62,10 @@ class TrainConfig:
     dropout : float
     conv : {"auto", "pyg", "torch"}
         GraphSAGE layer implementation (see :class:`GraphSAGE`).
+    sparse_features : {"auto", "on", "off"}
+        Keep the features in CSR form (:class:`~spsample.loader.SparseFeatures`) and project
+        them without densifying: ``"auto"`` does so when at most 5 % of the entries are
+        non-zero (bag-of-words features) and ``conv`` is not ``"pyg"``.
     normalize : {"row", "none"}
         ``"row"`` divides each feature row by its sum (bag-of-words features), per batch.
     seed : int
@@ -86,6 +92,7 @@ class TrainConfig:
     hidden: int = 128
     dropout: float = 0.5
     conv: str = "auto"
+    sparse_features: str = "auto"
     normalize: str = "row"
     seed: int = 0
     split: str = None
@@ -120,6 +127,9 @@ class TrainConfig:
             fail(ArgumentError, where, "lr", "must be > 0", self.lr)
         if self.dropout >= 1:
             fail(ArgumentError, where, "dropout", "must be < 1", self.dropout)
+        if self.sparse_features not in ("auto", "on", "off"):
+            fail(ArgumentError, where, "sparse_features", "must be 'auto', 'on' or 'off'",
+                 self.sparse_features)
         if self.normalize not in ("row", "none"):
             fail(ArgumentError, where, "normalize", "must be 'row' or 'none'", self.normalize)
 
@@ -170,6 +180,8 @@ class Trainer:
         ``sampled_edges`` (all ranks).
     epoch : int
         The next epoch to train.
+    sparse_features : bool
+        Whether the batches carry CSR :class:`~spsample.loader.SparseRows` features.
 
     Examples
     --------
@@ -205,7 +217,9 @@ class Trainer:
         eval_fanouts = config.eval_fanouts or ((-1,) * len(config.fanouts)
                                                if not config.layerwise else config.fanouts)
         eval_sampler = make_sampler(config.sampler, eval_fanouts)
-        common = dict(bulk_size=config.bulk_size, features=dataset.features,
+        features, sparse = self._feature_source(dataset.features, config)
+        self.sparse_features = sparse
+        common = dict(bulk_size=config.bulk_size, features=features,
                       labels=dataset.labels, seed=config.seed, device=config.device,
                       pipeline=config.pipeline, rank=self.rank, world_size=self.world_size)
         self.train_loader = Loader(dataset.graph, self.train_idx, sampler=sampler,
@@ -219,7 +233,8 @@ class Trainer:
             torch.manual_seed(config.seed)
             self.model = GraphSAGE(dataset.num_features, config.hidden, dataset.num_classes,
                                    num_layers=len(config.fanouts), dropout=config.dropout,
-                                   conv=config.conv, layerwise=config.layerwise).to(config.device)
+                                   conv=config.conv, layerwise=config.layerwise,
+                                   sparse_input=sparse).to(config.device)
         lr = config.lr * (self.world_size if config.scale_lr else 1)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr,
                                           weight_decay=config.weight_decay)
@@ -239,8 +254,24 @@ class Trainer:
             return parts["train"], parts["val"], parts["test"]
         return dataset.split(name)
 
+    @staticmethod
+    def _feature_source(features, config):
+        """``(features for the loaders, whether they are sparse)``."""
+        from ..loader import SparseFeatures
+
+        mode = config.sparse_features
+        if mode == "off" or (mode == "auto" and config.conv == "pyg"):
+            return features, False
+        if mode == "auto":
+            nonzero = np.count_nonzero(features) / max(1, features.size)
+            if nonzero > 0.05:
+                return features, False
+        return SparseFeatures.from_dense(features), True
+
     def _features(self, batch):
         x = batch.x
+        if isinstance(x, SparseRows):
+            return x.row_normalized() if self.config.normalize == "row" else x
         if self.config.normalize == "row":
             total = x.sum(dim=1, keepdim=True)
             x = x / torch.where(total == 0, torch.ones_like(total), total)

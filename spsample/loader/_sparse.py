@@ -1,0 +1,163 @@
+"""Sparse feature rows: bag-of-words style features (e.g. 14 non-zeros in 4,714 columns) kept
+in CSR form from the file to the first GNN layer.
+
+A dense batch of such features spends its time moving zeros: gathering, casting, normalising,
+dropping out and multiplying ``N x f`` values. :class:`SparseRows` holds a batch's rows as CSR
+tensors instead, and its one product, ``x @ W.T``, is ``torch.nn.functional.embedding_bag``
+(a weighted sum of weight columns per row: autograd-aware, deterministic on the CPU, no torch
+sparse-tensor API needed). :class:`SparseFeatures` is the loader's source for a
+``scipy.sparse`` matrix.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._features import FeatureSource
+
+__all__ = ["SparseRows", "SparseFeatures"]
+
+
+@dataclass(eq=False)
+class SparseRows:
+    """Rows of a sparse feature matrix as CSR torch tensors (a batch's ``x``).
+
+    Attributes
+    ----------
+    indptr : LongTensor, shape (N + 1,)
+    indices : LongTensor, shape (nnz,)
+        Column ids.
+    values : Tensor, shape (nnz,)
+    num_cols : int
+        Feature width ``f``.
+    """
+
+    indptr: object
+    indices: object
+    values: object
+    num_cols: int
+
+    @property
+    def shape(self):
+        return (int(self.indptr.shape[0]) - 1, self.num_cols)
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def device(self):
+        return self.values.device
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __getitem__(self, rows):
+        """``x[:k]``: the first ``k`` rows (a prefix: views, no copy)."""
+        if not (isinstance(rows, slice) and rows.start in (None, 0) and rows.step in (None, 1)):
+            raise TypeError("SparseRows supports only prefix slices x[:k]")
+        k = min(self.shape[0], self.shape[0] if rows.stop is None else int(rows.stop))
+        end = int(self.indptr[k])
+        return SparseRows(self.indptr[:k + 1], self.indices[:end], self.values[:end],
+                          self.num_cols)
+
+    def matmul_t(self, weight):
+        """``x @ weight.T`` for ``weight`` of shape (out, f): a dense (N, out) tensor."""
+        import torch.nn.functional as F
+
+        return F.embedding_bag(self.indices, weight.t(), self.indptr[:-1], mode="sum",
+                               per_sample_weights=self.values.to(weight.dtype))
+
+    def with_values(self, values):
+        return SparseRows(self.indptr, self.indices, values, self.num_cols)
+
+    def row_normalized(self):
+        """Each row divided by its sum (rows summing to 0 unchanged)."""
+        import torch
+
+        counts = self.indptr[1:] - self.indptr[:-1]
+        rows = torch.repeat_interleave(torch.arange(counts.numel(), device=self.device), counts)
+        total = torch.zeros(counts.numel(), dtype=self.values.dtype, device=self.device)
+        total.index_add_(0, rows, self.values)
+        total = torch.where(total == 0, torch.ones_like(total), total)
+        return self.with_values(self.values / total.index_select(0, rows))
+
+    def dropout(self, p, training):
+        """Dropout on the stored values (zeros stay zero, as in dense dropout)."""
+        import torch.nn.functional as F
+
+        return self.with_values(F.dropout(self.values, p=p, training=training))
+
+    def to_dense(self):
+        import torch
+
+        n, f = self.shape
+        counts = self.indptr[1:] - self.indptr[:-1]
+        rows = torch.repeat_interleave(torch.arange(n, device=self.device), counts)
+        out = torch.zeros((n, f), dtype=self.values.dtype, device=self.device)
+        out.index_put_((rows, self.indices), self.values, accumulate=True)
+        return out
+
+    def is_floating_point(self):
+        return self.values.is_floating_point()
+
+    def to(self, target, non_blocking=False):
+        """A copy on device ``target``, or with values cast to dtype ``target``."""
+        import torch
+
+        if isinstance(target, torch.dtype):
+            return self.with_values(self.values.to(target))
+        return SparseRows(*(t.to(target, non_blocking=non_blocking)
+                            for t in (self.indptr, self.indices, self.values)), self.num_cols)
+
+    def pin_memory(self):
+        return SparseRows(self.indptr.pin_memory(), self.indices.pin_memory(),
+                          self.values.pin_memory(), self.num_cols)
+
+    def __repr__(self):
+        return f"SparseRows(shape={self.shape}, nnz={int(self.indices.shape[0])})"
+
+
+def sparse_rows(matrix, dtype=None):
+    """A ``scipy.sparse`` CSR matrix's rows as :class:`SparseRows` (index arrays shared
+    through DLPack; values cast to ``dtype`` when given)."""
+    import torch
+
+    indptr = torch.from_numpy(np.ascontiguousarray(matrix.indptr, dtype=np.int64))
+    indices = torch.from_numpy(np.ascontiguousarray(matrix.indices, dtype=np.int64))
+    values = torch.from_numpy(np.ascontiguousarray(matrix.data))
+    if dtype is not None and values.dtype != dtype:
+        values = values.to(dtype)
+    return SparseRows(indptr, indices, values, int(matrix.shape[1]))
+
+
+class SparseFeatures(FeatureSource):
+    """Features in a ``scipy.sparse`` matrix of shape (n, f); batches get :class:`SparseRows`.
+
+    Built by :func:`~spsample.loader.as_feature_source` for any ``scipy.sparse`` input, or
+    from a dense array with :meth:`from_dense`.
+    """
+
+    def __init__(self, matrix):
+        import scipy.sparse as sp
+
+        self.matrix = sp.csr_matrix(matrix)
+        self.matrix.sort_indices()
+        self.num_nodes, self.num_features = (int(s) for s in self.matrix.shape)
+
+    @classmethod
+    def from_dense(cls, array):
+        """From a dense (n, f) array (e.g. a :class:`~spsample.Dataset`'s features)."""
+        import scipy.sparse as sp
+
+        return cls(sp.csr_matrix(np.asarray(array)))
+
+    @property
+    def density(self):
+        return self.matrix.nnz / max(1, self.num_nodes * self.num_features)
+
+    def fetch(self, n_id):
+        return self.matrix[np.asarray(n_id, dtype=np.int64)]
+
+    def fetch_bulk(self, n_ids):
+        return [self.fetch(n_id) for n_id in n_ids]
