@@ -384,3 +384,5 @@ def test_scipy_sparse_features_give_csr_rows_equal_to_the_dense_ones(dataset):
                               a.x / torch.where(s == 0, torch.ones_like(s), s))
     with pytest.raises(TypeError):
         got[0].x[1:3]
+    if have_pyg():
+        assert torch.equal(got[0].to_pyg_data().x, ref[0].x)

@@ -6,6 +6,7 @@ from typing import List, Optional
 import numpy as np
 
 from .._minibatch import MiniBatch
+from ._sparse import SparseRows
 
 __all__ = ["Batch", "Block", "LayerEdges", "make_batch"]
 
@@ -244,8 +245,9 @@ class Batch:
     def to_pyg_data(self):
         """The batch as ``torch_geometric.data.Data`` (needs PyG), as PyG's loaders build it.
 
-        Fields: ``x``, ``y``, ``edge_index``, ``n_id``, ``e_id``, ``batch_size``,
-        ``num_sampled_nodes``, ``num_sampled_edges``, and ``edge_weight`` for layer-wise
+        Fields: ``x`` (dense, also for sparse features), ``y``, ``edge_index``, ``n_id``,
+        ``e_id``, ``batch_size``, ``num_sampled_nodes``, ``num_sampled_edges``, and
+        ``edge_weight`` for layer-wise
         samplers (whose per-layer edges need :meth:`layer`, not ``trim_to_layer``).
         """
         from ._pyg import import_pyg
@@ -253,7 +255,7 @@ class Batch:
         pyg = import_pyg("Batch.to_pyg_data")
         data = pyg.data.Data(edge_index=self.edge_index, num_nodes=self.num_nodes)
         if self.x is not None:
-            data.x = self.x
+            data.x = self.x.to_dense() if isinstance(self.x, SparseRows) else self.x
         if self.y is not None:
             data.y = self.y
         if self.edge_weight is not None:
