@@ -164,11 +164,21 @@ def test_trainer_on_embedded_cora_uses_the_standard_split():
     assert 0.0 <= trainer.fit()["test_accuracy"] <= 1.0
 
 
-@pytest.mark.slow
 def test_demo_defaults_reach_the_cora_target():
     """The demo's defaults (seed 0) on the embedded Cora: >= 0.79 test accuracy."""
     metrics = Trainer(io.load_cora()).fit()
     assert metrics["test_accuracy"] >= 0.79
+
+
+@pytest.mark.slow
+@pytest.mark.datasets
+def test_musae_facebook_reaches_the_target(shared_datasets):
+    """musae-facebook, random 60/20/20 split (seed 0), 5 epochs: >= 0.90 test accuracy."""
+    ds = io.from_musae(shared_datasets / "musae-facebook")
+    trainer = Trainer(ds, batch_size=512, epochs=5, eval_fanouts=(10, 10),
+                      eval_batch_size=2048)
+    assert trainer.sparse_features                    # 14 non-zeros in 4,714 columns
+    assert trainer.fit()["test_accuracy"] >= 0.90
 
 
 # ---------------------------------------------------------------------- splits and config

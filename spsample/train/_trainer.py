@@ -39,7 +39,7 @@ _RESUME_KEYS = ("sampler", "fanouts", "batch_size", "hidden", "dropout", "conv",
 
 @dataclass
 class TrainConfig:
-    """Hyper-parameters of a run (the defaults are the demo's, tuned on Cora's validation set).
+    """Hyper-parameters of a run (the defaults are the demo's, on the embedded Cora).
 
     Attributes
     ----------
