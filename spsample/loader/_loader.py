@@ -60,9 +60,11 @@ class Loader:
         Seeds per minibatch, ``>= 1``.
     bulk_size : int
         Minibatches sampled together (``k`` of the design notes), ``>= 1``.
-    features : array, tensor, HDF5 path, h5py.Dataset, or object with ``fetch(n_id)``, optional
-        Node features, ``num_nodes`` rows. An HDF5 source reads only the rows each bulk needs;
-        a ``fetch`` object (e.g. ``spsample.distributed.FeatureStore``) is called once per bulk
+    features : array, tensor, scipy.sparse matrix, HDF5 path or dataset, or ``fetch`` object
+        Optional node features, ``num_nodes`` rows. A ``scipy.sparse`` matrix gives batches
+        whose ``x`` is :class:`~spsample.loader.SparseRows` (CSR: bag-of-words features stay
+        sparse up to the first layer). An HDF5 source reads only the rows each bulk needs; a
+        ``fetch`` object (e.g. ``spsample.distributed.FeatureStore``) is called once per bulk
         with the bulk's distinct vertices.
     labels : array_like or tensor of int, shape (num_nodes,), optional
     shuffle : bool
