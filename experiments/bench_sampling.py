@@ -231,8 +231,12 @@ def main(argv=None):
     _native.set_num_threads(args.threads)
     peers = {"none": [], "dgl": ["dgl"], "pyg": ["pyg"], "all": ["dgl", "pyg"]}[args.peer]
     for gname, g, build_s in graphs(args):
+        rss = _rss_kb("VmRSS")
         print(json.dumps({"graph": gname, "num_nodes": g.num_nodes, "num_edges": g.num_edges,
-                          "build_s": round(build_s, 2)}), flush=True)
+                          "build_s": round(build_s, 2), "graph_mb": round(
+                              (g.indptr.nbytes + g.indices.nbytes) / 2**20, 1),
+                          "rss_with_graph_mb": None if rss is None else round(rss / 1024, 1)}),
+              flush=True)
         m = args.batches * args.batch_size
         rng = np.random.default_rng(args.seed)
         seeds = rng.choice(g.num_nodes, size=min(m, g.num_nodes), replace=False).astype(np.int64)
