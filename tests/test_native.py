@@ -97,7 +97,7 @@ def _skewed_graph():
 
 
 @needs_native
-@pytest.mark.parametrize("sampler", [NodeWise([25, 5]), NodeWise([3, 3], replace=True),
+@pytest.mark.parametrize("sampler", [NodeWise([25, 5]), NodeWise([40, 3]), NodeWise([3, 3], replace=True),
                                      NodeWise([7, 2], weighted=True), LADIES([50, 50]),
                                      FastGCN([30])], ids=repr)
 def test_skewed_graph_equals_oracle(sampler):
@@ -105,6 +105,16 @@ def test_skewed_graph_equals_oracle(sampler):
     seeds = np.concatenate([[0], np.random.default_rng(6).integers(1, g.num_nodes, 40)])
     seeds = np.unique(seeds)
     _native_numpy_oracle(g, seeds, sampler=sampler, batch_size=12, seed=3)
+
+
+@needs_native
+@pytest.mark.parametrize("sampler", [NodeWise([40, 50]), NodeWise([7, 3]), NodeWise([33, 2], replace=True),
+                                     NodeWise([40, 5], weighted=True), LADIES([100, 100])], ids=repr)
+def test_dense_rows_equal_oracle(sampler):
+    """Rows of 100-400 entries: Floyd in the bitmap (fanout below and above 32), sorting paths."""
+    g = random_graph(400, 80_000, seed=15, weighted=True)
+    seeds = np.random.default_rng(16).permutation(400)[:60]
+    _native_numpy_oracle(g, seeds, sampler=sampler, batch_size=20, seed=6, epoch=5)
 
 
 @needs_native
