@@ -264,6 +264,53 @@ bool have_openmp() {
 
 }  // namespace
 
+// ---- per-request row sampling (rows.h): the owner side of distributed push ----------------
+#include "rows.h"
+
+namespace {
+
+// Returns (count (r,), edge (E,), column (E,)) int64; see rows.h. Block rows: indptr (n + 1)
+// from 0 to len(indices); vertex - row_offset in [0, n) for every request.
+py::tuple sample_rows_native(const I64& indptr, const I64& indices, const py::object& weights,
+                             int64_t row_offset, const I64& vertex, const I64& batch, int64_t fanout,
+                             uint32_t hop_word, bool replace, bool weighted, uint32_t k0, uint32_t k1,
+                             int num_threads) {
+    require(indptr.ndim() == 1 && indptr.size() >= 1 && indices.ndim() == 1,
+            "indptr and indices must be 1-d");
+    const int64_t n = indptr.size() - 1;
+    require(indptr.data()[0] == 0 && indptr.data()[n] == indices.size(), "indptr must run from 0 to len(indices)");
+    require(vertex.ndim() == 1 && batch.ndim() == 1 && vertex.size() == batch.size(),
+            "vertex and batch must be 1-d of equal length");
+    require(fanout >= 1 || fanout == -1, "fanout must be >= 1 or -1");
+    F64 w;
+    CSRView g{indptr.data(), indices.data(), nullptr, n};
+    if (!weights.is_none()) {
+        w = weights.cast<F64>();
+        require(w.ndim() == 1 && w.size() == indices.size(), "weights must match indices");
+        g.weights = w.data();
+    }
+    require(!weighted || g.weights != nullptr, "weighted sampling needs weights");
+    const int64_t r = vertex.size();
+    for (int64_t i = 0; i < r; ++i) {
+        const int64_t row = vertex.data()[i] - row_offset;
+        require(row >= 0 && row < n && vertex.data()[i] < static_cast<int64_t>(0xFFFFFFFFll),
+                "vertex outside the block");
+    }
+    NodeWiseOptions o;
+    o.replace = replace;
+    o.weighted = weighted;
+    o.key = Key{k0, k1};
+    RowRequests q{vertex.data(), batch.data(), r, row_offset};
+    RowSamples out;
+    {
+        py::gil_scoped_release release;
+        sample_requested_rows(g, q, fanout, hop_word, o, resolve_threads(num_threads), out);
+    }
+    return py::make_tuple(own(std::move(out.count)), own(std::move(out.edge)), own(std::move(out.column)));
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_native_kernels, m) {
     m.doc() = "spsample native kernels (fused bulk samplers); use through spsample._native";
     m.def("nodewise_bulk", &nodewise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
@@ -277,4 +324,7 @@ PYBIND11_MODULE(_native_kernels, m) {
     m.def("det_log", &det_log_array);
     m.def("max_threads", &max_threads);
     m.def("have_openmp", &have_openmp);
+    m.def("sample_rows", &sample_rows_native, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
+          py::arg("row_offset"), py::arg("vertex"), py::arg("batch"), py::arg("fanout"), py::arg("hop_word"),
+          py::arg("replace"), py::arg("weighted"), py::arg("k0"), py::arg("k1"), py::arg("num_threads"));
 }

@@ -309,6 +309,30 @@ static inline int64_t nodewise_bound(int64_t d, int64_t s, bool replace) {
     return d < s ? d : s;
 }
 
+// The whole selection rule of one row: calls emit(p) for every position p (ascending, with
+// multiplicity) that row (start, d) of vertex v keeps at a hop of fanout s, drawing from the
+// stream (v, hw, bid). Rows kept whole (uniform sampling with s = -1 or, without replacement,
+// d <= s) are emitted directly; the others go through nodewise_select. Returns the count.
+// Shared by the fused bulk sampler (pass 2 of nodewise_minibatch) and the per-request row
+// sampler of rows.h, so both draw exactly the same positions.
+//
+// Inputs: d >= 0 (d = 0 emits nothing); s >= 1 or -1. Complexity: that of nodewise_select,
+// O(d) for rows kept whole.
+template <class Emit>
+static inline int64_t nodewise_row(const CSRView& g, int64_t start, int64_t d, int64_t s, uint32_t v,
+                                   uint32_t hw, uint32_t bid, const NodeWiseOptions& o,
+                                   NodeWiseScratch& sc, Emit&& emit) {
+    if (d == 0) return 0;
+    if (!o.weighted && (s < 0 || (!o.replace && d <= s))) {
+        for (int64_t p = 0; p < d; ++p) emit(p);
+        return d;
+    }
+    const int64_t c = nodewise_select(g, start, d, s, v, hw, bid, o, sc);
+    const int64_t* pos = sc.pos.data();
+    for (int64_t i = 0; i < c; ++i) emit(pos[i]);
+    return c;
+}
+
 // Sample all hops of one minibatch.
 //
 // Inputs:  g (CSRView); seeds[0..b), distinct vertex ids in [0, n); bid, the global minibatch id;
@@ -373,28 +397,18 @@ static void nodewise_minibatch(const CSRView& g, const int64_t* seeds, int64_t b
         int64_t* eid = ho.eid.data();
         int64_t E = 0;
         // pass 2: selection
-        const bool uniform_whole = !o.weighted && (s < 0 || !o.replace);
         for (int64_t r = 0; r < m; ++r) {
             const int64_t d = rd[r];
             if (d == 0) continue;
             const int64_t st = rs[r];
             const int64_t local_v = hop_start + r;
-            if (uniform_whole && (s < 0 || d <= s)) {
-                for (int64_t p = 0; p < d; ++p) {
-                    dst[E] = local_v;
-                    eid[E] = st + p;
-                    ++E;
-                }
-                continue;
-            }
             if (o.weighted && r + PF_ROWS < m) __builtin_prefetch(g.weights + rs[r + PF_ROWS]);
-            const int64_t c = nodewise_select(g, st, d, s, static_cast<uint32_t>(frontier[r]), hw, bid, o, sc);
-            const int64_t* pos = sc.pos.data();
-            for (int64_t i = 0; i < c; ++i) {
-                dst[E] = local_v;
-                eid[E] = st + pos[i];
-                ++E;
-            }
+            nodewise_row(g, st, d, s, static_cast<uint32_t>(frontier[r]), hw, bid, o, sc,
+                         [&](int64_t p) {
+                             dst[E] = local_v;
+                             eid[E] = st + p;
+                             ++E;
+                         });
         }
         ho.dst.resize(E);
         ho.eid.resize(E);

@@ -27,7 +27,7 @@ from ._errors import ArgumentError, MissingDependencyError
 from ._validate import fail
 
 __all__ = ["AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
-           "set_num_threads", "get_num_threads", "nodewise_bulk", "layerwise_bulk"]
+           "set_num_threads", "get_num_threads", "nodewise_bulk", "layerwise_bulk", "sample_rows"]
 
 try:
     from . import _native_kernels as _kernels
@@ -205,3 +205,86 @@ def layerwise_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, colu
                                   [int(f) for f in sampler.fanouts], k0, k1, int(epoch), q, cumulative,
                                   _THREADS)
     return _minibatches(res, sizes, batch_ids)
+
+
+def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, *, replace=False,
+                weighted=False, row_offset=0):
+    """Node-wise sampling of requested rows of a block of ``A`` (the owner side of push).
+
+    ``sample_rows(row_select(indptr, indices, weights, vertex, row_offset=row_offset), fanout,
+    Streams(vertex, batch, hop_word, key), replace=..., weighted=...)`` of
+    :mod:`spsample._primitives`, bit for bit, computed by ``native/rows.h`` (OpenMP over the
+    requests; the result does not depend on the number of threads).
+
+    Parameters
+    ----------
+    indptr : int64, shape (n + 1,)
+        Rows of the block, from 0 to ``len(indices)``.
+    indices : int64, shape (nnz,)
+        Global column ids.
+    weights : float64, shape (nnz,), or None
+        Needed when ``weighted``.
+    vertex : int64, shape (r,)
+        Global ids of the requested rows, in ``[row_offset, row_offset + n)``; repeats allowed.
+    batch : int64, shape (r,)
+        Global minibatch id of each request, in ``[0, 2**32)``.
+    fanout : int
+        ``>= 1``, or ``-1`` for every neighbour.
+    hop_word : int
+        ``(epoch << 8) | hop`` (:func:`spsample._rng.hop_word`), in ``[0, 2**32)``.
+    key : (int, int)
+        The Philox key (:func:`spsample._rng.split_seed`).
+    replace, weighted : bool
+    row_offset : int
+        Global id of the block's first row.
+
+    Returns
+    -------
+    RowMatrix with ``r`` rows: ``indices`` the sampled columns, ``edge_id`` their positions in
+    ``indices`` (ascending within a row, repeated under replacement); ``data`` is ``None``.
+
+    Raises
+    ------
+    ArgumentError
+        Before any native code runs, naming the argument: CSR arrays inconsistent, ``vertex``
+        outside the block or ``batch`` outside ``[0, 2**32)`` or of another length, a fanout
+        other than ``>= 1`` or ``-1``, ``hop_word`` or ``key`` out of range, ``weighted``
+        without weights.
+    """
+    from ._primitives import RowMatrix
+
+    where = "native sample_rows"
+    indptr, indices = _i64(np.asarray(indptr)), _i64(np.asarray(indices))
+    vertex, batch = _i64(np.asarray(vertex)), _i64(np.asarray(batch))
+    for name, arr in (("indptr", indptr), ("indices", indices), ("vertex", vertex), ("batch", batch)):
+        if arr.ndim != 1:
+            fail(ArgumentError, where, name, "must be one-dimensional", arr.shape)
+    if indptr.size < 1 or indptr[0] != 0 or indptr[-1] != indices.size:
+        fail(ArgumentError, where, "indptr", "must run from 0 to len(indices)", indptr.size)
+    n, row_offset = indptr.size - 1, int(row_offset)
+    if vertex.size and (vertex.min() < row_offset or vertex.max() >= row_offset + n
+                        or vertex.max() >= 2**32 - 1):
+        fail(ArgumentError, where, "vertex", f"must be row ids in [{row_offset}, {row_offset + n})", vertex)
+    if batch.size != vertex.size:
+        fail(ArgumentError, where, "batch", f"must have one entry per request ({vertex.size})", batch.size)
+    if batch.size and (batch.min() < 0 or batch.max() >= 2**32):
+        fail(ArgumentError, where, "batch", "must be in [0, 2**32)", batch)
+    fanout = int(fanout)
+    if fanout < 1 and fanout != -1:
+        fail(ArgumentError, where, "fanout", "must be >= 1 or -1", fanout)
+    if not 0 <= int(hop_word) < 2**32:
+        fail(ArgumentError, where, "hop_word", "must be in [0, 2**32)", hop_word)
+    k0, k1 = (int(k) for k in key)
+    if not (0 <= k0 < 2**32 and 0 <= k1 < 2**32):
+        fail(ArgumentError, where, "key", "must be two words in [0, 2**32)", key)
+    weights = _f64(None if weights is None else np.asarray(weights))
+    if weights is not None and weights.shape != indices.shape:
+        fail(ArgumentError, where, "weights", "must match indices", weights.shape)
+    if weighted and weights is None:
+        fail(ArgumentError, where, "weights", "are needed for weighted sampling", show_value=False)
+    count, edge, column = _kernels.sample_rows(indptr, indices, weights if weighted else None, row_offset,
+                                               vertex, batch, fanout, int(hop_word), bool(replace),
+                                               bool(weighted), k0, k1, _THREADS)
+    row_ptr = np.zeros(vertex.size + 1, dtype=np.int64)
+    np.cumsum(count, out=row_ptr[1:])
+    return RowMatrix(row_ptr, column, None, edge)

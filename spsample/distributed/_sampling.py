@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from .. import _native
 from .. import _primitives as prim
 from .. import _rng
 from .._backend import NUMPY
@@ -67,6 +68,21 @@ def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
 
 
 # ---------------------------------------------------------------------------------- push
+def _select_rows(sampler, indptr, indices, weights, vertex, batch_ids, batch, ctx, *, row_offset):
+    """``S`` for the node-wise rows ``vertex`` (row ``i`` of minibatch ``batch_ids[batch[i]]``)
+    of the CSR block ``(indptr, indices, weights)``: the native row sampler of ``native/rows.h``
+    when the kernels are enabled, else the sampler's own NumPy constructors (the oracle; both
+    give the same bits). ``edge_id`` counts from the block's first entry; ``data`` may be
+    ``None``. Only for :func:`pushable` samplers."""
+    if _native.enabled():
+        return _native.sample_rows(indptr, indices, weights, vertex, batch_ids[batch], ctx.fanout,
+                                   ctx.hop_word, ctx.key, replace=sampler.replace,
+                                   weighted=sampler.weighted, row_offset=row_offset)
+    Q = Frontier(batch, vertex, np.zeros(vertex.size, dtype=np.int64))
+    P = prim.row_select(indptr, indices, weights, vertex, row_offset=row_offset)
+    return sampler.select(P, Q, dataclasses.replace(ctx, batch_ids=batch_ids))
+
+
 def _count_dtype(bound):
     for dt in (np.uint8, np.uint16, np.uint32):
         if bound <= np.iinfo(dt).max:
@@ -162,11 +178,9 @@ class _PushHop:
         run_lengths = np.concatenate(run_lengths)
         vertex = np.concatenate(vertices)
         batch = np.repeat(np.arange(batch_ids.size, dtype=np.int64), run_lengths)
-        remote_Q = Frontier(batch, vertex, np.zeros(vertex.size, dtype=np.int64))
-        remote_ctx = dataclasses.replace(ctx, batch_ids=batch_ids)
-        P = prim.row_select(dg.indptr, dg.indices, self.weights, vertex, row_offset=dg.lo)
-        P.edge_id = P.edge_id + dg.edge_offset
-        S = sampler.select(P, remote_Q, remote_ctx)
+        S = _select_rows(sampler, dg.indptr, dg.indices, self.weights, vertex, batch_ids, batch,
+                         ctx, row_offset=dg.lo)
+        S.edge_id = S.edge_id + dg.edge_offset
         lengths = S.row_lengths()
         row_bounds = np.r_[0, np.cumsum(rows_from)]
         parts = []
@@ -269,11 +283,17 @@ class _FetchHop:
         t2 = time.perf_counter()
         self._merge(need, *fetched)
         view = self._view()
-        before = len(state.hop_edges)
-        sampler.sample_hop(view, state, ctx)
-        if len(state.hop_edges) > before:
-            last = state.hop_edges[-1]
-            last["edge_id"] = view.edge_ids[last["edge_id"]]
+        if pushable(sampler) and _native.enabled():   # node-wise: native rows, same bits
+            S = _select_rows(sampler, view.indptr, view.indices, view.weights, Q.vertex,
+                             ctx.batch_ids, Q.batch, ctx, row_offset=0)
+            S.edge_id = view.edge_ids[S.edge_id]
+            sampler.extract(state, Q, S, ctx)
+        else:
+            before = len(state.hop_edges)
+            sampler.sample_hop(view, state, ctx)
+            if len(state.hop_edges) > before:
+                last = state.hop_edges[-1]
+                last["edge_id"] = view.edge_ids[last["edge_id"]]
         t3 = time.perf_counter()
         remote = self.dg.grid.owner(need, self.dg.num_nodes) != self.dg.grid.row
         stats["frontier"] += len(Q)
