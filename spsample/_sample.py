@@ -9,7 +9,7 @@ from ._graph import Graph
 from ._validate import as_index_array, as_int, fail
 from .samplers._protocol import BulkState, HopContext, Sampler
 
-__all__ = ["sample", "check_sample_args", "split_batches", "run_bulk"]
+__all__ = ["sample", "check_seeds", "check_sample_args", "split_batches", "run_bulk"]
 
 _MAX_BATCHES = 2**32
 
@@ -99,12 +99,14 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY
     return state.finish(sizes)
 
 
-def check_sample_args(num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset):
-    """Validate the arguments of :func:`sample` (shared by the distributed path)."""
-    where = "sample"
-    if not isinstance(sampler, Sampler):
-        fail(ArgumentTypeError, where, "sampler", "must be a spsample Sampler (NodeWise, LADIES, "
-             "FastGCN or a subclass of spsample.Sampler)", type(sampler))
+def check_seeds(where, seeds, num_nodes):
+    """``seeds`` as a new int64 array of vertex ids in ``[0, num_nodes)``, non-empty, 1-D.
+
+    Raises
+    ------
+    SeedError, ArgumentTypeError
+        Naming ``seeds`` and the function ``where``.
+    """
     seeds = as_index_array(where, "seeds", seeds, error_cls=SeedError)
     if seeds.size == 0:
         fail(SeedError, where, "seeds", "must not be empty", seeds.shape)
@@ -113,6 +115,16 @@ def check_sample_args(num_nodes, seeds, sampler, batch_size, seed, epoch, batch_
         fail(SeedError, where, "seeds", "must be non-negative vertex ids", lo)
     if hi >= num_nodes:
         fail(SeedError, where, "seeds", f"has an id >= num_nodes ({num_nodes})", hi)
+    return seeds
+
+
+def check_sample_args(num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset):
+    """Validate the arguments of :func:`sample` (shared by the distributed path)."""
+    where = "sample"
+    if not isinstance(sampler, Sampler):
+        fail(ArgumentTypeError, where, "sampler", "must be a spsample Sampler (NodeWise, LADIES, "
+             "FastGCN or a subclass of spsample.Sampler)", type(sampler))
+    seeds = check_seeds(where, seeds, num_nodes)
     batch_size = as_int(where, "batch_size", batch_size, minimum=1)
     seed = as_int(where, "seed", seed, minimum=0)
     if seed >= 2**64:

@@ -7,7 +7,7 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, SeedError
 from .._graph import Graph
-from .._sample import sample
+from .._sample import check_seeds, sample
 from .._validate import as_index_array, as_int, fail
 from ..samplers import Sampler
 from ._batch import make_batch
@@ -346,14 +346,7 @@ def _resolve_seeds(seeds, dataset, n):
             fail(ArgumentError, _WHERE, "seeds", "names a split but data is not a Dataset "
                  "with splits", seeds)
         return dataset.split()[parts.index(seeds)].copy()
-    seeds = as_index_array(_WHERE, "seeds", seeds, error_cls=SeedError)
-    if seeds.size == 0:
-        fail(SeedError, _WHERE, "seeds", "must not be empty", seeds.shape)
-    lo, hi = int(seeds.min()), int(seeds.max())
-    if lo < 0:
-        fail(SeedError, _WHERE, "seeds", "must be non-negative vertex ids", lo)
-    if hi >= n:
-        fail(SeedError, _WHERE, "seeds", f"has an id >= num_nodes ({n})", hi)
+    seeds = check_seeds(_WHERE, seeds, n)
     srt = np.sort(seeds)
     dup = np.flatnonzero(srt[1:] == srt[:-1])
     if dup.size:
