@@ -15,7 +15,8 @@
 //          request (with multiplicity under replacement); column[0..E) = g.indices[edge].
 // Method:  pass 1 sizes every request by nodewise_bound (exact for uniform sampling, an upper
 //          bound for weighted) and prefix-sums the bounds; pass 2 samples each request into
-//          its slot (OpenMP, static chunks; every request draws only from its own stream, so
+//          its slot (OpenMP, dynamic chunks of 32 requests, as a hub row may cost 10**4 times
+//          a typical one; every request draws only from its own stream, so
 //          the results do not depend on the number of threads) and gathers the columns;
 //          weighted rows that kept fewer than their bound are compacted afterwards.
 // Complexity: O(r + sum of the selection costs of nodewise_select + E).
@@ -88,7 +89,7 @@ static void sample_requested_rows(const CSRView& g, const RowRequests& q, int64_
             record();
         }
 #ifdef _OPENMP
-#pragma omp for schedule(static, 64)
+#pragma omp for schedule(dynamic, 32)
 #endif
         for (int64_t i = 0; i < r; ++i) {
             if (!sc || failed) continue;
