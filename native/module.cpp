@@ -304,7 +304,11 @@ py::tuple sample_rows_native(const I64& indptr, const I64& indices, const py::ob
     RowSamples out;
     {
         py::gil_scoped_release release;
-        sample_requested_rows(g, q, fanout, hop_word, o, resolve_threads(num_threads), out);
+        RowSampler rows(g, q, fanout, hop_word, o, out);
+        for_each_minibatch<NodeWiseScratch>(
+            rows.num_chunks(), resolve_threads(num_threads), [](NodeWiseScratch&) {},
+            [&](int64_t c, NodeWiseScratch& sc) { rows.sample_chunk(c, sc); });
+        rows.finish();
     }
     return py::make_tuple(own(std::move(out.count)), own(std::move(out.edge)), own(std::move(out.column)));
 }

@@ -15,24 +15,18 @@
 //          request (with multiplicity under replacement); column[0..E) = g.indices[edge].
 // Method:  pass 1 sizes every request by nodewise_bound (exact for uniform sampling, an upper
 //          bound for weighted) and prefix-sums the bounds; pass 2 samples each request into
-//          its slot (OpenMP, dynamic chunks of 32 requests, as a hub row may cost 10**4 times
-//          a typical one; every request draws only from its own stream, so
-//          the results do not depend on the number of threads) and gathers the columns;
-//          weighted rows that kept fewer than their bound are compacted afterwards.
+//          its slot and gathers its columns (the caller spreads chunks of 32 requests over
+//          threads dynamically, as a hub row may cost 10**4 typical ones; every request draws
+//          only from its own stream, so the results do not depend on the number of threads);
+//          pass 3 closes the gaps of weighted rows that kept fewer than their bound.
 // Complexity: O(r + sum of the selection costs of nodewise_select + E).
 // Memory:  the outputs (2 int64 per bounded sample) plus per thread one NodeWiseScratch.
 #ifndef SPSAMPLE_ROWS_H
 #define SPSAMPLE_ROWS_H
 
-#include <atomic>
+#include <algorithm>
 #include <cstdint>
-#include <exception>
-#include <memory>
 #include <vector>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "nodewise.h"
 #include "rng.h"
@@ -50,82 +44,75 @@ struct RowSamples {
     PodBuf<int64_t> count, edge, column;
 };
 
-// Sample every request (see the header comment). `o` gives replace / weighted / key; its
-// fanouts and epoch are not read (s and hw are passed). threads >= 1.
-static void sample_requested_rows(const CSRView& g, const RowRequests& q, int64_t s, uint32_t hw,
-                                  const NodeWiseOptions& o, int threads, RowSamples& out) {
-    const int64_t r = q.r;
-    std::vector<int64_t> offset(static_cast<size_t>(r) + 1, 0);
-    out.count.resize(r);
-    for (int64_t i = 0; i < r; ++i) {
-        const int64_t row = q.vertex[i] - q.row_offset;
-        const int64_t d = g.indptr[row + 1] - g.indptr[row];
-        offset[i + 1] = offset[i] + nodewise_bound(d, s, o.replace);
-    }
-    const int64_t bound = offset[r];
-    out.edge.resize(bound);
-    out.column.resize(bound);
-    int64_t* edge = out.edge.data();
-    int64_t* column = out.column.data();
-    int64_t* count = out.count.data();
-    (void)threads;
-    std::exception_ptr error = nullptr;
-    std::atomic<bool> failed(false);
-    auto record = [&]() {
-#ifdef _OPENMP
-#pragma omp critical(spsample_rows_error)
-#endif
-        if (!error) error = std::current_exception();
-        failed = true;
-    };
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-#endif
-    {
-        std::unique_ptr<NodeWiseScratch> sc;
-        try {
-            sc.reset(new NodeWiseScratch());
-        } catch (...) {  // allocation failures only; no throw may leave an OpenMP construct
-            record();
+// The three passes of the header comment over one set of requests. The caller runs
+// sample_chunk(c, scratch) once for every chunk c in [0, num_chunks()) -- in any order, on any
+// threads, one NodeWiseScratch per thread -- between the constructor and finish().
+// `o` gives replace / weighted / key; its fanouts and epoch are not read (s and hw are).
+class RowSampler {
+  public:
+    static constexpr int64_t CHUNK = 32;  // requests per unit of work (a hub may cost 10**4 rows)
+
+    // Pass 1: bounds and their prefix sums; output buffers sized by the bound.
+    RowSampler(const CSRView& g, const RowRequests& q, int64_t s, uint32_t hw, const NodeWiseOptions& o,
+               RowSamples& out)
+        : g_(g), q_(q), s_(s), hw_(hw), o_(o), out_(out), offset_(static_cast<size_t>(q.r) + 1, 0) {
+        for (int64_t i = 0; i < q.r; ++i) {
+            const int64_t row = q.vertex[i] - q.row_offset;
+            const int64_t d = g.indptr[row + 1] - g.indptr[row];
+            offset_[i + 1] = offset_[i] + nodewise_bound(d, s, o.replace);
         }
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 32)
-#endif
-        for (int64_t i = 0; i < r; ++i) {
-            if (!sc || failed) continue;
-            try {
-                const int64_t row = q.vertex[i] - q.row_offset;
-                const int64_t start = g.indptr[row];
-                const int64_t d = g.indptr[row + 1] - start;
-                int64_t* e = edge + offset[i];
-                int64_t k = 0;
-                nodewise_row(g, start, d, s, static_cast<uint32_t>(q.vertex[i]), hw,
-                             static_cast<uint32_t>(q.batch[i]), o, *sc,
-                             [&](int64_t p) { e[k++] = start + p; });
-                count[i] = k;
-                int64_t* c = column + offset[i];
-                for (int64_t j = 0; j < k; ++j) c[j] = g.indices[e[j]];
-            } catch (...) {
-                record();
+        out.count.resize(q.r);
+        out.edge.resize(offset_[q.r]);
+        out.column.resize(offset_[q.r]);
+    }
+
+    int64_t num_chunks() const { return (q_.r + CHUNK - 1) / CHUNK; }
+
+    // Pass 2 for requests [c * CHUNK, (c + 1) * CHUNK): sample into their slots, gather columns.
+    void sample_chunk(int64_t c, NodeWiseScratch& sc) {
+        const int64_t i1 = std::min(q_.r, (c + 1) * CHUNK);
+        for (int64_t i = c * CHUNK; i < i1; ++i) {
+            const int64_t row = q_.vertex[i] - q_.row_offset;
+            const int64_t start = g_.indptr[row];
+            const int64_t d = g_.indptr[row + 1] - start;
+            int64_t* e = out_.edge.data() + offset_[i];
+            int64_t k = 0;
+            nodewise_row(g_, start, d, s_, static_cast<uint32_t>(q_.vertex[i]), hw_,
+                         static_cast<uint32_t>(q_.batch[i]), o_, sc, [&](int64_t p) { e[k++] = start + p; });
+            out_.count[i] = k;
+            int64_t* col = out_.column.data() + offset_[i];
+            for (int64_t j = 0; j < k; ++j) col[j] = g_.indices[e[j]];
+        }
+    }
+
+    // Pass 3: close the gaps left by weighted rows that kept fewer than their bound.
+    void finish() {
+        int64_t* edge = out_.edge.data();
+        int64_t* column = out_.column.data();
+        int64_t at = 0;
+        for (int64_t i = 0; i < q_.r; ++i) {
+            const int64_t from = offset_[i], k = out_.count[i];
+            if (from != at) {
+                for (int64_t j = 0; j < k; ++j) {
+                    edge[at + j] = edge[from + j];
+                    column[at + j] = column[from + j];
+                }
             }
+            at += k;
         }
+        out_.edge.resize(at);
+        out_.column.resize(at);
     }
-    if (error) std::rethrow_exception(error);
-    // compact (only weighted rows can keep fewer than their bound)
-    int64_t at = 0;
-    for (int64_t i = 0; i < r; ++i) {
-        const int64_t from = offset[i], k = count[i];
-        if (from != at) {
-            for (int64_t j = 0; j < k; ++j) {
-                edge[at + j] = edge[from + j];
-                column[at + j] = column[from + j];
-            }
-        }
-        at += k;
-    }
-    out.edge.resize(at);
-    out.column.resize(at);
-}
+
+  private:
+    const CSRView& g_;
+    const RowRequests& q_;
+    const int64_t s_;
+    const uint32_t hw_;
+    const NodeWiseOptions& o_;
+    RowSamples& out_;
+    std::vector<int64_t> offset_;
+};
 
 }  // namespace spsample
 
