@@ -38,6 +38,7 @@
 #define SPSAMPLE_LAYERWISE_H
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -47,6 +48,15 @@
 #include "rng.h"
 
 namespace spsample {
+
+#ifdef SPSAMPLE_LW_PROFILE
+inline double lw_prof[8];
+#define LW_T0 auto lw_t = std::chrono::steady_clock::now();
+#define LW_TICK(i) { auto lw_n = std::chrono::steady_clock::now(); lw_prof[i] += std::chrono::duration<double>(lw_n - lw_t).count(); lw_t = lw_n; }
+#else
+#define LW_T0
+#define LW_TICK(i)
+#endif
 
 struct LayerWiseOptions {
     std::vector<int64_t> fanouts;         // layer 1 first; -1 = all (LADIES only)
@@ -74,66 +84,55 @@ static void ladies_keys(const uint32_t* __restrict u, const double* __restrict q
 }
 
 struct LayerWiseScratch {
-    std::vector<uint32_t> cand_of;      // vertex -> candidate index + 1 (0: none), cleared per
-                                        // minibatch through cand_vertex (O(candidates))
-    PodBuf<uint32_t> cols;              // column ids of the rows being accumulated, flattened
-    std::vector<uint32_t> cand_vertex;  // candidate -> vertex
-    std::vector<double> qc;             // candidate -> LADIES column sum so far
-    std::vector<uint32_t> cand_local;   // candidate -> local id, NO_LOCAL when not in n_id
-    std::vector<uint32_t> local_cand;   // local id -> candidate
-    std::vector<uint64_t> member;       // bit per candidate: in n_id
-    PodBuf<uint32_t> entry_cand;        // entries of the accumulated rows, in order -> candidate
-    std::vector<uint32_t> key_vertex;
+    // Vertex-indexed state, sized n once per thread and cleared per minibatch in O(touched):
+    std::vector<double> acc;            // vertex -> LADIES column sum so far (0 if untouched)
+    std::vector<uint64_t> touched_bit;  // bit per vertex: in `touched`
+    std::vector<uint64_t> member_bit;   // bit per vertex: in n_id
+    std::vector<uint32_t> local_of;     // vertex -> local id (valid where member_bit is set)
+    // Per-minibatch lists:
+    PodBuf<uint32_t> touched;           // vertices with an entry in an accumulated row, first-touch order
+    PodBuf<uint32_t> cols;              // column ids of the accumulated rows, flattened in (row, storage) order
     std::vector<double> key_q, keys;
     std::vector<std::pair<double, uint64_t>> keyed;
     std::vector<int64_t> chosen;
     std::vector<std::vector<double>> P;  // P[l][local] for local < |B_{l+1}| (LADIES)
 
-    void resize(int64_t n) { cand_of.assign(n, 0); }
-
-    // Forget the previous minibatch's candidates.
-    void clear_candidates() {
-        for (uint32_t u : cand_vertex) cand_of[u] = 0;
-        cand_vertex.clear();
-        qc.clear();
-        cand_local.clear();
+    void resize(int64_t n) {
+        acc.assign(n, 0.0);
+        touched_bit.assign((n + 63) / 64, 0);
+        member_bit.assign((n + 63) / 64, 0);
+        local_of.assign(n, NO_LOCAL);
     }
 };
 
-// The candidate index of vertex u, creating it (column sum 0, not in n_id) if absent.
-static inline uint32_t candidate_of(LayerWiseScratch& sc, uint32_t u) {
-    const uint32_t x = sc.cand_of[u];
-    if (x != 0) return x - 1;
-    const uint32_t c = static_cast<uint32_t>(sc.cand_vertex.size());
-    sc.cand_of[u] = c + 1;
-    sc.cand_vertex.push_back(u);
-    sc.qc.push_back(0.0);
-    sc.cand_local.push_back(NO_LOCAL);
-    return c;
-}
+static inline bool test_bit(const uint64_t* bits, uint32_t u) { return (bits[u >> 6] >> (u & 63)) & 1u; }
 
 // Sample all layers of one minibatch (see the header comment). sc sized for g.n.
 static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t b, uint32_t bid,
                                 const LayerWiseOptions& o, LayerWiseScratch& sc, MiniBatchOut& out) {
     constexpr int64_t PF = 8;            // prefetch distance in rows
     constexpr int64_t PF_ENTRIES = 16;   // prefetch distance in entries
+    LW_T0
     const int L = static_cast<int>(o.fanouts.size());
     const int64_t* indptr = g.indptr;
     const int64_t* indices = g.indices;
     const double* w = g.weights;
+    double* acc = sc.acc.data();
+    uint64_t* touched_bit = sc.touched_bit.data();
+    uint64_t* member_bit = sc.member_bit.data();
+    uint32_t* local_of = sc.local_of.data();
     PodBuf<int64_t>& n_id = out.n_id;
     n_id.assign(seeds, seeds + b);
     out.counts.assign(1, b);
     out.hops.clear();
     out.hops.resize(L);
-    sc.clear_candidates();
-    sc.local_cand.clear();
-    sc.entry_cand.clear();
+    sc.touched.clear();
+    sc.cols.clear();
     sc.P.resize(L);
     for (int64_t i = 0; i < b; ++i) {
-        const uint32_t c = candidate_of(sc, static_cast<uint32_t>(seeds[i]));
-        sc.cand_local[c] = static_cast<uint32_t>(i);
-        sc.local_cand.push_back(c);
+        const uint32_t u = static_cast<uint32_t>(seeds[i]);
+        local_of[u] = static_cast<uint32_t>(i);
+        member_bit[u >> 6] |= uint64_t(1) << (u & 63);
     }
     std::vector<int64_t> bsize(1, b);  // |B_0|, |B_1|, ..., |B_L|
     std::vector<int64_t> entries;      // entries[l] = sum of the degrees of the rows of B_l
@@ -150,62 +149,86 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         auto& chosen = sc.chosen;
         chosen.clear();
         if (!o.fastgcn) {
-            // P_l: continue the serial column sums with the rows new to B_l. The rows' column
-            // ids are first copied out (sequential reads), so that the candidate lookups, the
-            // random reads, can be prefetched PF_ENTRIES ahead across row boundaries.
-            const size_t base = sc.entry_cand.size();
-            sc.cols.clear();
-            const int64_t total = entries[l] - static_cast<int64_t>(base);
-            sc.cols.resize(total);
+            // P_l: continue the serial column sums with the rows new to B_l. Their column ids
+            // are first appended to `cols` (sequential reads; kept for the edge pass), so that
+            // the random updates of acc can be prefetched PF_ENTRIES ahead across rows.
+            const int64_t base = static_cast<int64_t>(sc.cols.size());
+            const int64_t total = entries[l] - base;
+            sc.cols.resize(base + total);
+            uint32_t* cols = sc.cols.data() + base;
             for (int64_t i = accumulated, k = 0; i < B; ++i) {
                 if (i + PF < B) __builtin_prefetch(indices + indptr[n_id[i + PF]]);
                 const int64_t v = n_id[i];
                 const int64_t e1 = indptr[v + 1];
-                for (int64_t e = indptr[v]; e < e1; ++e) sc.cols[k++] = static_cast<uint32_t>(indices[e]);
+                for (int64_t e = indptr[v]; e < e1; ++e) cols[k++] = static_cast<uint32_t>(indices[e]);
             }
-            sc.entry_cand.resize(base + total);
-            const uint32_t* cols = sc.cols.data();
-            uint32_t* entry_cand = sc.entry_cand.data() + base;
+            const int64_t nt0 = static_cast<int64_t>(sc.touched.size());
+            sc.touched.resize(nt0 + total);  // at most one new vertex per entry
+            uint32_t* touched = sc.touched.data();
+            int64_t nt = nt0;
             int64_t k = 0;
             for (int64_t i = accumulated; i < B; ++i) {
                 const int64_t v = n_id[i];
                 const int64_t e0 = indptr[v], e1 = indptr[v + 1];
                 for (int64_t e = e0; e < e1; ++e, ++k) {
-                    if (k + 2 * PF_ENTRIES < total) __builtin_prefetch(&sc.cand_of[cols[k + 2 * PF_ENTRIES]]);
-                    if (k + PF_ENTRIES < total) {  // its candidate slot is cached by now: prefetch qc
-                        const uint32_t ahead = sc.cand_of[cols[k + PF_ENTRIES]];
-                        if (ahead) __builtin_prefetch(&sc.qc[ahead - 1]);
+                    if (k + PF_ENTRIES < total) {
+                        const uint32_t ahead = cols[k + PF_ENTRIES];
+                        __builtin_prefetch(&acc[ahead], 1);
                     }
-                    const uint32_t c = candidate_of(sc, cols[k]);
-                    const double val = w ? w[e] * w[e] : 1.0;
-                    sc.qc[c] += val;
-                    entry_cand[k] = c;
+                    const uint32_t u = cols[k];
+                    acc[u] += w ? w[e] * w[e] : 1.0;
+                    const uint64_t bit = uint64_t(1) << (u & 63);
+                    const uint64_t word = touched_bit[u >> 6];
+                    touched_bit[u >> 6] = word | bit;
+                    touched[nt] = u;                       // branch-free append on first touch
+                    nt += (word & bit) ? 0 : 1;
                 }
             }
+            sc.touched.resize(nt);
             accumulated = B;
-            // keys of the columns with P > 0
-            sc.key_vertex.clear();
-            sc.key_q.clear();
-            const int64_t C = static_cast<int64_t>(sc.cand_vertex.size());
+            LW_TICK(0)
+            // Efraimidis-Spirakis keys of every touched column (+inf where P = 0, never chosen)
+            const int64_t C = nt;
+            sc.key_q.resize(C);
+            double* q = sc.key_q.data();
+            int64_t K = 0;  // columns with P > 0
             for (int64_t c = 0; c < C; ++c) {
-                if (sc.qc[c] > 0) {
-                    sc.key_vertex.push_back(sc.cand_vertex[c]);
-                    sc.key_q.push_back(sc.qc[c]);
-                }
+                q[c] = acc[touched[c]];
+                K += q[c] > 0 ? 1 : 0;
             }
-            const int64_t K = static_cast<int64_t>(sc.key_vertex.size());
+#ifdef SPSAMPLE_LW_PROFILE
+            lw_prof[5] += K; lw_prof[6] += C;
+#endif
             if (s < 0 || K <= s) {
-                chosen.assign(sc.key_vertex.begin(), sc.key_vertex.end());
+                for (int64_t c = 0; c < C; ++c)
+                    if (q[c] > 0) chosen.push_back(touched[c]);
             } else {
-                sc.keys.resize(K);
-                ladies_keys(sc.key_vertex.data(), sc.key_q.data(), K, hw, bid, o.key, sc.keys.data());
+                sc.keys.resize(C);
+                LW_TICK(1)
+                ladies_keys(touched, q, C, hw, bid, o.key, sc.keys.data());
+                LW_TICK(7)
+                // the s smallest (key, vertex) pairs: a max-heap of s pairs; after it fills,
+                // almost every key is rejected by one comparison with its top (expected
+                // s ln(K / s) replacements), so this is O(C + s log s log C).
                 auto& keyed = sc.keyed;
-                keyed.resize(K);
-                for (int64_t i = 0; i < K; ++i) keyed[i] = std::make_pair(sc.keys[i], uint64_t(sc.key_vertex[i]));
-                std::nth_element(keyed.begin(), keyed.begin() + (s - 1), keyed.end());
+                keyed.resize(s);
+                const double* keys = sc.keys.data();
+                for (int64_t i = 0; i < s; ++i) keyed[i] = std::make_pair(keys[i], uint64_t(touched[i]));
+                std::make_heap(keyed.begin(), keyed.end());
+                double top = keyed.front().first;
+                for (int64_t i = s; i < C; ++i) {
+                    if (keys[i] > top) continue;  // the common case
+                    const std::pair<double, uint64_t> x(keys[i], uint64_t(touched[i]));
+                    if (!(x < keyed.front())) continue;
+                    std::pop_heap(keyed.begin(), keyed.end());
+                    keyed.back() = x;
+                    std::push_heap(keyed.begin(), keyed.end());
+                    top = keyed.front().first;
+                }
                 for (int64_t i = 0; i < s; ++i) chosen.push_back(static_cast<int64_t>(keyed[i].second));
             }
             std::sort(chosen.begin(), chosen.end());
+            LW_TICK(1)
         } else {
             const int64_t n = g.n;
             const double total = n > 0 ? o.cumulative[n - 1] : 0.0;
@@ -222,12 +245,12 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                 chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
             }
         }
-        for (int64_t u : chosen) {
-            const uint32_t c = candidate_of(sc, static_cast<uint32_t>(u));
-            if (sc.cand_local[c] == NO_LOCAL) {
-                sc.cand_local[c] = static_cast<uint32_t>(n_id.size());
-                sc.local_cand.push_back(c);
-                n_id.push_back(u);
+        for (int64_t x : chosen) {
+            const uint32_t u = static_cast<uint32_t>(x);
+            if (!test_bit(member_bit, u)) {
+                local_of[u] = static_cast<uint32_t>(n_id.size());
+                member_bit[u >> 6] |= uint64_t(1) << (u & 63);
+                n_id.push_back(x);
             }
         }
         const int64_t B1 = static_cast<int64_t>(n_id.size());
@@ -236,9 +259,10 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         if (!o.fastgcn) {  // P_l of B_{l+1}, for the edge values
             std::vector<double>& P = sc.P[l];
             P.resize(B1);
-            for (int64_t x = 0; x < B1; ++x) P[x] = sc.qc[sc.local_cand[x]];
+            for (int64_t x = 0; x < B1; ++x) P[x] = acc[n_id[x]];
         }
     }
+    LW_TICK(2)
     // Edges of every layer in one pass over the rows of B_{L-1}.
     const int64_t rows = bsize[L - 1];
     std::vector<uint8_t> stage(static_cast<size_t>(bsize[L]));
@@ -266,64 +290,60 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         P_of[l] = o.fastgcn ? nullptr : sc.P[l].data();
     }
     int64_t seg_start[256];
-    const uint32_t* entry_cand = sc.entry_cand.data();
-    const uint32_t* cand_local = sc.cand_local.data();
-    size_t ec = 0;  // position in entry_cand (LADIES)
-    // LADIES: one bit per candidate, set for those in n_id (a few KiB, cache-resident: most
-    // entries are rejected without touching cand_local)
-    std::vector<uint64_t>& member_bits = sc.member;
-    member_bits.assign((sc.cand_vertex.size() + 63) / 64, 0);
-    if (!o.fastgcn)
-        for (uint32_t c : sc.local_cand) member_bits[c >> 6] |= uint64_t(1) << (c & 63);
-    const uint64_t* member = member_bits.data();
+    const uint32_t* cols = sc.cols.data();  // LADIES: the column ids of these rows, in order
+    int64_t k = 0;
+    LW_TICK(3)
     for (int64_t i = 0; i < rows; ++i) {
         const int64_t v = n_id[i];
         const int64_t e0 = indptr[v], e1 = indptr[v + 1];
-        if (i + PF < rows) __builtin_prefetch(indices + indptr[n_id[i + PF]]);
+        if (o.fastgcn && i + PF < rows) __builtin_prefetch(indices + indptr[n_id[i + PF]]);
         const int first_layer = stage[i];
         for (int l = first_layer; l < L; ++l) seg_start[l] = count[l];
         for (int64_t e = e0; e < e1; ++e) {
-            uint32_t lu;
-            if (!o.fastgcn) {
-                const uint32_t c = entry_cand[ec++];
-                if (!((member[c >> 6] >> (c & 63)) & 1u)) continue;   // the common case
-                lu = cand_local[c];
-            } else {
-                if (e + PF < e1) __builtin_prefetch(&sc.cand_of[indices[e + PF]]);
-                const uint32_t x = sc.cand_of[indices[e]];
-                lu = x ? sc.cand_local[x - 1] : NO_LOCAL;
-            }
-            if (lu == NO_LOCAL) continue;
+            const uint32_t u = o.fastgcn ? static_cast<uint32_t>(indices[e]) : cols[k++];
+            if (!test_bit(member_bit, u)) continue;   // the common case
+            const uint32_t lu = local_of[u];
             const double a = w ? w[e] : 1.0;
             if (!(a > 0)) continue;
             const int su = stage[lu];
             for (int l = std::max(first_layer, su - 1); l < L; ++l) {
-                const double p = o.fastgcn ? o.q_global[indices[e]] : P_of[l][lu];
-                const int64_t k = count[l]++;
-                dst_of[l][k] = i;
-                src_of[l][k] = lu;
-                eid_of[l][k] = e;
-                wt_of[l][k] = a / p;
+                const double p = o.fastgcn ? o.q_global[u] : P_of[l][lu];
+                const int64_t c = count[l]++;
+                dst_of[l][c] = i;
+                src_of[l][c] = lu;
+                eid_of[l][c] = e;
+                wt_of[l][c] = a / p;
             }
         }
         for (int l = first_layer; l < L; ++l) {
             double* wt = wt_of[l];
             const int64_t lo = seg_start[l], hi = count[l];
             double total = 0.0;
-            for (int64_t k = lo; k < hi; ++k) total += wt[k];
+            for (int64_t c = lo; c < hi; ++c) total += wt[c];
             if (total > 0) {
-                for (int64_t k = lo; k < hi; ++k) wt[k] = wt[k] / total;
+                for (int64_t c = lo; c < hi; ++c) wt[c] = wt[c] / total;
             } else {
-                for (int64_t k = lo; k < hi; ++k) wt[k] = 0.0;
+                for (int64_t c = lo; c < hi; ++c) wt[c] = 0.0;
             }
         }
     }
+    LW_TICK(4)
     for (int l = 0; l < L; ++l) {
         HopOut& ho = out.hops[l];
         ho.dst.resize(count[l]);
         ho.src.resize(count[l]);
         ho.eid.resize(count[l]);
         ho.weight.resize(count[l]);
+    }
+    // Forget this minibatch's vertices (O(touched + n_id)).
+    for (size_t c = 0; c < sc.touched.size(); ++c) {
+        const uint32_t u = sc.touched[c];
+        acc[u] = 0.0;
+        touched_bit[u >> 6] = 0;
+    }
+    for (size_t x = 0; x < n_id.size(); ++x) {
+        const uint32_t u = static_cast<uint32_t>(n_id[x]);
+        member_bit[u >> 6] = 0;
     }
 }
 
