@@ -270,11 +270,11 @@ bool have_openmp() {
 namespace {
 
 // Returns (count (r,), edge (E,), column (E,)) int64; see rows.h. Block rows: indptr (n + 1)
-// from 0 to len(indices); vertex - row_offset in [0, n) for every request.
+// from 0 to len(indices); vertex - row_offset (or rows[i] when rows is given) in [0, n).
 py::tuple sample_rows_native(const I64& indptr, const I64& indices, const py::object& weights,
                              int64_t row_offset, const I64& vertex, const I64& batch, int64_t fanout,
                              uint32_t hop_word, bool replace, bool weighted, uint32_t k0, uint32_t k1,
-                             int num_threads) {
+                             int num_threads, const py::object& rows) {
     require(indptr.ndim() == 1 && indptr.size() >= 1 && indices.ndim() == 1,
             "indptr and indices must be 1-d");
     const int64_t n = indptr.size() - 1;
@@ -291,16 +291,22 @@ py::tuple sample_rows_native(const I64& indptr, const I64& indices, const py::ob
     }
     require(!weighted || g.weights != nullptr, "weighted sampling needs weights");
     const int64_t r = vertex.size();
+    I64 row_of;
+    if (!rows.is_none()) {
+        row_of = rows.cast<I64>();
+        require(row_of.ndim() == 1 && row_of.size() == r, "rows must have one entry per request");
+    }
+    const int64_t* row_ptr = rows.is_none() ? nullptr : row_of.data();
     for (int64_t i = 0; i < r; ++i) {
-        const int64_t row = vertex.data()[i] - row_offset;
-        require(row >= 0 && row < n && vertex.data()[i] < static_cast<int64_t>(0xFFFFFFFFll),
-                "vertex outside the block");
+        const int64_t row = row_ptr ? row_ptr[i] : vertex.data()[i] - row_offset;
+        require(row >= 0 && row < n && vertex.data()[i] >= 0 && vertex.data()[i] < static_cast<int64_t>(0xFFFFFFFFll),
+                "request outside the block");
     }
     NodeWiseOptions o;
     o.replace = replace;
     o.weighted = weighted;
     o.key = Key{k0, k1};
-    RowRequests q{vertex.data(), batch.data(), r, row_offset};
+    RowRequests q{vertex.data(), batch.data(), r, row_offset, row_ptr};
     RowSamples out;
     {
         py::gil_scoped_release release;
@@ -330,5 +336,6 @@ PYBIND11_MODULE(_native_kernels, m) {
     m.def("have_openmp", &have_openmp);
     m.def("sample_rows", &sample_rows_native, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
           py::arg("row_offset"), py::arg("vertex"), py::arg("batch"), py::arg("fanout"), py::arg("hop_word"),
-          py::arg("replace"), py::arg("weighted"), py::arg("k0"), py::arg("k1"), py::arg("num_threads"));
+          py::arg("replace"), py::arg("weighted"), py::arg("k0"), py::arg("k1"), py::arg("num_threads"),
+          py::arg("rows") = py::none());
 }

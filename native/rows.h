@@ -7,7 +7,9 @@
 // both draw the same positions by the same code.
 //
 // Inputs:  g, the block (CSRView over its n local rows; indices hold global column ids;
-//          weights when weighted); vertex[0..r), global ids in [row_offset, row_offset + n);
+//          weights when weighted); vertex[0..r), global ids in [row_offset, row_offset + n),
+//          read from row vertex - row_offset of g -- or, when row[0..r) is given (rows fetched
+//          from other ranks, stored in arrival order), from row row[i] in [0, n);
 //          batch[0..r), minibatch ids < 2**32; hop word hw; key; fanout s >= 1 or -1;
 //          replace / weighted (weights required) -- all checked by spsample/_native.py.
 // Outputs: count[0..r), the samples of request i; offsets are their prefix sums;
@@ -34,10 +36,13 @@
 namespace spsample {
 
 struct RowRequests {
-    const int64_t* vertex;  // global ids
+    const int64_t* vertex;  // global ids (the streams' vertex word)
     const int64_t* batch;   // global minibatch ids
     int64_t r;
     int64_t row_offset;
+    const int64_t* row = nullptr;  // row of each request in g, or nullptr: vertex - row_offset
+
+    int64_t row_of(int64_t i) const { return row ? row[i] : vertex[i] - row_offset; }
 };
 
 struct RowSamples {
@@ -57,7 +62,7 @@ class RowSampler {
                RowSamples& out)
         : g_(g), q_(q), s_(s), hw_(hw), o_(o), out_(out), offset_(static_cast<size_t>(q.r) + 1, 0) {
         for (int64_t i = 0; i < q.r; ++i) {
-            const int64_t row = q.vertex[i] - q.row_offset;
+            const int64_t row = q.row_of(i);
             const int64_t d = g.indptr[row + 1] - g.indptr[row];
             offset_[i + 1] = offset_[i] + nodewise_bound(d, s, o.replace);
         }
@@ -72,7 +77,7 @@ class RowSampler {
     void sample_chunk(int64_t c, NodeWiseScratch& sc) {
         const int64_t i1 = std::min(q_.r, (c + 1) * CHUNK);
         for (int64_t i = c * CHUNK; i < i1; ++i) {
-            const int64_t row = q_.vertex[i] - q_.row_offset;
+            const int64_t row = q_.row_of(i);
             const int64_t start = g_.indptr[row];
             const int64_t d = g_.indptr[row + 1] - start;
             int64_t* e = out_.edge.data() + offset_[i];

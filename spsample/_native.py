@@ -208,7 +208,7 @@ def layerwise_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, colu
 
 
 def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, *, replace=False,
-                weighted=False, row_offset=0):
+                weighted=False, row_offset=0, rows=None):
     """Node-wise sampling of requested rows of a block of ``A`` (the owner side of push).
 
     ``sample_rows(row_select(indptr, indices, weights, vertex, row_offset=row_offset), fanout,
@@ -237,6 +237,10 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
     replace, weighted : bool
     row_offset : int
         Global id of the block's first row.
+    rows : int64, shape (r,), or None
+        Where the rows are not stored by vertex id (rows fetched from other ranks, in arrival
+        order): the row of ``indptr`` holding each request's vertex; ``row_offset`` is then
+        ignored and ``vertex`` only keys the streams.
 
     Returns
     -------
@@ -247,9 +251,9 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
     ------
     ArgumentError
         Before any native code runs, naming the argument: CSR arrays inconsistent, ``vertex``
-        outside the block or ``batch`` outside ``[0, 2**32)`` or of another length, a fanout
-        other than ``>= 1`` or ``-1``, ``hop_word`` or ``key`` out of range, ``weighted``
-        without weights.
+        (or ``rows``) outside the block, ``batch`` outside ``[0, 2**32)``, ``batch`` or
+        ``rows`` of another length, a fanout other than ``>= 1`` or ``-1``, ``hop_word`` or
+        ``key`` out of range, ``weighted`` without weights.
     """
     from ._primitives import RowMatrix
 
@@ -262,8 +266,16 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
     if indptr.size < 1 or indptr[0] != 0 or indptr[-1] != indices.size:
         fail(ArgumentError, where, "indptr", "must run from 0 to len(indices)", indptr.size)
     n, row_offset = indptr.size - 1, int(row_offset)
-    if vertex.size and (vertex.min() < row_offset or vertex.max() >= row_offset + n
-                        or vertex.max() >= 2**32 - 1):
+    if rows is not None:
+        rows = _i64(np.asarray(rows))
+        if rows.shape != vertex.shape:
+            fail(ArgumentError, where, "rows", f"must have one entry per request ({vertex.size})", rows.shape)
+        if rows.size and (rows.min() < 0 or rows.max() >= n):
+            fail(ArgumentError, where, "rows", f"must be row ids in [0, {n})", rows)
+        if vertex.size and (vertex.min() < 0 or vertex.max() >= 2**32 - 1):
+            fail(ArgumentError, where, "vertex", "must be vertex ids in [0, 2**32 - 1)", vertex)
+    elif vertex.size and (vertex.min() < row_offset or vertex.max() >= row_offset + n
+                          or vertex.max() >= 2**32 - 1):
         fail(ArgumentError, where, "vertex", f"must be row ids in [{row_offset}, {row_offset + n})", vertex)
     if batch.size != vertex.size:
         fail(ArgumentError, where, "batch", f"must have one entry per request ({vertex.size})", batch.size)
@@ -284,7 +296,7 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
         fail(ArgumentError, where, "weights", "are needed for weighted sampling", show_value=False)
     count, edge, column = _kernels.sample_rows(indptr, indices, weights if weighted else None, row_offset,
                                                vertex, batch, fanout, int(hop_word), bool(replace),
-                                               bool(weighted), k0, k1, _THREADS)
+                                               bool(weighted), k0, k1, _THREADS, rows)
     row_ptr = np.zeros(vertex.size + 1, dtype=np.int64)
     np.cumsum(count, out=row_ptr[1:])
     return RowMatrix(row_ptr, column, None, edge)

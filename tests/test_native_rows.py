@@ -147,6 +147,27 @@ def test_thread_invariance(rmat_block, hub_block, weighted, replace):
         _native.set_num_threads(previous)
 
 
+@pytest.mark.parametrize("weighted,replace", RULES)
+def test_rows_stored_in_arrival_order(rmat_block, weighted, replace):
+    """``rows=``: the block's rows shuffled into slots (as fetched rows are stored) sample the
+    same positions, keyed by the vertex; only the buffer positions move."""
+    (indptr, indices, weights), vertex, batch, lo = rmat_block
+    n = indptr.size - 1
+    perm = np.random.default_rng(5).permutation(n)               # slot i holds row perm[i]
+    degree = np.diff(indptr)[perm]
+    slot_ptr = np.r_[0, np.cumsum(degree)]
+    offset, segment = prim.segment_arange(degree)
+    take = indptr[perm][segment] + offset
+    slot_of_row = np.argsort(perm)
+    rows = slot_of_row[vertex - lo]
+    direct = _native_rows((indptr, indices, weights), vertex, batch, 9, weighted, replace, lo)
+    stored = _native.sample_rows(slot_ptr, indices[take], weights[take], vertex, batch, 9,
+                                 HOP_WORD, KEY, replace=replace, weighted=weighted, rows=rows)
+    np.testing.assert_array_equal(stored.indptr, direct.indptr)
+    np.testing.assert_array_equal(stored.indices, direct.indices)
+    np.testing.assert_array_equal(take[stored.edge_id], direct.edge_id)
+
+
 def test_matches_the_fused_bulk_sampler(rmat_block):
     """Hop 1 of the fused single-process kernel draws the same rows as the row sampler."""
     graph = spsample.rmat(10, 8, seed=4)
@@ -173,11 +194,15 @@ def test_matches_the_fused_bulk_sampler(rmat_block):
     (dict(indptr=np.array([1, 2, 2])), "indptr"),
     (dict(weights=np.ones(3)), "weights"),
     (dict(weights=None, weighted=True), "weights"),
+    (dict(rows=np.array([2])), "rows"),
+    (dict(rows=np.array([-1])), "rows"),
+    (dict(rows=np.array([0, 1])), "rows"),
+    (dict(rows=np.array([0]), vertex=np.array([-1])), "vertex"),
 ])
 def test_bad_input_raises_before_native_code(change, name):
     args = dict(indptr=np.array([0, 1, 2]), indices=np.array([0, 1]), weights=np.ones(2),
                 vertex=np.array([10]), batch=np.array([0]), fanout=2, hop_word=1, key=(1, 2))
-    options = dict(replace=False, weighted=False, row_offset=10)
+    options = dict(replace=False, weighted=False, row_offset=10, rows=None)
     for k, v in change.items():
         (options if k in options else args)[k] = v
     before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}

@@ -54,7 +54,7 @@ def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
         hop_impl = _PushHop(dg, sampler)
         stats["mode"] = "push"
     else:
-        hop_impl = _FetchHop(dg)
+        hop_impl = _FetchHop(dg, native_rows=pushable(sampler) and _native.enabled())
         stats["mode"] = "pull"
     for name in ("frontier", "remote_frontier", "samples", "remote_samples", "fetched_rows",
                  "fetched_entries", "exchange_s", "owner_s", "local_s"):
@@ -264,15 +264,27 @@ class _FetchedRows:
 
 
 class _FetchHop:
-    """One hop of any sampler after fetching the rows its frontier needs (cached per bulk)."""
+    """One hop of any sampler after fetching the rows its frontier needs (cached per bulk).
 
-    def __init__(self, dg):
+    Two ways to keep the fetched rows. Any sampler: merged into a CSR sorted by vertex after
+    every fetch (:meth:`_merge`), on which the sampler's constructors run unchanged through a
+    :class:`_FetchedRows` view. Node-wise rules with the native kernels (``native_rows``):
+    appended in arrival order (:meth:`_append`, O(new entries) per hop, no re-sort of the
+    entries) and sampled by the native row sampler, which reads each request's row through its
+    slot and keys the streams by the vertex; the NumPy way stays the oracle (same bits).
+    """
+
+    def __init__(self, dg, native_rows=False):
         self.dg = dg
+        self.native_rows = native_rows
         self.ids = np.zeros(0, dtype=np.int64)          # ascending
         self.degree = np.zeros(0, dtype=np.int64)
         self.start = np.zeros(0, dtype=np.int64)         # global edge id of each row's entry 0
         self.indices = np.zeros(0, dtype=np.int64)       # rows in the order of self.ids
         self.weights = None if dg.weights is None else np.zeros(0)
+        # native_rows: self.start, self.indices and self.weights are in arrival (slot) order
+        self.slot = np.zeros(0, dtype=np.int64)          # slot of each of self.ids
+        self.row_ptr = np.zeros(1, dtype=np.int64)       # slot -> its entries in self.indices
 
     def __call__(self, sampler, state, ctx, stats):
         t0 = time.perf_counter()
@@ -281,14 +293,12 @@ class _FetchHop:
         t1 = time.perf_counter()
         fetched = self._fetch(need)
         t2 = time.perf_counter()
-        self._merge(need, *fetched)
-        view = self._view()
-        if pushable(sampler) and _native.enabled():   # node-wise: native rows, same bits
-            S = _select_rows(sampler, view.indptr, view.indices, view.weights, Q.vertex,
-                             ctx.batch_ids, Q.batch, ctx, row_offset=0)
-            S.edge_id = view.edge_ids[S.edge_id]
-            sampler.extract(state, Q, S, ctx)
+        if self.native_rows:
+            self._append(need, *fetched)
+            self._sample_native(sampler, state, Q, ctx)
         else:
+            self._merge(need, *fetched)
+            view = self._view()
             before = len(state.hop_edges)
             sampler.sample_hop(view, state, ctx)
             if len(state.hop_edges) > before:
@@ -302,6 +312,29 @@ class _FetchHop:
         stats["fetched_entries"] += int(fetched[0][remote].sum())
         stats["exchange_s"] += t2 - t1
         stats["local_s"] += (t1 - t0) + (t3 - t2)
+
+    def _append(self, need, degree, start, indices, weights):
+        """Store the rows ``need`` after the ones fetched so far (new slots, arrival order)."""
+        first_slot = self.start.size
+        ids = np.concatenate([self.ids, need])
+        order = np.argsort(ids, kind="stable")
+        self.ids = ids[order]
+        self.slot = np.concatenate([self.slot, np.arange(first_slot, first_slot + need.size)])[order]
+        self.row_ptr = np.concatenate([self.row_ptr, self.row_ptr[-1] + np.cumsum(degree)])
+        self.start = np.concatenate([self.start, start])
+        self.indices = np.concatenate([self.indices, indices])
+        if self.weights is not None:
+            self.weights = np.concatenate([self.weights, weights])
+
+    def _sample_native(self, sampler, state, Q, ctx):
+        """One node-wise hop on the stored rows with the native row sampler."""
+        rows = self.slot[np.searchsorted(self.ids, Q.vertex)]
+        S = _native.sample_rows(self.row_ptr, self.indices, self.weights if sampler.weighted else None,
+                                Q.vertex, ctx.batch_ids[Q.batch], ctx.fanout, ctx.hop_word, ctx.key,
+                                replace=sampler.replace, weighted=sampler.weighted, rows=rows)
+        first_edge = self.start[rows] - self.row_ptr[rows]      # buffer position -> edge id
+        S.edge_id = S.edge_id + np.repeat(first_edge, S.row_lengths())
+        sampler.extract(state, Q, S, ctx)
 
     def _fetch(self, need):
         """Rows ``need`` (ascending) from their owners: ``(degree, start, indices, weights)``."""
