@@ -65,6 +65,22 @@ struct LayerWiseOptions {
     bool fastgcn = false;
     const double* q_global = nullptr;     // FastGCN: column weights, size n
     const double* cumulative = nullptr;   // FastGCN: serial prefix sums of q_global, size n
+    // Allocator of a minibatch's output block: returns >= bytes (capacity in *cap), or nullptr
+    // on failure; nullptr hook = malloc. The caller of layerwise_minibatch frees the block.
+    void* (*alloc)(size_t bytes, size_t* cap) = nullptr;
+};
+
+// One minibatch's layer-wise result. All edge arrays live in one block (one allocation of
+// exactly sum over layers of (count + 1) * (3 int64 + 1 float64) bytes; the + 1 is the slack
+// of the branch-free writes): layer l's dst, src, eid, weight hold count[l] elements each.
+struct LayerWiseOut {
+    PodBuf<int64_t> n_id;
+    std::vector<int64_t> counts;          // vertices new at each layer (counts[0] = seeds)
+    void* block = nullptr;
+    size_t block_cap = 0;                 // bytes
+    std::vector<int64_t> edge_count;      // per layer
+    std::vector<int64_t*> dst, src, eid;  // per layer, into block
+    std::vector<double*> weight;
 };
 
 constexpr uint32_t NO_LOCAL = 0xFFFFFFFFu;
@@ -96,6 +112,12 @@ struct LayerWiseScratch {
     std::vector<std::pair<double, uint64_t>> keyed;
     std::vector<int64_t> chosen;
     std::vector<std::vector<double>> P;  // P[l][local] for local < |B_{l+1}| (LADIES)
+    // Edge pass: the entries whose column is in n_id ("hits") of the rows of B_{L-1}
+    PodBuf<uint32_t> hit_off;           // offsets within one row
+    PodBuf<uint32_t> rec_lu;            // hit -> local id of its column
+    PodBuf<int64_t> rec_e;              // hit -> entry index
+    PodBuf<uint8_t> rec_lmin;           // hit -> first layer the edge belongs to
+    PodBuf<int64_t> row_hits;           // row -> first hit (rows + 1)
 
     void resize(int64_t n) {
         acc.assign(n, 0.0);
@@ -109,7 +131,7 @@ static inline bool test_bit(const uint64_t* bits, uint32_t u) { return (bits[u >
 
 // Sample all layers of one minibatch (see the header comment). sc sized for g.n.
 static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t b, uint32_t bid,
-                                const LayerWiseOptions& o, LayerWiseScratch& sc, MiniBatchOut& out) {
+                                const LayerWiseOptions& o, LayerWiseScratch& sc, LayerWiseOut& out) {
     constexpr int64_t PF = 8;            // prefetch distance in rows
     constexpr int64_t PF_ENTRIES = 16;   // prefetch distance in entries
     LW_T0
@@ -124,8 +146,6 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     PodBuf<int64_t>& n_id = out.n_id;
     n_id.assign(seeds, seeds + b);
     out.counts.assign(1, b);
-    out.hops.clear();
-    out.hops.resize(L);
     sc.touched.clear();
     sc.cols.clear();
     sc.P.resize(L);
@@ -268,73 +288,119 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     std::vector<uint8_t> stage(static_cast<size_t>(bsize[L]));
     for (int t = 0, x = 0; t <= L; ++t)
         for (; x < bsize[t]; ++x) stage[x] = static_cast<uint8_t>(t);
-    // Output buffers sized by the exact bound entries[l]: malloc'd, never zero-filled, so only
-    // the pages actually written become resident; release() trims them to the edge count.
-    int64_t* dst_of[256];
-    int64_t* src_of[256];
-    int64_t* eid_of[256];
-    double* wt_of[256];
-    int64_t count[256];
-    const double* P_of[256];
-    for (int l = 0; l < L; ++l) {
-        HopOut& ho = out.hops[l];
-        ho.dst.resize(entries[l]);
-        ho.src.resize(entries[l]);
-        ho.eid.resize(entries[l]);
-        ho.weight.resize(entries[l]);
-        dst_of[l] = ho.dst.data();
-        src_of[l] = ho.src.data();
-        eid_of[l] = ho.eid.data();
-        wt_of[l] = ho.weight.data();
-        count[l] = 0;
-        P_of[l] = o.fastgcn ? nullptr : sc.P[l].data();
-    }
-    int64_t seg_start[256];
+    // Pass 1: the hits of every row, compacted branch-free (stage 1 keeps the offsets whose
+    // column is in n_id; stage 2 resolves them to records and drops a_vu <= 0).
     const uint32_t* cols = sc.cols.data();  // LADIES: the column ids of these rows, in order
-    int64_t k = 0;
-    LW_TICK(3)
+    sc.row_hits.resize(rows + 1);
+    int64_t max_deg = 0;
+    for (int64_t i = 0; i < rows; ++i) max_deg = std::max(max_deg, indptr[n_id[i] + 1] - indptr[n_id[i]]);
+    sc.hit_off.resize(max_deg + 1);
+    const int64_t D = entries[L - 1];
+    sc.rec_lu.resize(D + 1);
+    sc.rec_e.resize(D + 1);
+    sc.rec_lmin.resize(D + 1);
+    uint32_t* hit_off = sc.hit_off.data();
+    uint32_t* rec_lu = sc.rec_lu.data();
+    int64_t* rec_e = sc.rec_e.data();
+    uint8_t* rec_lmin = sc.rec_lmin.data();
+    int64_t* row_hits = sc.row_hits.data();
+    int64_t hist[257] = {0};
+    int64_t m = 0, k = 0;
     for (int64_t i = 0; i < rows; ++i) {
         const int64_t v = n_id[i];
-        const int64_t e0 = indptr[v], e1 = indptr[v + 1];
+        const int64_t e0 = indptr[v], deg = indptr[v + 1] - e0;
         if (o.fastgcn && i + PF < rows) __builtin_prefetch(indices + indptr[n_id[i + PF]]);
-        const int first_layer = stage[i];
-        for (int l = first_layer; l < L; ++l) seg_start[l] = count[l];
-        for (int64_t e = e0; e < e1; ++e) {
-            const uint32_t u = o.fastgcn ? static_cast<uint32_t>(indices[e]) : cols[k++];
-            if (!test_bit(member_bit, u)) continue;   // the common case
-            const uint32_t lu = local_of[u];
-            const double a = w ? w[e] : 1.0;
-            if (!(a > 0)) continue;
-            const int su = stage[lu];
-            for (int l = std::max(first_layer, su - 1); l < L; ++l) {
-                const double p = o.fastgcn ? o.q_global[u] : P_of[l][lu];
-                const int64_t c = count[l]++;
-                dst_of[l][c] = i;
-                src_of[l][c] = lu;
-                eid_of[l][c] = e;
-                wt_of[l][c] = a / p;
+        row_hits[i] = m;
+        int64_t t = 0;
+        if (o.fastgcn) {
+            const int64_t* row = indices + e0;
+            for (int64_t j = 0; j < deg; ++j) {
+                hit_off[t] = static_cast<uint32_t>(j);
+                t += test_bit(member_bit, static_cast<uint32_t>(row[j]));
             }
+        } else {
+            const uint32_t* row = cols + k;
+            for (int64_t j = 0; j < deg; ++j) {
+                hit_off[t] = static_cast<uint32_t>(j);
+                t += test_bit(member_bit, row[j]);
+            }
+            k += deg;
         }
-        for (int l = first_layer; l < L; ++l) {
-            double* wt = wt_of[l];
-            const int64_t lo = seg_start[l], hi = count[l];
+        const int si = stage[i];
+        for (int64_t j = 0; j < t; ++j) {
+            const int64_t e = e0 + hit_off[j];
+            const uint32_t lu = local_of[static_cast<uint32_t>(indices[e])];
+            const int64_t keep = w ? (w[e] > 0 ? 1 : 0) : 1;
+            const int lm = std::max(si, stage[lu] - 1);
+            rec_lu[m] = lu;
+            rec_e[m] = e;
+            rec_lmin[m] = static_cast<uint8_t>(lm);
+            hist[lm] += keep;
+            m += keep;
+        }
+    }
+    row_hits[rows] = m;
+    LW_TICK(3)
+    // Exact output sizes: layer l holds the hits with lmin <= l.
+    out.edge_count.assign(L, 0);
+    size_t bytes = 0;
+    for (int l = 0; l < L; ++l) {
+        out.edge_count[l] = (l == 0 ? 0 : out.edge_count[l - 1]) + hist[l];
+        bytes += static_cast<size_t>(out.edge_count[l] + 1) * (3 * sizeof(int64_t) + sizeof(double));
+    }
+    size_t cap = bytes;
+    void* block = o.alloc ? o.alloc(bytes, &cap) : std::malloc(bytes);
+    if (!block) throw std::bad_alloc();
+    out.block = block;
+    out.block_cap = cap;
+    out.dst.resize(L);
+    out.src.resize(L);
+    out.eid.resize(L);
+    out.weight.resize(L);
+    char* cursor = static_cast<char*>(block);
+    for (int l = 0; l < L; ++l) {
+        const size_t len = static_cast<size_t>(out.edge_count[l] + 1);
+        out.dst[l] = reinterpret_cast<int64_t*>(cursor);
+        out.src[l] = out.dst[l] + len;
+        out.eid[l] = out.src[l] + len;
+        out.weight[l] = reinterpret_cast<double*>(out.eid[l] + len);
+        cursor += len * (3 * sizeof(int64_t) + sizeof(double));
+    }
+    // Pass 2: layer by layer, rows in local order, hits in storage order; weights a / P_l[u]
+    // divided by their row's serial sum (0 when that sum is 0).
+    for (int l = 0; l < L; ++l) {
+        int64_t* dst = out.dst[l];
+        int64_t* src = out.src[l];
+        int64_t* eid = out.eid[l];
+        double* wt = out.weight[l];
+        const double* P = o.fastgcn ? nullptr : sc.P[l].data();
+        int64_t c = 0;
+        const int64_t layer_rows = bsize[l];
+        for (int64_t i = 0; i < layer_rows; ++i) {
+            const int64_t lo = c;
+            for (int64_t h = row_hits[i]; h < row_hits[i + 1]; ++h) {
+                const uint32_t lu = rec_lu[h];
+                const int64_t e = rec_e[h];
+                const double a = w ? w[e] : 1.0;
+                const bool in_layer = rec_lmin[h] <= l;
+                // (P[l] covers B_{l+1} only: a hit outside the layer reads P[0] instead)
+                const double p = o.fastgcn ? o.q_global[n_id[lu]] : P[in_layer ? lu : 0];
+                dst[c] = i;
+                src[c] = lu;
+                eid[c] = e;
+                wt[c] = a / p;
+                c += in_layer ? 1 : 0;
+            }
             double total = 0.0;
-            for (int64_t c = lo; c < hi; ++c) total += wt[c];
+            for (int64_t x = lo; x < c; ++x) total += wt[x];
             if (total > 0) {
-                for (int64_t c = lo; c < hi; ++c) wt[c] = wt[c] / total;
+                for (int64_t x = lo; x < c; ++x) wt[x] = wt[x] / total;
             } else {
-                for (int64_t c = lo; c < hi; ++c) wt[c] = 0.0;
+                for (int64_t x = lo; x < c; ++x) wt[x] = 0.0;
             }
         }
     }
     LW_TICK(4)
-    for (int l = 0; l < L; ++l) {
-        HopOut& ho = out.hops[l];
-        ho.dst.resize(count[l]);
-        ho.src.resize(count[l]);
-        ho.eid.resize(count[l]);
-        ho.weight.resize(count[l]);
-    }
     // Forget this minibatch's vertices (O(touched + n_id)).
     for (size_t c = 0; c < sc.touched.size(); ++c) {
         const uint32_t u = sc.touched[c];

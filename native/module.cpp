@@ -13,6 +13,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <exception>
 #include <memory>
 #include <stdexcept>
@@ -169,6 +171,106 @@ py::list to_python(std::vector<MiniBatchOut>& outs, bool with_weights) {
     return result;
 }
 
+// Output blocks of the layer-wise kernels, recycled. A block goes back to the pool when NumPy
+// frees the last array viewing it (the capsule destructor), and a later call reuses it:
+// memory that is already resident, so the kernels do not pay the OS for faulting in fresh
+// zeroed pages (a quarter of the layer-wise time). No block is handed out while an array
+// views it, so results of earlier calls never alias later ones. The pool keeps at most
+// `limit` bytes (set_pool_limit; 0 = no pooling); a request takes the smallest held block
+// that fits and is at most 1.5x the request, else malloc.
+class BlockPool {
+  public:
+    void* take(size_t bytes, size_t* cap) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = free_.lower_bound(bytes);
+            if (it != free_.end() && it->first <= bytes + bytes / 2) {
+                void* p = it->second;
+                *cap = it->first;
+                held_ -= it->first;
+                free_.erase(it);
+                return p;
+            }
+        }
+        *cap = bytes;
+        return std::malloc(bytes ? bytes : 1);
+    }
+    void give(void* p, size_t cap) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (held_ + cap <= limit_) {
+                free_.emplace(cap, p);
+                held_ += cap;
+                return;
+            }
+        }
+        std::free(p);
+    }
+    void set_limit(size_t limit) {
+        std::multimap<size_t, void*> drop;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            limit_ = limit;
+            while (held_ > limit_ && !free_.empty()) {
+                auto it = std::prev(free_.end());
+                held_ -= it->first;
+                drop.insert(*it);
+                free_.erase(it);
+            }
+        }
+        for (auto& kv : drop) std::free(kv.second);
+    }
+    std::pair<size_t, size_t> stats() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return {held_, limit_};
+    }
+
+  private:
+    std::mutex mutex_;
+    std::multimap<size_t, void*> free_;  // capacity in bytes -> block
+    size_t held_ = 0;
+    size_t limit_ = size_t(1) << 30;
+};
+
+// Never destroyed: capsules may free blocks during interpreter shutdown.
+BlockPool& block_pool() {
+    static BlockPool* pool = new BlockPool();
+    return *pool;
+}
+
+void* pool_alloc(size_t bytes, size_t* cap) { return block_pool().take(bytes, cap); }
+
+struct PooledBlock {
+    void* p;
+    size_t cap;
+};
+
+// The minibatches' tuples (n_id, counts, dst[l], src[l], edge_id[l], weight[l]); the edge arrays
+// view the minibatch's block, owned by one capsule that returns it to the pool.
+py::list layerwise_to_python(std::vector<LayerWiseOut>& outs) {
+    py::list result;
+    for (auto& mb : outs) {
+        auto* owner_data = new PooledBlock{mb.block, mb.block_cap};
+        mb.block = nullptr;
+        py::capsule owner(owner_data, [](void* q) {
+            auto* b = reinterpret_cast<PooledBlock*>(q);
+            block_pool().give(b->p, b->cap);
+            delete b;
+        });
+        py::list dst, src, eid, wts;
+        for (size_t l = 0; l < mb.dst.size(); ++l) {
+            const py::ssize_t k = static_cast<py::ssize_t>(mb.edge_count[l]);
+            dst.append(py::array_t<int64_t>({k}, {py::ssize_t(8)}, mb.dst[l], owner));
+            src.append(py::array_t<int64_t>({k}, {py::ssize_t(8)}, mb.src[l], owner));
+            eid.append(py::array_t<int64_t>({k}, {py::ssize_t(8)}, mb.eid[l], owner));
+            wts.append(py::array_t<double>({k}, {py::ssize_t(8)}, mb.weight[l], owner));
+        }
+        std::vector<int64_t> counts(mb.counts);
+        result.append(py::make_tuple(own(std::move(mb.n_id)), own(std::move(counts)), dst, src, eid, wts));
+    }
+    return result;
+}
+
 py::list nodewise_bulk(const I64& indptr, const I64& indices, const py::object& weights,
                        const I64& seeds, const I64& sizes, const I64& batch_ids,
                        const std::vector<int64_t>& fanouts, bool replace, bool weighted,
@@ -206,6 +308,7 @@ py::list layerwise_bulk(const I64& indptr, const I64& indices, const py::object&
     o.fanouts = fanouts;
     o.key = Key{k0, k1};
     o.epoch = epoch;
+    o.alloc = pool_alloc;
     F64 q, cum;
     if (!q_global.is_none()) {
         q = q_global.cast<F64>();
@@ -219,7 +322,14 @@ py::list layerwise_bulk(const I64& indptr, const I64& indices, const py::object&
     } else {
         for (int64_t f : fanouts) require(f >= 1 || f == -1, "fanouts must be >= 1 or -1");
     }
-    std::vector<MiniBatchOut> outs(b.k);
+    std::vector<LayerWiseOut> outs(b.k);
+    struct ReturnBlocks {  // on error: blocks not handed to NumPy go back to the pool
+        std::vector<LayerWiseOut>& outs;
+        ~ReturnBlocks() {
+            for (auto& mb : outs)
+                if (mb.block) block_pool().give(mb.block, mb.block_cap);
+        }
+    } return_blocks{outs};
     const int64_t n = b.g.n;
     {
         py::gil_scoped_release release;
@@ -230,7 +340,7 @@ py::list layerwise_bulk(const I64& indptr, const I64& indices, const py::object&
                                     static_cast<uint32_t>(b.batch_ids[j]), o, sc, outs[j]);
             });
     }
-    return to_python(outs, true);
+    return layerwise_to_python(outs);
 }
 
 // Test hooks: the scalar RNG rules, to compare with spsample._rng bit for bit.
@@ -250,6 +360,16 @@ F64 det_log_array(const F64& x) {
     std::vector<double> out(x.size());
     for (py::ssize_t i = 0; i < x.size(); ++i) out[i] = det_log(x.data()[i]);
     return own(std::move(out));
+}
+
+void set_pool_limit(int64_t bytes) {
+    require(bytes >= 0, "the pool limit must be >= 0 bytes");
+    block_pool().set_limit(static_cast<size_t>(bytes));
+}
+
+py::tuple pool_stats() {
+    auto st = block_pool().stats();
+    return py::make_tuple(static_cast<int64_t>(st.first), static_cast<int64_t>(st.second));
 }
 
 int max_threads() { return resolve_threads(0); }
@@ -332,6 +452,8 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("num_threads"));
     m.def("philox_words", &philox_words);
     m.def("det_log", &det_log_array);
+    m.def("set_pool_limit", &set_pool_limit, py::arg("bytes"));
+    m.def("pool_stats", &pool_stats);
     m.def("max_threads", &max_threads);
     m.def("have_openmp", &have_openmp);
     m.def("sample_rows", &sample_rows_native, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
