@@ -44,6 +44,11 @@
 #include <utility>
 #include <vector>
 
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define SPSAMPLE_LW_AVX512 1
+#endif
+
 #include "nodewise.h"
 #include "rng.h"
 
@@ -68,6 +73,7 @@ struct LayerWiseOptions {
     // Allocator of a minibatch's output block: returns >= bytes (capacity in *cap), or nullptr
     // on failure; nullptr hook = malloc. The caller of layerwise_minibatch frees the block.
     void* (*alloc)(size_t bytes, size_t* cap) = nullptr;
+    const uint32_t* indices32 = nullptr;  // g.indices as uint32 (required; ids < 2**32)
 };
 
 // One minibatch's layer-wise result. All edge arrays live in one block (one allocation of
@@ -101,13 +107,13 @@ static void ladies_keys(const uint32_t* __restrict u, const double* __restrict q
 
 struct LayerWiseScratch {
     // Vertex-indexed state, sized n once per thread and cleared per minibatch in O(touched):
-    std::vector<double> acc;            // vertex -> LADIES column sum so far (0 if untouched)
-    std::vector<uint64_t> touched_bit;  // bit per vertex: in `touched`
+    std::vector<uint32_t> cnt;          // unweighted: vertex -> LADIES column sum so far (a count)
+    std::vector<double> acc;            // weighted: vertex -> LADIES column sum so far
+    std::vector<uint64_t> touched_bit;  // weighted: bit per vertex, in `touched`
     std::vector<uint64_t> member_bit;   // bit per vertex: in n_id
     std::vector<uint32_t> local_of;     // vertex -> local id (valid where member_bit is set)
     // Per-minibatch lists:
     PodBuf<uint32_t> touched;           // vertices with an entry in an accumulated row, first-touch order
-    PodBuf<uint32_t> cols;              // column ids of the accumulated rows, flattened in (row, storage) order
     std::vector<double> key_q, keys;
     std::vector<std::pair<double, uint64_t>> keyed;
     std::vector<int64_t> chosen;
@@ -119,15 +125,66 @@ struct LayerWiseScratch {
     PodBuf<uint8_t> rec_lmin;           // hit -> first layer the edge belongs to
     PodBuf<int64_t> row_hits;           // row -> first hit (rows + 1)
 
-    void resize(int64_t n) {
-        acc.assign(n, 0.0);
-        touched_bit.assign((n + 63) / 64, 0);
+    void resize(int64_t n, bool weighted) {
+        if (weighted) {
+            acc.assign(n, 0.0);
+            touched_bit.assign((n + 63) / 64, 0);
+        } else {
+            cnt.assign(n, 0);
+        }
         member_bit.assign((n + 63) / 64, 0);
         local_of.assign(n, NO_LOCAL);
     }
 };
 
 static inline bool test_bit(const uint64_t* bits, uint32_t u) { return (bits[u >> 6] >> (u & 63)) & 1u; }
+
+// Offsets j (ascending) of the entries row[0..deg) whose vertex has its bit set in `bits`;
+// returns how many were written to out. out needs deg + 16 slots (the vector path stores 16
+// lanes at a time). Integer-only, so every path gives the same result.
+static inline int64_t member_offsets_scalar(const uint32_t* row, int64_t deg, const uint64_t* bits,
+                                            uint32_t* out) {
+    int64_t t = 0;
+    for (int64_t j = 0; j < deg; ++j) {
+        out[t] = static_cast<uint32_t>(j);
+        t += test_bit(bits, row[j]);
+    }
+    return t;
+}
+
+#ifdef SPSAMPLE_LW_AVX512
+// AVX-512F: 16 entries per step (gather the 32-bit bitset words, shift, test, compress).
+__attribute__((target("avx512f"))) static int64_t member_offsets_avx512(const uint32_t* row, int64_t deg,
+                                                                          const uint64_t* bits, uint32_t* out) {
+    const int* words = reinterpret_cast<const int*>(bits);  // little-endian: bit u = bit u & 31 of word u >> 5
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i low5 = _mm512_set1_epi32(31);
+    const __m512i one = _mm512_set1_epi32(1);
+    int64_t t = 0, j = 0;
+    for (; j + 16 <= deg; j += 16) {
+        const __m512i u = _mm512_loadu_si512(reinterpret_cast<const void*>(row + j));
+        const __m512i word = _mm512_i32gather_epi32(_mm512_srli_epi32(u, 5), words, 4);
+        const __m512i shifted = _mm512_srlv_epi32(word, _mm512_and_si512(u, low5));
+        const __mmask16 hit = _mm512_test_epi32_mask(shifted, one);
+        const __m512i offs = _mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int>(j)));
+        _mm512_storeu_si512(reinterpret_cast<void*>(out + t), _mm512_maskz_compress_epi32(hit, offs));
+        t += __builtin_popcount(static_cast<unsigned>(hit));
+    }
+    for (; j < deg; ++j) {
+        out[t] = static_cast<uint32_t>(j);
+        t += test_bit(bits, row[j]);
+    }
+    return t;
+}
+#endif
+
+static inline int64_t member_offsets(const uint32_t* row, int64_t deg, const uint64_t* bits, uint32_t* out) {
+#ifdef SPSAMPLE_LW_AVX512
+    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    if (avx512) return member_offsets_avx512(row, deg, bits, out);
+#endif
+    return member_offsets_scalar(row, deg, bits, out);
+}
 
 // Sample all layers of one minibatch (see the header comment). sc sized for g.n.
 static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t b, uint32_t bid,
@@ -137,17 +194,19 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     LW_T0
     const int L = static_cast<int>(o.fanouts.size());
     const int64_t* indptr = g.indptr;
-    const int64_t* indices = g.indices;
+    const uint32_t* idx32 = o.indices32;
     const double* w = g.weights;
     double* acc = sc.acc.data();
+    uint32_t* cnt = sc.cnt.data();
     uint64_t* touched_bit = sc.touched_bit.data();
+    // the column sum of vertex u so far (exact integers on unweighted graphs)
+    auto colsum = [&](uint64_t u) -> double { return w ? acc[u] : static_cast<double>(cnt[u]); };
     uint64_t* member_bit = sc.member_bit.data();
     uint32_t* local_of = sc.local_of.data();
     PodBuf<int64_t>& n_id = out.n_id;
     n_id.assign(seeds, seeds + b);
     out.counts.assign(1, b);
     sc.touched.clear();
-    sc.cols.clear();
     sc.P.resize(L);
     for (int64_t i = 0; i < b; ++i) {
         const uint32_t u = static_cast<uint32_t>(seeds[i]);
@@ -169,39 +228,47 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         auto& chosen = sc.chosen;
         chosen.clear();
         if (!o.fastgcn) {
-            // P_l: continue the serial column sums with the rows new to B_l. Their column ids
-            // are first appended to `cols` (sequential reads; kept for the edge pass), so that
-            // the random updates of acc can be prefetched PF_ENTRIES ahead across rows.
-            const int64_t base = static_cast<int64_t>(sc.cols.size());
-            const int64_t total = entries[l] - base;
-            sc.cols.resize(base + total);
-            uint32_t* cols = sc.cols.data() + base;
-            for (int64_t i = accumulated, k = 0; i < B; ++i) {
-                if (i + PF < B) __builtin_prefetch(indices + indptr[n_id[i + PF]]);
-                const int64_t v = n_id[i];
-                const int64_t e1 = indptr[v + 1];
-                for (int64_t e = indptr[v]; e < e1; ++e) cols[k++] = static_cast<uint32_t>(indices[e]);
-            }
+            // P_l: continue the serial column sums with the rows new to B_l, read from the
+            // 32-bit copy of indices. The random updates are prefetched PF_ENTRIES ahead within
+            // a row, and the next row's first PF_ENTRIES at the start of each row.
+            const int64_t total = entries[l] - (l == 0 ? 0 : entries[l - 1]);
             const int64_t nt0 = static_cast<int64_t>(sc.touched.size());
             sc.touched.resize(nt0 + total);  // at most one new vertex per entry
             uint32_t* touched = sc.touched.data();
             int64_t nt = nt0;
-            int64_t k = 0;
             for (int64_t i = accumulated; i < B; ++i) {
+                if (i + PF < B) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
                 const int64_t v = n_id[i];
-                const int64_t e0 = indptr[v], e1 = indptr[v + 1];
-                for (int64_t e = e0; e < e1; ++e, ++k) {
-                    if (k + PF_ENTRIES < total) {
-                        const uint32_t ahead = cols[k + PF_ENTRIES];
-                        __builtin_prefetch(&acc[ahead], 1);
+                const int64_t e0 = indptr[v], deg = indptr[v + 1] - e0;
+                const uint32_t* row = idx32 + e0;
+                if (i + 1 < B) {
+                    const int64_t vn = n_id[i + 1];
+                    const int64_t n0 = indptr[vn], nd = std::min<int64_t>(indptr[vn + 1] - n0, PF_ENTRIES);
+                    for (int64_t j = 0; j < nd; ++j)
+                        __builtin_prefetch(w ? static_cast<const void*>(&acc[idx32[n0 + j]])
+                                             : static_cast<const void*>(&cnt[idx32[n0 + j]]), 1);
+                }
+                if (w) {
+                    const double* wr = w + e0;
+                    for (int64_t j = 0; j < deg; ++j) {
+                        if (j + PF_ENTRIES < deg) __builtin_prefetch(&acc[row[j + PF_ENTRIES]], 1);
+                        const uint32_t u = row[j];
+                        acc[u] += wr[j] * wr[j];
+                        const uint64_t bit = uint64_t(1) << (u & 63);
+                        const uint64_t word = touched_bit[u >> 6];
+                        touched_bit[u >> 6] = word | bit;
+                        touched[nt] = u;                       // branch-free append on first touch
+                        nt += (word & bit) ? 0 : 1;
                     }
-                    const uint32_t u = cols[k];
-                    acc[u] += w ? w[e] * w[e] : 1.0;
-                    const uint64_t bit = uint64_t(1) << (u & 63);
-                    const uint64_t word = touched_bit[u >> 6];
-                    touched_bit[u >> 6] = word | bit;
-                    touched[nt] = u;                       // branch-free append on first touch
-                    nt += (word & bit) ? 0 : 1;
+                } else {  // counts: first touch = the count was 0
+                    for (int64_t j = 0; j < deg; ++j) {
+                        if (j + PF_ENTRIES < deg) __builtin_prefetch(&cnt[row[j + PF_ENTRIES]], 1);
+                        const uint32_t u = row[j];
+                        const uint32_t old = cnt[u];
+                        cnt[u] = old + 1;
+                        touched[nt] = u;
+                        nt += old == 0 ? 1 : 0;
+                    }
                 }
             }
             sc.touched.resize(nt);
@@ -213,7 +280,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             double* q = sc.key_q.data();
             int64_t K = 0;  // columns with P > 0
             for (int64_t c = 0; c < C; ++c) {
-                q[c] = acc[touched[c]];
+                q[c] = colsum(touched[c]);
                 K += q[c] > 0 ? 1 : 0;
             }
 #ifdef SPSAMPLE_LW_PROFILE
@@ -279,7 +346,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         if (!o.fastgcn) {  // P_l of B_{l+1}, for the edge values
             std::vector<double>& P = sc.P[l];
             P.resize(B1);
-            for (int64_t x = 0; x < B1; ++x) P[x] = acc[n_id[x]];
+            for (int64_t x = 0; x < B1; ++x) P[x] = colsum(static_cast<uint64_t>(n_id[x]));
         }
     }
     LW_TICK(2)
@@ -290,11 +357,10 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         for (; x < bsize[t]; ++x) stage[x] = static_cast<uint8_t>(t);
     // Pass 1: the hits of every row, compacted branch-free (stage 1 keeps the offsets whose
     // column is in n_id; stage 2 resolves them to records and drops a_vu <= 0).
-    const uint32_t* cols = sc.cols.data();  // LADIES: the column ids of these rows, in order
     sc.row_hits.resize(rows + 1);
     int64_t max_deg = 0;
     for (int64_t i = 0; i < rows; ++i) max_deg = std::max(max_deg, indptr[n_id[i] + 1] - indptr[n_id[i]]);
-    sc.hit_off.resize(max_deg + 1);
+    sc.hit_off.resize(max_deg + 16);
     const int64_t D = entries[L - 1];
     sc.rec_lu.resize(D + 1);
     sc.rec_e.resize(D + 1);
@@ -305,31 +371,20 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     uint8_t* rec_lmin = sc.rec_lmin.data();
     int64_t* row_hits = sc.row_hits.data();
     int64_t hist[257] = {0};
-    int64_t m = 0, k = 0;
+    int64_t m = 0;
     for (int64_t i = 0; i < rows; ++i) {
         const int64_t v = n_id[i];
         const int64_t e0 = indptr[v], deg = indptr[v + 1] - e0;
-        if (o.fastgcn && i + PF < rows) __builtin_prefetch(indices + indptr[n_id[i + PF]]);
+        if (i + PF < rows) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
         row_hits[i] = m;
-        int64_t t = 0;
-        if (o.fastgcn) {
-            const int64_t* row = indices + e0;
-            for (int64_t j = 0; j < deg; ++j) {
-                hit_off[t] = static_cast<uint32_t>(j);
-                t += test_bit(member_bit, static_cast<uint32_t>(row[j]));
-            }
-        } else {
-            const uint32_t* row = cols + k;
-            for (int64_t j = 0; j < deg; ++j) {
-                hit_off[t] = static_cast<uint32_t>(j);
-                t += test_bit(member_bit, row[j]);
-            }
-            k += deg;
-        }
+        const uint32_t* row_cols = idx32 + e0;
+        const int64_t t = member_offsets(row_cols, deg, member_bit, hit_off);
         const int si = stage[i];
         for (int64_t j = 0; j < t; ++j) {
-            const int64_t e = e0 + hit_off[j];
-            const uint32_t lu = local_of[static_cast<uint32_t>(indices[e])];
+            const uint32_t off = hit_off[j];
+            const int64_t e = e0 + off;
+            const uint32_t u = row_cols[off];  // cached by the scan
+            const uint32_t lu = local_of[u];
             const int64_t keep = w ? (w[e] > 0 ? 1 : 0) : 1;
             const int lm = std::max(si, stage[lu] - 1);
             rec_lu[m] = lu;
@@ -404,8 +459,12 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     // Forget this minibatch's vertices (O(touched + n_id)).
     for (size_t c = 0; c < sc.touched.size(); ++c) {
         const uint32_t u = sc.touched[c];
-        acc[u] = 0.0;
-        touched_bit[u >> 6] = 0;
+        if (w) {
+            acc[u] = 0.0;
+            touched_bit[u >> 6] = 0;
+        } else {
+            cnt[u] = 0;
+        }
     }
     for (size_t x = 0; x < n_id.size(); ++x) {
         const uint32_t u = static_cast<uint32_t>(n_id[x]);

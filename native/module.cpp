@@ -35,6 +35,7 @@ using namespace spsample;
 
 using I64 = py::array_t<int64_t, py::array::c_style>;
 using F64 = py::array_t<double, py::array::c_style>;
+using U32 = py::array_t<uint32_t, py::array::c_style>;
 
 namespace {
 
@@ -298,7 +299,7 @@ py::list nodewise_bulk(const I64& indptr, const I64& indices, const py::object& 
     return to_python(outs, false);
 }
 
-py::list layerwise_bulk(const I64& indptr, const I64& indices, const py::object& weights,
+py::list layerwise_bulk(const I64& indptr, const I64& indices, const U32& indices32, const py::object& weights,
                         const I64& seeds, const I64& sizes, const I64& batch_ids,
                         const std::vector<int64_t>& fanouts, uint32_t k0, uint32_t k1, uint64_t epoch,
                         const py::object& q_global, const py::object& cumulative, int num_threads) {
@@ -309,6 +310,8 @@ py::list layerwise_bulk(const I64& indptr, const I64& indices, const py::object&
     o.key = Key{k0, k1};
     o.epoch = epoch;
     o.alloc = pool_alloc;
+    require(indices32.ndim() == 1 && indices32.size() == indices.size(), "indices32 must match indices");
+    o.indices32 = indices32.data();
     F64 q, cum;
     if (!q_global.is_none()) {
         q = q_global.cast<F64>();
@@ -334,7 +337,7 @@ py::list layerwise_bulk(const I64& indptr, const I64& indices, const py::object&
     {
         py::gil_scoped_release release;
         for_each_minibatch<LayerWiseScratch>(
-            b.k, resolve_threads(num_threads), [n](LayerWiseScratch& sc) { sc.resize(n); },
+            b.k, resolve_threads(num_threads), [n, &b](LayerWiseScratch& sc) { sc.resize(n, b.g.weights != nullptr); },
             [&](int64_t j, LayerWiseScratch& sc) {
                 layerwise_minibatch(b.g, b.seeds + b.offsets[j], b.offsets[j + 1] - b.offsets[j],
                                     static_cast<uint32_t>(b.batch_ids[j]), o, sc, outs[j]);
@@ -446,7 +449,8 @@ PYBIND11_MODULE(_native_kernels, m) {
     m.def("nodewise_bulk", &nodewise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
           py::arg("seeds"), py::arg("sizes"), py::arg("batch_ids"), py::arg("fanouts"), py::arg("replace"),
           py::arg("weighted"), py::arg("k0"), py::arg("k1"), py::arg("epoch"), py::arg("num_threads"));
-    m.def("layerwise_bulk", &layerwise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
+    m.def("layerwise_bulk", &layerwise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("indices32"),
+          py::arg("weights"),
           py::arg("seeds"), py::arg("sizes"), py::arg("batch_ids"), py::arg("fanouts"), py::arg("k0"),
           py::arg("k1"), py::arg("epoch"), py::arg("q_global"), py::arg("cumulative"),
           py::arg("num_threads"));

@@ -201,7 +201,10 @@ def layerwise_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, colu
         if q.shape != (graph.num_nodes,) or cumulative.shape != (graph.num_nodes,):
             fail(ArgumentError, "native bulk", "column_weights", "must have num_nodes entries each",
                  (q.shape, cumulative.shape))
-    res = _kernels.layerwise_bulk(indptr, indices, _f64(graph.weights), seeds, sizes, batch_ids,
+    # the kernels read the column ids as 32-bit (half the bytes of the int64 CSR); one copy
+    # per graph, 4 bytes per edge, memoised on the (immutable) graph
+    indices32 = graph.cached("native_indices_u32", lambda: indices.astype(np.uint32))
+    res = _kernels.layerwise_bulk(indptr, indices, indices32, _f64(graph.weights), seeds, sizes, batch_ids,
                                   [int(f) for f in sampler.fanouts], k0, k1, int(epoch), q, cumulative,
                                   _THREADS)
     return _minibatches(res, sizes, batch_ids)
