@@ -378,7 +378,10 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         if (i + PF < rows) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
         row_hits[i] = m;
         const uint32_t* row_cols = idx32 + e0;
-        const int64_t t = member_offsets(row_cols, deg, member_bit, hit_off);
+        int64_t t = member_offsets(row_cols, deg, member_bit, hit_off);
+#ifdef EXP_NO_STAGE2
+        lw_prof[6] += t; t = 0;
+#endif
         const int si = stage[i];
         for (int64_t j = 0; j < t; ++j) {
             const uint32_t off = hit_off[j];

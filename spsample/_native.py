@@ -27,7 +27,7 @@ from ._errors import ArgumentError, MissingDependencyError
 from ._validate import fail
 
 __all__ = ["AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
-           "set_num_threads", "get_num_threads", "nodewise_bulk", "layerwise_bulk", "sample_rows"]
+           "set_num_threads", "get_num_threads", "set_pool_limit", "pool_stats", "nodewise_bulk", "layerwise_bulk", "sample_rows"]
 
 try:
     from . import _native_kernels as _kernels
@@ -96,6 +96,33 @@ def get_num_threads():
     if not AVAILABLE:
         return 1
     return _THREADS if (_THREADS and _kernels.have_openmp()) else _kernels.max_threads()
+
+
+def set_pool_limit(nbytes):
+    """Bytes of freed layer-wise output blocks the kernels keep for reuse; returns the old limit.
+
+    The layer-wise kernels write each minibatch's edges into one block; when NumPy frees the
+    last array viewing a block it goes back to a process-wide pool, and later calls reuse it
+    (already-resident memory, so no page faults). A block is never reused while an array views
+    it. The default limit is 1 GiB; ``0`` turns pooling off and frees what is held. No-op
+    (returns 0) without the extension.
+    """
+    nbytes = int(nbytes)
+    if nbytes < 0:
+        fail(ArgumentError, "set_pool_limit", "nbytes", "must be >= 0", nbytes)
+    if not AVAILABLE:
+        return 0
+    previous = _kernels.pool_stats()[1]
+    _kernels.set_pool_limit(nbytes)
+    return int(previous)
+
+
+def pool_stats():
+    """``{"held": bytes in the pool now, "limit": its limit}`` (zeros without the extension)."""
+    if not AVAILABLE:
+        return {"held": 0, "limit": 0}
+    held, limit = _kernels.pool_stats()
+    return {"held": int(held), "limit": int(limit)}
 
 
 # ------------------------------------------------------------------------------ wrappers
