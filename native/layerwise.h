@@ -22,18 +22,29 @@
 // spsample._reference.
 //
 // Because local ids grow with the layers, "v in B_l and u in B_{l+1}" is "stage(v) <= l and
-// stage(u) <= l + 1" (stage = the layer that added the vertex, 0 for seeds), so one pass over
-// the rows of B_{L-1} emits the edges of every layer, each layer's output still in (v, storage)
-// order.
+// stage(u) <= l + 1" (stage = the layer that added the vertex, 0 for seeds), so the edges of
+// every layer come from one scan of the rows of B_{L-1}: pass 1 keeps the entries whose column
+// is in n_id (an n-bit membership bitset, L2-resident; AVX-512 gather/compress where the CPU has
+// it) as records (local u, entry, first layer max(stage(v), stage(u) - 1)), which also gives
+// every layer's exact edge count; pass 2 writes each layer, rows in local order, records in
+// storage order, into one exact-size block from o.alloc.
 //
-// Inputs:  g (CSRView); seeds[0..b) distinct ids in [0, n); bid, the global minibatch id; o.
+// Inputs:  g (CSRView; g.indices unused: the rows are read from o.indices32, the same ids as
+//          uint32); seeds[0..b) distinct ids in [0, n); bid, the global minibatch id; o.
 // Outputs: n_id (N, int64, unique: seeds, then each layer's new vertices ascending), counts
-//          (L + 1), per layer dst (non-decreasing), src, eid (ascending within each dst), weight.
+//          (L + 1), per layer dst (non-decreasing), src, eid (ascending within each dst), weight,
+//          all edge arrays in out.block (freed by the caller).
 // Complexity per minibatch: O(D) for the accumulation and the edges, D = sum of the degrees of
-//          the rows of B_{L-1}; O(C) per layer for the keys and the selection (nth_element), C =
-//          candidate columns (<= D); FastGCN O(s log n) per layer for the draws.
-// Memory:  per thread an array of n 32-bit slots (vertex -> candidate, cleared in O(C)) and
-//          O(D + C) scratch; outputs O(edges).
+//          the rows of B_{L-1}; O(C) per layer for the keys and the top-s selection (a bounded
+//          heap, O(C + s log s log C) expected), C = touched columns (<= D); FastGCN O(s log n)
+//          per layer for the draws.
+// Memory:  per thread n-sized arrays cleared in O(C + N) per minibatch (32-bit counts, or
+//          float64 sums and a touched bitset on weighted graphs; 32-bit local ids; a membership
+//          bitset) and O(D) scratch (touched list, hit records); outputs exactly
+//          sum_l (edges_l + 1) * 32 bytes plus n_id.
+//
+// Profiling: compile with -DSPSAMPLE_LW_PROFILE to accumulate per-phase wall time in lw_prof[]
+// (one thread; a C++ harness reads it).
 #ifndef SPSAMPLE_LAYERWISE_H
 #define SPSAMPLE_LAYERWISE_H
 
@@ -379,10 +390,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         if (i + PF < rows) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
         row_hits[i] = m;
         const uint32_t* row_cols = idx32 + e0;
-        int64_t t = member_offsets(row_cols, deg, member_bit, hit_off);
-#ifdef EXP_NO_STAGE2
-        lw_prof[6] += t; t = 0;
-#endif
+        const int64_t t = member_offsets(row_cols, deg, member_bit, hit_off);
         const int si = stage[i];
         for (int64_t j = 0; j < t; ++j) {
             const uint32_t off = hit_off[j];
