@@ -130,6 +130,7 @@ struct LayerWiseScratch {
     std::vector<std::pair<double, uint64_t>> keyed;
     std::vector<int64_t> chosen;
     std::vector<std::vector<double>> P;  // P[l][local] for local < |B_{l+1}| (LADIES)
+    std::vector<double> inv_p;           // 1 / P[l][local] (unweighted LADIES edge values)
     // Edge pass: the entries whose column is in n_id ("hits") of the rows of B_{L-1}
     PodBuf<uint32_t> hit_off;           // offsets within one row
     PodBuf<uint32_t> rec_lu;            // hit -> local id of its column
@@ -441,6 +442,13 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         int64_t* eid = out.eid[l];
         double* wt = out.weight[l];
         const double* P = o.fastgcn ? nullptr : sc.P[l].data();
+        if (!o.fastgcn && !w) {  // unweighted LADIES: a / p = 1 / p, one division per vertex
+            std::vector<double>& inv = sc.inv_p;
+            inv.resize(sc.P[l].size());
+            for (size_t x = 0; x < inv.size(); ++x) inv[x] = 1.0 / P[x];
+            P = inv.data();
+        }
+        const bool reciprocal = !o.fastgcn && !w;
         int64_t c = 0;
         const int64_t layer_rows = bsize[l];
         for (int64_t i = 0; i < layer_rows; ++i) {
@@ -455,7 +463,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                 dst[c] = i;
                 src[c] = lu;
                 eid[c] = e;
-                wt[c] = a / p;
+                wt[c] = reciprocal ? p : a / p;
                 c += in_layer ? 1 : 0;
             }
             double total = 0.0;
