@@ -1,12 +1,14 @@
 // spsample._native_kernels: pybind11 bindings of the fused bulk samplers to NumPy buffers.
 //
-// No torch, no global state. Every argument is checked by spsample/_native.py before it gets
+// No torch; the only global state is the pool of recycled layer-wise output blocks (BlockPool,
+// mutex-protected; set_pool_limit / pool_stats). Every argument is checked by spsample/_native.py before it gets
 // here (dtypes int64 / float64, C-contiguous, sizes consistent, ids in range); the bindings
 // re-check the cheap shape invariants and raise ValueError rather than read out of bounds.
 // The GIL is released while the kernels run; minibatches are spread over OpenMP threads.
 //
 // Results are returned per minibatch as tuples of NumPy arrays that own the kernels' buffers
-// (no copy): (n_id, counts, dst[hop], src[hop], edge_id[hop][, weight[hop]]).
+// (no copy): (n_id, counts, dst[hop], src[hop], edge_id[hop][, weight[hop]]); the layer-wise
+// edge arrays of one minibatch are views of one block owned by a shared capsule.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
