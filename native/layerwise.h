@@ -117,6 +117,19 @@ static void ladies_keys(const uint32_t* __restrict u, const double* __restrict q
     }
 }
 
+// The same keys on an unweighted graph, the column sums being the counts cnt[u[i]] (exact
+// integers, so q = double(count) is the sum the weighted path would take).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("arch=x86-64-v4", "avx512f", "avx2", "default")))
+#endif
+static void ladies_keys_counts(const uint32_t* __restrict u, const uint32_t* __restrict cnt, int64_t c,
+                               uint32_t hw, uint32_t bid, Key key, double* __restrict out) {
+    for (int64_t i = 0; i < c; ++i) {
+        const uint32_t w0 = philox4x32_word0(0u, u[i], hw, bid, key);
+        out[i] = -det_log_normal(open_unit(w0)) / static_cast<double>(cnt[u[i]]);
+    }
+}
+
 struct LayerWiseScratch {
     // Vertex-indexed state, sized n once per thread and cleared per minibatch in O(touched):
     std::vector<uint32_t> cnt;          // unweighted: vertex -> LADIES column sum so far (a count)
@@ -289,23 +302,33 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             LW_TICK(0)
             // Efraimidis-Spirakis keys of every touched column (+inf where P = 0, never chosen)
             const int64_t C = nt;
-            sc.key_q.resize(C);
-            double* q = sc.key_q.data();
-            int64_t K = 0;  // columns with P > 0
-            for (int64_t c = 0; c < C; ++c) {
-                q[c] = colsum(touched[c]);
-                K += q[c] > 0 ? 1 : 0;
+            // Unweighted: every touched column has a count >= 1, so K = C and the keys read
+            // the counts directly. Weighted: P may be 0 (zero weights): +inf keys, never chosen.
+            int64_t K = C;  // columns with P > 0
+            double* q = nullptr;
+            if (w) {
+                sc.key_q.resize(C);
+                q = sc.key_q.data();
+                K = 0;
+                for (int64_t c = 0; c < C; ++c) {
+                    q[c] = acc[touched[c]];
+                    K += q[c] > 0 ? 1 : 0;
+                }
             }
 #ifdef SPSAMPLE_LW_PROFILE
             lw_prof[5] += K; lw_prof[6] += C;
 #endif
             if (s < 0 || K <= s) {
                 for (int64_t c = 0; c < C; ++c)
-                    if (q[c] > 0) chosen.push_back(touched[c]);
+                    if (colsum(touched[c]) > 0) chosen.push_back(touched[c]);
             } else {
                 sc.keys.resize(C);
                 LW_TICK(1)
-                ladies_keys(touched, q, C, hw, bid, o.key, sc.keys.data());
+                if (w) {
+                    ladies_keys(touched, q, C, hw, bid, o.key, sc.keys.data());
+                } else {
+                    ladies_keys_counts(touched, cnt, C, hw, bid, o.key, sc.keys.data());
+                }
                 LW_TICK(7)
                 // the s smallest (key, vertex) pairs: a max-heap of s pairs; after it fills,
                 // almost every key is rejected by one comparison with its top (expected
