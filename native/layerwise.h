@@ -51,6 +51,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -206,7 +207,8 @@ __attribute__((target("avx512f"))) static int64_t member_offsets_avx512(const ui
 
 static inline int64_t member_offsets(const uint32_t* row, int64_t deg, const uint64_t* bits, uint32_t* out) {
 #ifdef SPSAMPLE_LW_AVX512
-    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    // SPSAMPLE_NATIVE_SCALAR=1 forces the portable scan (tests run both; results are the same).
+    static const bool avx512 = __builtin_cpu_supports("avx512f") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
     if (avx512) return member_offsets_avx512(row, deg, bits, out);
 #endif
     return member_offsets_scalar(row, deg, bits, out);

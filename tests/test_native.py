@@ -231,6 +231,29 @@ def test_switched_off_by_environment():
     assert out.stdout.split() == ["numpy", "False"]
 
 
+@needs_native
+@pytest.mark.parametrize("weighted", [False, True])
+def test_portable_membership_scan_gives_the_same_bits(weighted):
+    """SPSAMPLE_NATIVE_SCALAR=1 forces the scalar layer-wise scan (the path of CPUs without
+    AVX-512); its LADIES / FastGCN results must equal the NumPy path's, as the default's do."""
+    code = ("import numpy as np, spsample; from spsample import _native; "
+            f"g = spsample.rmat(11, seed=5); w = {weighted!r}; "
+            "g = spsample.Graph.from_csr(g.indptr, g.indices, weights=np.linspace(0.1, 2.0, g.num_edges)) if w else g; "
+            "seeds = np.random.default_rng(1).permutation(g.num_nodes)[:600]; "
+            "ok = True\n"
+            "for s in (spsample.LADIES([64, 64, 32]), spsample.FastGCN([64, 32])):\n"
+            "    fast = spsample.sample(g, seeds, sampler=s, batch_size=100, seed=9)\n"
+            "    with _native.disabled():\n"
+            "        slow = spsample.sample(g, seeds, sampler=s, batch_size=100, seed=9)\n"
+            "    ok = ok and all(a.equals(b) for a, b in zip(fast, slow))\n"
+            "print(ok)")
+    env = dict(os.environ, SPSAMPLE_NATIVE_SCALAR="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True"]
+
+
 def test_disabled_context_restores_the_setting():
     before = _native.enabled()
     with _native.disabled():
