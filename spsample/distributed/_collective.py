@@ -65,3 +65,33 @@ def fingerprint(*values):
 def check_same(comm, where, description, value):
     """Raise :class:`DistributedError` on all ranks unless ``value`` is equal everywhere."""
     agree(comm, where, lambda: None, same=(description, value))
+
+
+def open_rows_everywhere(comm, where, path, *, need_features=False):
+    """``spsample.io.open_rows(path)`` on every rank, failing on all ranks together.
+
+    Raises
+    ------
+    ArgumentTypeError, DatasetNotFoundError, DatasetError
+        On every rank, when ``path`` is not a path, is missing on any rank, cannot be read, or
+        (``need_features``) holds no ``/features``.
+    """
+    import os
+
+    from .._errors import ArgumentTypeError, DatasetError, DatasetNotFoundError
+    from .._validate import fail
+    from ..io import open_rows
+
+    def check():
+        if not isinstance(path, (str, os.PathLike)):
+            fail(ArgumentTypeError, where, "path", "must be a str or os.PathLike", type(path))
+        if not os.path.exists(path):
+            raise DatasetNotFoundError(
+                f"{where}: argument 'path' {str(path)!r} does not exist on this rank")
+        reader = open_rows(path)
+        if need_features and reader.num_features == 0:
+            reader.close()
+            raise DatasetError(f"{where}: {str(path)!r} has no /features")
+        return reader
+
+    return agree(comm, where, check)

@@ -1,13 +1,12 @@
 """``FeatureStore``: the n × f feature matrix in ``p / c`` shards by vertex id, each shard
 held by the ``c`` ranks of a process row (the same blocks as the graph's rows)."""
 
-import os
 
 import numpy as np
 
-from .._errors import ArgumentError, ArgumentTypeError, DatasetError, DatasetNotFoundError
+from .._errors import ArgumentError, ArgumentTypeError
 from .._validate import as_index_array, check_range, fail
-from ._collective import agree
+from ._collective import agree, open_rows_everywhere
 from ._grid import Grid
 
 __all__ = ["FeatureStore"]
@@ -93,24 +92,10 @@ class FeatureStore:
         DatasetNotFoundError, DatasetError
             On every rank, when the file is missing on any rank or has no features.
         """
-        from ..io import open_rows
-
         where = "FeatureStore.load"
         _check_grid(where, grid)
         comm = grid.comm
-
-        def check():
-            if not isinstance(path, (str, os.PathLike)):
-                fail(ArgumentTypeError, where, "path", "must be a str or os.PathLike", type(path))
-            if not os.path.exists(path):
-                raise DatasetNotFoundError(
-                    f"{where}: argument 'path' {str(path)!r} does not exist on this rank")
-            reader = open_rows(path)
-            if reader.num_features == 0:
-                reader.close()
-                raise DatasetError(f"{where}: {str(path)!r} has no /features")
-            return reader
-        reader = agree(comm, where, check)
+        reader = open_rows_everywhere(comm, where, path, need_features=True)
         try:
             n = reader.num_nodes
             agree(comm, where, lambda: None, same=("num_nodes of the file", n))

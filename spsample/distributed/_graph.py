@@ -1,16 +1,15 @@
 """``DistGraph``: the adjacency split into block rows over the process rows of a :class:`Grid`."""
 
-import os
 import time
 
 import numpy as np
 
-from .._errors import ArgumentError, ArgumentTypeError, DatasetNotFoundError
+from .._errors import ArgumentError, ArgumentTypeError
 from .._graph import Graph
 from .._sample import check_sample_args, check_unique_per_batch, run_bulk, split_batches
 from .._validate import as_index_array, check_range, fail
 from ..samplers._layerwise import column_weights as _serial_column_weights
-from ._collective import agree
+from ._collective import agree, open_rows_everywhere
 from ._grid import Grid
 
 __all__ = ["DistGraph", "STRATEGIES"]
@@ -154,20 +153,10 @@ class DistGraph:
         DatasetNotFoundError, DatasetError
             On every rank when the file is missing (or unreadable) on any rank.
         """
-        from ..io import open_rows
-
         where = "DistGraph.load"
         _check_grid(where, grid)
         comm = grid.comm
-
-        def check():
-            if not isinstance(path, (str, os.PathLike)):
-                fail(ArgumentTypeError, where, "path", "must be a str or os.PathLike", type(path))
-            if not os.path.exists(path):
-                raise DatasetNotFoundError(
-                    f"{where}: argument 'path' {str(path)!r} does not exist on this rank")
-            return open_rows(path)
-        reader = agree(comm, where, check)
+        reader = open_rows_everywhere(comm, where, path)
         try:
             n = reader.num_nodes
             agree(comm, where, lambda: None, same=("num_nodes of the file", n))
