@@ -32,13 +32,10 @@ struct Key {
     uint32_t k0, k1;
 };
 
-// Philox4x32-10 of the counter (c0, c1, c2, c3) under `key`; the four words go to out[0..3].
-//
-// Complexity: 10 rounds, 2 64-bit multiplications each.
-static inline void philox4x32(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, Key key,
-                              uint32_t out[4]) {
-    uint32_t x0 = c0, x1 = c1, x2 = c2, x3 = c3;
+// The ten Philox4x32 rounds on the counter (x0, x1, x2, x3), in place.
+static inline void philox_rounds(uint32_t& x0, uint32_t& x1, uint32_t& x2, uint32_t& x3, Key key) {
     uint32_t ka = key.k0, kb = key.k1;
+    #pragma GCC unroll 10
     for (int r = 0; r < 10; ++r) {
         const uint64_t p0 = static_cast<uint64_t>(PHILOX_M0) * x0;
         const uint64_t p1 = static_cast<uint64_t>(PHILOX_M1) * x2;
@@ -50,6 +47,15 @@ static inline void philox4x32(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3
         ka += PHILOX_W0;
         kb += PHILOX_W1;
     }
+}
+
+// Philox4x32-10 of the counter (c0, c1, c2, c3) under `key`; the four words go to out[0..3].
+//
+// Complexity: 10 rounds, 2 64-bit multiplications each.
+static inline void philox4x32(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, Key key,
+                              uint32_t out[4]) {
+    uint32_t x0 = c0, x1 = c1, x2 = c2, x3 = c3;
+    philox_rounds(x0, x1, x2, x3, key);
     out[0] = x0; out[1] = x1; out[2] = x2; out[3] = x3;
 }
 
@@ -153,19 +159,7 @@ static inline double det_log_normal(double x) {
 // Word 0 of philox4x32 (the same rounds, one output).
 static inline uint32_t philox4x32_word0(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, Key key) {
     uint32_t x0 = c0, x1 = c1, x2 = c2, x3 = c3;
-    uint32_t ka = key.k0, kb = key.k1;
-    #pragma GCC unroll 10
-    for (int r = 0; r < 10; ++r) {
-        const uint64_t p0 = static_cast<uint64_t>(PHILOX_M0) * x0;
-        const uint64_t p1 = static_cast<uint64_t>(PHILOX_M1) * x2;
-        const uint32_t y0 = static_cast<uint32_t>(p1 >> 32) ^ x1 ^ ka;
-        const uint32_t y1 = static_cast<uint32_t>(p1);
-        const uint32_t y2 = static_cast<uint32_t>(p0 >> 32) ^ x3 ^ kb;
-        const uint32_t y3 = static_cast<uint32_t>(p0);
-        x0 = y0; x1 = y1; x2 = y2; x3 = y3;
-        ka += PHILOX_W0;
-        kb += PHILOX_W1;
-    }
+    philox_rounds(x0, x1, x2, x3, key);
     return x0;
 }
 
