@@ -29,8 +29,16 @@
 // every layer's exact edge count; pass 2 writes each layer, rows in local order, records in
 // storage order, into one exact-size block from o.alloc.
 //
-// Inputs:  g (CSRView; g.indices unused: the rows are read from o.indices32, the same ids as
-//          uint32); seeds[0..b) distinct ids in [0, n); bid, the global minibatch id; o.
+// Internal ids: the vertex-indexed state (counts, sums, membership, local ids) is indexed by an
+// internal column id, the column's rank by in-degree (o.internal_of / o.vertex_of, built once per
+// graph by spsample._native), and the rows are read from o.indices32, the CSR's columns as
+// internal ids. Most entries point to hubs, so their updates stay in the first few hundred KB of
+// the count array (on R-MAT 20, 77 % within the first 256 KB) instead of the whole n * 4 bytes.
+// Only cache behaviour changes: sums are per column in the same order, keys and ties use the
+// vertex ids, so the results are those of the vertex-indexed computation, bit for bit.
+//
+// Inputs:  g (CSRView; g.indices unused); seeds[0..b) distinct ids in [0, n); bid, the global
+//          minibatch id; o (with indices32, internal_of and vertex_of).
 // Outputs: n_id (N, int64, unique: seeds, then each layer's new vertices ascending), counts
 //          (L + 1), per layer dst (non-decreasing), src, eid (ascending within each dst), weight,
 //          all edge arrays in out.block (freed by the caller).
@@ -58,7 +66,7 @@
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
-#define SPSAMPLE_LW_AVX512 1
+#define SPSAMPLE_LW_X86 1
 #endif
 
 #include "nodewise.h"
@@ -85,7 +93,11 @@ struct LayerWiseOptions {
     // Allocator of a minibatch's output block: returns >= bytes (capacity in *cap), or nullptr
     // on failure; nullptr hook = malloc. The caller of layerwise_minibatch frees the block.
     void* (*alloc)(size_t bytes, size_t* cap) = nullptr;
-    const uint32_t* indices32 = nullptr;  // g.indices as uint32 (required; ids < 2**32)
+    // Internal column ids (required; ids < 2**32): columns ranked by in-degree, so the hubs
+    // that most entries point to share a few cache lines of the vertex-indexed arrays.
+    const uint32_t* indices32 = nullptr;  // g.indices as internal ids
+    const uint32_t* internal_of = nullptr;  // vertex -> internal id (n)
+    const uint32_t* vertex_of = nullptr;    // internal id -> vertex (n)
 };
 
 // One minibatch's layer-wise result. All edge arrays live in one block (one allocation of
@@ -103,45 +115,78 @@ struct LayerWiseOut {
 
 constexpr uint32_t NO_LOCAL = 0xFFFFFFFFu;
 
-// Efraimidis-Spirakis keys of LADIES candidates: key[i] = neg_log(open_unit(w)) / q[i], w = word
-// 0 of Philox block (0, u[i], hw, bid). Lane-wise IEEE +, *, / only (det_log_normal), so the
-// vectorised clones return the scalar bits. The x86-64-v4 clone (AVX-512 DQ/VL) is ~30 %
-// faster than plain AVX-512F on the 32 x 32 -> 64-bit products. Complexity O(c).
+// Word 0 of Philox block (0, u[i], hw, bid) for i < c: the random word of LADIES candidate u[i]
+// (its Efraimidis-Spirakis key is neg_log(open_unit(word)) / q). Integer-only, so every version
+// below returns the same words (tests compare them through SPSAMPLE_NATIVE_SCALAR=1). Complexity
+// O(c). The compiler's vectorisation is good with AVX-512 (the x86-64-v4 clone does the
+// 32 x 32 -> 64-bit products fastest) but its AVX2 code was slower than scalar code on Zen 1
+// (cross-lane shuffles), hence the hand-written AVX2 version.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-__attribute__((target_clones("arch=x86-64-v4", "avx512f", "avx2", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "avx512f", "default")))
 #endif
-static void ladies_keys(const uint32_t* __restrict u, const double* __restrict q, int64_t c,
-                        uint32_t hw, uint32_t bid, Key key, double* __restrict out) {
-    for (int64_t i = 0; i < c; ++i) {
-        const uint32_t w0 = philox4x32_word0(0u, u[i], hw, bid, key);
-        out[i] = -det_log_normal(open_unit(w0)) / q[i];
-    }
+static void ladies_words_generic(const uint32_t* __restrict u, int64_t c, uint32_t hw, uint32_t bid, Key key,
+                                 uint32_t* __restrict out) {
+    for (int64_t i = 0; i < c; ++i) out[i] = philox4x32_word0(0u, u[i], hw, bid, key);
 }
 
-// The same keys on an unweighted graph, the column sums being the counts cnt[u[i]] (exact
-// integers, so q = double(count) is the sum the weighted path would take).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-__attribute__((target_clones("arch=x86-64-v4", "avx512f", "avx2", "default")))
-#endif
-static void ladies_keys_counts(const uint32_t* __restrict u, const uint32_t* __restrict cnt, int64_t c,
-                               uint32_t hw, uint32_t bid, Key key, double* __restrict out) {
-    for (int64_t i = 0; i < c; ++i) {
-        const uint32_t w0 = philox4x32_word0(0u, u[i], hw, bid, key);
-        out[i] = -det_log_normal(open_unit(w0)) / static_cast<double>(cnt[u[i]]);
+#ifdef SPSAMPLE_LW_X86
+// AVX2, 8 candidates per step, lane-local operations only: the even and odd 32-bit lanes are
+// multiplied separately (_mm256_mul_epu32) and the 64-bit products blended back into (hi, lo).
+__attribute__((target("avx2"))) static void ladies_words_avx2(const uint32_t* __restrict u, int64_t c,
+                                                                uint32_t hw, uint32_t bid, Key key,
+                                                                uint32_t* __restrict out) {
+    const __m256i m0 = _mm256_set1_epi32(static_cast<int>(PHILOX_M0));
+    const __m256i m1 = _mm256_set1_epi32(static_cast<int>(PHILOX_M1));
+    int64_t i = 0;
+    for (; i + 8 <= c; i += 8) {
+        __m256i x0 = _mm256_setzero_si256();
+        __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + i));
+        __m256i x2 = _mm256_set1_epi32(static_cast<int>(hw));
+        __m256i x3 = _mm256_set1_epi32(static_cast<int>(bid));
+        uint32_t ka = key.k0, kb = key.k1;
+        for (int r = 0; r < 10; ++r) {  // philox_rounds, eight counters at a time
+            const __m256i p0e = _mm256_mul_epu32(x0, m0);
+            const __m256i p0o = _mm256_mul_epu32(_mm256_srli_epi64(x0, 32), m0);
+            const __m256i p1e = _mm256_mul_epu32(x2, m1);
+            const __m256i p1o = _mm256_mul_epu32(_mm256_srli_epi64(x2, 32), m1);
+            const __m256i hi0 = _mm256_blend_epi32(_mm256_srli_epi64(p0e, 32), p0o, 0xAA);
+            const __m256i lo0 = _mm256_blend_epi32(p0e, _mm256_slli_epi64(p0o, 32), 0xAA);
+            const __m256i hi1 = _mm256_blend_epi32(_mm256_srli_epi64(p1e, 32), p1o, 0xAA);
+            const __m256i lo1 = _mm256_blend_epi32(p1e, _mm256_slli_epi64(p1o, 32), 0xAA);
+            x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), _mm256_set1_epi32(static_cast<int>(ka)));
+            x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), _mm256_set1_epi32(static_cast<int>(kb)));
+            x1 = lo1;
+            x3 = lo0;
+            ka += PHILOX_W0;
+            kb += PHILOX_W1;
+        }
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), x0);
     }
+    for (; i < c; ++i) out[i] = philox4x32_word0(0u, u[i], hw, bid, key);
+}
+#endif
+
+static inline void ladies_words(const uint32_t* u, int64_t c, uint32_t hw, uint32_t bid, Key key, uint32_t* out) {
+#ifdef SPSAMPLE_LW_X86
+    static const bool avx2 = __builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512f") &&
+                             !std::getenv("SPSAMPLE_NATIVE_SCALAR");
+    if (avx2) return ladies_words_avx2(u, c, hw, bid, key, out);
+#endif
+    ladies_words_generic(u, c, hw, bid, key, out);
 }
 
 struct LayerWiseScratch {
     // Vertex-indexed state, sized n once per thread and cleared per minibatch in O(touched):
-    std::vector<uint32_t> cnt;          // unweighted: vertex -> LADIES column sum so far (a count)
-    std::vector<double> acc;            // weighted: vertex -> LADIES column sum so far
-    std::vector<uint64_t> touched_bit;  // weighted: bit per vertex, in `touched`
+    // (all indexed by internal id)
+    std::vector<uint32_t> cnt;          // unweighted: LADIES column sum so far (a count)
+    std::vector<double> acc;            // weighted: LADIES column sum so far
+    std::vector<uint64_t> touched_bit;  // bit per column with an entry in an accumulated row
     std::vector<uint64_t> member_bit;   // bit per vertex: in n_id
-    std::vector<uint32_t> local_of;     // vertex -> local id (valid where member_bit is set)
+    std::vector<uint32_t> local_of;     // local id (valid where member_bit is set)
     // Per-minibatch lists:
-    PodBuf<uint32_t> touched;           // vertices with an entry in an accumulated row, first-touch order
-    std::vector<double> key_q, keys;
-    std::vector<std::pair<double, uint64_t>> keyed;
+    PodBuf<uint32_t> touched;           // the touched columns, ascending (read off touched_bit)
+    std::vector<double> key_q;
+    std::vector<std::pair<double, uint64_t>> keyed;  // the bounded heap of smallest_keys
     std::vector<int64_t> chosen;
     std::vector<std::vector<double>> P;  // P[l][local] for local < |B_{l+1}| (LADIES)
     std::vector<double> inv_p;           // 1 / P[l][local] (unweighted LADIES edge values)
@@ -155,10 +200,10 @@ struct LayerWiseScratch {
     void resize(int64_t n, bool weighted) {
         if (weighted) {
             acc.assign(n, 0.0);
-            touched_bit.assign((n + 63) / 64, 0);
         } else {
             cnt.assign(n, 0);
         }
+        touched_bit.assign((n + 63) / 64, 0);
         member_bit.assign((n + 63) / 64, 0);
         local_of.assign(n, NO_LOCAL);
     }
@@ -171,15 +216,24 @@ static inline bool test_bit(const uint64_t* bits, uint32_t u) { return (bits[u >
 // lanes at a time). Integer-only, so every path gives the same result.
 static inline int64_t member_offsets_scalar(const uint32_t* row, int64_t deg, const uint64_t* bits,
                                             uint32_t* out) {
-    int64_t t = 0;
-    for (int64_t j = 0; j < deg; ++j) {
-        out[t] = static_cast<uint32_t>(j);
-        t += test_bit(bits, row[j]);
+    // Eight tests form a mask and only its set bits are stored: the branch-free form (store
+    // every offset, advance by the test) chains each store to the previous test and ran 8x
+    // slower on Zen 1; members are rare, so `while (m)` is usually skipped.
+    int64_t t = 0, j = 0;
+    for (; j + 8 <= deg; j += 8) {
+        unsigned m = 0;
+        for (int k = 0; k < 8; ++k) m |= static_cast<unsigned>(test_bit(bits, row[j + k])) << k;
+        while (m) {
+            out[t++] = static_cast<uint32_t>(j + __builtin_ctz(m));
+            m &= m - 1;
+        }
     }
+    for (; j < deg; ++j)
+        if (test_bit(bits, row[j])) out[t++] = static_cast<uint32_t>(j);
     return t;
 }
 
-#ifdef SPSAMPLE_LW_AVX512
+#ifdef SPSAMPLE_LW_X86
 // AVX-512F: 16 entries per step (gather the 32-bit bitset words, shift, test, compress).
 __attribute__((target("avx512f"))) static int64_t member_offsets_avx512(const uint32_t* row, int64_t deg,
                                                                           const uint64_t* bits, uint32_t* out) {
@@ -206,12 +260,62 @@ __attribute__((target("avx512f"))) static int64_t member_offsets_avx512(const ui
 #endif
 
 static inline int64_t member_offsets(const uint32_t* row, int64_t deg, const uint64_t* bits, uint32_t* out) {
-#ifdef SPSAMPLE_LW_AVX512
+#ifdef SPSAMPLE_LW_X86
     // SPSAMPLE_NATIVE_SCALAR=1 forces the portable scan (tests run both; results are the same).
     static const bool avx512 = __builtin_cpu_supports("avx512f") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
     if (avx512) return member_offsets_avx512(row, deg, bits, out);
 #endif
     return member_offsets_scalar(row, deg, bits, out);
+}
+
+// The s smallest (key, vertex) pairs among the LADIES candidates cand[0..c) (internal ids; u_i =
+// vertex_of[cand[i]]), their vertices appended to `chosen` in no particular order. key_i =
+// neg_log(open_unit(w_i)) / q_i with w_i = ladies_words(u_i) and q_i = q[i], or cnt[cand[i]] when
+// q is null (unweighted: the column sums are counts); ties go to the smaller vertex. Needs c > s.
+//
+// A max-heap of s pairs holds the smallest keys so far; its top only decreases, and a key above
+// it is never chosen. Since -ln U >= 1 - U, a candidate with (1 - U) > top * q_i (with a 2**-20
+// margin, far above det_log's rounding) has a key above the top, and is skipped without det_log
+// or a division: after the heap fills only about s ln(c / s) candidates are keyed exactly.
+// The result is the exact-key heap's, bit for bit. Complexity O(c) Philox words (vectorised, in
+// blocks) + O(s log s log c) exact keys and heap updates, expected.
+static void smallest_keys(const uint32_t* cand, int64_t c, const uint32_t* vertex_of, const double* q,
+                          const uint32_t* cnt, int64_t s, uint32_t hw, uint32_t bid, Key key,
+                          std::vector<std::pair<double, uint64_t>>& heap, std::vector<int64_t>& chosen) {
+    constexpr int64_t BLOCK = 256;
+    constexpr double MARGIN = 1.0 - 0x1p-20;
+    constexpr int64_t PF = 16;  // prefetch distance of the counts
+    uint32_t u[BLOCK], words[BLOCK];
+    heap.clear();
+    double top = 0.0;  // valid once the heap holds s pairs
+    for (int64_t b0 = 0; b0 < c; b0 += BLOCK) {
+        const int64_t len = std::min(BLOCK, c - b0);
+        for (int64_t i = 0; i < len; ++i) u[i] = vertex_of[cand[b0 + i]];
+        ladies_words(u, len, hw, bid, key, words);
+        for (int64_t i = 0; i < len; ++i) {
+            const int64_t x = b0 + i;
+            if (!q && x + PF < c) __builtin_prefetch(&cnt[cand[x + PF]]);
+            const double qx = q ? q[x] : static_cast<double>(cnt[cand[x]]);
+            const double unit = open_unit(words[i]);
+            const bool full = static_cast<int64_t>(heap.size()) == s;
+            if (full && (1.0 - unit) * MARGIN > top * qx) continue;  // the common case
+            const std::pair<double, uint64_t> kv(-det_log_normal(unit) / qx, u[i]);
+            if (!full) {
+                heap.push_back(kv);
+                if (static_cast<int64_t>(heap.size()) == s) {
+                    std::make_heap(heap.begin(), heap.end());
+                    top = heap.front().first;
+                }
+                continue;
+            }
+            if (!(kv < heap.front())) continue;
+            std::pop_heap(heap.begin(), heap.end());
+            heap.back() = kv;
+            std::push_heap(heap.begin(), heap.end());
+            top = heap.front().first;
+        }
+    }
+    for (const auto& kv : heap) chosen.push_back(static_cast<int64_t>(kv.second));
 }
 
 // Sample all layers of one minibatch (see the header comment). sc sized for g.n.
@@ -237,7 +341,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     sc.touched.clear();
     sc.P.resize(L);
     for (int64_t i = 0; i < b; ++i) {
-        const uint32_t u = static_cast<uint32_t>(seeds[i]);
+        const uint32_t u = o.internal_of[seeds[i]];
         local_of[u] = static_cast<uint32_t>(i);
         member_bit[u >> 6] |= uint64_t(1) << (u & 63);
     }
@@ -257,13 +361,10 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         chosen.clear();
         if (!o.fastgcn) {
             // P_l: continue the serial column sums with the rows new to B_l, read from the
-            // 32-bit copy of indices. The random updates are prefetched PF_ENTRIES ahead within
-            // a row, and the next row's first PF_ENTRIES at the start of each row.
-            const int64_t total = entries[l] - (l == 0 ? 0 : entries[l - 1]);
-            const int64_t nt0 = static_cast<int64_t>(sc.touched.size());
-            sc.touched.resize(nt0 + total);  // at most one new vertex per entry
-            uint32_t* touched = sc.touched.data();
-            int64_t nt = nt0;
+            // 32-bit internal ids. The random updates are prefetched PF_ENTRIES ahead within
+            // a row, and the next row's first PF_ENTRIES at the start of each row. Touched
+            // columns are marked in a bitset (an append on first touch chains every store to
+            // the previous load, which ran several times slower on Zen 1).
             for (int64_t i = accumulated; i < B; ++i) {
                 if (i + PF < B) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
                 const int64_t v = n_id[i];
@@ -282,22 +383,26 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                         if (j + PF_ENTRIES < deg) __builtin_prefetch(&acc[row[j + PF_ENTRIES]], 1);
                         const uint32_t u = row[j];
                         acc[u] += wr[j] * wr[j];
-                        const uint64_t bit = uint64_t(1) << (u & 63);
-                        const uint64_t word = touched_bit[u >> 6];
-                        touched_bit[u >> 6] = word | bit;
-                        touched[nt] = u;                       // branch-free append on first touch
-                        nt += (word & bit) ? 0 : 1;
+                        touched_bit[u >> 6] |= uint64_t(1) << (u & 63);
                     }
-                } else {  // counts: first touch = the count was 0
+                } else {
                     for (int64_t j = 0; j < deg; ++j) {
                         if (j + PF_ENTRIES < deg) __builtin_prefetch(&cnt[row[j + PF_ENTRIES]], 1);
                         const uint32_t u = row[j];
-                        const uint32_t old = cnt[u];
-                        cnt[u] = old + 1;
-                        touched[nt] = u;
-                        nt += old == 0 ? 1 : 0;
+                        cnt[u] += 1;
+                        touched_bit[u >> 6] |= uint64_t(1) << (u & 63);
                     }
                 }
+            }
+            // the touched columns in ascending internal order (hubs first), so that the keys
+            // read the sums and vertex ids as a forward stream. O(n / 64 + C).
+            const int64_t words = static_cast<int64_t>(sc.touched_bit.size());
+            sc.touched.resize(std::min<int64_t>(g.n, entries[l]));
+            uint32_t* touched = sc.touched.data();
+            int64_t nt = 0;
+            for (int64_t x = 0; x < words; ++x) {
+                for (uint64_t bits = touched_bit[x]; bits; bits &= bits - 1)
+                    touched[nt++] = static_cast<uint32_t>(x * 64 + __builtin_ctzll(bits));
             }
             sc.touched.resize(nt);
             accumulated = B;
@@ -322,35 +427,11 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
 #endif
             if (s < 0 || K <= s) {
                 for (int64_t c = 0; c < C; ++c)
-                    if (colsum(touched[c]) > 0) chosen.push_back(touched[c]);
+                    if (colsum(touched[c]) > 0) chosen.push_back(o.vertex_of[touched[c]]);
             } else {
-                sc.keys.resize(C);
                 LW_TICK(1)
-                if (w) {
-                    ladies_keys(touched, q, C, hw, bid, o.key, sc.keys.data());
-                } else {
-                    ladies_keys_counts(touched, cnt, C, hw, bid, o.key, sc.keys.data());
-                }
+                smallest_keys(touched, C, o.vertex_of, q, cnt, s, hw, bid, o.key, sc.keyed, chosen);
                 LW_TICK(7)
-                // the s smallest (key, vertex) pairs: a max-heap of s pairs; after it fills,
-                // almost every key is rejected by one comparison with its top (expected
-                // s ln(K / s) replacements), so this is O(C + s log s log C).
-                auto& keyed = sc.keyed;
-                keyed.resize(s);
-                const double* keys = sc.keys.data();
-                for (int64_t i = 0; i < s; ++i) keyed[i] = std::make_pair(keys[i], uint64_t(touched[i]));
-                std::make_heap(keyed.begin(), keyed.end());
-                double top = keyed.front().first;
-                for (int64_t i = s; i < C; ++i) {
-                    if (keys[i] > top) continue;  // the common case
-                    const std::pair<double, uint64_t> x(keys[i], uint64_t(touched[i]));
-                    if (!(x < keyed.front())) continue;
-                    std::pop_heap(keyed.begin(), keyed.end());
-                    keyed.back() = x;
-                    std::push_heap(keyed.begin(), keyed.end());
-                    top = keyed.front().first;
-                }
-                for (int64_t i = 0; i < s; ++i) chosen.push_back(static_cast<int64_t>(keyed[i].second));
             }
             std::sort(chosen.begin(), chosen.end());
             LW_TICK(1)
@@ -371,7 +452,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             }
         }
         for (int64_t x : chosen) {
-            const uint32_t u = static_cast<uint32_t>(x);
+            const uint32_t u = o.internal_of[x];
             if (!test_bit(member_bit, u)) {
                 local_of[u] = static_cast<uint32_t>(n_id.size());
                 member_bit[u >> 6] |= uint64_t(1) << (u & 63);
@@ -384,7 +465,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         if (!o.fastgcn) {  // P_l of B_{l+1}, for the edge values
             std::vector<double>& P = sc.P[l];
             P.resize(B1);
-            for (int64_t x = 0; x < B1; ++x) P[x] = colsum(static_cast<uint64_t>(n_id[x]));
+            for (int64_t x = 0; x < B1; ++x) P[x] = colsum(o.internal_of[n_id[x]]);
         }
     }
     LW_TICK(2)
@@ -506,13 +587,13 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         const uint32_t u = sc.touched[c];
         if (w) {
             acc[u] = 0.0;
-            touched_bit[u >> 6] = 0;
         } else {
             cnt[u] = 0;
         }
+        touched_bit[u >> 6] = 0;
     }
     for (size_t x = 0; x < n_id.size(); ++x) {
-        const uint32_t u = static_cast<uint32_t>(n_id[x]);
+        const uint32_t u = o.internal_of[n_id[x]];
         member_bit[u >> 6] = 0;
     }
 }

@@ -301,7 +301,8 @@ py::list nodewise_bulk(const I64& indptr, const I64& indices, const py::object& 
     return to_python(outs, false);
 }
 
-py::list layerwise_bulk(const I64& indptr, const I64& indices, const U32& indices32, const py::object& weights,
+py::list layerwise_bulk(const I64& indptr, const I64& indices, const U32& indices32, const U32& internal_of,
+                        const U32& vertex_of, const py::object& weights,
                         const I64& seeds, const I64& sizes, const I64& batch_ids,
                         const std::vector<int64_t>& fanouts, uint32_t k0, uint32_t k1, uint64_t epoch,
                         const py::object& q_global, const py::object& cumulative, int num_threads) {
@@ -314,6 +315,10 @@ py::list layerwise_bulk(const I64& indptr, const I64& indices, const U32& indice
     o.alloc = pool_alloc;
     require(indices32.ndim() == 1 && indices32.size() == indices.size(), "indices32 must match indices");
     o.indices32 = indices32.data();
+    require(internal_of.ndim() == 1 && vertex_of.ndim() == 1 && internal_of.size() == b.g.n &&
+            vertex_of.size() == b.g.n, "internal_of and vertex_of must have n entries");
+    o.internal_of = internal_of.data();
+    o.vertex_of = vertex_of.data();
     F64 q, cum;
     if (!q_global.is_none()) {
         q = q_global.cast<F64>();
@@ -451,12 +456,19 @@ PYBIND11_MODULE(_native_kernels, m) {
     m.def("nodewise_bulk", &nodewise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
           py::arg("seeds"), py::arg("sizes"), py::arg("batch_ids"), py::arg("fanouts"), py::arg("replace"),
           py::arg("weighted"), py::arg("k0"), py::arg("k1"), py::arg("epoch"), py::arg("num_threads"));
-    m.def("layerwise_bulk", &layerwise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("indices32"),
+    m.def("layerwise_bulk", &layerwise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("indices32"), py::arg("internal_of"), py::arg("vertex_of"),
           py::arg("weights"),
           py::arg("seeds"), py::arg("sizes"), py::arg("batch_ids"), py::arg("fanouts"), py::arg("k0"),
           py::arg("k1"), py::arg("epoch"), py::arg("q_global"), py::arg("cumulative"),
           py::arg("num_threads"));
     m.def("philox_words", &philox_words);
+#ifdef SPSAMPLE_LW_PROFILE
+    m.def("lw_profile", []() {  // per-phase seconds of layerwise_minibatch (profiling builds only)
+        std::vector<double> v(std::begin(lw_prof), std::end(lw_prof));
+        std::fill(std::begin(lw_prof), std::end(lw_prof), 0.0);
+        return v;
+    });
+#endif
     m.def("det_log", &det_log_array);
     m.def("set_pool_limit", &set_pool_limit, py::arg("bytes"));
     m.def("pool_stats", &pool_stats);

@@ -219,6 +219,25 @@ def nodewise_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch):
     return _minibatches(res, sizes, batch_ids)
 
 
+def _internal_columns(indices, n):
+    """The layer-wise kernel's internal column ids: columns ranked by in-degree (descending, ties
+    by id), so that the hubs most entries point to share a few cache lines of its vertex-indexed
+    arrays. Results do not depend on it (see ``native/layerwise.h``).
+
+    Returns
+    -------
+    indices32 : uint32, shape (nnz,)
+        ``internal_of[indices]``: the CSR's columns as internal ids (rows keep their order).
+    internal_of, vertex_of : uint32, shape (n,)
+        Inverse permutations: vertex -> internal id, internal id -> vertex.
+    """
+    in_degree = np.bincount(indices, minlength=n)
+    vertex_of = np.argsort(-in_degree, kind="stable").astype(np.uint32)
+    internal_of = np.empty(n, dtype=np.uint32)
+    internal_of[vertex_of] = np.arange(n, dtype=np.uint32)
+    return internal_of[indices], internal_of, vertex_of
+
+
 def layerwise_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, column_weights=None):
     """Every layer of a LADIES bulk (or FastGCN when ``column_weights = (q, cumulative)``)."""
     indptr, indices, seeds, sizes, batch_ids, k0, k1 = _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch)
@@ -228,10 +247,10 @@ def layerwise_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, colu
         if q.shape != (graph.num_nodes,) or cumulative.shape != (graph.num_nodes,):
             fail(ArgumentError, "native bulk", "column_weights", "must have num_nodes entries each",
                  (q.shape, cumulative.shape))
-    # the kernels read the column ids as 32-bit (half the bytes of the int64 CSR); one copy
-    # per graph, 4 bytes per edge, memoised on the (immutable) graph
-    indices32 = graph.cached("native_indices_u32", lambda: indices.astype(np.uint32))
-    res = _kernels.layerwise_bulk(indptr, indices, indices32, _f64(graph.weights), seeds, sizes, batch_ids,
+    indices32, internal_of, vertex_of = graph.cached("native_layerwise_columns",
+                                                     lambda: _internal_columns(indices, graph.num_nodes))
+    res = _kernels.layerwise_bulk(indptr, indices, indices32, internal_of, vertex_of, _f64(graph.weights),
+                                  seeds, sizes, batch_ids,
                                   [int(f) for f in sampler.fanouts], k0, k1, int(epoch), q, cumulative,
                                   _THREADS)
     return _minibatches(res, sizes, batch_ids)
