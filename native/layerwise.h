@@ -43,16 +43,16 @@
 //          (L + 1), per layer dst (non-decreasing), src, eid (ascending within each dst), weight,
 //          all edge arrays in out.block (freed by the caller).
 // Complexity per minibatch: O(D) for the accumulation and the edges, D = sum of the degrees of
-//          the rows of B_{L-1}; O(C) per layer for the keys and the top-s selection (a bounded
-//          heap, O(C + s log s log C) expected), C = touched columns (<= D); FastGCN O(s log n)
-//          per layer for the draws.
+//          the rows of B_{L-1}; per layer O(n / 64 + C) to list the touched columns, C of
+//          them (<= D), O(C) Philox words and O(s log s log C) exact keys and heap updates
+//          (expected; smallest_keys); FastGCN O(s log n) per layer for the draws.
 // Memory:  per thread n-sized arrays cleared in O(C + N) per minibatch (32-bit counts, or
-//          float64 sums and a touched bitset on weighted graphs; 32-bit local ids; a membership
+//          float64 sums on weighted graphs; a touched bitset; 32-bit local ids; a membership
 //          bitset) and O(D) scratch (touched list, hit records); outputs exactly
 //          sum_l (edges_l + 1) * 32 bytes plus n_id.
 //
 // Profiling: compile with -DSPSAMPLE_LW_PROFILE to accumulate per-phase wall time in lw_prof[]
-// (one thread; a C++ harness reads it).
+// (one thread); the module then exposes it as lw_profile() (seconds per phase, reset on read).
 #ifndef SPSAMPLE_LAYERWISE_H
 #define SPSAMPLE_LAYERWISE_H
 

@@ -234,8 +234,9 @@ def test_switched_off_by_environment():
 @needs_native
 @pytest.mark.parametrize("weighted", [False, True])
 def test_portable_membership_scan_gives_the_same_bits(weighted):
-    """SPSAMPLE_NATIVE_SCALAR=1 forces the scalar layer-wise scan (the path of CPUs without
-    AVX-512); its LADIES / FastGCN results must equal the NumPy path's, as the default's do."""
+    """SPSAMPLE_NATIVE_SCALAR=1 forces the portable layer-wise code (scalar membership scan,
+    compiler-vectorised Philox words instead of the AVX2 ones); its LADIES / FastGCN results must
+    equal the NumPy path's, as the default's do."""
     code = ("import numpy as np, spsample; from spsample import _native; "
             f"g = spsample.rmat(11, seed=5); w = {weighted!r}; "
             "g = spsample.Graph.from_csr(g.indptr, g.indices, weights=np.linspace(0.1, 2.0, g.num_edges)) if w else g; "
@@ -252,6 +253,22 @@ def test_portable_membership_scan_gives_the_same_bits(weighted):
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True"]
+
+
+def test_internal_columns_rank_by_in_degree_and_invert():
+    """The layer-wise kernel's internal ids: a permutation ranking columns by in-degree
+    (descending, ties by id), its inverse, and the CSR's columns translated."""
+    g = random_graph(300, 2500, seed=4)
+    idx32, internal_of, vertex_of = _native._internal_columns(g.indices, g.num_nodes)
+    assert idx32.dtype == internal_of.dtype == vertex_of.dtype == np.uint32
+    np.testing.assert_array_equal(np.sort(vertex_of), np.arange(g.num_nodes))
+    np.testing.assert_array_equal(internal_of[vertex_of], np.arange(g.num_nodes))
+    in_degree = np.bincount(g.indices, minlength=g.num_nodes)
+    ranked = in_degree[vertex_of]
+    assert np.all(ranked[:-1] >= ranked[1:])
+    ties = ranked[:-1] == ranked[1:]
+    assert np.all(vertex_of[:-1][ties] < vertex_of[1:][ties])
+    np.testing.assert_array_equal(idx32, internal_of[g.indices])
 
 
 def test_disabled_context_restores_the_setting():
