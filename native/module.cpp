@@ -353,6 +353,29 @@ py::list layerwise_bulk(const I64& indptr, const I64& indices, const U32& indice
     return layerwise_to_python(outs);
 }
 
+// Test hook: the LADIES candidates' Philox words (word 0 of block (0, u, hw, bid)) from one
+// implementation: "avx2" (hand-written; needs an AVX2 CPU), "generic" (compiler-vectorised
+// clones), or "auto" (what the kernel runs).
+py::array_t<uint32_t> ladies_words_hook(const U32& u, uint32_t hw, uint32_t bid, uint32_t k0, uint32_t k1,
+                                        const std::string& path) {
+    std::vector<uint32_t> out(u.size());
+    const Key key{k0, k1};
+    if (path == "avx2") {
+#ifdef SPSAMPLE_LW_X86
+        require(__builtin_cpu_supports("avx2"), "this CPU has no AVX2");
+        ladies_words_avx2(u.data(), u.size(), hw, bid, key, out.data());
+#else
+        require(false, "no AVX2 build on this platform");
+#endif
+    } else if (path == "generic") {
+        ladies_words_generic(u.data(), u.size(), hw, bid, key, out.data());
+    } else {
+        require(path == "auto", "path must be avx2, generic or auto");
+        ladies_words(u.data(), u.size(), hw, bid, key, out.data());
+    }
+    return own(std::move(out));
+}
+
 // Test hooks: the scalar RNG rules, to compare with spsample._rng bit for bit.
 py::array_t<uint32_t> philox_words(const I64& index, const I64& vertex, uint32_t hw, const I64& batch,
                                    uint32_t k0, uint32_t k1) {
@@ -462,6 +485,8 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("k1"), py::arg("epoch"), py::arg("q_global"), py::arg("cumulative"),
           py::arg("num_threads"));
     m.def("philox_words", &philox_words);
+    m.def("ladies_words", &ladies_words_hook, py::arg("u"), py::arg("hw"), py::arg("bid"), py::arg("k0"),
+          py::arg("k1"), py::arg("path"));
 #ifdef SPSAMPLE_LW_PROFILE
     m.def("lw_profile", []() {  // per-phase seconds of layerwise_minibatch (profiling builds only)
         std::vector<double> v(std::begin(lw_prof), std::end(lw_prof));

@@ -215,6 +215,26 @@ def test_rng_hooks_match_python():
     assert np.array_equal(_native._kernels.det_log(x), _rng.det_log(x))
 
 
+@needs_native
+@pytest.mark.parametrize("path", ["auto", "generic", "avx2"])
+def test_ladies_candidate_words_match_python_philox(path):
+    """Every implementation of the LADIES candidates' words (the hand-written AVX2 one, the
+    compiler-vectorised clones, the one the kernel picks) is word 0 of stream (u, hw, bid)."""
+    from spsample import _rng
+
+    u = np.random.default_rng(3).integers(0, 2**32 - 1, size=1003, dtype=np.uint64).astype(np.uint32)
+    key = _rng.split_seed(2**40 + 17)
+    try:
+        words = _native._kernels.ladies_words(u, 0x0102, 77, int(key[0]), int(key[1]), path)
+    except Exception as exc:  # the hook refuses "avx2" where the CPU or build has none
+        if path == "avx2" and "AVX2" in str(exc):
+            pytest.skip(str(exc))
+        raise
+    expected = _rng.stream_words(np.zeros(u.size, np.int64), u.astype(np.int64), 0x0102,
+                                 np.full(u.size, 77, np.int64), key)
+    assert words.dtype == np.uint32 and np.array_equal(words, expected)
+
+
 # ------------------------------------------------------------------------- switch and bounds
 def test_switched_off_by_environment():
     code = ("import numpy as np, spsample; from spsample import _native; "
