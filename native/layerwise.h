@@ -118,9 +118,9 @@ constexpr uint32_t NO_LOCAL = 0xFFFFFFFFu;
 // Word 0 of Philox block (0, u[i], hw, bid) for i < c: the random word of LADIES candidate u[i]
 // (its Efraimidis-Spirakis key is neg_log(open_unit(word)) / q). Integer-only, so every version
 // below returns the same words (tests compare each with spsample._rng through the module's
-// ladies_words hook). Complexity O(c). The compiler's vectorisation is good with AVX-512 (the x86-64-v4 clone does the
-// 32 x 32 -> 64-bit products fastest) but its AVX2 code was slower than scalar code on Zen 1
-// (cross-lane shuffles), hence the hand-written AVX2 version.
+// ladies_words hook). Complexity O(c). The compiler's vectorisation is good with AVX-512 (the
+// x86-64-v4 clone does the 32 x 32 -> 64-bit products fastest) but its AVX2 code was slower
+// than scalar code on Zen 1 (cross-lane shuffles), hence the hand-written AVX2 version.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 __attribute__((target_clones("arch=x86-64-v4", "avx512f", "default")))
 #endif
