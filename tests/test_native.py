@@ -236,6 +236,14 @@ def test_ladies_candidate_words_match_python_philox(path):
 
 
 # ------------------------------------------------------------------------- switch and bounds
+def _run_python(code, **env):
+    """Run ``code`` in a fresh interpreter with extra environment variables; its stdout words."""
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **env), capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
 def test_switched_off_by_environment():
     code = ("import numpy as np, spsample; from spsample import _native; "
             "g = spsample.rmat(8, seed=1); "
@@ -244,11 +252,7 @@ def test_switched_off_by_environment():
             "ref = reference_sample(g, np.arange(64), sampler=spsample.NodeWise([4, 2]), batch_size=16); "
             "assert all(a.equals(b) for a, b in zip(mbs, ref)) and len(mbs) == 4; "
             "print(_native.active_path(), _native.enabled())")
-    env = dict(os.environ, SPSAMPLE_NATIVE="0")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["numpy", "False"]
+    assert _run_python(code, SPSAMPLE_NATIVE="0") == ["numpy", "False"]
 
 
 @needs_native
@@ -268,11 +272,7 @@ def test_portable_membership_scan_gives_the_same_bits(weighted):
             "        slow = spsample.sample(g, seeds, sampler=s, batch_size=100, seed=9)\n"
             "    ok = ok and all(a.equals(b) for a, b in zip(fast, slow))\n"
             "print(ok)")
-    env = dict(os.environ, SPSAMPLE_NATIVE_SCALAR="1")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True"]
+    assert _run_python(code, SPSAMPLE_NATIVE_SCALAR="1") == ["True"]
 
 
 def test_internal_columns_rank_by_in_degree_and_invert():
