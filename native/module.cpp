@@ -479,7 +479,8 @@ PYBIND11_MODULE(_native_kernels, m) {
     m.def("nodewise_bulk", &nodewise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
           py::arg("seeds"), py::arg("sizes"), py::arg("batch_ids"), py::arg("fanouts"), py::arg("replace"),
           py::arg("weighted"), py::arg("k0"), py::arg("k1"), py::arg("epoch"), py::arg("num_threads"));
-    m.def("layerwise_bulk", &layerwise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("indices32"), py::arg("internal_of"), py::arg("vertex_of"),
+    m.def("layerwise_bulk", &layerwise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("indices32"),
+          py::arg("internal_of"), py::arg("vertex_of"),
           py::arg("weights"),
           py::arg("seeds"), py::arg("sizes"), py::arg("batch_ids"), py::arg("fanouts"), py::arg("k0"),
           py::arg("k1"), py::arg("epoch"), py::arg("q_global"), py::arg("cumulative"),
