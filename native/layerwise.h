@@ -268,6 +268,69 @@ static inline int64_t member_offsets(const uint32_t* row, int64_t deg, const uin
     return member_offsets_scalar(row, deg, bits, out);
 }
 
+// cnt[row[j]] += 1 for j < deg (a row may repeat a column). Four entries at a time, their four
+// counts loaded before any is stored (with repeats within the four counted explicitly): one
+// increment after another made every load wait for the previous store, about 3 ns per entry
+// on Zen 1 even within L1. Counts are prefetched PF entries ahead.
+static inline void count_row(const uint32_t* __restrict row, int64_t deg, uint32_t* cnt) {
+    constexpr int64_t PF = 48;
+    int64_t j = 0;
+    for (; j + 4 <= deg; j += 4) {
+        if (j + PF + 4 <= deg) {
+            __builtin_prefetch(&cnt[row[j + PF]], 1);
+            __builtin_prefetch(&cnt[row[j + PF + 1]], 1);
+            __builtin_prefetch(&cnt[row[j + PF + 2]], 1);
+            __builtin_prefetch(&cnt[row[j + PF + 3]], 1);
+        }
+        const uint32_t a0 = row[j], a1 = row[j + 1], a2 = row[j + 2], a3 = row[j + 3];
+        const uint32_t v0 = cnt[a0], v1 = cnt[a1], v2 = cnt[a2], v3 = cnt[a3];
+        const uint32_t e01 = a0 == a1, e02 = a0 == a2, e03 = a0 == a3;
+        const uint32_t e12 = a1 == a2, e13 = a1 == a3, e23 = a2 == a3;
+        cnt[a0] = v0 + 1 + e01 + e02 + e03;  // equal addresses store equal values
+        cnt[a1] = v1 + 1 + e01 + e12 + e13;
+        cnt[a2] = v2 + 1 + e02 + e12 + e23;
+        cnt[a3] = v3 + 1 + e03 + e13 + e23;
+    }
+    for (; j < deg; ++j) cnt[row[j]] += 1;
+}
+
+// The columns x < n with cnt[x] > 0, ascending, written to out (room for the count + 8);
+// returns how many. O(n), eight counts per step (AVX2 compares where the CPU has them).
+static inline int64_t nonzero_columns_scalar(const uint32_t* cnt, int64_t n, uint32_t* out) {
+    int64_t t = 0, x = 0;
+    for (; x + 8 <= n; x += 8) {
+        unsigned m = 0;
+        for (int k = 0; k < 8; ++k) m |= static_cast<unsigned>(cnt[x + k] != 0) << k;
+        for (; m; m &= m - 1) out[t++] = static_cast<uint32_t>(x + __builtin_ctz(m));
+    }
+    for (; x < n; ++x)
+        if (cnt[x]) out[t++] = static_cast<uint32_t>(x);
+    return t;
+}
+
+#ifdef SPSAMPLE_LW_X86
+__attribute__((target("avx2"))) static int64_t nonzero_columns_avx2(const uint32_t* cnt, int64_t n, uint32_t* out) {
+    const __m256i zero = _mm256_setzero_si256();
+    int64_t t = 0, x = 0;
+    for (; x + 8 <= n; x += 8) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cnt + x));
+        unsigned m = ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)))) & 0xFFu;
+        for (; m; m &= m - 1) out[t++] = static_cast<uint32_t>(x + __builtin_ctz(m));
+    }
+    for (; x < n; ++x)
+        if (cnt[x]) out[t++] = static_cast<uint32_t>(x);
+    return t;
+}
+#endif
+
+static inline int64_t nonzero_columns(const uint32_t* cnt, int64_t n, uint32_t* out) {
+#ifdef SPSAMPLE_LW_X86
+    static const bool avx2 = __builtin_cpu_supports("avx2") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
+    if (avx2) return nonzero_columns_avx2(cnt, n, out);
+#endif
+    return nonzero_columns_scalar(cnt, n, out);
+}
+
 // The s smallest (key, vertex) pairs among the LADIES candidates cand[0..c) (internal ids; u_i =
 // vertex_of[cand[i]]), their vertices appended to `chosen` in no particular order. key_i =
 // neg_log(open_unit(w_i)) / q_i with w_i = ladies_words(u_i) and q_i = q[i], or cnt[cand[i]] when
@@ -284,36 +347,55 @@ static void smallest_keys(const uint32_t* cand, int64_t c, const uint32_t* verte
                           std::vector<std::pair<double, uint64_t>>& heap, std::vector<int64_t>& chosen) {
     constexpr int64_t BLOCK = 256;
     constexpr double MARGIN = 1.0 - 0x1p-20;
-    constexpr int64_t PF = 16;  // prefetch distance of the counts
     uint32_t u[BLOCK], words[BLOCK];
+    double qb[BLOCK];
     heap.clear();
     double top = 0.0;  // valid once the heap holds s pairs
+    // the exact key of candidate i of the block, into the heap if it is among the s smallest
+    auto consider = [&](int64_t i) {
+        const double unit = open_unit(words[i]);
+        const bool full = static_cast<int64_t>(heap.size()) == s;
+        if (full && (1.0 - unit) * MARGIN > top * qb[i]) return;
+        const std::pair<double, uint64_t> kv(-det_log_normal(unit) / qb[i], u[i]);
+        if (!full) {
+            heap.push_back(kv);
+            if (static_cast<int64_t>(heap.size()) == s) {
+                std::make_heap(heap.begin(), heap.end());
+                top = heap.front().first;
+            }
+            return;
+        }
+        if (!(kv < heap.front())) return;
+        std::pop_heap(heap.begin(), heap.end());
+        heap.back() = kv;
+        std::push_heap(heap.begin(), heap.end());
+        top = heap.front().first;
+    };
     for (int64_t b0 = 0; b0 < c; b0 += BLOCK) {
         const int64_t len = std::min(BLOCK, c - b0);
         for (int64_t i = 0; i < len; ++i) u[i] = vertex_of[cand[b0 + i]];
-        ladies_words(u, len, hw, bid, key, words);
-        for (int64_t i = 0; i < len; ++i) {
-            const int64_t x = b0 + i;
-            if (!q && x + PF < c) __builtin_prefetch(&cnt[cand[x + PF]]);
-            const double qx = q ? q[x] : static_cast<double>(cnt[cand[x]]);
-            const double unit = open_unit(words[i]);
-            const bool full = static_cast<int64_t>(heap.size()) == s;
-            if (full && (1.0 - unit) * MARGIN > top * qx) continue;  // the common case
-            const std::pair<double, uint64_t> kv(-det_log_normal(unit) / qx, u[i]);
-            if (!full) {
-                heap.push_back(kv);
-                if (static_cast<int64_t>(heap.size()) == s) {
-                    std::make_heap(heap.begin(), heap.end());
-                    top = heap.front().first;
-                }
-                continue;
-            }
-            if (!(kv < heap.front())) continue;
-            std::pop_heap(heap.begin(), heap.end());
-            heap.back() = kv;
-            std::push_heap(heap.begin(), heap.end());
-            top = heap.front().first;
+        if (q) {
+            for (int64_t i = 0; i < len; ++i) qb[i] = q[b0 + i];
+        } else {
+            for (int64_t i = 0; i < len; ++i) qb[i] = static_cast<double>(cnt[cand[b0 + i]]);
         }
+        ladies_words(u, len, hw, bid, key, words);
+        if (static_cast<int64_t>(heap.size()) < s) {
+            for (int64_t i = 0; i < len; ++i) consider(i);
+            continue;
+        }
+        // The bound test for eight candidates at a time against the block's first top (the
+        // top only decreases, so this keeps a superset); `consider` repeats it with the
+        // current top. Usually no candidate of the eight passes.
+        const double t0 = top;
+        int64_t i = 0;
+        for (; i + 8 <= len; i += 8) {
+            unsigned m = 0;
+            for (int k = 0; k < 8; ++k)
+                m |= static_cast<unsigned>(!((1.0 - open_unit(words[i + k])) * MARGIN > t0 * qb[i + k])) << k;
+            for (; m; m &= m - 1) consider(i + __builtin_ctz(m));
+        }
+        for (; i < len; ++i) consider(i);
     }
     for (const auto& kv : heap) chosen.push_back(static_cast<int64_t>(kv.second));
 }
@@ -365,6 +447,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             // a row, and the next row's first PF_ENTRIES at the start of each row. Touched
             // columns are marked in a bitset (an append on first touch chains every store to
             // the previous load, which ran several times slower on Zen 1).
+            const bool scan = !w && g.n <= 8 * entries[l];
             for (int64_t i = accumulated; i < B; ++i) {
                 if (i + PF < B) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
                 const int64_t v = n_id[i];
@@ -385,6 +468,8 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                         acc[u] += wr[j] * wr[j];
                         touched_bit[u >> 6] |= uint64_t(1) << (u & 63);
                     }
+                } else if (scan) {
+                    count_row(row, deg, cnt);
                 } else {
                     for (int64_t j = 0; j < deg; ++j) {
                         if (j + PF_ENTRIES < deg) __builtin_prefetch(&cnt[row[j + PF_ENTRIES]], 1);
@@ -396,13 +481,17 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             }
             // the touched columns in ascending internal order (hubs first), so that the keys
             // read the sums and vertex ids as a forward stream. O(n / 64 + C).
-            const int64_t words = static_cast<int64_t>(sc.touched_bit.size());
-            sc.touched.resize(std::min<int64_t>(g.n, entries[l]));
+            sc.touched.resize(std::min<int64_t>(g.n, entries[l]) + 8);
             uint32_t* touched = sc.touched.data();
             int64_t nt = 0;
-            for (int64_t x = 0; x < words; ++x) {
-                for (uint64_t bits = touched_bit[x]; bits; bits &= bits - 1)
-                    touched[nt++] = static_cast<uint32_t>(x * 64 + __builtin_ctzll(bits));
+            if (scan) {
+                nt = nonzero_columns(cnt, g.n, touched);
+            } else {
+                const int64_t words = static_cast<int64_t>(sc.touched_bit.size());
+                for (int64_t x = 0; x < words; ++x) {
+                    for (uint64_t bits = touched_bit[x]; bits; bits &= bits - 1)
+                        touched[nt++] = static_cast<uint32_t>(x * 64 + __builtin_ctzll(bits));
+                }
             }
             sc.touched.resize(nt);
             accumulated = B;

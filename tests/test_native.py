@@ -275,6 +275,27 @@ def test_portable_membership_scan_gives_the_same_bits(weighted):
     assert _run_python(code, SPSAMPLE_NATIVE_SCALAR="1") == ["True"]
 
 
+@needs_native
+def test_ladies_counts_switch_from_touched_bits_to_count_scan():
+    """Unweighted LADIES lists its candidate columns from a touched bitset while the rows
+    accumulated so far hold fewer than n / 8 entries, and by scanning the counts once they hold
+    more: here layer 1 (the rows of low-degree seeds, all adjacent to hub 0) takes the first way and
+    layer 2 (after the hub joined) the second, within every minibatch; both must give the oracle's bits."""
+    rng = np.random.default_rng(21)
+    n, hubs = 6000, 8
+    src = np.concatenate([np.repeat(np.arange(hubs), 900), rng.integers(hubs, n, 4000)])
+    dst = np.concatenate([rng.integers(0, n, hubs * 900), rng.integers(0, n, 4000)])
+    g = spsample.Graph.from_edge_index(np.concatenate([src, dst]), np.concatenate([dst, src]), num_nodes=n)
+    degree = np.diff(g.indptr)
+    hub_neighbours = np.zeros(n, dtype=bool)
+    hub_neighbours[g.indices[g.indptr[0]:g.indptr[1]]] = True
+    seeds = rng.permutation(np.flatnonzero(hub_neighbours & (degree <= 4)))[:60]
+    mbs = _native_numpy_oracle(g, seeds, sampler=LADIES([6, 6]), batch_size=20, seed=2)
+    for mb in mbs:
+        b0, new1 = mb.num_sampled_nodes[0], mb.num_sampled_nodes[1]
+        assert degree[mb.n_id[:b0]].sum() < n / 8 <= degree[mb.n_id[:b0 + new1]].sum()
+
+
 def test_internal_columns_rank_by_in_degree_and_invert():
     """The layer-wise kernel's internal ids: a permutation ranking columns by in-degree
     (descending, ties by id), its inverse, and the CSR's columns translated."""
