@@ -24,8 +24,8 @@
 // Because local ids grow with the layers, "v in B_l and u in B_{l+1}" is "stage(v) <= l and
 // stage(u) <= l + 1" (stage = the layer that added the vertex, 0 for seeds), so the edges of
 // every layer come from one scan of the rows of B_{L-1}: pass 1 keeps the entries whose column
-// is in n_id (an n-bit membership bitset, L2-resident; AVX-512 gather/compress where the CPU has
-// it) as records (local u, entry, first layer max(stage(v), stage(u) - 1)), which also gives
+// is in n_id (an n-bit membership bitset, L2-resident; AVX-512 gather/compress, or AVX2 packing of
+// each eight tests, where the CPU has them) as records (local u, entry, first layer max(stage(v), stage(u) - 1)), which also gives
 // every layer's exact edge count; pass 2 writes each layer, rows in local order, records in
 // storage order, into one exact-size block from o.alloc.
 //
@@ -43,9 +43,11 @@
 //          (L + 1), per layer dst (non-decreasing), src, eid (ascending within each dst), weight,
 //          all edge arrays in out.block (freed by the caller).
 // Complexity per minibatch: O(D) for the accumulation and the edges, D = sum of the degrees of
-//          the rows of B_{L-1}; per layer O(n / 64 + C) to list the touched columns, C of
-//          them (<= D), O(C) Philox words and O(s log s log C) exact keys and heap updates
-//          (expected; smallest_keys); FastGCN O(s log n) per layer for the draws.
+//          the rows of B_{L-1}; per layer, to list the C (<= D) touched columns, O(n / 64 + C)
+//          from a touched bitset, or, unweighted once the accumulated rows hold D_l >= n / 8
+//          entries, O(n) = O(D_l) from the counts themselves (which spares the bitset's
+//          read-modify-write per entry); O(C) Philox words and O(s log s log C) exact keys and
+//          heap updates (expected; smallest_keys); FastGCN O(s log n) per layer for the draws.
 // Memory:  per thread n-sized arrays cleared in O(C + N) per minibatch (32-bit counts, or
 //          float64 sums on weighted graphs; a touched bitset; 32-bit local ids; a membership
 //          bitset) and O(D) scratch (touched list, hit records); outputs exactly
@@ -234,6 +236,44 @@ static inline int64_t member_offsets_scalar(const uint32_t* row, int64_t deg, co
 }
 
 #ifdef SPSAMPLE_LW_X86
+// The set bits of an 8-bit mask, as base + position, packed to out[0..popcount) with one
+// 8-lane store (out needs 8 slots); returns the popcount. The permutation comes from a table.
+struct CompressTable {
+    alignas(32) uint32_t perm[256][8];  // mask -> its set bits' positions, ascending, then 0s
+    CompressTable() {
+        for (unsigned m = 0; m < 256; ++m) {
+            int t = 0;
+            for (unsigned k = 0; k < 8; ++k) perm[m][k] = 0;
+            for (unsigned k = 0; k < 8; ++k)
+                if (m >> k & 1u) perm[m][t++] = k;
+        }
+    }
+};
+inline const CompressTable compress_table;
+
+__attribute__((target("avx2"))) static inline int compress8(unsigned m, uint32_t base, uint32_t* out) {
+    const __m256i perm = _mm256_load_si256(reinterpret_cast<const __m256i*>(compress_table.perm[m]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                        _mm256_add_epi32(perm, _mm256_set1_epi32(static_cast<int>(base))));
+    return __builtin_popcount(m);
+}
+
+// member_offsets_scalar's tests with compress8's stores.
+__attribute__((target("avx2"))) static int64_t member_offsets_avx2(const uint32_t* row, int64_t deg,
+                                                                    const uint64_t* bits, uint32_t* out) {
+    int64_t t = 0, j = 0;
+    for (; j + 8 <= deg; j += 8) {
+        unsigned m = 0;
+        for (int k = 0; k < 8; ++k) m |= static_cast<unsigned>(test_bit(bits, row[j + k])) << k;
+        t += compress8(m, static_cast<uint32_t>(j), out + t);
+    }
+    for (; j < deg; ++j)
+        if (test_bit(bits, row[j])) out[t++] = static_cast<uint32_t>(j);
+    return t;
+}
+#endif
+
+#ifdef SPSAMPLE_LW_X86
 // AVX-512F: 16 entries per step (gather the 32-bit bitset words, shift, test, compress).
 __attribute__((target("avx512f"))) static int64_t member_offsets_avx512(const uint32_t* row, int64_t deg,
                                                                           const uint64_t* bits, uint32_t* out) {
@@ -264,6 +304,8 @@ static inline int64_t member_offsets(const uint32_t* row, int64_t deg, const uin
     // SPSAMPLE_NATIVE_SCALAR=1 forces the portable scan (tests run both; results are the same).
     static const bool avx512 = __builtin_cpu_supports("avx512f") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
     if (avx512) return member_offsets_avx512(row, deg, bits, out);
+    static const bool avx2 = __builtin_cpu_supports("avx2") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
+    if (avx2) return member_offsets_avx2(row, deg, bits, out);
 #endif
     return member_offsets_scalar(row, deg, bits, out);
 }
@@ -309,13 +351,15 @@ static inline int64_t nonzero_columns_scalar(const uint32_t* cnt, int64_t n, uin
 }
 
 #ifdef SPSAMPLE_LW_X86
+// Branch-free (the permutation table of compress8): a loop over each mask's bits mispredicted
+// about once per nonzero count.
 __attribute__((target("avx2"))) static int64_t nonzero_columns_avx2(const uint32_t* cnt, int64_t n, uint32_t* out) {
     const __m256i zero = _mm256_setzero_si256();
     int64_t t = 0, x = 0;
     for (; x + 8 <= n; x += 8) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cnt + x));
-        unsigned m = ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)))) & 0xFFu;
-        for (; m; m &= m - 1) out[t++] = static_cast<uint32_t>(x + __builtin_ctz(m));
+        const unsigned m = ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)))) & 0xFFu;
+        t += compress8(m, static_cast<uint32_t>(x), out + t);
     }
     for (; x < n; ++x)
         if (cnt[x]) out[t++] = static_cast<uint32_t>(x);
