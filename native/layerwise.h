@@ -24,10 +24,11 @@
 // Because local ids grow with the layers, "v in B_l and u in B_{l+1}" is "stage(v) <= l and
 // stage(u) <= l + 1" (stage = the layer that added the vertex, 0 for seeds), so the edges of
 // every layer come from one scan of the rows of B_{L-1}: pass 1 keeps the entries whose column
-// is in n_id (an n-bit membership bitset, L2-resident; AVX-512 gather/compress, or AVX2 packing of
-// each eight tests, where the CPU has them) as records (local u, entry, first layer max(stage(v), stage(u) - 1)), which also gives
-// every layer's exact edge count; pass 2 writes each layer, rows in local order, records in
-// storage order, into one exact-size block from o.alloc.
+// is in n_id (an n-bit membership bitset, L2-resident; AVX-512 gather/compress, or AVX2 packing
+// of each eight tests, where the CPU has them) as records (local u, entry, first layer
+// max(stage(v), stage(u) - 1)), which also gives every layer's exact edge count; pass 2 writes
+// each layer, rows in local order, records in storage order, into one exact-size block from
+// o.alloc.
 //
 // Internal ids: the vertex-indexed state (counts, sums, membership, local ids) is indexed by an
 // internal column id, the column's rank by in-degree (o.internal_of / o.vertex_of, built once per
@@ -310,7 +311,8 @@ static inline int64_t member_offsets(const uint32_t* row, int64_t deg, const uin
     return member_offsets_scalar(row, deg, bits, out);
 }
 
-// cnt[row[j]] += 1 for j < deg (a row may repeat a column). Four entries at a time, their four
+// cnt[row[j]] += 1 for j < deg (correct even if a row repeats a column, which a Graph never
+// does: it merges duplicates). Four entries at a time, their four
 // counts loaded before any is stored (with repeats within the four counted explicitly): one
 // increment after another made every load wait for the previous store, about 3 ns per entry
 // on Zen 1 even within L1. Counts are prefetched PF entries ahead.
@@ -353,12 +355,14 @@ static inline int64_t nonzero_columns_scalar(const uint32_t* cnt, int64_t n, uin
 #ifdef SPSAMPLE_LW_X86
 // Branch-free (the permutation table of compress8): a loop over each mask's bits mispredicted
 // about once per nonzero count.
-__attribute__((target("avx2"))) static int64_t nonzero_columns_avx2(const uint32_t* cnt, int64_t n, uint32_t* out) {
+__attribute__((target("avx2"))) static int64_t nonzero_columns_avx2(const uint32_t* cnt, int64_t n,
+                                                                     uint32_t* out) {
     const __m256i zero = _mm256_setzero_si256();
     int64_t t = 0, x = 0;
     for (; x + 8 <= n; x += 8) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cnt + x));
-        const unsigned m = ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero)))) & 0xFFu;
+        const __m256i is_zero = _mm256_cmpeq_epi32(v, zero);
+        const unsigned m = ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(is_zero))) & 0xFFu;
         t += compress8(m, static_cast<uint32_t>(x), out + t);
     }
     for (; x < n; ++x)
@@ -490,7 +494,10 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             // 32-bit internal ids. The random updates are prefetched PF_ENTRIES ahead within
             // a row, and the next row's first PF_ENTRIES at the start of each row. Touched
             // columns are marked in a bitset (an append on first touch chains every store to
-            // the previous load, which ran several times slower on Zen 1).
+            // the previous load, which ran several times slower on Zen 1), or, unweighted
+            // once the rows hold n / 8 entries, found afterwards by scanning the counts
+            // (`scan`: count_row, then nonzero_columns; a count is > 0 iff touched). Either
+            // way the final list holds every touched column, which the cleanup relies on.
             const bool scan = !w && g.n <= 8 * entries[l];
             for (int64_t i = accumulated; i < B; ++i) {
                 if (i + PF < B) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
