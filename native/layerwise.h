@@ -77,6 +77,19 @@
 
 namespace spsample {
 
+#ifdef SPSAMPLE_LW_X86
+// The vector code the kernel may run, decided once per process. SPSAMPLE_NATIVE_SCALAR=1 turns
+// every vector path off (the portable code; tests run both, and the results are the same).
+static inline bool lw_avx512() {
+    static const bool on = __builtin_cpu_supports("avx512f") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
+    return on;
+}
+static inline bool lw_avx2() {
+    static const bool on = __builtin_cpu_supports("avx2") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
+    return on;
+}
+#endif
+
 #ifdef SPSAMPLE_LW_PROFILE
 inline double lw_prof[8];
 #define LW_T0 auto lw_t = std::chrono::steady_clock::now();
@@ -171,9 +184,7 @@ __attribute__((target("avx2"))) static void ladies_words_avx2(const uint32_t* __
 
 static inline void ladies_words(const uint32_t* u, int64_t c, uint32_t hw, uint32_t bid, Key key, uint32_t* out) {
 #ifdef SPSAMPLE_LW_X86
-    static const bool avx2 = __builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512f") &&
-                             !std::getenv("SPSAMPLE_NATIVE_SCALAR");
-    if (avx2) return ladies_words_avx2(u, c, hw, bid, key, out);
+    if (lw_avx2() && !lw_avx512()) return ladies_words_avx2(u, c, hw, bid, key, out);
 #endif
     ladies_words_generic(u, c, hw, bid, key, out);
 }
@@ -302,11 +313,8 @@ __attribute__((target("avx512f"))) static int64_t member_offsets_avx512(const ui
 
 static inline int64_t member_offsets(const uint32_t* row, int64_t deg, const uint64_t* bits, uint32_t* out) {
 #ifdef SPSAMPLE_LW_X86
-    // SPSAMPLE_NATIVE_SCALAR=1 forces the portable scan (tests run both; results are the same).
-    static const bool avx512 = __builtin_cpu_supports("avx512f") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
-    if (avx512) return member_offsets_avx512(row, deg, bits, out);
-    static const bool avx2 = __builtin_cpu_supports("avx2") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
-    if (avx2) return member_offsets_avx2(row, deg, bits, out);
+    if (lw_avx512()) return member_offsets_avx512(row, deg, bits, out);
+    if (lw_avx2()) return member_offsets_avx2(row, deg, bits, out);
 #endif
     return member_offsets_scalar(row, deg, bits, out);
 }
@@ -373,8 +381,7 @@ __attribute__((target("avx2"))) static int64_t nonzero_columns_avx2(const uint32
 
 static inline int64_t nonzero_columns(const uint32_t* cnt, int64_t n, uint32_t* out) {
 #ifdef SPSAMPLE_LW_X86
-    static const bool avx2 = __builtin_cpu_supports("avx2") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
-    if (avx2) return nonzero_columns_avx2(cnt, n, out);
+    if (lw_avx2()) return nonzero_columns_avx2(cnt, n, out);
 #endif
     return nonzero_columns_scalar(cnt, n, out);
 }
