@@ -146,36 +146,73 @@ static void ladies_words_generic(const uint32_t* __restrict u, int64_t c, uint32
 }
 
 #ifdef SPSAMPLE_LW_X86
-// AVX2, 8 candidates per step, lane-local operations only: the even and odd 32-bit lanes are
-// multiplied separately (_mm256_mul_epu32) and the 64-bit products blended back into (hi, lo).
+// (hi, lo) = the 64-bit products x * m of eight 32-bit lanes (m broadcast), lane-local: the
+// even and odd lanes are multiplied separately (_mm256_mul_epu32) and blended back.
+__attribute__((target("avx2"))) static inline void mulhilo8(__m256i x, __m256i m, __m256i& hi, __m256i& lo) {
+    const __m256i even = _mm256_mul_epu32(x, m);
+    const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), m);
+    hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+    lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+
+// AVX2, 8 candidates per step. Only x1 = u varies between the counters (0, u, hw, bid), so the
+// rounds are philox_rounds' with what is constant folded: round 1 has no varying product,
+// rounds 2 and 3 one each, and the last round only the high half of the one that reaches
+// word 0 -- 15 vector products instead of 20, the same words.
 __attribute__((target("avx2"))) static void ladies_words_avx2(const uint32_t* __restrict u, int64_t c,
                                                                 uint32_t hw, uint32_t bid, Key key,
                                                                 uint32_t* __restrict out) {
     const __m256i m0 = _mm256_set1_epi32(static_cast<int>(PHILOX_M0));
     const __m256i m1 = _mm256_set1_epi32(static_cast<int>(PHILOX_M1));
+    uint32_t ka[10], kb[10];
+    for (int r = 0; r < 10; ++r) {
+        ka[r] = key.k0 + static_cast<uint32_t>(r) * PHILOX_W0;
+        kb[r] = key.k1 + static_cast<uint32_t>(r) * PHILOX_W1;
+    }
+    // round 1: x0 = 0, so x0 * M0 = 0; x2 = hw is constant
+    const uint64_t p1a = static_cast<uint64_t>(PHILOX_M1) * hw;
+    const uint32_t r1_x0 = static_cast<uint32_t>(p1a >> 32) ^ ka[0];  // ^ u
+    const uint32_t r1_x1 = static_cast<uint32_t>(p1a), r1_x2 = bid ^ kb[0];  // x3 = 0
+    // round 2: x2 * M1 is constant, so x0 is; x0 * M0 varies
+    const uint64_t p1b = static_cast<uint64_t>(PHILOX_M1) * r1_x2;
+    const uint32_t r2_x0 = static_cast<uint32_t>(p1b >> 32) ^ r1_x1 ^ ka[1];
+    const uint32_t r2_x1 = static_cast<uint32_t>(p1b);
+    // round 3: x0 * M0 is constant, so x3 is from here on
+    const uint64_t p0c = static_cast<uint64_t>(PHILOX_M0) * r2_x0;
+    const uint32_t r3_hi0 = static_cast<uint32_t>(p0c >> 32), r3_x3 = static_cast<uint32_t>(p0c);
+    __m256i vka[10], vkb[10];
+    for (int r = 0; r < 10; ++r) {
+        vka[r] = _mm256_set1_epi32(static_cast<int>(ka[r]));
+        vkb[r] = _mm256_set1_epi32(static_cast<int>(kb[r]));
+    }
+    const __m256i c_r1_x0 = _mm256_set1_epi32(static_cast<int>(r1_x0));
+    const __m256i c_r3_x0 = _mm256_set1_epi32(static_cast<int>(r2_x1 ^ ka[2]));
+    const __m256i c_r3_x2 = _mm256_set1_epi32(static_cast<int>(r3_hi0 ^ kb[2]));
+    const __m256i c_r3_x3 = _mm256_set1_epi32(static_cast<int>(r3_x3));
     int64_t i = 0;
     for (; i + 8 <= c; i += 8) {
-        __m256i x0 = _mm256_setzero_si256();
-        __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + i));
-        __m256i x2 = _mm256_set1_epi32(static_cast<int>(hw));
-        __m256i x3 = _mm256_set1_epi32(static_cast<int>(bid));
-        uint32_t ka = key.k0, kb = key.k1;
-        for (int r = 0; r < 10; ++r) {  // philox_rounds, eight counters at a time
-            const __m256i p0e = _mm256_mul_epu32(x0, m0);
-            const __m256i p0o = _mm256_mul_epu32(_mm256_srli_epi64(x0, 32), m0);
-            const __m256i p1e = _mm256_mul_epu32(x2, m1);
-            const __m256i p1o = _mm256_mul_epu32(_mm256_srli_epi64(x2, 32), m1);
-            const __m256i hi0 = _mm256_blend_epi32(_mm256_srli_epi64(p0e, 32), p0o, 0xAA);
-            const __m256i lo0 = _mm256_blend_epi32(p0e, _mm256_slli_epi64(p0o, 32), 0xAA);
-            const __m256i hi1 = _mm256_blend_epi32(_mm256_srli_epi64(p1e, 32), p1o, 0xAA);
-            const __m256i lo1 = _mm256_blend_epi32(p1e, _mm256_slli_epi64(p1o, 32), 0xAA);
-            x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), _mm256_set1_epi32(static_cast<int>(ka)));
-            x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), _mm256_set1_epi32(static_cast<int>(kb)));
+        const __m256i x0_1 = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + i)), c_r1_x0);
+        __m256i hi0, lo0, hi1, lo1;
+        mulhilo8(x0_1, m0, hi0, lo0);  // round 2
+        const __m256i x2_2 = _mm256_xor_si256(hi0, vkb[1]);  // ^ x3 = 0
+        const __m256i x3_2 = lo0;
+        mulhilo8(x2_2, m1, hi1, lo1);  // round 3
+        __m256i x0 = _mm256_xor_si256(hi1, c_r3_x0);
+        __m256i x2 = _mm256_xor_si256(x3_2, c_r3_x2);
+        __m256i x1 = lo1;
+        __m256i x3 = c_r3_x3;
+        for (int r = 3; r < 9; ++r) {  // rounds 4 to 9
+            mulhilo8(x0, m0, hi0, lo0);
+            mulhilo8(x2, m1, hi1, lo1);
+            x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), vka[r]);
+            x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), vkb[r]);
             x1 = lo1;
             x3 = lo0;
-            ka += PHILOX_W0;
-            kb += PHILOX_W1;
         }
+        // round 10, word 0 only: the high half of x2 * M1
+        const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x2, 32), m1);
+        const __m256i hi = _mm256_blend_epi32(_mm256_srli_epi64(_mm256_mul_epu32(x2, m1), 32), odd, 0xAA);
+        x0 = _mm256_xor_si256(_mm256_xor_si256(hi, x1), vka[9]);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), x0);
     }
     for (; i < c; ++i) out[i] = philox4x32_word0(0u, u[i], hw, bid, key);
@@ -198,7 +235,9 @@ struct LayerWiseScratch {
     std::vector<uint64_t> member_bit;   // bit per vertex: in n_id
     std::vector<uint32_t> local_of;     // local id (valid where member_bit is set)
     // Per-minibatch lists:
-    PodBuf<uint32_t> touched;           // the touched columns, ascending (read off touched_bit)
+    PodBuf<uint32_t> touched;           // the touched columns, ascending (internal ids)
+    PodBuf<uint32_t> touched_count;     // unweighted: their counts (the keys' q)
+    PodBuf<uint32_t> touched_vertex;    // their vertex ids
     std::vector<double> key_q;
     std::vector<std::pair<double, uint64_t>> keyed;  // the bounded heap of smallest_keys
     std::vector<int64_t> chosen;
@@ -346,50 +385,78 @@ static inline void count_row(const uint32_t* __restrict row, int64_t deg, uint32
     for (; j < deg; ++j) cnt[row[j]] += 1;
 }
 
-// The columns x < n with cnt[x] > 0, ascending, written to out (room for the count + 8);
-// returns how many. O(n), eight counts per step (AVX2 compares where the CPU has them).
-static inline int64_t nonzero_columns_scalar(const uint32_t* cnt, int64_t n, uint32_t* out) {
+// The columns x < n with cnt[x] > 0, ascending: their ids to col, their counts to count and
+// their vertices vertex_of[x] to vertex (each with room for the number found + 8); returns
+// how many. O(n), eight counts per step (AVX2 compares where the CPU has them). Handing the
+// keys their counts and vertex ids from this scan spares them two gathers per candidate.
+static inline int64_t nonzero_columns_scalar(const uint32_t* cnt, const uint32_t* vertex_of, int64_t n,
+                                             uint32_t* col, uint32_t* count, uint32_t* vertex) {
     int64_t t = 0, x = 0;
     for (; x + 8 <= n; x += 8) {
         unsigned m = 0;
         for (int k = 0; k < 8; ++k) m |= static_cast<unsigned>(cnt[x + k] != 0) << k;
-        for (; m; m &= m - 1) out[t++] = static_cast<uint32_t>(x + __builtin_ctz(m));
+        for (; m; m &= m - 1) {
+            const int64_t y = x + __builtin_ctz(m);
+            col[t] = static_cast<uint32_t>(y);
+            count[t] = cnt[y];
+            vertex[t++] = vertex_of[y];
+        }
     }
-    for (; x < n; ++x)
-        if (cnt[x]) out[t++] = static_cast<uint32_t>(x);
+    for (; x < n; ++x) {
+        if (cnt[x]) {
+            col[t] = static_cast<uint32_t>(x);
+            count[t] = cnt[x];
+            vertex[t++] = vertex_of[x];
+        }
+    }
     return t;
 }
 
 #ifdef SPSAMPLE_LW_X86
-// Branch-free (the permutation table of compress8): a loop over each mask's bits mispredicted
-// about once per nonzero count.
-__attribute__((target("avx2"))) static int64_t nonzero_columns_avx2(const uint32_t* cnt, int64_t n,
-                                                                     uint32_t* out) {
+// Branch-free (the permutation table of compress8, which also packs the counts and vertex
+// ids): a loop over each mask's bits mispredicted about once per nonzero count.
+__attribute__((target("avx2"))) static int64_t nonzero_columns_avx2(const uint32_t* cnt, const uint32_t* vertex_of,
+                                                                     int64_t n, uint32_t* col, uint32_t* count,
+                                                                     uint32_t* vertex) {
     const __m256i zero = _mm256_setzero_si256();
     int64_t t = 0, x = 0;
     for (; x + 8 <= n; x += 8) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cnt + x));
         const __m256i is_zero = _mm256_cmpeq_epi32(v, zero);
         const unsigned m = ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(is_zero))) & 0xFFu;
-        t += compress8(m, static_cast<uint32_t>(x), out + t);
+        if (!m) continue;  // (runs of zeros are long among the high, cold ids)
+        const __m256i perm = _mm256_load_si256(reinterpret_cast<const __m256i*>(compress_table.perm[m]));
+        const __m256i vx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vertex_of + x));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(col + t),
+                            _mm256_add_epi32(perm, _mm256_set1_epi32(static_cast<int>(x))));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(count + t), _mm256_permutevar8x32_epi32(v, perm));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(vertex + t), _mm256_permutevar8x32_epi32(vx, perm));
+        t += __builtin_popcount(m);
     }
-    for (; x < n; ++x)
-        if (cnt[x]) out[t++] = static_cast<uint32_t>(x);
+    for (; x < n; ++x) {
+        if (cnt[x]) {
+            col[t] = static_cast<uint32_t>(x);
+            count[t] = cnt[x];
+            vertex[t++] = vertex_of[x];
+        }
+    }
     return t;
 }
 #endif
 
-static inline int64_t nonzero_columns(const uint32_t* cnt, int64_t n, uint32_t* out) {
+static inline int64_t nonzero_columns(const uint32_t* cnt, const uint32_t* vertex_of, int64_t n, uint32_t* col,
+                                      uint32_t* count, uint32_t* vertex) {
 #ifdef SPSAMPLE_LW_X86
-    if (lw_avx2()) return nonzero_columns_avx2(cnt, n, out);
+    if (lw_avx2()) return nonzero_columns_avx2(cnt, vertex_of, n, col, count, vertex);
 #endif
-    return nonzero_columns_scalar(cnt, n, out);
+    return nonzero_columns_scalar(cnt, vertex_of, n, col, count, vertex);
 }
 
-// The s smallest (key, vertex) pairs among the LADIES candidates cand[0..c) (internal ids; u_i =
-// vertex_of[cand[i]]), their vertices appended to `chosen` in no particular order. key_i =
-// neg_log(open_unit(w_i)) / q_i with w_i = ladies_words(u_i) and q_i = q[i], or cnt[cand[i]] when
-// q is null (unweighted: the column sums are counts); ties go to the smaller vertex. Needs c > s.
+// The s smallest (key, vertex) pairs among the LADIES candidates: vertex[0..c) and their
+// column sums, qd[i] (weighted) or the counts qc[i] (unweighted; exactly one of qd, qc is
+// given), the vertices appended to `chosen` in no particular order. key_i =
+// neg_log(open_unit(w_i)) / q_i with w_i = ladies_words(vertex[i]); ties go to the smaller
+// vertex. Needs c > s.
 //
 // A max-heap of s pairs holds the smallest keys so far; its top only decreases, and a key above
 // it is never chosen. Since -ln U >= 1 - U, a candidate with (1 - U) > top * q_i (with a 2**-20
@@ -397,12 +464,13 @@ static inline int64_t nonzero_columns(const uint32_t* cnt, int64_t n, uint32_t* 
 // or a division: after the heap fills only about s ln(c / s) candidates are keyed exactly.
 // The result is the exact-key heap's, bit for bit. Complexity O(c) Philox words (vectorised, in
 // blocks) + O(s log s log c) exact keys and heap updates, expected.
-static void smallest_keys(const uint32_t* cand, int64_t c, const uint32_t* vertex_of, const double* q,
-                          const uint32_t* cnt, int64_t s, uint32_t hw, uint32_t bid, Key key,
-                          std::vector<std::pair<double, uint64_t>>& heap, std::vector<int64_t>& chosen) {
+static void smallest_keys(const uint32_t* vertex, const double* qd, const uint32_t* qc, int64_t c, int64_t s,
+                          uint32_t hw, uint32_t bid, Key key, std::vector<std::pair<double, uint64_t>>& heap,
+                          std::vector<int64_t>& chosen) {
     constexpr int64_t BLOCK = 256;
     constexpr double MARGIN = 1.0 - 0x1p-20;
-    uint32_t u[BLOCK], words[BLOCK];
+    const uint32_t* u = nullptr;  // the block's vertices
+    uint32_t words[BLOCK];
     double qb[BLOCK];
     heap.clear();
     double top = 0.0;  // valid once the heap holds s pairs
@@ -428,11 +496,11 @@ static void smallest_keys(const uint32_t* cand, int64_t c, const uint32_t* verte
     };
     for (int64_t b0 = 0; b0 < c; b0 += BLOCK) {
         const int64_t len = std::min(BLOCK, c - b0);
-        for (int64_t i = 0; i < len; ++i) u[i] = vertex_of[cand[b0 + i]];
-        if (q) {
-            for (int64_t i = 0; i < len; ++i) qb[i] = q[b0 + i];
+        u = vertex + b0;
+        if (qd) {
+            for (int64_t i = 0; i < len; ++i) qb[i] = qd[b0 + i];
         } else {
-            for (int64_t i = 0; i < len; ++i) qb[i] = static_cast<double>(cnt[cand[b0 + i]]);
+            for (int64_t i = 0; i < len; ++i) qb[i] = static_cast<double>(qc[b0 + i]);
         }
         ladies_words(u, len, hw, bid, key, words);
         if (static_cast<int64_t>(heap.size()) < s) {
@@ -539,11 +607,16 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             }
             // the touched columns in ascending internal order (hubs first), so that the keys
             // read the sums and vertex ids as a forward stream. O(n / 64 + C).
-            sc.touched.resize(std::min<int64_t>(g.n, entries[l]) + 8);
+            const int64_t room = std::min<int64_t>(g.n, entries[l]) + 8;
+            sc.touched.resize(room);
+            sc.touched_count.resize(room);
+            sc.touched_vertex.resize(room);
             uint32_t* touched = sc.touched.data();
+            uint32_t* tcount = sc.touched_count.data();
+            uint32_t* tvertex = sc.touched_vertex.data();
             int64_t nt = 0;
-            if (scan) {
-                nt = nonzero_columns(cnt, g.n, touched);
+            if (scan) {  // also fills tcount and tvertex
+                nt = nonzero_columns(cnt, o.vertex_of, g.n, touched, tcount, tvertex);
             } else {
                 const int64_t words = static_cast<int64_t>(sc.touched_bit.size());
                 for (int64_t x = 0; x < words; ++x) {
@@ -577,7 +650,12 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                     if (colsum(touched[c]) > 0) chosen.push_back(o.vertex_of[touched[c]]);
             } else {
                 LW_TICK(1)
-                smallest_keys(touched, C, o.vertex_of, q, cnt, s, hw, bid, o.key, sc.keyed, chosen);
+                if (!scan) {
+                    for (int64_t c = 0; c < C; ++c) tvertex[c] = o.vertex_of[touched[c]];
+                    if (!w)
+                        for (int64_t c = 0; c < C; ++c) tcount[c] = cnt[touched[c]];
+                }
+                smallest_keys(tvertex, q, w ? nullptr : tcount, C, s, hw, bid, o.key, sc.keyed, chosen);
                 LW_TICK(7)
             }
             std::sort(chosen.begin(), chosen.end());
@@ -656,11 +734,25 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             rec_lu[m] = lu;
             rec_e[m] = e;
             rec_lmin[m] = static_cast<uint8_t>(lm);
-            hist[lm] += keep;
             m += keep;
         }
     }
     row_hits[rows] = m;
+    // The records' first layers, counted afterwards in four interleaved histograms: one
+    // histogram incremented per hit chained each hit to the previous one's store (lm takes
+    // a few values).
+    {
+        int64_t part[4][256] = {{0}};
+        int64_t h = 0;
+        for (; h + 4 <= m; h += 4) {
+            part[0][rec_lmin[h]] += 1;
+            part[1][rec_lmin[h + 1]] += 1;
+            part[2][rec_lmin[h + 2]] += 1;
+            part[3][rec_lmin[h + 3]] += 1;
+        }
+        for (; h < m; ++h) part[0][rec_lmin[h]] += 1;
+        for (int l = 0; l < L; ++l) hist[l] = part[0][l] + part[1][l] + part[2][l] + part[3][l];
+    }
     LW_TICK(3)
     // Exact output sizes: layer l holds the hits with lmin <= l.
     out.edge_count.assign(L, 0);
