@@ -84,8 +84,9 @@ static inline bool lw_avx512() {
     static const bool on = __builtin_cpu_supports("avx512f") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
     return on;
 }
-static inline bool lw_avx2() {
-    static const bool on = __builtin_cpu_supports("avx2") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
+static inline bool lw_avx2() {  // with BMI2, which every AVX2 CPU has (shrx in the bit tests)
+    static const bool on = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+                           !std::getenv("SPSAMPLE_NATIVE_SCALAR");
     return on;
 }
 #endif
@@ -246,9 +247,10 @@ struct LayerWiseScratch {
     // Edge pass: the entries whose column is in n_id ("hits") of the rows of B_{L-1}
     PodBuf<uint32_t> hit_off;           // offsets within one row
     PodBuf<uint32_t> rec_lu;            // hit -> local id of its column
-    PodBuf<int64_t> rec_e;              // hit -> entry index
+    PodBuf<uint32_t> rec_off;           // hit -> offset of its entry in the row
     PodBuf<uint8_t> rec_lmin;           // hit -> first layer the edge belongs to
     PodBuf<int64_t> row_hits;           // row -> first hit (rows + 1)
+    PodBuf<int64_t> row_e0;             // row -> its first entry (indptr[v])
 
     void resize(int64_t n, bool weighted) {
         if (weighted) {
@@ -310,7 +312,7 @@ __attribute__((target("avx2"))) static inline int compress8(unsigned m, uint32_t
 }
 
 // member_offsets_scalar's tests with compress8's stores.
-__attribute__((target("avx2"))) static int64_t member_offsets_avx2(const uint32_t* row, int64_t deg,
+__attribute__((target("avx2,bmi2"))) static int64_t member_offsets_avx2(const uint32_t* row, int64_t deg,
                                                                     const uint64_t* bits, uint32_t* out) {
     int64_t t = 0, j = 0;
     for (; j + 8 <= deg; j += 8) {
@@ -707,11 +709,13 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     sc.hit_off.resize(max_deg + 16);
     const int64_t D = entries[L - 1];
     sc.rec_lu.resize(D + 1);
-    sc.rec_e.resize(D + 1);
+    sc.rec_off.resize(D + 1);
+    sc.row_e0.resize(rows);
     sc.rec_lmin.resize(D + 1);
     uint32_t* hit_off = sc.hit_off.data();
     uint32_t* rec_lu = sc.rec_lu.data();
-    int64_t* rec_e = sc.rec_e.data();
+    uint32_t* rec_off = sc.rec_off.data();
+    int64_t* row_e0 = sc.row_e0.data();
     uint8_t* rec_lmin = sc.rec_lmin.data();
     int64_t* row_hits = sc.row_hits.data();
     int64_t hist[257] = {0};
@@ -721,6 +725,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         const int64_t e0 = indptr[v], deg = indptr[v + 1] - e0;
         if (i + PF < rows) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
         row_hits[i] = m;
+        row_e0[i] = e0;
         const uint32_t* row_cols = idx32 + e0;
         const int64_t t = member_offsets(row_cols, deg, member_bit, hit_off);
         const int si = stage[i];
@@ -732,7 +737,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             const int64_t keep = w ? (w[e] > 0 ? 1 : 0) : 1;
             const int lm = std::max(si, stage[lu] - 1);
             rec_lu[m] = lu;
-            rec_e[m] = e;
+            rec_off[m] = off;
             rec_lmin[m] = static_cast<uint8_t>(lm);
             m += keep;
         }
@@ -798,9 +803,13 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         const int64_t layer_rows = bsize[l];
         for (int64_t i = 0; i < layer_rows; ++i) {
             const int64_t lo = c;
+            const int64_t e0 = row_e0[i];
+            // the row's serial sum, taken as the values are written: a hit outside the layer
+            // adds +0.0, which leaves the sum's bits unchanged (it is >= +0.0 throughout)
+            double total = 0.0;
             for (int64_t h = row_hits[i]; h < row_hits[i + 1]; ++h) {
                 const uint32_t lu = rec_lu[h];
-                const int64_t e = rec_e[h];
+                const int64_t e = e0 + rec_off[h];
                 const double a = w ? w[e] : 1.0;
                 const bool in_layer = rec_lmin[h] <= l;
                 // (P[l] covers B_{l+1} only: a hit outside the layer reads P[0] instead)
@@ -808,11 +817,11 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                 dst[c] = i;
                 src[c] = lu;
                 eid[c] = e;
-                wt[c] = reciprocal ? p : a / p;
+                const double value = reciprocal ? p : a / p;
+                wt[c] = value;
+                total += in_layer ? value : 0.0;
                 c += in_layer ? 1 : 0;
             }
-            double total = 0.0;
-            for (int64_t x = lo; x < c; ++x) total += wt[x];
             if (total > 0) {
                 for (int64_t x = lo; x < c; ++x) wt[x] = wt[x] / total;
             } else {
