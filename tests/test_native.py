@@ -219,20 +219,27 @@ def test_rng_hooks_match_python():
 @pytest.mark.parametrize("path", ["auto", "generic", "avx2"])
 def test_ladies_candidate_words_match_python_philox(path):
     """Every implementation of the LADIES candidates' words (the hand-written AVX2 one, the
-    compiler-vectorised clones, the one the kernel picks) is word 0 of stream (u, hw, bid)."""
+    compiler-vectorised clones, the one the kernel picks) is word 0 of stream (u, hw, bid),
+    for several hop words, batch ids and keys (the AVX2 one folds the rounds' constant parts,
+    which depend on all three)."""
     from spsample import _rng
 
-    u = np.random.default_rng(3).integers(0, 2**32 - 1, size=1003, dtype=np.uint64).astype(np.uint32)
-    key = _rng.split_seed(2**40 + 17)
-    try:
-        words = _native._kernels.ladies_words(u, 0x0102, 77, int(key[0]), int(key[1]), path)
-    except Exception as exc:  # the hook refuses "avx2" where the CPU or build has none
-        if path == "avx2" and "AVX2" in str(exc):
-            pytest.skip(str(exc))
-        raise
-    expected = _rng.stream_words(np.zeros(u.size, np.int64), u.astype(np.int64), 0x0102,
-                                 np.full(u.size, 77, np.int64), key)
-    assert words.dtype == np.uint32 and np.array_equal(words, expected)
+    rng = np.random.default_rng(3)
+    u = rng.integers(0, 2**32 - 1, size=1003, dtype=np.uint64).astype(np.uint32)
+    cases = [(0x0102, 77, 2**40 + 17), (0, 0, 0), (2**32 - 1, 2**32 - 1, 2**64 - 1)]
+    cases += [tuple(int(x) for x in rng.integers(0, 2**32, size=2, dtype=np.uint64)) + (int(s),)
+              for s in rng.integers(0, 2**63, size=5, dtype=np.uint64)]
+    for hw, bid, seed in cases:
+        key = _rng.split_seed(seed)
+        try:
+            words = _native._kernels.ladies_words(u, hw, bid, int(key[0]), int(key[1]), path)
+        except Exception as exc:  # the hook refuses "avx2" where the CPU or build has none
+            if path == "avx2" and "AVX2" in str(exc):
+                pytest.skip(str(exc))
+            raise
+        expected = _rng.stream_words(np.zeros(u.size, np.int64), u.astype(np.int64), hw,
+                                     np.full(u.size, bid, np.int64), key)
+        assert words.dtype == np.uint32 and np.array_equal(words, expected), (hw, bid, seed)
 
 
 # ------------------------------------------------------------------------- switch and bounds
