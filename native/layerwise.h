@@ -805,7 +805,8 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             const int64_t lo = c;
             const int64_t e0 = row_e0[i];
             // the row's serial sum, taken as the values are written: a hit outside the layer
-            // adds +0.0, which leaves the sum's bits unchanged (it is >= +0.0 throughout)
+            // adds +0.0, which leaves the sum's bits unchanged (a sum that starts at +0.0 is
+            // never -0.0, the one value that adding +0.0 would change)
             double total = 0.0;
             for (int64_t h = row_hits[i]; h < row_hits[i + 1]; ++h) {
                 const uint32_t lu = rec_lu[h];
