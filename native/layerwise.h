@@ -266,22 +266,25 @@ struct LayerWiseScratch {
 
 static inline bool test_bit(const uint64_t* bits, uint32_t u) { return (bits[u >> 6] >> (u & 63)) & 1u; }
 
-// Offsets j (ascending) of the entries row[0..deg) whose vertex has its bit set in `bits`;
-// returns how many were written to out. out needs deg + 16 slots (the vector path stores 16
-// lanes at a time). Integer-only, so every path gives the same result.
+// Bit k of the result: whether vertex u[k] has its bit set in `bits`, for k < 8.
+static inline unsigned member_mask8(const uint32_t* u, const uint64_t* bits) {
+    unsigned m = 0;
+    for (int k = 0; k < 8; ++k) m |= static_cast<unsigned>(test_bit(bits, u[k])) << k;
+    return m;
+}
+
+// Offsets j (ascending, from j0 on) of the entries row[j0..deg) whose vertex has its bit set in
+// `bits`; returns how many were written to out. out needs deg + 16 slots (the vector path
+// stores 16 lanes at a time). Integer-only, so every path gives the same result.
 static inline int64_t member_offsets_scalar(const uint32_t* row, int64_t deg, const uint64_t* bits,
-                                            uint32_t* out) {
+                                            uint32_t* out, int64_t j0 = 0) {
     // Eight tests form a mask and only its set bits are stored: the branch-free form (store
     // every offset, advance by the test) chains each store to the previous test and ran 8x
     // slower on Zen 1; members are rare, so `while (m)` is usually skipped.
-    int64_t t = 0, j = 0;
+    int64_t t = 0, j = j0;
     for (; j + 8 <= deg; j += 8) {
-        unsigned m = 0;
-        for (int k = 0; k < 8; ++k) m |= static_cast<unsigned>(test_bit(bits, row[j + k])) << k;
-        while (m) {
+        for (unsigned m = member_mask8(row + j, bits); m; m &= m - 1)
             out[t++] = static_cast<uint32_t>(j + __builtin_ctz(m));
-            m &= m - 1;
-        }
     }
     for (; j < deg; ++j)
         if (test_bit(bits, row[j])) out[t++] = static_cast<uint32_t>(j);
@@ -315,14 +318,8 @@ __attribute__((target("avx2"))) static inline int compress8(unsigned m, uint32_t
 __attribute__((target("avx2,bmi2"))) static int64_t member_offsets_avx2(const uint32_t* row, int64_t deg,
                                                                     const uint64_t* bits, uint32_t* out) {
     int64_t t = 0, j = 0;
-    for (; j + 8 <= deg; j += 8) {
-        unsigned m = 0;
-        for (int k = 0; k < 8; ++k) m |= static_cast<unsigned>(test_bit(bits, row[j + k])) << k;
-        t += compress8(m, static_cast<uint32_t>(j), out + t);
-    }
-    for (; j < deg; ++j)
-        if (test_bit(bits, row[j])) out[t++] = static_cast<uint32_t>(j);
-    return t;
+    for (; j + 8 <= deg; j += 8) t += compress8(member_mask8(row + j, bits), static_cast<uint32_t>(j), out + t);
+    return t + member_offsets_scalar(row, deg, bits, out + t, j);  // the last deg % 8
 }
 #endif
 
@@ -387,30 +384,25 @@ static inline void count_row(const uint32_t* __restrict row, int64_t deg, uint32
     for (; j < deg; ++j) cnt[row[j]] += 1;
 }
 
-// The columns x < n with cnt[x] > 0, ascending: their ids to col, their counts to count and
+// The columns x0 <= x < n with cnt[x] > 0, ascending: their ids to col, their counts to count and
 // their vertices vertex_of[x] to vertex (each with room for the number found + 8); returns
 // how many. O(n), eight counts per step (AVX2 compares where the CPU has them). Handing the
 // keys their counts and vertex ids from this scan spares them two gathers per candidate.
 static inline int64_t nonzero_columns_scalar(const uint32_t* cnt, const uint32_t* vertex_of, int64_t n,
-                                             uint32_t* col, uint32_t* count, uint32_t* vertex) {
-    int64_t t = 0, x = 0;
+                                             uint32_t* col, uint32_t* count, uint32_t* vertex, int64_t x0 = 0) {
+    int64_t t = 0, x = x0;
+    auto keep = [&](int64_t y) {
+        col[t] = static_cast<uint32_t>(y);
+        count[t] = cnt[y];
+        vertex[t++] = vertex_of[y];
+    };
     for (; x + 8 <= n; x += 8) {
         unsigned m = 0;
         for (int k = 0; k < 8; ++k) m |= static_cast<unsigned>(cnt[x + k] != 0) << k;
-        for (; m; m &= m - 1) {
-            const int64_t y = x + __builtin_ctz(m);
-            col[t] = static_cast<uint32_t>(y);
-            count[t] = cnt[y];
-            vertex[t++] = vertex_of[y];
-        }
+        for (; m; m &= m - 1) keep(x + __builtin_ctz(m));
     }
-    for (; x < n; ++x) {
-        if (cnt[x]) {
-            col[t] = static_cast<uint32_t>(x);
-            count[t] = cnt[x];
-            vertex[t++] = vertex_of[x];
-        }
-    }
+    for (; x < n; ++x)
+        if (cnt[x]) keep(x);
     return t;
 }
 
@@ -435,14 +427,7 @@ __attribute__((target("avx2"))) static int64_t nonzero_columns_avx2(const uint32
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(vertex + t), _mm256_permutevar8x32_epi32(vx, perm));
         t += __builtin_popcount(m);
     }
-    for (; x < n; ++x) {
-        if (cnt[x]) {
-            col[t] = static_cast<uint32_t>(x);
-            count[t] = cnt[x];
-            vertex[t++] = vertex_of[x];
-        }
-    }
-    return t;
+    return t + nonzero_columns_scalar(cnt, vertex_of, n, col + t, count + t, vertex + t, x);  // the last n % 8
 }
 #endif
 
