@@ -1,16 +1,28 @@
 // Fused layer-wise bulk sampling (LADIES, FastGCN): all layers of all minibatches in one call.
 //
 // Layer l (0-based) of minibatch j with vertex set B_l (its n_id before the layer's selection,
-// in local order; B_0 = the seeds, B_{l+1} = B_l + the layer's new vertices):
+// in local order; B_0 = the seeds, B_{l+1} = B_l + the layer's new vertices), s = fanouts[l]:
 //
 //   LADIES  P_l[u] = sum over v in B_l (local order), entries of row v (storage order) of a_vu**2
-//           (a = 1 on unweighted graphs) -- the segmented column accumulation of Q_b (A o A),
-//           taken serially in that order. Since B_l is a prefix of B_{l+1}, P_{l+1} continues
-//           P_l's serial sums with the rows new at layer l + 1: every row is accumulated once
-//           per minibatch, not once per layer, with bit-identical sums. Columns with P = 0 are
-//           dropped. If at most s columns remain all are kept, else the s smallest Efraimidis-
-//           Spirakis keys neg_log(open_unit(w_u)) / P_l[u], w_u = word 0 of stream (u, hop word,
-//           global batch id), ties to the smaller u.
+//           (a = 1 on unweighted graphs): the segmented column sums of Q_b (A o A), taken
+//           serially in that order. The candidates are the columns with P_l > 0. If there are
+//           at most s (or s = -1) all are chosen, else s of them, without replacement, with
+//           probability proportional to P_l:
+//           - unweighted: by draws of entries. The D_l entries of the rows of B_l are numbered
+//             in (local row, storage) order; draw t takes words 2t, 2t + 1 of stream
+//             (NO_VERTEX, hop word, global batch id), U = unit53(w0, w1), the entry
+//             E = min(floor(U * D_l), D_l - 1) and its column; the first s distinct columns
+//             drawn are chosen. A column comes up with probability P_l[u] / D_l and repeats are
+//             skipped (successive sampling), so no column sum is needed to choose: about s
+//             draws when no few columns hold most entries (on R-MAT 20, 1.03 to 1.08 draws
+//             per chosen column).
+//             Whether there are more than s candidates is seen by marking the rows' columns
+//             in a bitset until s + 1 are distinct (usually after about s entries).
+//           - weighted: the s smallest Efraimidis-Spirakis keys neg_log(open_unit(w_u)) / P_l[u],
+//             w_u = word 0 of stream (u, hop word, global batch id), ties to the smaller u
+//             (smallest_keys), over the column sums continued layer by layer in acc: since
+//             B_l is a prefix of B_{l+1}, P_{l+1} continues P_l's serial sums with the rows new
+//             at layer l + 1, and every row is accumulated once per minibatch.
 //   FastGCN P[u] = q[u] (global column weights, given) and s i.i.d. draws: draw i takes words 2i,
 //           2i + 1 of stream (NO_VERTEX, hop word, batch id), U = unit53(w0, w1), u = first
 //           column whose cumulative weight exceeds U * total (clamped to n - 1); deduplicated.
@@ -26,32 +38,34 @@
 // every layer come from one scan of the rows of B_{L-1}: pass 1 keeps the entries whose column
 // is in n_id (an n-bit membership bitset, L2-resident; AVX-512 gather/compress, or AVX2 packing
 // of each eight tests, where the CPU has them) as records (local u, entry, first layer
-// max(stage(v), stage(u) - 1)), which also gives every layer's exact edge count; pass 2 writes
-// each layer, rows in local order, records in storage order, into one exact-size block from
-// o.alloc.
+// max(stage(v), stage(u) - 1)), which also gives every layer's exact edge count, and sums the
+// LADIES P_l[u] of the vertices of n_id over the hits in the oracle's order (the only column
+// sums unweighted LADIES takes); pass 2 writes each layer, rows in local order, records in
+// storage order, into one exact-size block from o.alloc.
 //
-// Internal ids: the vertex-indexed state (counts, sums, membership, local ids) is indexed by an
-// internal column id, the column's rank by in-degree (o.internal_of / o.vertex_of, built once per
-// graph by spsample._native), and the rows are read from o.indices32, the CSR's columns as
-// internal ids. Most entries point to hubs, so their updates stay in the first few hundred KB of
-// the count array (on R-MAT 20, 77 % within the first 256 KB) instead of the whole n * 4 bytes.
-// Only cache behaviour changes: sums are per column in the same order, keys and ties use the
-// vertex ids, so the results are those of the vertex-indexed computation, bit for bit.
+// Internal ids: the vertex-indexed state (sums, marks, membership, local ids) is indexed by an
+// internal column id, the column's rank by in-degree (o.internal_of / o.vertex_of, built once
+// per graph by spsample._native), and the rows are read from o.indices32, the CSR's columns as
+// internal ids. Most entries point to hubs, so their bit tests and updates stay in the first
+// few hundred KB of those arrays (on R-MAT 20, 77 % of the entries point to the first 64 K
+// ids). Only cache behaviour changes: sums are per column in the same order, keys and ties use
+// the vertex ids, so the results are those of the vertex-indexed computation, bit for bit.
 //
 // Inputs:  g (CSRView; g.indices unused); seeds[0..b) distinct ids in [0, n); bid, the global
 //          minibatch id; o (with indices32, internal_of and vertex_of).
 // Outputs: n_id (N, int64, unique: seeds, then each layer's new vertices ascending), counts
 //          (L + 1), per layer dst (non-decreasing), src, eid (ascending within each dst), weight,
 //          all edge arrays in out.block (freed by the caller).
-// Complexity per minibatch: O(D) for the accumulation and the edges, D = sum of the degrees of
-//          the rows of B_{L-1}; per layer, to list the C (<= D) touched columns, O(n / 64 + C)
-//          from a touched bitset, or, unweighted once the accumulated rows hold D_l >= n / 8
-//          entries, O(n) = O(D_l) from the counts themselves (which spares the bitset's
-//          read-modify-write per entry); O(C) Philox words and O(s log s log C) exact keys and
-//          heap updates (expected; smallest_keys); FastGCN O(s log n) per layer for the draws.
-// Memory:  per thread n-sized arrays cleared in O(C + N) per minibatch (32-bit counts, or
-//          float64 sums on weighted graphs; a touched bitset; 32-bit local ids; a membership
-//          bitset) and O(D) scratch (touched list, hit records); outputs exactly
+// Complexity per minibatch: O(D) for the edges, D = sum of the degrees of the rows of B_{L-1}.
+//          Unweighted LADIES per layer: O(|B_l|) for the entry numbering, the marks until s + 1
+//          distinct columns (O(s) expected, O(D_l) at worst) and O(log |B_l|) per draw (one
+//          Philox block per two draws). Weighted LADIES: O(D) for the accumulation, per layer
+//          O(n / 64 + C) to list the C touched columns, O(C) Philox words and
+//          O(s log s log C) exact keys and heap updates (expected; smallest_keys). FastGCN
+//          O(s log n) per layer for the draws.
+// Memory:  per thread n-sized arrays cleared in O(C + N) per minibatch (a bitset of marked or
+//          touched columns; float64 sums on weighted graphs; 32-bit local ids; a membership
+//          bitset) and O(D) scratch (hit records); outputs exactly
 //          sum_l (edges_l + 1) * 32 bytes plus n_id.
 //
 // Profiling: compile with -DSPSAMPLE_LW_PROFILE to accumulate per-phase wall time in lw_prof[]
@@ -230,19 +244,21 @@ static inline void ladies_words(const uint32_t* u, int64_t c, uint32_t hw, uint3
 struct LayerWiseScratch {
     // Vertex-indexed state, sized n once per thread and cleared per minibatch in O(touched):
     // (all indexed by internal id)
-    std::vector<uint32_t> cnt;          // unweighted: LADIES column sum so far (a count)
     std::vector<double> acc;            // weighted: LADIES column sum so far
-    std::vector<uint64_t> touched_bit;  // bit per column with an entry in an accumulated row
+    std::vector<uint64_t> touched_bit;  // weighted: bit per column with an entry in an accumulated
+                                        // row; unweighted: the columns marked in one layer
     std::vector<uint64_t> member_bit;   // bit per vertex: in n_id
     std::vector<uint32_t> local_of;     // local id (valid where member_bit is set)
     // Per-minibatch lists:
-    PodBuf<uint32_t> touched;           // the touched columns, ascending (internal ids)
-    PodBuf<uint32_t> touched_count;     // unweighted: their counts (the keys' q)
+    PodBuf<int64_t> row_start;          // entries of the rows n_id[0..i), i <= |B_l|
+    std::vector<uint32_t> marked;       // unweighted: the columns marked in touched_bit
+    PodBuf<uint32_t> touched;           // weighted: the touched columns, ascending (internal ids)
     PodBuf<uint32_t> touched_vertex;    // their vertex ids
-    std::vector<double> key_q;
+    std::vector<double> key_q;          // their column sums
     std::vector<std::pair<double, uint64_t>> keyed;  // the bounded heap of smallest_keys
     std::vector<int64_t> chosen;
     std::vector<std::vector<double>> P;  // P[l][local] for local < |B_{l+1}| (LADIES)
+    std::vector<double> run;             // the edge pass's column sums (LADIES)
     std::vector<double> inv_p;           // 1 / P[l][local] (unweighted LADIES edge values)
     // Edge pass: the entries whose column is in n_id ("hits") of the rows of B_{L-1}
     PodBuf<uint32_t> hit_off;           // offsets within one row
@@ -253,11 +269,7 @@ struct LayerWiseScratch {
     PodBuf<int64_t> row_e0;             // row -> its first entry (indptr[v])
 
     void resize(int64_t n, bool weighted) {
-        if (weighted) {
-            acc.assign(n, 0.0);
-        } else {
-            cnt.assign(n, 0);
-        }
+        if (weighted) acc.assign(n, 0.0);
         touched_bit.assign((n + 63) / 64, 0);
         member_bit.assign((n + 63) / 64, 0);
         local_of.assign(n, NO_LOCAL);
@@ -357,93 +369,10 @@ static inline int64_t member_offsets(const uint32_t* row, int64_t deg, const uin
     return member_offsets_scalar(row, deg, bits, out);
 }
 
-// cnt[row[j]] += 1 for j < deg (correct even if a row repeats a column, which a Graph never
-// does: it merges duplicates). Four entries at a time, their four
-// counts loaded before any is stored (with repeats within the four counted explicitly): one
-// increment after another made every load wait for the previous store, about 3 ns per entry
-// on Zen 1 even within L1. Counts are prefetched PF entries ahead.
-static inline void count_row(const uint32_t* __restrict row, int64_t deg, uint32_t* cnt) {
-    constexpr int64_t PF = 48;
-    int64_t j = 0;
-    for (; j + 4 <= deg; j += 4) {
-        if (j + PF + 4 <= deg) {
-            __builtin_prefetch(&cnt[row[j + PF]], 1);
-            __builtin_prefetch(&cnt[row[j + PF + 1]], 1);
-            __builtin_prefetch(&cnt[row[j + PF + 2]], 1);
-            __builtin_prefetch(&cnt[row[j + PF + 3]], 1);
-        }
-        const uint32_t a0 = row[j], a1 = row[j + 1], a2 = row[j + 2], a3 = row[j + 3];
-        const uint32_t v0 = cnt[a0], v1 = cnt[a1], v2 = cnt[a2], v3 = cnt[a3];
-        const uint32_t e01 = a0 == a1, e02 = a0 == a2, e03 = a0 == a3;
-        const uint32_t e12 = a1 == a2, e13 = a1 == a3, e23 = a2 == a3;
-        cnt[a0] = v0 + 1 + e01 + e02 + e03;  // equal addresses store equal values
-        cnt[a1] = v1 + 1 + e01 + e12 + e13;
-        cnt[a2] = v2 + 1 + e02 + e12 + e23;
-        cnt[a3] = v3 + 1 + e03 + e13 + e23;
-    }
-    for (; j < deg; ++j) cnt[row[j]] += 1;
-}
-
-// The columns x0 <= x < n with cnt[x] > 0, ascending: their ids to col, their counts to count and
-// their vertices vertex_of[x] to vertex (each with room for the number found + 8); returns
-// how many. O(n), eight counts per step (AVX2 compares where the CPU has them). Handing the
-// keys their counts and vertex ids from this scan spares them two gathers per candidate.
-static inline int64_t nonzero_columns_scalar(const uint32_t* cnt, const uint32_t* vertex_of, int64_t n,
-                                             uint32_t* col, uint32_t* count, uint32_t* vertex, int64_t x0 = 0) {
-    int64_t t = 0, x = x0;
-    auto keep = [&](int64_t y) {
-        col[t] = static_cast<uint32_t>(y);
-        count[t] = cnt[y];
-        vertex[t++] = vertex_of[y];
-    };
-    for (; x + 8 <= n; x += 8) {
-        unsigned m = 0;
-        for (int k = 0; k < 8; ++k) m |= static_cast<unsigned>(cnt[x + k] != 0) << k;
-        for (; m; m &= m - 1) keep(x + __builtin_ctz(m));
-    }
-    for (; x < n; ++x)
-        if (cnt[x]) keep(x);
-    return t;
-}
-
-#ifdef SPSAMPLE_LW_X86
-// Branch-free (the permutation table of compress8, which also packs the counts and vertex
-// ids): a loop over each mask's bits mispredicted about once per nonzero count.
-__attribute__((target("avx2"))) static int64_t nonzero_columns_avx2(const uint32_t* cnt, const uint32_t* vertex_of,
-                                                                     int64_t n, uint32_t* col, uint32_t* count,
-                                                                     uint32_t* vertex) {
-    const __m256i zero = _mm256_setzero_si256();
-    int64_t t = 0, x = 0;
-    for (; x + 8 <= n; x += 8) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cnt + x));
-        const __m256i is_zero = _mm256_cmpeq_epi32(v, zero);
-        const unsigned m = ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(is_zero))) & 0xFFu;
-        if (!m) continue;  // (runs of zeros are long among the high, cold ids)
-        const __m256i perm = _mm256_load_si256(reinterpret_cast<const __m256i*>(compress_table.perm[m]));
-        const __m256i vx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vertex_of + x));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(col + t),
-                            _mm256_add_epi32(perm, _mm256_set1_epi32(static_cast<int>(x))));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(count + t), _mm256_permutevar8x32_epi32(v, perm));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(vertex + t), _mm256_permutevar8x32_epi32(vx, perm));
-        t += __builtin_popcount(m);
-    }
-    return t + nonzero_columns_scalar(cnt, vertex_of, n, col + t, count + t, vertex + t, x);  // the last n % 8
-}
-#endif
-
-static inline int64_t nonzero_columns(const uint32_t* cnt, const uint32_t* vertex_of, int64_t n, uint32_t* col,
-                                      uint32_t* count, uint32_t* vertex) {
-#ifdef SPSAMPLE_LW_X86
-    if (lw_avx2()) return nonzero_columns_avx2(cnt, vertex_of, n, col, count, vertex);
-#endif
-    return nonzero_columns_scalar(cnt, vertex_of, n, col, count, vertex);
-}
-
-// The s smallest (key, vertex) pairs among the LADIES candidates: vertex[0..c) and their
-// column sums, qd[i] (weighted) or the counts qc[i] (unweighted; exactly one of qd, qc is
-// given), the vertices appended to `chosen` in no particular order. key_i =
-// neg_log(open_unit(w_i)) / q_i with w_i = ladies_words(vertex[i]); ties go to the smaller
-// vertex. Needs c > s.
+// The s smallest (key, vertex) pairs among the weighted LADIES candidates: vertex[0..c) and
+// their column sums q[i], the vertices appended to `chosen` in no particular order. key_i =
+// neg_log(open_unit(w_i)) / q_i (+inf where q_i = 0) with w_i = ladies_words(vertex[i]); ties
+// go to the smaller vertex. Needs more than s candidates with q_i > 0.
 //
 // A max-heap of s pairs holds the smallest keys so far; its top only decreases, and a key above
 // it is never chosen. Since -ln U >= 1 - U, a candidate with (1 - U) > top * q_i (with a 2**-20
@@ -451,14 +380,14 @@ static inline int64_t nonzero_columns(const uint32_t* cnt, const uint32_t* verte
 // or a division: after the heap fills only about s ln(c / s) candidates are keyed exactly.
 // The result is the exact-key heap's, bit for bit. Complexity O(c) Philox words (vectorised, in
 // blocks) + O(s log s log c) exact keys and heap updates, expected.
-static void smallest_keys(const uint32_t* vertex, const double* qd, const uint32_t* qc, int64_t c, int64_t s,
+static void smallest_keys(const uint32_t* vertex, const double* q, int64_t c, int64_t s,
                           uint32_t hw, uint32_t bid, Key key, std::vector<std::pair<double, uint64_t>>& heap,
                           std::vector<int64_t>& chosen) {
     constexpr int64_t BLOCK = 256;
     constexpr double MARGIN = 1.0 - 0x1p-20;
     const uint32_t* u = nullptr;  // the block's vertices
+    const double* qb = nullptr;  // the block's column sums
     uint32_t words[BLOCK];
-    double qb[BLOCK];
     heap.clear();
     double top = 0.0;  // valid once the heap holds s pairs
     // the exact key of candidate i of the block, into the heap if it is among the s smallest
@@ -484,11 +413,7 @@ static void smallest_keys(const uint32_t* vertex, const double* qd, const uint32
     for (int64_t b0 = 0; b0 < c; b0 += BLOCK) {
         const int64_t len = std::min(BLOCK, c - b0);
         u = vertex + b0;
-        if (qd) {
-            for (int64_t i = 0; i < len; ++i) qb[i] = qd[b0 + i];
-        } else {
-            for (int64_t i = 0; i < len; ++i) qb[i] = static_cast<double>(qc[b0 + i]);
-        }
+        qb = q + b0;
         ladies_words(u, len, hw, bid, key, words);
         if (static_cast<int64_t>(heap.size()) < s) {
             for (int64_t i = 0; i < len; ++i) consider(i);
@@ -521,10 +446,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     const uint32_t* idx32 = o.indices32;
     const double* w = g.weights;
     double* acc = sc.acc.data();
-    uint32_t* cnt = sc.cnt.data();
     uint64_t* touched_bit = sc.touched_bit.data();
-    // the column sum of vertex u so far (exact integers on unweighted graphs)
-    auto colsum = [&](uint64_t u) -> double { return w ? acc[u] : static_cast<double>(cnt[u]); };
     uint64_t* member_bit = sc.member_bit.data();
     uint32_t* local_of = sc.local_of.data();
     PodBuf<int64_t>& n_id = out.n_id;
@@ -538,115 +460,113 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         member_bit[u >> 6] |= uint64_t(1) << (u & 63);
     }
     std::vector<int64_t> bsize(1, b);  // |B_0|, |B_1|, ..., |B_L|
-    std::vector<int64_t> entries;      // entries[l] = sum of the degrees of the rows of B_l
-    int64_t accumulated = 0;           // rows of n_id whose entries are in the column sums
+    // row_start[i] = entries of the rows n_id[0..i) (the draws' entry numbering), i <= |B_l|
+    PodBuf<int64_t>& row_start = sc.row_start;
+    row_start.clear();
+    row_start.push_back(0);
+    int64_t accumulated = 0;           // weighted: rows of n_id whose entries are in acc
     for (int l = 0; l < L; ++l) {
         const int64_t s = o.fanouts[l];
         const uint32_t hw = hop_word(o.epoch, l + 1);
         const int64_t B = static_cast<int64_t>(n_id.size());
-        {
-            int64_t d = entries.empty() ? 0 : entries.back();
-            for (int64_t i = (l == 0 ? 0 : bsize[l - 1]); i < B; ++i) d += indptr[n_id[i] + 1] - indptr[n_id[i]];
-            entries.push_back(d);
-        }
+        for (int64_t i = static_cast<int64_t>(row_start.size()) - 1; i < B; ++i)
+            row_start.push_back(row_start[i] + indptr[n_id[i] + 1] - indptr[n_id[i]]);
         auto& chosen = sc.chosen;
         chosen.clear();
-        if (!o.fastgcn) {
-            // P_l: continue the serial column sums with the rows new to B_l, read from the
-            // 32-bit internal ids. The random updates are prefetched PF_ENTRIES ahead within
-            // a row, and the next row's first PF_ENTRIES at the start of each row. Touched
-            // columns are marked in a bitset (an append on first touch chains every store to
-            // the previous load, which ran several times slower on Zen 1), or, unweighted
-            // once the rows hold n / 8 entries, found afterwards by scanning the counts
-            // (`scan`: count_row, then nonzero_columns; a count is > 0 iff touched). Either
-            // way the final list holds every touched column, which the cleanup relies on.
-            const bool scan = !w && g.n <= 8 * entries[l];
+        if (!o.fastgcn && w) {
+            // P_l: continue the serial column sums acc with the rows new to B_l, read from the
+            // 32-bit internal ids (the random updates prefetched PF_ENTRIES ahead within a
+            // row, and the next row's first PF_ENTRIES at the start of each row); touched
+            // columns are marked in a bitset.
             for (int64_t i = accumulated; i < B; ++i) {
                 if (i + PF < B) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
-                const int64_t v = n_id[i];
-                const int64_t e0 = indptr[v], deg = indptr[v + 1] - e0;
+                const int64_t e0 = indptr[n_id[i]], deg = indptr[n_id[i] + 1] - e0;
                 const uint32_t* row = idx32 + e0;
                 if (i + 1 < B) {
                     const int64_t vn = n_id[i + 1];
                     const int64_t n0 = indptr[vn], nd = std::min<int64_t>(indptr[vn + 1] - n0, PF_ENTRIES);
-                    for (int64_t j = 0; j < nd; ++j)
-                        __builtin_prefetch(w ? static_cast<const void*>(&acc[idx32[n0 + j]])
-                                             : static_cast<const void*>(&cnt[idx32[n0 + j]]), 1);
+                    for (int64_t j = 0; j < nd; ++j) __builtin_prefetch(&acc[idx32[n0 + j]], 1);
                 }
-                if (w) {
-                    const double* wr = w + e0;
-                    for (int64_t j = 0; j < deg; ++j) {
-                        if (j + PF_ENTRIES < deg) __builtin_prefetch(&acc[row[j + PF_ENTRIES]], 1);
-                        const uint32_t u = row[j];
-                        acc[u] += wr[j] * wr[j];
-                        touched_bit[u >> 6] |= uint64_t(1) << (u & 63);
-                    }
-                } else if (scan) {
-                    count_row(row, deg, cnt);
-                } else {
-                    for (int64_t j = 0; j < deg; ++j) {
-                        if (j + PF_ENTRIES < deg) __builtin_prefetch(&cnt[row[j + PF_ENTRIES]], 1);
-                        const uint32_t u = row[j];
-                        cnt[u] += 1;
-                        touched_bit[u >> 6] |= uint64_t(1) << (u & 63);
-                    }
+                const double* wr = w + e0;
+                for (int64_t j = 0; j < deg; ++j) {
+                    if (j + PF_ENTRIES < deg) __builtin_prefetch(&acc[row[j + PF_ENTRIES]], 1);
+                    const uint32_t u = row[j];
+                    acc[u] += wr[j] * wr[j];
+                    touched_bit[u >> 6] |= uint64_t(1) << (u & 63);
                 }
             }
+            accumulated = B;
             // the touched columns in ascending internal order (hubs first), so that the keys
             // read the sums and vertex ids as a forward stream. O(n / 64 + C).
-            const int64_t room = std::min<int64_t>(g.n, entries[l]) + 8;
-            sc.touched.resize(room);
-            sc.touched_count.resize(room);
-            sc.touched_vertex.resize(room);
+            sc.touched.resize(std::min<int64_t>(g.n, row_start[B]) + 8);
             uint32_t* touched = sc.touched.data();
-            uint32_t* tcount = sc.touched_count.data();
-            uint32_t* tvertex = sc.touched_vertex.data();
-            int64_t nt = 0;
-            if (scan) {  // also fills tcount and tvertex
-                nt = nonzero_columns(cnt, o.vertex_of, g.n, touched, tcount, tvertex);
-            } else {
-                const int64_t words = static_cast<int64_t>(sc.touched_bit.size());
-                for (int64_t x = 0; x < words; ++x) {
-                    for (uint64_t bits = touched_bit[x]; bits; bits &= bits - 1)
-                        touched[nt++] = static_cast<uint32_t>(x * 64 + __builtin_ctzll(bits));
-                }
+            int64_t C = 0;
+            const int64_t words = static_cast<int64_t>(sc.touched_bit.size());
+            for (int64_t x = 0; x < words; ++x) {
+                for (uint64_t bits = touched_bit[x]; bits; bits &= bits - 1)
+                    touched[C++] = static_cast<uint32_t>(x * 64 + __builtin_ctzll(bits));
             }
-            sc.touched.resize(nt);
-            accumulated = B;
+            sc.touched.resize(C);
             LW_TICK(0)
-            // Efraimidis-Spirakis keys of every touched column (+inf where P = 0, never chosen)
-            const int64_t C = nt;
-            // Unweighted: every touched column has a count >= 1, so K = C and the keys read
-            // the counts directly. Weighted: P may be 0 (zero weights): +inf keys, never chosen.
-            int64_t K = C;  // columns with P > 0
-            double* q = nullptr;
-            if (w) {
-                sc.key_q.resize(C);
-                q = sc.key_q.data();
-                K = 0;
-                for (int64_t c = 0; c < C; ++c) {
-                    q[c] = acc[touched[c]];
-                    K += q[c] > 0 ? 1 : 0;
-                }
+            // Efraimidis-Spirakis keys of the columns with P > 0 (zero weights leave P = 0)
+            sc.key_q.resize(C);
+            sc.touched_vertex.resize(C);
+            double* q = sc.key_q.data();
+            uint32_t* tvertex = sc.touched_vertex.data();
+            int64_t K = 0;  // columns with P > 0
+            for (int64_t c = 0; c < C; ++c) {
+                q[c] = acc[touched[c]];
+                tvertex[c] = o.vertex_of[touched[c]];
+                K += q[c] > 0 ? 1 : 0;
             }
-#ifdef SPSAMPLE_LW_PROFILE
-            lw_prof[5] += K; lw_prof[6] += C;
-#endif
             if (s < 0 || K <= s) {
                 for (int64_t c = 0; c < C; ++c)
-                    if (colsum(touched[c]) > 0) chosen.push_back(o.vertex_of[touched[c]]);
+                    if (q[c] > 0) chosen.push_back(tvertex[c]);
             } else {
-                LW_TICK(1)
-                if (!scan) {
-                    for (int64_t c = 0; c < C; ++c) tvertex[c] = o.vertex_of[touched[c]];
-                    if (!w)
-                        for (int64_t c = 0; c < C; ++c) tcount[c] = cnt[touched[c]];
-                }
-                smallest_keys(tvertex, q, w ? nullptr : tcount, C, s, hw, bid, o.key, sc.keyed, chosen);
-                LW_TICK(7)
+                smallest_keys(tvertex, q, C, s, hw, bid, o.key, sc.keyed, chosen);
             }
-            std::sort(chosen.begin(), chosen.end());
-            LW_TICK(1)
+            LW_TICK(7)
+        } else if (!o.fastgcn) {
+            // Unweighted: the distinct columns of the rows of B_l in a bitset, stopping at
+            // s + 1 (usually after about s entries); all of them if there are at most s.
+            std::vector<uint32_t>& marked = sc.marked;
+            marked.clear();
+            auto mark = [&](uint32_t u) {
+                const uint64_t bit = uint64_t(1) << (u & 63);
+                if (touched_bit[u >> 6] & bit) return;
+                touched_bit[u >> 6] |= bit;
+                marked.push_back(u);
+            };
+            const size_t stop = s < 0 ? ~size_t(0) : static_cast<size_t>(s) + 1;
+            for (int64_t i = 0; i < B && marked.size() < stop; ++i) {
+                const uint32_t* row = idx32 + indptr[n_id[i]];
+                const int64_t deg = indptr[n_id[i] + 1] - indptr[n_id[i]];
+                for (int64_t j = 0; j < deg && marked.size() < stop; ++j) mark(row[j]);
+            }
+            for (uint32_t u : marked) touched_bit[u >> 6] = 0;
+            if (marked.size() < stop) {
+                for (uint32_t u : marked) chosen.push_back(o.vertex_of[u]);
+            } else {
+                // Draw t takes words 2t, 2t + 1 of stream (NO_VERTEX, hw, bid): entry
+                // E = min(floor(unit53 * D), D - 1) of the rows of B_l (in local order, entries
+                // in storage order), until s distinct columns came up.
+                marked.clear();
+                const int64_t D = row_start[B];
+                const double Dd = static_cast<double>(D);
+                Stream st(NO_VERTEX, hw, bid, o.key);
+                for (uint64_t t = 0; static_cast<int64_t>(marked.size()) < s; ++t) {
+                    const double u = unit53(st.word(2 * t), st.word(2 * t + 1));
+                    const int64_t E = std::min(static_cast<int64_t>(u * Dd), D - 1);
+                    const int64_t i = std::upper_bound(row_start.data() + 1, row_start.data() + B + 1, E) -
+                                      (row_start.data() + 1);
+                    mark(idx32[indptr[n_id[i]] + (E - row_start[i])]);
+                }
+                for (uint32_t u : marked) {
+                    touched_bit[u >> 6] = 0;
+                    chosen.push_back(o.vertex_of[u]);
+                }
+            }
+            LW_TICK(7)
         } else {
             const int64_t n = g.n;
             const double total = n > 0 ? o.cumulative[n - 1] : 0.0;
@@ -659,10 +579,10 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                     int64_t col = std::upper_bound(o.cumulative, o.cumulative + n, target) - o.cumulative;
                     chosen.push_back(std::min(col, n - 1));
                 }
-                std::sort(chosen.begin(), chosen.end());
-                chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
             }
         }
+        std::sort(chosen.begin(), chosen.end());
+        chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
         for (int64_t x : chosen) {
             const uint32_t u = o.internal_of[x];
             if (!test_bit(member_bit, u)) {
@@ -671,14 +591,8 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                 n_id.push_back(x);
             }
         }
-        const int64_t B1 = static_cast<int64_t>(n_id.size());
-        out.counts.push_back(B1 - B);
-        bsize.push_back(B1);
-        if (!o.fastgcn) {  // P_l of B_{l+1}, for the edge values
-            std::vector<double>& P = sc.P[l];
-            P.resize(B1);
-            for (int64_t x = 0; x < B1; ++x) P[x] = colsum(o.internal_of[n_id[x]]);
-        }
+        out.counts.push_back(static_cast<int64_t>(n_id.size()) - B);
+        bsize.push_back(static_cast<int64_t>(n_id.size()));
     }
     LW_TICK(2)
     // Edges of every layer in one pass over the rows of B_{L-1}.
@@ -692,7 +606,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     int64_t max_deg = 0;
     for (int64_t i = 0; i < rows; ++i) max_deg = std::max(max_deg, indptr[n_id[i] + 1] - indptr[n_id[i]]);
     sc.hit_off.resize(max_deg + 16);
-    const int64_t D = entries[L - 1];
+    const int64_t D = row_start[rows];
     sc.rec_lu.resize(D + 1);
     sc.rec_off.resize(D + 1);
     sc.row_e0.resize(rows);
@@ -705,27 +619,36 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     int64_t* row_hits = sc.row_hits.data();
     int64_t hist[257] = {0};
     int64_t m = 0;
-    for (int64_t i = 0; i < rows; ++i) {
-        const int64_t v = n_id[i];
-        const int64_t e0 = indptr[v], deg = indptr[v + 1] - e0;
-        if (i + PF < rows) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
-        row_hits[i] = m;
-        row_e0[i] = e0;
-        const uint32_t* row_cols = idx32 + e0;
-        const int64_t t = member_offsets(row_cols, deg, member_bit, hit_off);
-        const int si = stage[i];
-        for (int64_t j = 0; j < t; ++j) {
-            const uint32_t off = hit_off[j];
-            const int64_t e = e0 + off;
-            const uint32_t u = row_cols[off];  // cached by the scan
-            const uint32_t lu = local_of[u];
-            const int64_t keep = w ? (w[e] > 0 ? 1 : 0) : 1;
-            const int lm = std::max(si, stage[lu] - 1);
-            rec_lu[m] = lu;
-            rec_off[m] = off;
-            rec_lmin[m] = static_cast<uint8_t>(lm);
-            m += keep;
+    // LADIES: run[x] = the serial column sum of a_vx**2 over the rows so far (x in n_id; only
+    // hits reach it), copied to P[t] for B_{t+1} once the rows of B_t are done -- the oracle's
+    // sums in the oracle's order (rows in local order, entries in storage order; a zero
+    // weight adds +0.0, which leaves a sum that starts at +0.0 unchanged).
+    std::vector<double>& run = sc.run;
+    if (!o.fastgcn) run.assign(bsize[L], 0.0);
+    for (int si = 0; si < L; ++si) {
+        for (int64_t i = si == 0 ? 0 : bsize[si - 1]; i < bsize[si]; ++i) {
+            const int64_t v = n_id[i];
+            const int64_t e0 = indptr[v], deg = indptr[v + 1] - e0;
+            if (i + PF < rows) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
+            row_hits[i] = m;
+            row_e0[i] = e0;
+            const uint32_t* row_cols = idx32 + e0;
+            const int64_t t = member_offsets(row_cols, deg, member_bit, hit_off);
+            for (int64_t j = 0; j < t; ++j) {
+                const uint32_t off = hit_off[j];
+                const int64_t e = e0 + off;
+                const uint32_t u = row_cols[off];  // cached by the scan
+                const uint32_t lu = local_of[u];
+                const double a = w ? w[e] : 1.0;
+                const int lm = std::max(si, stage[lu] - 1);
+                rec_lu[m] = lu;
+                rec_off[m] = off;
+                rec_lmin[m] = static_cast<uint8_t>(lm);
+                if (!o.fastgcn) run[lu] += a * a;
+                m += a > 0 ? 1 : 0;
+            }
         }
+        if (!o.fastgcn) sc.P[si].assign(run.begin(), run.begin() + bsize[si + 1]);
     }
     row_hits[rows] = m;
     // The records' first layers, counted afterwards in four interleaved histograms: one
@@ -817,13 +740,9 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     }
     LW_TICK(4)
     // Forget this minibatch's vertices (O(touched + n_id)).
-    for (size_t c = 0; c < sc.touched.size(); ++c) {
+    for (size_t c = 0; c < sc.touched.size(); ++c) {  // (weighted LADIES only)
         const uint32_t u = sc.touched[c];
-        if (w) {
-            acc[u] = 0.0;
-        } else {
-            cnt[u] = 0;
-        }
+        acc[u] = 0.0;
         touched_bit[u >> 6] = 0;
     }
     for (size_t x = 0; x < n_id.size(); ++x) {

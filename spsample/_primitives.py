@@ -10,15 +10,17 @@ The node-wise pipeline of one hop, for frontier rows ``r`` (vertex ``v_r`` of mi
 and the layer-wise one (LADIES), for minibatch rows ``j`` with vertex sets ``B_j``::
 
     P = column_accumulate(A∘A, B)     # Q_b·(A∘A): segmented column sums, rows = minibatches
-    S = sample_columns(P, fanout, ...)
+    S = sample_columns(P, fanout, ...)          # weighted A: Efraimidis–Spirakis keys
+    S = sample_columns_by_entries(P, G, ...)    # unweighted A: draws of entries of G = Q_b·A
 
 Rows of ``P`` are kept *unnormalised*: every selection rule here is invariant to scaling a row,
 so ``normalise_rows`` is only applied where values are returned (LADIES edge weights).
 
 Random words come from :mod:`spsample._rng`. For node-wise rows the stream is
 ``(v_r, hop word, batch id)`` and word ``p`` belongs to position ``p`` of the row (weighted) or
-to draw ``p`` (uniform); for layer-wise rows the stream of candidate column ``u`` is
-``(u, hop word, batch id)``, word 0.
+to draw ``p`` (uniform); for layer-wise keys the stream of candidate column ``u`` is ``(u, hop word, batch id)``, word
+0, and layer-wise draws (FastGCN, unweighted LADIES) take words ``2t, 2t + 1`` of stream
+``(NO_VERTEX, hop word, batch id)`` for draw ``t``.
 """
 
 from dataclasses import dataclass
@@ -29,7 +31,7 @@ from . import _rng
 
 __all__ = [
     "RowMatrix", "Streams", "segment_arange", "row_select", "spgemm", "normalize_rows",
-    "sample_rows", "column_accumulate", "sample_columns", "sample_global",
+    "sample_rows", "column_accumulate", "sample_columns", "sample_columns_by_entries", "sample_global",
     "segmented_sum",
 ]
 
@@ -384,6 +386,73 @@ def sample_columns(P, fanout, batch, hop_word, key, xp=np):
     return P.take(_indptr_of(xp.minimum(d, fanout), xp), keep)
 
 
+def _draws(t, batch, hop_word, key, xp=np):
+    """``unit53`` of words ``2t, 2t + 1`` of streams ``(NO_VERTEX, hop_word, batch)``: draw ``t``'s
+    uniform in ``[0, 1)`` (elementwise; FastGCN and unweighted LADIES)."""
+    w0 = _rng.stream_words(2 * t, _rng.NO_VERTEX, hop_word, batch, key, xp=xp)
+    w1 = _rng.stream_words(2 * t + 1, _rng.NO_VERTEX, hop_word, batch, key, xp=xp)
+    return _rng.unit53(w0, w1, xp)
+
+
+def sample_columns_by_entries(P, G, group, fanout, batch, hop_word, key, xp=np):
+    """Unweighted LADIES: ``fanout`` distinct columns of each row of ``P`` with probability ∝
+    ``P.data``, drawn as entries of the gathered rows ``G`` (no key per candidate).
+
+    Row ``j`` of ``P`` holds the column counts of the ``D_j`` entries of its gathered rows (rows
+    in order, entries in storage order: entry ``E`` is the ``E``-th of that sequence). If it has
+    at most ``fanout`` columns (or ``fanout < 0``) all are kept. Otherwise draw ``t = 0, 1, ...``
+    takes words ``2t, 2t + 1`` of stream ``(NO_VERTEX, hop_word, batch[j])``, ``U =
+    unit53(w0, w1)``, the entry ``E = min(floor(U * D_j), D_j - 1)`` and its column; the first
+    ``fanout`` distinct columns drawn are chosen. A column is drawn with probability ∝ its
+    count and repeats are skipped: successive sampling, the distribution of Efraimidis–Spirakis
+    keys (:func:`sample_columns`), in about ``fanout`` draws when no few columns hold most
+    entries.
+
+    Parameters
+    ----------
+    P : RowMatrix, ``num_groups`` rows
+        :func:`column_accumulate` of ``G`` (unweighted: every column has a count > 0).
+    G : RowMatrix
+        The gathered rows, grouped as in :func:`column_accumulate`.
+    group : int64, shape (G.num_rows,)
+        Row of ``P`` of each gathered row, non-decreasing.
+    fanout : int
+    batch : int64, shape (P.num_rows,)
+        Global minibatch id of each row of ``P``.
+
+    Returns
+    -------
+    RowMatrix: the chosen entries of ``P`` (columns ascending).
+    """
+    d = P.row_lengths()
+    if fanout < 0:
+        return P
+    k = d.size
+    entries = xp.bincount(group, weights=G.row_lengths(), minlength=k).astype(xp.int64)
+    first_entry = _indptr_of(entries, xp)[:-1]
+    width = int(P.indices.max()) + 1 if P.nnz else 1
+    chosen = []                      # keys row * width + column of the drawn columns
+    rows = xp.nonzero(d > fanout)[0]
+    m = fanout + fanout // 4 + 16    # draws per row this round (doubled until enough)
+    while rows.size:
+        r = xp.repeat(rows, m)       # non-decreasing, draws in order within each row
+        u = _draws(xp.tile(xp.arange(m, dtype=xp.int64), rows.size), batch[r], hop_word, key, xp)
+        e = xp.minimum(xp.floor(u * entries[r].astype(xp.float64)).astype(xp.int64), entries[r] - 1)
+        drawn = r * width + G.indices[first_entry[r] + e]
+        _, first = xp.unique(drawn, return_index=True)     # first draw of each (row, column)
+        first = xp.sort(first)                              # by row, then in draw order
+        rank = xp.arange(first.size) - xp.searchsorted(r[first], r[first], side="left")
+        which = xp.searchsorted(rows, r[first])
+        done = xp.bincount(which, minlength=rows.size) >= fanout
+        chosen.append(drawn[first[(rank < fanout) & done[which]]])
+        rows, m = rows[~done], 2 * m
+    seg = xp.repeat(xp.arange(k, dtype=xp.int64), d)
+    keep = [xp.nonzero(d[seg] <= fanout)[0]]
+    if chosen:
+        keep.append(xp.searchsorted(seg * width + P.indices, xp.concatenate(chosen)))
+    return P.take(_indptr_of(xp.minimum(d, fanout), xp), xp.sort(xp.concatenate(keep)))
+
+
 def sample_global(cumulative, fanout, batch, hop_word, key, xp=np):
     """FastGCN: ``fanout`` i.i.d. draws per minibatch from a global distribution.
 
@@ -403,10 +472,7 @@ def sample_global(cumulative, fanout, batch, hop_word, key, xp=np):
     """
     k = batch.size
     draw = xp.tile(xp.arange(fanout, dtype=xp.int64), k)
-    b = xp.repeat(batch, fanout)
-    w0 = _rng.stream_words(2 * draw, _rng.NO_VERTEX, hop_word, b, key, xp=xp)
-    w1 = _rng.stream_words(2 * draw + 1, _rng.NO_VERTEX, hop_word, b, key, xp=xp)
-    target = _rng.unit53(w0, w1, xp) * cumulative[-1]
+    target = _draws(draw, xp.repeat(batch, fanout), hop_word, key, xp) * cumulative[-1]
     col = xp.minimum(xp.searchsorted(cumulative, target, side="right"), cumulative.size - 1)
     row = xp.repeat(xp.arange(k, dtype=xp.int64), fanout)
     uniq = xp.unique(row * cumulative.size + col)

@@ -161,6 +161,14 @@ def _ladies_hop(mb, s, indptr, indices, weights, word):
     cands = sorted(q)
     if s < 0 or len(cands) <= s:
         chosen = cands
+    elif weights is None:   # draws of entries (rows of B in order, storage order) until s distinct
+        columns = [indices[e] for v in B for e in range(indptr[v], indptr[v + 1])]
+        chosen, t = set(), 0
+        while len(chosen) < s:
+            w0, w1 = word(_rng.NO_VERTEX, 2 * t), word(_rng.NO_VERTEX, 2 * t + 1)
+            u53 = ((w0 >> 5) * 67108864.0 + (w1 >> 6)) * (1.0 / 9007199254740992.0)
+            chosen.add(columns[min(int(u53 * len(columns)), len(columns) - 1)])
+            t += 1
     else:
         chosen = sorted(cands, key=lambda u: (_exp_key(word(u, 0), q[u]), u))[:s]
     _add_layer(mb, chosen, indptr, indices, weights, q.__getitem__, len(B))

@@ -5,8 +5,10 @@ Layer ``l`` of minibatch ``j`` with current vertex set ``B_j`` (all its vertices
 1. ``Q_b``: the rows of ``B_j`` (a k × n batch-membership matrix, as a :class:`Frontier`);
 2. ``P``: LADIES ``P[j, u] ∝ Σ_{v∈B_j} A[v,u]²`` (a segmented column sum of gathered rows);
    FastGCN ``P[u] ∝ Σ_v A[v,u]²`` for every minibatch;
-3. ``S_j``: ``fanouts[l-1]`` columns per minibatch (LADIES: distinct, without replacement;
-   FastGCN: i.i.d. draws, deduplicated);
+3. ``S_j``: ``fanouts[l-1]`` columns per minibatch (LADIES: distinct, without replacement --
+   on unweighted graphs by drawing entries of the gathered rows, each column with probability
+   ∝ its count, until that many distinct columns came up; on weighted graphs by
+   Efraimidis–Spirakis keys; FastGCN: i.i.d. draws, deduplicated);
 4. extraction: ``C_j = B_j ∪ S_j`` becomes the next set (so every vertex keeps a path to
    itself); the layer's edges are all entries ``A[v,u] ≠ 0`` with ``v ∈ B_j``, ``u ∈ C_j``
    (``R_j·A·C_jᵀ``), valued ``A[v,u] / P[j,u]`` and row-normalised (the importance weights of
@@ -86,6 +88,18 @@ class LADIES(_LayerWise):
         return P
 
     def select(self, P, Q, ctx):
+        """``fanout`` distinct columns per minibatch with probability ∝ ``P`` (all if fewer).
+
+        Unweighted graphs draw entries of the gathered rows until that many distinct columns
+        came up (:func:`~spsample._primitives.sample_columns_by_entries`: about ``fanout``
+        draws, no key per candidate); weighted graphs rank every candidate by its
+        Efraimidis–Spirakis key (:func:`~spsample._primitives.sample_columns`). Both are
+        successive sampling ∝ ``P``; they use different random words.
+        """
+        G = ctx.scratch["gathered"]
+        if G.data is None:
+            return prim.sample_columns_by_entries(P, G, Q.batch, ctx.fanout, ctx.batch_ids,
+                                                  ctx.hop_word, ctx.key)
         return prim.sample_columns(P, ctx.fanout, ctx.batch_ids, ctx.hop_word, ctx.key)
 
     # -------------------------------------------------------------- native fast path (issue #3)
