@@ -30,6 +30,7 @@ UNWEIGHTED = [
     LADIES([10, 20]),
     LADIES([-1, 4]),
     LADIES([1, 1, 1]),
+    LADIES([60, 200]),                     # most candidates chosen: many draws per column
     FastGCN([10, 30]),
     FastGCN([1]),
 ]

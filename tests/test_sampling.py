@@ -157,6 +157,36 @@ def test_ladies_samples_only_positive_probability_and_follows_it():
     assert stats.chisquare(counts[1:4], trials * np.array([1, 2, 1]) / 4).pvalue > 1e-3
 
 
+def test_unweighted_ladies_draws_without_replacement_proportional_to_counts():
+    r"""Rows of B = {0, 1}: 0 -> {2, 3, 4}, 1 -> {2, 3, 5}, so the counts are q = {2: 2, 3: 2,
+    4: 1, 5: 1} over D = 6 entries. Two columns are drawn without replacement (successive
+    sampling): pair {a, b} has probability q_a/D * q_b/(D - q_a) + q_b/D * q_a/(D - q_b)."""
+    g = spsample.Graph.from_edge_index([2, 3, 4, 2, 3, 5], [0, 0, 0, 1, 1, 1], num_nodes=6)
+    q = {2: 2, 3: 2, 4: 1, 5: 1}
+    pairs = [(a, b) for a in q for b in q if a < b]
+    expected = np.array([q[a] / 6 * q[b] / (6 - q[a]) + q[b] / 6 * q[a] / (6 - q[b]) for a, b in pairs])
+    assert np.isclose(expected.sum(), 1.0)
+    trials = 4000
+    counts = np.zeros(len(pairs))
+    for mb in spsample.sample(g, np.tile([0, 1], trials), sampler=LADIES([2]), batch_size=2, seed=5):
+        new = tuple(sorted(mb.n_id[mb.batch_size:].tolist()))
+        counts[pairs.index(new)] += 1
+    assert stats.chisquare(counts, trials * expected).pvalue > 1e-3
+
+
+def test_unweighted_ladies_with_rare_columns_matches_oracle():
+    """Ten seeds share ten columns (count 10 each) and have one column of their own (count 1):
+    choosing 19 of the 20 columns takes many more draws than the first round of the NumPy path
+    (the rounds double until every minibatch has its columns)."""
+    src = [100 + c for v in range(10) for c in range(10)] + [200 + v for v in range(10)]
+    dst = [v for v in range(10) for _ in range(10)] + list(range(10))
+    g = spsample.Graph.from_edge_index(src, dst, num_nodes=210)
+    kw = dict(sampler=LADIES([19, 5]), batch_size=10, seed=3)
+    out = spsample.sample(g, np.tile(np.arange(10), 6), **kw)
+    assert _all_equal(out, reference_sample(g, np.tile(np.arange(10), 6), **kw))
+    assert all(mb.num_sampled_nodes[1] == 19 for mb in out)
+
+
 def test_ladies_includes_previous_layer_and_edges_within_sets():
     g = random_graph(200, 2000, seed=10)
     A = g.to_scipy()
