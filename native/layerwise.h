@@ -266,7 +266,7 @@ struct LayerWiseScratch {
     PodBuf<uint32_t> rec_off;           // hit -> offset of its entry in the row
     PodBuf<uint8_t> rec_lmin;           // hit -> first layer the edge belongs to
     PodBuf<int64_t> row_hits;           // row -> first hit (rows + 1)
-    PodBuf<int64_t> row_e0;             // row -> its first entry (indptr[v])
+    PodBuf<int64_t> row_e0;             // row -> its first entry (indptr[v]), i < |B_{L-1}|
 
     void resize(int64_t n, bool weighted) {
         if (weighted) acc.assign(n, 0.0);
@@ -462,15 +462,19 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     std::vector<int64_t> bsize(1, b);  // |B_0|, |B_1|, ..., |B_L|
     // row_start[i] = entries of the rows n_id[0..i) (the draws' entry numbering), i <= |B_l|
     PodBuf<int64_t>& row_start = sc.row_start;
+    PodBuf<int64_t>& row_first = sc.row_e0;  // indptr[n_id[i]], i < |B_l|
     row_start.clear();
     row_start.push_back(0);
+    row_first.clear();
     int64_t accumulated = 0;           // weighted: rows of n_id whose entries are in acc
     for (int l = 0; l < L; ++l) {
         const int64_t s = o.fanouts[l];
         const uint32_t hw = hop_word(o.epoch, l + 1);
         const int64_t B = static_cast<int64_t>(n_id.size());
-        for (int64_t i = static_cast<int64_t>(row_start.size()) - 1; i < B; ++i)
+        for (int64_t i = static_cast<int64_t>(row_start.size()) - 1; i < B; ++i) {
+            row_first.push_back(indptr[n_id[i]]);
             row_start.push_back(row_start[i] + indptr[n_id[i] + 1] - indptr[n_id[i]]);
+        }
         auto& chosen = sc.chosen;
         chosen.clear();
         if (!o.fastgcn && w) {
@@ -550,16 +554,24 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                 // Draw t takes words 2t, 2t + 1 of stream (NO_VERTEX, hw, bid): entry
                 // E = min(floor(unit53 * D), D - 1) of the rows of B_l (in local order, entries
                 // in storage order), until s distinct columns came up.
+                // In chunks: the chunk's entries are located and prefetched first, then marked
+                // in draw order (draws past the s-th distinct column are ignored).
+                constexpr int CHUNK = 32;
+                int64_t at[CHUNK];
                 marked.clear();
                 const int64_t D = row_start[B];
                 const double Dd = static_cast<double>(D);
                 Stream st(NO_VERTEX, hw, bid, o.key);
-                for (uint64_t t = 0; static_cast<int64_t>(marked.size()) < s; ++t) {
-                    const double u = unit53(st.word(2 * t), st.word(2 * t + 1));
-                    const int64_t E = std::min(static_cast<int64_t>(u * Dd), D - 1);
-                    const int64_t i = std::upper_bound(row_start.data() + 1, row_start.data() + B + 1, E) -
-                                      (row_start.data() + 1);
-                    mark(idx32[indptr[n_id[i]] + (E - row_start[i])]);
+                for (uint64_t t = 0; static_cast<int64_t>(marked.size()) < s; t += CHUNK) {
+                    for (int c = 0; c < CHUNK; ++c) {
+                        const double u = unit53(st.word(2 * (t + c)), st.word(2 * (t + c) + 1));
+                        const int64_t E = std::min(static_cast<int64_t>(u * Dd), D - 1);
+                        const int64_t i = std::upper_bound(row_start.data() + 1, row_start.data() + B + 1, E) -
+                                          (row_start.data() + 1);
+                        at[c] = row_first[i] + (E - row_start[i]);
+                        __builtin_prefetch(idx32 + at[c]);
+                    }
+                    for (int c = 0; c < CHUNK && static_cast<int64_t>(marked.size()) < s; ++c) mark(idx32[at[c]]);
                 }
                 for (uint32_t u : marked) {
                     touched_bit[u >> 6] = 0;
@@ -609,7 +621,6 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     const int64_t D = row_start[rows];
     sc.rec_lu.resize(D + 1);
     sc.rec_off.resize(D + 1);
-    sc.row_e0.resize(rows);
     sc.rec_lmin.resize(D + 1);
     uint32_t* hit_off = sc.hit_off.data();
     uint32_t* rec_lu = sc.rec_lu.data();
@@ -631,7 +642,6 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             const int64_t e0 = indptr[v], deg = indptr[v + 1] - e0;
             if (i + PF < rows) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
             row_hits[i] = m;
-            row_e0[i] = e0;
             const uint32_t* row_cols = idx32 + e0;
             const int64_t t = member_offsets(row_cols, deg, member_bit, hit_off);
             for (int64_t j = 0; j < t; ++j) {
