@@ -104,7 +104,8 @@ class LADIES(_LayerWise):
 
     # -------------------------------------------------------------- native fast path (issue #3)
     def sample_bulk(self, graph, seeds, sizes, batch_ids, seed, epoch):
-        """Every layer of a bulk in one native call (segmented column sums, no SpGEMM), or
+        """Every layer of a bulk in one native call (unweighted: draws of entries, the column
+        sums of the sampled vertices only; weighted: segmented column sums, no SpGEMM), or
         ``None`` unless the native kernels are enabled and ``self`` is exactly ``LADIES``."""
         from .. import _native
 
