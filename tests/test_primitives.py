@@ -65,3 +65,38 @@ def test_sample_rows_keeps_short_rows_whole_and_is_a_subset():
         assert np.all(np.isin(got, row)) and np.all(np.diff(got) >= 0)
         if d[r] <= 4:
             assert np.array_equal(got, row)
+
+
+def test_sample_columns_by_entries_is_a_subset_of_P_and_follows_the_draws():
+    """Group 0 (rows 3, 9, 10) has more than 4 columns: 4 are chosen, the first 4 distinct
+    columns of its entry draws; group 1 (row 40 alone) keeps all of its columns if it has at
+    most 4; group 2 has no rows."""
+    g = random_graph(60, 400, seed=2)
+    batch = np.array([0, 0, 0, 1])
+    vertex = np.array([3, 9, 10, 40])
+    G = prim.row_select(g.indptr, g.indices, None, vertex)
+    P = prim.column_accumulate(G, batch, 3)
+    ids = np.array([7, 8, 9])
+    S = prim.sample_columns_by_entries(P, G, batch, 4, ids, 5, (1, 2))
+    d = P.row_lengths()
+    assert d[0] > 4 and d[2] == 0
+    assert S.row_lengths().tolist() == [4, min(d[1], 4), 0]
+    for j in range(3):
+        cols = S.indices[S.indptr[j]:S.indptr[j + 1]]
+        assert np.all(np.diff(cols) > 0)
+        mine = P.indices[P.indptr[j]:P.indptr[j + 1]]
+        np.testing.assert_array_equal(S.data[S.indptr[j]:S.indptr[j + 1]], P.data[P.indptr[j] + np.searchsorted(mine, cols)])
+        if d[j] <= 4:
+            np.testing.assert_array_equal(cols, mine)
+    # group 0 by hand: draw t = words 2t, 2t + 1 of stream (NO_VERTEX, 5, 7)
+    from spsample import _rng
+    entries = G.indices[:G.indptr[3]]
+    drawn, t = [], 0
+    while len(set(drawn)) < 4:
+        w0 = _rng.stream_word_scalar(2 * t, _rng.NO_VERTEX, 5, 7, (1, 2))
+        w1 = _rng.stream_word_scalar(2 * t + 1, _rng.NO_VERTEX, 5, 7, (1, 2))
+        u = float(_rng.unit53(w0, w1))
+        drawn.append(int(entries[min(int(u * entries.size), entries.size - 1)]))
+        t += 1
+    assert sorted(set(drawn)) == S.indices[:4].tolist()
+    assert prim.sample_columns_by_entries(P, G, batch, -1, ids, 5, (1, 2)) is P
