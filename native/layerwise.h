@@ -435,6 +435,10 @@ static void smallest_keys(const uint32_t* vertex, const double* q, int64_t c, in
     for (const auto& kv : heap) chosen.push_back(static_cast<int64_t>(kv.second));
 }
 
+// Draw t's uniform in [0, 1) for FastGCN and unweighted LADIES: unit53 of words 2t, 2t + 1 of
+// the stream (NO_VERTEX, hop word, batch id).
+static inline double draw_unit(Stream& st, uint64_t t) { return unit53(st.word(2 * t), st.word(2 * t + 1)); }
+
 // Sample all layers of one minibatch (see the header comment). sc sized for g.n.
 static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t b, uint32_t bid,
                                 const LayerWiseOptions& o, LayerWiseScratch& sc, LayerWiseOut& out) {
@@ -564,7 +568,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                 Stream st(NO_VERTEX, hw, bid, o.key);
                 for (uint64_t t = 0; static_cast<int64_t>(marked.size()) < s; t += CHUNK) {
                     for (int c = 0; c < CHUNK; ++c) {
-                        const double u = unit53(st.word(2 * (t + c)), st.word(2 * (t + c) + 1));
+                        const double u = draw_unit(st, t + c);
                         const int64_t E = std::min(static_cast<int64_t>(u * Dd), D - 1);
                         const int64_t i = std::upper_bound(row_start.data() + 1, row_start.data() + B + 1, E) -
                                           (row_start.data() + 1);
@@ -585,9 +589,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             if (n > 0 && total > 0) {
                 Stream st(NO_VERTEX, hw, bid, o.key);
                 for (int64_t i = 0; i < s; ++i) {
-                    const uint32_t w0 = st.word(2 * static_cast<uint64_t>(i));
-                    const uint32_t w1 = st.word(2 * static_cast<uint64_t>(i) + 1);
-                    const double target = unit53(w0, w1) * total;
+                    const double target = draw_unit(st, static_cast<uint64_t>(i)) * total;
                     int64_t col = std::upper_bound(o.cumulative, o.cumulative + n, target) - o.cumulative;
                     chosen.push_back(std::min(col, n - 1));
                 }

@@ -121,6 +121,11 @@ def _sample_row(d, s, w, replace, word):
 
 
 # ------------------------------------------------------------------------------ layer-wise
+def _unit53(w0, w1):
+    """A layer-wise draw's uniform in [0, 1) from words 2t, 2t + 1 (53 random bits)."""
+    return ((w0 >> 5) * 67108864.0 + (w1 >> 6)) * (1.0 / 9007199254740992.0)
+
+
 def _layer_edges(mb, column_value, indptr, indices, weights):
     """Edges B x C with A[v,u] != 0, valued A[v,u]/P[u] and row-normalised (serial sums)."""
     dst, src, eids, vals = [], [], [], []
@@ -165,8 +170,7 @@ def _ladies_hop(mb, s, indptr, indices, weights, word):
         columns = [indices[e] for v in B for e in range(indptr[v], indptr[v + 1])]
         chosen, t = set(), 0
         while len(chosen) < s:
-            w0, w1 = word(_rng.NO_VERTEX, 2 * t), word(_rng.NO_VERTEX, 2 * t + 1)
-            u53 = ((w0 >> 5) * 67108864.0 + (w1 >> 6)) * (1.0 / 9007199254740992.0)
+            u53 = _unit53(word(_rng.NO_VERTEX, 2 * t), word(_rng.NO_VERTEX, 2 * t + 1))
             chosen.add(columns[min(int(u53 * len(columns)), len(columns) - 1)])
             t += 1
     else:
@@ -189,8 +193,7 @@ def _fastgcn_hop(mb, s, indptr, indices, weights, hw, batch_id, key):
     chosen = set()
     if cumulative and cumulative[-1] > 0:
         for i in range(s):
-            w0 = _rng.stream_word_scalar(2 * i, _rng.NO_VERTEX, hw, batch_id, key)
-            w1 = _rng.stream_word_scalar(2 * i + 1, _rng.NO_VERTEX, hw, batch_id, key)
-            u53 = ((w0 >> 5) * 67108864.0 + (w1 >> 6)) * (1.0 / 9007199254740992.0)
+            u53 = _unit53(_rng.stream_word_scalar(2 * i, _rng.NO_VERTEX, hw, batch_id, key),
+                          _rng.stream_word_scalar(2 * i + 1, _rng.NO_VERTEX, hw, batch_id, key))
             chosen.add(min(bisect.bisect_right(cumulative, u53 * cumulative[-1]), n - 1))
     _add_layer(mb, chosen, indptr, indices, weights, q.__getitem__, len(B))
