@@ -1,5 +1,7 @@
 """Shared fixtures. Graphs are drawn in ASCII so a reader sees them."""
 
+import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +11,17 @@ import spsample
 from graphs import random_graph  # noqa: F401  (re-exported for fixtures)
 
 SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+def pytest_configure(config):
+    """Under ``mpiexec`` each rank gets its own temporary-directory root (cleared by pytest at
+    start). Ranks sharing the default root race in pytest's cleanup of old numbered
+    directories: one removes a directory another is listing, and the unclosed listing is
+    reported as an error when pytest exits, failing a run whose tests all passed."""
+    rank = os.environ.get("PMI_RANK", os.environ.get("OMPI_COMM_WORLD_RANK"))
+    if rank is not None and config.option.basetemp is None:
+        config.option.basetemp = os.path.join(tempfile.gettempdir(),
+                                              f"spsample-pytest-{os.getuid()}-rank{rank}")
 
 
 @pytest.fixture
