@@ -251,6 +251,7 @@ struct LayerWiseScratch {
     std::vector<uint32_t> local_of;     // local id (valid where member_bit is set)
     // Per-minibatch lists:
     PodBuf<int64_t> row_start;          // entries of the rows n_id[0..i), i <= |B_l|
+    PodBuf<int64_t> row_first;          // indptr[n_id[i]], i < |B_l|
     std::vector<uint32_t> marked;       // unweighted: the columns marked in touched_bit
     PodBuf<uint32_t> touched;           // weighted: the touched columns, ascending (internal ids)
     PodBuf<uint32_t> touched_vertex;    // their vertex ids
@@ -266,7 +267,6 @@ struct LayerWiseScratch {
     PodBuf<uint32_t> rec_off;           // hit -> offset of its entry in the row
     PodBuf<uint8_t> rec_lmin;           // hit -> first layer the edge belongs to
     PodBuf<int64_t> row_hits;           // row -> first hit (rows + 1)
-    PodBuf<int64_t> row_e0;             // row -> its first entry (indptr[v]), i < |B_{L-1}|
 
     void resize(int64_t n, bool weighted) {
         if (weighted) acc.assign(n, 0.0);
@@ -466,7 +466,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     std::vector<int64_t> bsize(1, b);  // |B_0|, |B_1|, ..., |B_L|
     // row_start[i] = entries of the rows n_id[0..i) (the draws' entry numbering), i <= |B_l|
     PodBuf<int64_t>& row_start = sc.row_start;
-    PodBuf<int64_t>& row_first = sc.row_e0;  // indptr[n_id[i]], i < |B_l|
+    PodBuf<int64_t>& row_first = sc.row_first;
     row_start.clear();
     row_start.push_back(0);
     row_first.clear();
@@ -487,8 +487,8 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             // row, and the next row's first PF_ENTRIES at the start of each row); touched
             // columns are marked in a bitset.
             for (int64_t i = accumulated; i < B; ++i) {
-                if (i + PF < B) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
-                const int64_t e0 = indptr[n_id[i]], deg = indptr[n_id[i] + 1] - e0;
+                if (i + PF < B) __builtin_prefetch(idx32 + row_first[i + PF]);
+                const int64_t e0 = row_first[i], deg = row_start[i + 1] - row_start[i];
                 const uint32_t* row = idx32 + e0;
                 if (i + 1 < B) {
                     const int64_t vn = n_id[i + 1];
@@ -547,8 +547,8 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             };
             const size_t stop = s < 0 ? ~size_t(0) : static_cast<size_t>(s) + 1;
             for (int64_t i = 0; i < B && marked.size() < stop; ++i) {
-                const uint32_t* row = idx32 + indptr[n_id[i]];
-                const int64_t deg = indptr[n_id[i] + 1] - indptr[n_id[i]];
+                const uint32_t* row = idx32 + row_first[i];
+                const int64_t deg = row_start[i + 1] - row_start[i];
                 for (int64_t j = 0; j < deg && marked.size() < stop; ++j) mark(row[j]);
             }
             for (uint32_t u : marked) touched_bit[u >> 6] = 0;
@@ -618,7 +618,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     // column is in n_id; stage 2 resolves them to records and drops a_vu <= 0).
     sc.row_hits.resize(rows + 1);
     int64_t max_deg = 0;
-    for (int64_t i = 0; i < rows; ++i) max_deg = std::max(max_deg, indptr[n_id[i] + 1] - indptr[n_id[i]]);
+    for (int64_t i = 0; i < rows; ++i) max_deg = std::max(max_deg, row_start[i + 1] - row_start[i]);
     sc.hit_off.resize(max_deg + 16);
     const int64_t D = row_start[rows];
     sc.rec_lu.resize(D + 1);
@@ -627,7 +627,6 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     uint32_t* hit_off = sc.hit_off.data();
     uint32_t* rec_lu = sc.rec_lu.data();
     uint32_t* rec_off = sc.rec_off.data();
-    int64_t* row_e0 = sc.row_e0.data();
     uint8_t* rec_lmin = sc.rec_lmin.data();
     int64_t* row_hits = sc.row_hits.data();
     int64_t hist[257] = {0};
@@ -640,9 +639,8 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     if (!o.fastgcn) run.assign(bsize[L], 0.0);
     for (int si = 0; si < L; ++si) {
         for (int64_t i = si == 0 ? 0 : bsize[si - 1]; i < bsize[si]; ++i) {
-            const int64_t v = n_id[i];
-            const int64_t e0 = indptr[v], deg = indptr[v + 1] - e0;
-            if (i + PF < rows) __builtin_prefetch(idx32 + indptr[n_id[i + PF]]);
+            const int64_t e0 = row_first[i], deg = row_start[i + 1] - row_start[i];
+            if (i + PF < rows) __builtin_prefetch(idx32 + row_first[i + PF]);
             row_hits[i] = m;
             const uint32_t* row_cols = idx32 + e0;
             const int64_t t = member_offsets(row_cols, deg, member_bit, hit_off);
@@ -723,7 +721,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         const int64_t layer_rows = bsize[l];
         for (int64_t i = 0; i < layer_rows; ++i) {
             const int64_t lo = c;
-            const int64_t e0 = row_e0[i];
+            const int64_t e0 = row_first[i];
             // the row's serial sum, taken as the values are written: a hit outside the layer
             // adds +0.0, which leaves the sum's bits unchanged (a sum that starts at +0.0 is
             // never -0.0, the one value that adding +0.0 would change)
