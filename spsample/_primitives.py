@@ -18,9 +18,9 @@ so ``normalise_rows`` is only applied where values are returned (LADIES edge wei
 
 Random words come from :mod:`spsample._rng`. For node-wise rows the stream is
 ``(v_r, hop word, batch id)`` and word ``p`` belongs to position ``p`` of the row (weighted) or
-to draw ``p`` (uniform); for layer-wise keys the stream of candidate column ``u`` is ``(u, hop word, batch id)``, word
-0, and layer-wise draws (FastGCN, unweighted LADIES) take words ``2t, 2t + 1`` of stream
-``(NO_VERTEX, hop word, batch id)`` for draw ``t``.
+to draw ``p`` (uniform); for layer-wise keys the stream of candidate column ``u`` is
+``(u, hop word, batch id)``, word 0, and layer-wise draws (FastGCN, unweighted LADIES) take words
+``2t, 2t + 1`` of stream ``(NO_VERTEX, hop word, batch id)`` for draw ``t``.
 """
 
 from dataclasses import dataclass
@@ -31,8 +31,8 @@ from . import _rng
 
 __all__ = [
     "RowMatrix", "Streams", "segment_arange", "row_select", "spgemm", "normalize_rows",
-    "sample_rows", "column_accumulate", "sample_columns", "sample_columns_by_entries", "sample_global",
-    "segmented_sum",
+    "sample_rows", "column_accumulate", "sample_columns", "sample_columns_by_entries",
+    "sample_global", "segmented_sum",
 ]
 
 

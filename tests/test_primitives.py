@@ -85,7 +85,8 @@ def test_sample_columns_by_entries_is_a_subset_of_P_and_follows_the_draws():
         cols = S.indices[S.indptr[j]:S.indptr[j + 1]]
         assert np.all(np.diff(cols) > 0)
         mine = P.indices[P.indptr[j]:P.indptr[j + 1]]
-        np.testing.assert_array_equal(S.data[S.indptr[j]:S.indptr[j + 1]], P.data[P.indptr[j] + np.searchsorted(mine, cols)])
+        np.testing.assert_array_equal(S.data[S.indptr[j]:S.indptr[j + 1]],
+                                      P.data[P.indptr[j] + np.searchsorted(mine, cols)])
         if d[j] <= 4:
             np.testing.assert_array_equal(cols, mine)
     # group 0 by hand: draw t = words 2t, 2t + 1 of stream (NO_VERTEX, 5, 7)

@@ -164,7 +164,8 @@ def test_unweighted_ladies_draws_without_replacement_proportional_to_counts():
     g = spsample.Graph.from_edge_index([2, 3, 4, 2, 3, 5], [0, 0, 0, 1, 1, 1], num_nodes=6)
     q = {2: 2, 3: 2, 4: 1, 5: 1}
     pairs = [(a, b) for a in q for b in q if a < b]
-    expected = np.array([q[a] / 6 * q[b] / (6 - q[a]) + q[b] / 6 * q[a] / (6 - q[b]) for a, b in pairs])
+    expected = np.array([q[a] / 6 * q[b] / (6 - q[a]) + q[b] / 6 * q[a] / (6 - q[b])
+                         for a, b in pairs])
     assert np.isclose(expected.sum(), 1.0)
     trials = 4000
     counts = np.zeros(len(pairs))
