@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _rng
+from ._errors import ArgumentError
+from ._validate import as_int, fail
 
 __all__ = [
     "RowMatrix", "Streams", "segment_arange", "row_select", "spgemm", "normalize_rows",
@@ -423,11 +425,30 @@ def sample_columns_by_entries(P, G, group, fanout, batch, hop_word, key, xp=np):
     Returns
     -------
     RowMatrix: the chosen entries of ``P`` (columns ascending).
+
+    Raises
+    ------
+    ArgumentError, ArgumentTypeError
+        When ``G`` carries weights, ``group`` does not give each row of ``G`` a row of ``P`` in
+        non-decreasing order, ``batch`` has not one id per row of ``P``, or ``fanout`` is not
+        an integer.
     """
+    where = "sample_columns_by_entries"
+    fanout = as_int(where, "fanout", fanout)
     d = P.row_lengths()
+    k = d.size
+    if G.data is not None:
+        fail(ArgumentError, where, "G", "must be unweighted (draws of entries are uniform; "
+             "weighted rows: sample_columns)", show_value=False)
+    if group.shape != (G.num_rows,) or (group.size and (
+            bool(xp.any(group[1:] < group[:-1])) or int(group[0]) < 0 or int(group[-1]) >= k)):
+        fail(ArgumentError, where, "group", f"must give each of the {G.num_rows} rows of G a row "
+             f"of P in [0, {k}), non-decreasing", show_value=False)
+    if batch.shape != (k,):
+        fail(ArgumentError, where, "batch", f"must hold one minibatch id per row of P ({k})",
+             batch.shape)
     if fanout < 0:
         return P
-    k = d.size
     entries = xp.bincount(group, weights=G.row_lengths(), minlength=k).astype(xp.int64)
     first_entry = _indptr_of(entries, xp)[:-1]
     width = int(P.indices.max()) + 1 if P.nnz else 1

@@ -101,3 +101,29 @@ def test_sample_columns_by_entries_is_a_subset_of_P_and_follows_the_draws():
         t += 1
     assert sorted(set(drawn)) == S.indices[:4].tolist()
     assert prim.sample_columns_by_entries(P, G, batch, -1, ids, 5, (1, 2)) is P
+
+
+def test_sample_columns_by_entries_rejects_bad_arguments():
+    import pytest
+    from spsample import ArgumentError, ArgumentTypeError
+    g = random_graph(60, 400, seed=2)
+    batch = np.array([0, 0, 1])
+    G = prim.row_select(g.indptr, g.indices, None, np.array([3, 9, 40]))
+    P = prim.column_accumulate(G, batch, 2)
+    ids = np.array([7, 8])
+    call = lambda **kw: prim.sample_columns_by_entries(  # noqa: E731
+        **{"P": P, "G": G, "group": batch, "fanout": 2, "batch": ids, "hop_word": 5, "key": (1, 2), **kw})
+    with pytest.raises(ArgumentError, match="'group'"):
+        call(group=np.array([1, 0, 0]))
+    with pytest.raises(ArgumentError, match="'group'"):
+        call(group=np.array([0, 0, 2]))
+    with pytest.raises(ArgumentError, match="'group'"):
+        call(group=np.array([0, 0]))
+    with pytest.raises(ArgumentError, match="'batch'"):
+        call(batch=np.array([7]))
+    with pytest.raises(ArgumentTypeError, match="'fanout'"):
+        call(fanout=2.5)
+    Gw = prim.row_select(g.indptr, g.indices, np.ones(g.indices.size), np.array([3, 9, 40]))
+    with pytest.raises(ArgumentError, match="'G'"):
+        call(G=Gw)
+    assert call().row_lengths().tolist() == [2, min(P.row_lengths()[1], 2)]
