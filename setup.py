@@ -58,7 +58,8 @@ def _extensions():
         _warn("pybind11 is not installed (pip install pybind11)")
         return []
     sources = ["native/module.cpp"]
-    headers = ["native/rng.h", "native/localmap.h", "native/nodewise.h", "native/layerwise.h"]
+    headers = ["native/common.h", "native/rng.h", "native/localmap.h", "native/select.h",
+               "native/rowwise.h", "native/layerwise.h", "native/rows.h"]
     return [Pybind11Extension(
         "spsample._native_kernels", sources, depends=headers, include_dirs=["native"],
         cxx_std=17, extra_compile_args=COMPILE_ARGS + OPENMP_ARGS, extra_link_args=OPENMP_ARGS)]

@@ -86,7 +86,7 @@
 #define SPSAMPLE_LW_X86 1
 #endif
 
-#include "nodewise.h"
+#include "common.h"
 #include "rng.h"
 
 namespace spsample {

@@ -14,6 +14,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <cstring>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -27,10 +28,12 @@
 #include <omp.h>
 #endif
 
+#include "common.h"
 #include "layerwise.h"
 #include "localmap.h"
-#include "nodewise.h"
 #include "rng.h"
+#include "rowwise.h"
+#include "select.h"
 
 namespace py = pybind11;
 using namespace spsample;
@@ -74,6 +77,23 @@ struct Bulk {
     F64 weights_ref;  // keeps the weights buffer alive
 };
 
+// The seeds of a bulk: minibatch j holds seeds[offsets[j] .. offsets[j + 1]).
+void set_seeds(Bulk& b, const I64& seeds, const I64& sizes, const I64& batch_ids) {
+    require(sizes.ndim() == 1 && batch_ids.ndim() == 1 && sizes.size() == batch_ids.size(),
+            "sizes and batch_ids must be 1-d of equal length");
+    b.k = sizes.size();
+    b.offsets.assign(b.k + 1, 0);
+    for (int64_t j = 0; j < b.k; ++j) {
+        require(sizes.data()[j] >= 0, "sizes must be non-negative");
+        b.offsets[j + 1] = b.offsets[j] + sizes.data()[j];
+    }
+    require(seeds.ndim() == 1 && b.offsets[b.k] == seeds.size(), "sizes must sum to len(seeds)");
+    for (int64_t j = 0; j < b.k; ++j)
+        require(batch_ids.data()[j] >= 0 && batch_ids.data()[j] < (int64_t(1) << 32), "batch ids in [0, 2**32)");
+    b.seeds = seeds.data();
+    b.batch_ids = batch_ids.data();
+}
+
 Bulk make_bulk(const I64& indptr, const I64& indices, const py::object& weights, const I64& seeds,
                const I64& sizes, const I64& batch_ids) {
     require(indptr.ndim() == 1 && indptr.size() >= 2, "indptr must be 1-d with n + 1 >= 2 entries");
@@ -93,17 +113,7 @@ Bulk make_bulk(const I64& indptr, const I64& indices, const py::object& weights,
                 "weights must match indices");
         b.g.weights = b.weights_ref.data();
     }
-    require(sizes.ndim() == 1 && batch_ids.ndim() == 1 && sizes.size() == batch_ids.size(),
-            "sizes and batch_ids must be 1-d of equal length");
-    b.k = sizes.size();
-    b.offsets.assign(b.k + 1, 0);
-    for (int64_t j = 0; j < b.k; ++j) {
-        require(sizes.data()[j] >= 0, "sizes must be non-negative");
-        b.offsets[j + 1] = b.offsets[j] + sizes.data()[j];
-    }
-    require(seeds.ndim() == 1 && b.offsets[b.k] == seeds.size(), "sizes must sum to len(seeds)");
-    b.seeds = seeds.data();
-    b.batch_ids = batch_ids.data();
+    set_seeds(b, seeds, sizes, batch_ids);
     return b;
 }
 
@@ -154,24 +164,6 @@ void for_each_minibatch(int64_t k, int threads, Init init, Body body) {
         }
     }
     if (error) std::rethrow_exception(error);
-}
-
-py::list to_python(std::vector<MiniBatchOut>& outs, bool with_weights) {
-    py::list result;
-    for (auto& mb : outs) {
-        py::list dst, src, eid, wts;
-        for (auto& h : mb.hops) {
-            dst.append(own(std::move(h.dst)));
-            src.append(own(std::move(h.src)));
-            eid.append(own(std::move(h.eid)));
-            if (with_weights) wts.append(own(std::move(h.weight)));
-        }
-        py::object w = with_weights ? py::object(wts) : py::object(py::none());
-        result.append(py::make_tuple(own(std::move(mb.n_id)), own(std::move(mb.counts)), dst, src, eid, w));
-        mb.hops.clear();
-        mb.counts.clear();
-    }
-    return result;
 }
 
 // Output blocks of the layer-wise kernels, recycled. A block goes back to the pool when NumPy
@@ -248,66 +240,333 @@ struct PooledBlock {
     size_t cap;
 };
 
-// The minibatches' tuples (n_id, counts, dst[l], src[l], edge_id[l], weight[l]); the edge arrays
-// view the minibatch's block, owned by one capsule that returns it to the pool.
-py::list layerwise_to_python(std::vector<LayerWiseOut>& outs) {
-    py::list result;
-    for (auto& mb : outs) {
-        auto* owner_data = new PooledBlock{mb.block, mb.block_cap};
-        mb.block = nullptr;
-        py::capsule owner(owner_data, [](void* q) {
-            auto* b = reinterpret_cast<PooledBlock*>(q);
-            block_pool().give(b->p, b->cap);
-            delete b;
-        });
-        py::list dst, src, eid, wts;
-        for (size_t l = 0; l < mb.dst.size(); ++l) {
-            const py::ssize_t k = static_cast<py::ssize_t>(mb.edge_count[l]);
-            dst.append(py::array_t<int64_t>({k}, {py::ssize_t(8)}, mb.dst[l], owner));
-            src.append(py::array_t<int64_t>({k}, {py::ssize_t(8)}, mb.src[l], owner));
-            eid.append(py::array_t<int64_t>({k}, {py::ssize_t(8)}, mb.eid[l], owner));
-            wts.append(py::array_t<double>({k}, {py::ssize_t(8)}, mb.weight[l], owner));
-        }
-        std::vector<int64_t> counts(mb.counts);
-        result.append(py::make_tuple(own(std::move(mb.n_id)), own(std::move(counts)), dst, src, eid, wts));
-    }
-    return result;
+// ---- flat results: one set of arrays per bulk (minibatch after minibatch) -------------------
+// Every flat array is one pooled block (returned to the pool when NumPy frees it), so a loop of
+// bulks reuses resident memory instead of faulting in fresh pages.
+struct Pooled {
+    void* p = nullptr;
+    size_t cap = 0;
+    int64_t count = 0;
+};
+
+Pooled pooled(int64_t count, size_t elem) {
+    Pooled a;
+    a.count = count;
+    a.p = pool_alloc(static_cast<size_t>(count) * elem, &a.cap);
+    if (!a.p) throw std::bad_alloc();
+    return a;
 }
 
-py::list nodewise_bulk(const I64& indptr, const I64& indices, const py::object& weights,
-                       const I64& seeds, const I64& sizes, const I64& batch_ids,
-                       const std::vector<int64_t>& fanouts, bool replace, bool weighted,
-                       uint32_t k0, uint32_t k1, uint64_t epoch, int num_threads) {
-    Bulk b = make_bulk(indptr, indices, weights, seeds, sizes, batch_ids);
-    require(!weighted || b.g.weights != nullptr, "weighted sampling needs weights");
-    require(!fanouts.empty() && fanouts.size() <= 255, "1 to 255 hops");
-    for (int64_t f : fanouts) require(f >= 1 || f == -1, "fanouts must be >= 1 or -1");
-    NodeWiseOptions o;
-    o.fanouts = fanouts;
-    o.replace = replace;
-    o.weighted = weighted;
-    o.key = Key{k0, k1};
-    o.epoch = epoch;
+template <class T>
+py::array_t<T> to_numpy(Pooled& a) {
+    auto* owner_data = new PooledBlock{a.p, a.cap};
+    a.p = nullptr;
+    py::capsule owner(owner_data, [](void* q) {
+        auto* b = reinterpret_cast<PooledBlock*>(q);
+        block_pool().give(b->p, b->cap);
+        delete b;
+    });
+    return py::array_t<T>({static_cast<py::ssize_t>(a.count)}, {static_cast<py::ssize_t>(sizeof(T))},
+                          static_cast<T*>(owner_data->p), owner);
+}
+
+struct FlatHop {
+    Pooled dst, src, eid, weight;
+    std::vector<int64_t> offsets;
+    bool weighted = false;
+};
+
+struct FlatBulk {
+    Pooled n_id;
+    std::vector<int64_t> node_offsets, counts;  // k + 1; k * (L + 1)
+    std::vector<FlatHop> hops;
+};
+
+template <class T>
+void copy_n(T* dst, const T* src, int64_t count) {
+    if (count > 0) std::memcpy(dst, src, static_cast<size_t>(count) * sizeof(T));
+}
+
+// The flat layout of per-minibatch results: sizes, prefix sums, one pooled array each.
+// nodes(j) / edges(j, l) give minibatch j's counts.
+template <class Nodes, class Edges>
+FlatBulk flat_layout(int64_t k, int L, bool weighted, Nodes nodes, Edges edges) {
+    FlatBulk f;
+    f.node_offsets.assign(k + 1, 0);
+    for (int64_t j = 0; j < k; ++j) f.node_offsets[j + 1] = f.node_offsets[j] + nodes(j);
+    f.n_id = pooled(f.node_offsets[k], sizeof(int64_t));
+    f.hops.resize(L);
+    for (int l = 0; l < L; ++l) {
+        FlatHop& h = f.hops[l];
+        h.offsets.assign(k + 1, 0);
+        for (int64_t j = 0; j < k; ++j) h.offsets[j + 1] = h.offsets[j] + edges(j, l);
+        const int64_t E = h.offsets[k];
+        h.dst = pooled(E, 8);
+        h.src = pooled(E, 8);
+        h.eid = pooled(E, 8);
+        h.weighted = weighted;
+        if (weighted) h.weight = pooled(E, 8);
+    }
+    return f;
+}
+
+FlatBulk flatten_rowwise(std::vector<MiniBatchOut>& outs, int L, int threads) {
+    const int64_t k = static_cast<int64_t>(outs.size());
+    FlatBulk f = flat_layout(k, L, false, [&](int64_t j) { return static_cast<int64_t>(outs[j].n_id.size()); },
+                             [&](int64_t j, int l) { return static_cast<int64_t>(outs[j].hops[l].src.size()); });
+    f.counts.assign(k * (L + 1), 0);
+    for (int64_t j = 0; j < k; ++j)
+        for (int l = 0; l <= L; ++l) f.counts[j * (L + 1) + l] = outs[j].counts[l];
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (int64_t j = 0; j < k; ++j) {
+        MiniBatchOut& mb = outs[j];
+        copy_n(static_cast<int64_t*>(f.n_id.p) + f.node_offsets[j], mb.n_id.data(),
+               static_cast<int64_t>(mb.n_id.size()));
+        mb.n_id = PodBuf<int64_t>();
+        for (int l = 0; l < L; ++l) {
+            HopOut& h = mb.hops[l];
+            const int64_t at = f.hops[l].offsets[j], E = static_cast<int64_t>(h.src.size());
+            copy_n(static_cast<int64_t*>(f.hops[l].dst.p) + at, h.dst.data(), E);
+            copy_n(static_cast<int64_t*>(f.hops[l].src.p) + at, h.src.data(), E);
+            copy_n(static_cast<int64_t*>(f.hops[l].eid.p) + at, h.eid.data(), E);
+            h = HopOut();
+        }
+    }
+    return f;
+}
+
+FlatBulk flatten_layerwise(std::vector<LayerWiseOut>& outs, int L, int threads) {
+    const int64_t k = static_cast<int64_t>(outs.size());
+    FlatBulk f = flat_layout(k, L, true, [&](int64_t j) { return static_cast<int64_t>(outs[j].n_id.size()); },
+                             [&](int64_t j, int l) { return outs[j].edge_count[l]; });
+    f.counts.assign(k * (L + 1), 0);
+    for (int64_t j = 0; j < k; ++j)
+        for (int l = 0; l <= L; ++l) f.counts[j * (L + 1) + l] = outs[j].counts[l];
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (int64_t j = 0; j < k; ++j) {
+        LayerWiseOut& mb = outs[j];
+        copy_n(static_cast<int64_t*>(f.n_id.p) + f.node_offsets[j], mb.n_id.data(),
+               static_cast<int64_t>(mb.n_id.size()));
+        for (int l = 0; l < L; ++l) {
+            const int64_t at = f.hops[l].offsets[j], E = mb.edge_count[l];
+            copy_n(static_cast<int64_t*>(f.hops[l].dst.p) + at, mb.dst[l], E);
+            copy_n(static_cast<int64_t*>(f.hops[l].src.p) + at, mb.src[l], E);
+            copy_n(static_cast<int64_t*>(f.hops[l].eid.p) + at, mb.eid[l], E);
+            copy_n(static_cast<double*>(f.hops[l].weight.p) + at, mb.weight[l], E);
+        }
+    }
+    for (auto& mb : outs) {
+        if (mb.block) block_pool().give(mb.block, mb.block_cap);
+        mb.block = nullptr;
+    }
+    return f;
+}
+
+// (n_id, node_offsets, counts (k, L + 1), [(dst, src, edge_id, weight or None, offsets)])
+py::tuple flat_to_python(FlatBulk& f, int64_t k, int L) {
+    py::list hops;
+    for (auto& h : f.hops) {
+        py::object w = h.weighted ? py::object(to_numpy<double>(h.weight)) : py::object(py::none());
+        hops.append(py::make_tuple(to_numpy<int64_t>(h.dst), to_numpy<int64_t>(h.src),
+                                   to_numpy<int64_t>(h.eid), w, own(std::move(h.offsets))));
+    }
+    py::array_t<int64_t> counts = own(std::move(f.counts));
+    counts.resize({static_cast<py::ssize_t>(k), static_cast<py::ssize_t>(L + 1)});
+    return py::make_tuple(to_numpy<int64_t>(f.n_id), own(std::move(f.node_offsets)), counts, hops);
+}
+
+// Frees pooled blocks not handed to NumPy (on errors).
+struct FlatGuard {
+    FlatBulk& f;
+    ~FlatGuard() {
+        auto give = [](Pooled& a) { if (a.p) block_pool().give(a.p, a.cap); a.p = nullptr; };
+        give(f.n_id);
+        for (auto& h : f.hops) { give(h.dst); give(h.src); give(h.eid); give(h.weight); }
+    }
+};
+
+// ---- the row-wise engine (rowwise.h) ---------------------------------------------------------
+CSRView graph_view(const py::tuple& t, std::vector<py::object>& keep) {
+    require(t.size() == 3, "a graph is (indptr, indices, weights)");
+    I64 indptr = t[0].cast<I64>(), indices = t[1].cast<I64>();
+    require(indptr.ndim() == 1 && indptr.size() >= 2 && indices.ndim() == 1, "graph arrays must be 1-d");
+    const int64_t n = indptr.size() - 1;
+    require(n < static_cast<int64_t>(0xFFFFFFFFll), "at most 2**32 - 1 vertices");
+    require(indptr.data()[0] == 0 && indptr.data()[n] == indices.size(), "indptr must run from 0 to len(indices)");
+    CSRView g{indptr.data(), indices.data(), nullptr, n};
+    keep.push_back(indptr);
+    keep.push_back(indices);
+    if (!t[2].is_none()) {
+        F64 w = t[2].cast<F64>();
+        require(w.ndim() == 1 && w.size() == indices.size(), "weights must match indices");
+        g.weights = w.data();
+        keep.push_back(w);
+    }
+    return g;
+}
+
+FrontierSpec frontier_spec(const py::tuple& t, const std::vector<I64>& ivecs, int hop, int64_t k, int64_t n) {
+    FrontierSpec f;
+    f.kind = t[0].cast<int32_t>();
+    f.hop = t[1].cast<int32_t>();
+    require(f.kind >= F_NEW_NODES && f.kind <= F_ROWS, "unknown frontier kind");
+    if (f.kind == F_NEW_NODES) require(f.hop >= 0 && f.hop < hop, "new_nodes of a hop not sampled yet");
+    if (f.kind == F_EDGE_SRC || f.kind == F_EDGE_DST)
+        require(f.hop >= 1 && f.hop < hop, "edge ends of a hop not sampled yet");
+    if (f.kind == F_ROWS) {
+        const int64_t oi = t[2].cast<int64_t>(), vi = t[3].cast<int64_t>();
+        require(oi >= 0 && vi >= 0 && oi < static_cast<int64_t>(ivecs.size()) &&
+                vi < static_cast<int64_t>(ivecs.size()), "rows arrays missing");
+        const I64& off = ivecs[oi];
+        const I64& vert = ivecs[vi];
+        require(off.size() == k + 1 && off.data()[0] == 0 && off.data()[k] == vert.size(), "rows offsets");
+        for (int64_t j = 0; j < k; ++j) require(off.data()[j] <= off.data()[j + 1], "rows offsets");
+        for (int64_t i = 0; i < vert.size(); ++i) require(vert.data()[i] >= 0 && vert.data()[i] < n, "rows vertex");
+        f.rows_offsets = off.data();
+        f.rows_vertex = vert.data();
+    }
+    return f;
+}
+
+ValueProgram value_program(const py::list& code, const std::vector<F64>& fvecs, const CSRView& g,
+                           const CSRView* aux) {
+    ValueProgram pg;
+    pg.weights = g.weights;
+    pg.aux = aux;
+    int depth = 0;
+    for (const auto& item : code) {
+        const py::tuple t = item.cast<py::tuple>();
+        Instr in{t[0].cast<int32_t>(), t[1].cast<int32_t>(), t[2].cast<int32_t>(), t[3].cast<double>()};
+        require(in.op >= V_CONST && in.op <= V_SQUARE && (in.ctx == 0 || in.ctx == 1), "bad value instruction");
+        const bool leaf = in.op <= V_INDICATOR;
+        if (in.ctx == 1 || in.op == V_FOUND) {
+            require(aux != nullptr, "a lookup needs an aux frontier and graph");
+            pg.uses_lookup = true;
+        }
+        if (in.op == V_WEIGHT) require((in.ctx == 0 ? g.weights : aux->weights) != nullptr, "weights missing");
+        if (in.op == V_COLUMN || in.op == V_ROW || in.op == V_EDGE) {
+            require(in.arg >= 0 && in.arg < static_cast<int32_t>(fvecs.size()), "vector missing");
+            const int64_t want = in.op == V_EDGE ? (in.ctx == 0 ? g.indptr[g.n] : aux->indptr[aux->n]) : g.n;
+            require(fvecs[in.arg].size() == want, "vector of the wrong length");
+        }
+        depth += leaf ? 1 : (in.op == V_MUL || in.op == V_ADD ? -1 : 0);
+        require(depth >= 1 && depth <= VALUE_STACK, "value program stack");
+        pg.code.push_back(in);
+    }
+    require(code.size() == 0 || depth == 1, "value program must leave one value");
+    for (const auto& v : fvecs) pg.vectors.push_back(v.data());
+    pg.only_weight = pg.code.size() == 1 && pg.code[0].op == V_WEIGHT && pg.code[0].ctx == 0;
+    return pg;
+}
+
+HopSpec hop_spec(const py::dict& d, const std::vector<CSRView>& graphs, const std::vector<F64>& fvecs,
+                 const std::vector<I64>& ivecs, int hop, int64_t k, int64_t n) {
+    HopSpec hs;
+    hs.frontier = frontier_spec(d["frontier"].cast<py::tuple>(), ivecs, hop, k, n);
+    hs.graph = d["graph"].cast<int32_t>();
+    require(hs.graph >= 0 && hs.graph < static_cast<int32_t>(graphs.size()), "graph index");
+    require(graphs[hs.graph].n == n, "every graph of a plan has n vertices");
+    const CSRView* aux = nullptr;
+    if (!d["aux"].is_none()) {
+        hs.has_aux = true;
+        hs.aux = frontier_spec(d["aux"].cast<py::tuple>(), ivecs, hop, k, n);
+        const int32_t ag = d["aux_graph"].cast<int32_t>();
+        require(ag >= 0 && ag < static_cast<int32_t>(graphs.size()), "aux graph index");
+        aux = &graphs[ag];
+        const bool edges = (hs.frontier.kind == F_EDGE_SRC || hs.frontier.kind == F_EDGE_DST) &&
+                           (hs.aux.kind == F_EDGE_SRC || hs.aux.kind == F_EDGE_DST) &&
+                           hs.frontier.hop == hs.aux.hop;
+        const bool same = hs.frontier.kind == hs.aux.kind && hs.frontier.hop == hs.aux.hop &&
+                          hs.frontier.kind != F_ROWS;
+        require(edges || same, "the aux frontier must be aligned with the frontier");
+    }
+    hs.values = value_program(d["program"].cast<py::list>(), fvecs, graphs[hs.graph], aux);
+    hs.select = d["select"].cast<int32_t>();
+    require(hs.select >= S_UNIFORM && hs.select <= S_THRESHOLD, "unknown selection");
+    if (hs.select == S_WEIGHTED || hs.select == S_WEIGHTED_REP || hs.select == S_REJECTION)
+        require(!hs.values.code.empty(), "a weighted rule needs values");
+    hs.fanout = d["fanout"].cast<int64_t>();
+    const int64_t fv = d["fanout_vec"].cast<int64_t>();
+    if (fv >= 0) {
+        require(fv < static_cast<int64_t>(ivecs.size()) && ivecs[fv].size() == n, "fanout vector of n entries");
+        hs.fanout_vec = ivecs[fv].data();
+        for (int64_t i = 0; i < n; ++i) require(hs.fanout_vec[i] >= -1, "fanouts >= -1");
+    } else {
+        require(hs.fanout >= 1 || hs.fanout == -1, "fanout must be >= 1 or -1");
+    }
+    if (hs.select == S_REJECTION) {
+        require(hs.fanout >= 0, "rejection fanouts must be >= 0");
+        if (hs.fanout_vec)
+            for (int64_t i = 0; i < n; ++i) require(hs.fanout_vec[i] >= 0, "rejection fanouts must be >= 0");
+    }
+    hs.bound = d["bound"].cast<double>();
+    hs.key = d["key"].cast<int32_t>();
+    require(hs.key == K_VERTEX || hs.key == K_ROW, "unknown stream key");
+    hs.dedup = d["dedup"].cast<bool>();
+    hs.keep_row_ids = d["keep_row_ids"].cast<bool>();
+    return hs;
+}
+
+py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes, const I64& batch_ids,
+                      const py::list& hops, const py::list& f64_vectors, const py::list& i64_vectors,
+                      uint32_t k0, uint32_t k1, uint64_t epoch, uint64_t budget_bytes, int num_threads) {
+    std::vector<py::object> keep;
+    RowWisePlan plan;
+    for (const auto& g : graphs) plan.graphs.push_back(graph_view(g.cast<py::tuple>(), keep));
+    require(!plan.graphs.empty(), "a plan needs a graph");
+    plan.n = plan.graphs[0].n;
+    Bulk b;
+    set_seeds(b, seeds, sizes, batch_ids);
+    std::vector<F64> fvecs;
+    std::vector<I64> ivecs;
+    for (const auto& v : f64_vectors) fvecs.push_back(v.cast<F64>());
+    for (const auto& v : i64_vectors) ivecs.push_back(v.cast<I64>());
+    for (const auto& v : fvecs) require(v.ndim() == 1, "vectors must be 1-d");
+    for (const auto& v : ivecs) require(v.ndim() == 1, "vectors must be 1-d");
+    const int L = static_cast<int>(hops.size());
+    require(L >= 1 && L <= 255, "1 to 255 hops");
+    for (int h = 1; h <= L; ++h)
+        plan.hops.push_back(hop_spec(hops[h - 1].cast<py::dict>(), plan.graphs, fvecs, ivecs, h, b.k, plan.n));
+    for (int h = 1; h <= L; ++h) {  // edge ends read later need this hop's row ids
+        for (const HopSpec& later : plan.hops) {
+            for (const FrontierSpec* f : {&later.frontier, later.has_aux ? &later.aux : nullptr})
+                if (f && (f->kind == F_EDGE_SRC || f->kind == F_EDGE_DST) && f->hop == h)
+                    require(plan.hops[h - 1].keep_row_ids, "a hop whose edge ends are read must keep row ids");
+        }
+    }
+    for (int64_t i = 0; i < seeds.size(); ++i) require(seeds.data()[i] >= 0 && seeds.data()[i] < plan.n, "seeds");
+    plan.key = Key{k0, k1};
+    plan.epoch = epoch;
+    Budget budget(budget_bytes);
     std::vector<MiniBatchOut> outs(b.k);
+    FlatBulk flat;
+    FlatGuard guard{flat};
+    const int threads = resolve_threads(num_threads);
     {
         py::gil_scoped_release release;
-        for_each_minibatch<NodeWiseScratch>(
-            b.k, resolve_threads(num_threads), [](NodeWiseScratch&) {},
-            [&](int64_t j, NodeWiseScratch& sc) {
-                nodewise_minibatch(b.g, b.seeds + b.offsets[j], b.offsets[j + 1] - b.offsets[j],
-                                   static_cast<uint32_t>(b.batch_ids[j]), o, sc, outs[j]);
+        for_each_minibatch<RowWiseScratch>(
+            b.k, threads, [](RowWiseScratch&) {},
+            [&](int64_t j, RowWiseScratch& sc) {
+                rowwise_minibatch(plan, b.seeds + b.offsets[j], b.offsets[j + 1] - b.offsets[j], j,
+                                  static_cast<uint32_t>(b.batch_ids[j]), sc, outs[j], budget);
             });
+        flat = flatten_rowwise(outs, L, threads);
     }
-    return to_python(outs, false);
+    return flat_to_python(flat, b.k, L);
 }
 
-py::list layerwise_bulk(const I64& indptr, const I64& indices, const U32& indices32, const U32& internal_of,
-                        const U32& vertex_of, const py::object& weights,
-                        const I64& seeds, const I64& sizes, const I64& batch_ids,
-                        const std::vector<int64_t>& fanouts, uint32_t k0, uint32_t k1, uint64_t epoch,
-                        const py::object& q_global, const py::object& cumulative, int num_threads) {
+py::tuple layerwise_bulk(const I64& indptr, const I64& indices, const U32& indices32, const U32& internal_of,
+                         const U32& vertex_of, const py::object& weights,
+                         const I64& seeds, const I64& sizes, const I64& batch_ids,
+                         const std::vector<int64_t>& fanouts, uint32_t k0, uint32_t k1, uint64_t epoch,
+                         const py::object& q_global, const py::object& cumulative, int num_threads) {
     Bulk b = make_bulk(indptr, indices, weights, seeds, sizes, batch_ids);
     require(!fanouts.empty() && fanouts.size() <= 255, "1 to 255 hops");
+    for (int64_t i = 0; i < seeds.size(); ++i) require(seeds.data()[i] >= 0 && seeds.data()[i] < b.g.n, "seeds");
     LayerWiseOptions o;
     o.fanouts = fanouts;
     o.key = Key{k0, k1};
@@ -332,25 +591,30 @@ py::list layerwise_bulk(const I64& indptr, const I64& indices, const U32& indice
     } else {
         for (int64_t f : fanouts) require(f >= 1 || f == -1, "fanouts must be >= 1 or -1");
     }
+    const int L = static_cast<int>(fanouts.size());
     std::vector<LayerWiseOut> outs(b.k);
-    struct ReturnBlocks {  // on error: blocks not handed to NumPy go back to the pool
+    struct ReturnBlocks {  // on error: blocks not flattened go back to the pool
         std::vector<LayerWiseOut>& outs;
         ~ReturnBlocks() {
             for (auto& mb : outs)
                 if (mb.block) block_pool().give(mb.block, mb.block_cap);
         }
     } return_blocks{outs};
+    FlatBulk flat;
+    FlatGuard guard{flat};
     const int64_t n = b.g.n;
+    const int threads = resolve_threads(num_threads);
     {
         py::gil_scoped_release release;
         for_each_minibatch<LayerWiseScratch>(
-            b.k, resolve_threads(num_threads), [n, &b](LayerWiseScratch& sc) { sc.resize(n, b.g.weights != nullptr); },
+            b.k, threads, [n, &b](LayerWiseScratch& sc) { sc.resize(n, b.g.weights != nullptr); },
             [&](int64_t j, LayerWiseScratch& sc) {
                 layerwise_minibatch(b.g, b.seeds + b.offsets[j], b.offsets[j + 1] - b.offsets[j],
                                     static_cast<uint32_t>(b.batch_ids[j]), o, sc, outs[j]);
             });
+        flat = flatten_layerwise(outs, L, threads);
     }
-    return layerwise_to_python(outs);
+    return flat_to_python(flat, b.k, L);
 }
 
 // Test hook: the LADIES candidates' Philox words (word 0 of block (0, u, hw, bid)) from one
@@ -455,7 +719,7 @@ py::tuple sample_rows_native(const I64& indptr, const I64& indices, const py::ob
         require(row >= 0 && row < n && vertex.data()[i] >= 0 && vertex.data()[i] < static_cast<int64_t>(0xFFFFFFFFll),
                 "request outside the block");
     }
-    NodeWiseOptions o;
+    RowRule o;
     o.replace = replace;
     o.weighted = weighted;
     o.key = Key{k0, k1};
@@ -464,9 +728,9 @@ py::tuple sample_rows_native(const I64& indptr, const I64& indices, const py::ob
     {
         py::gil_scoped_release release;
         RowSampler rows(g, q, fanout, hop_word, o, out);
-        for_each_minibatch<NodeWiseScratch>(
-            rows.num_chunks(), resolve_threads(num_threads), [](NodeWiseScratch&) {},
-            [&](int64_t c, NodeWiseScratch& sc) { rows.sample_chunk(c, sc); });
+        for_each_minibatch<RowScratch>(
+            rows.num_chunks(), resolve_threads(num_threads), [](RowScratch&) {},
+            [&](int64_t c, RowScratch& sc) { rows.sample_chunk(c, sc); });
         rows.finish();
     }
     return py::make_tuple(own(std::move(out.count)), own(std::move(out.edge)), own(std::move(out.column)));
@@ -475,10 +739,19 @@ py::tuple sample_rows_native(const I64& indptr, const I64& indices, const py::ob
 }  // namespace
 
 PYBIND11_MODULE(_native_kernels, m) {
-    m.doc() = "spsample native kernels (fused bulk samplers); use through spsample._native";
-    m.def("nodewise_bulk", &nodewise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
-          py::arg("seeds"), py::arg("sizes"), py::arg("batch_ids"), py::arg("fanouts"), py::arg("replace"),
-          py::arg("weighted"), py::arg("k0"), py::arg("k1"), py::arg("epoch"), py::arg("num_threads"));
+    m.doc() = "spsample native kernels (the lowered sampling engine); use through spsample._native";
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const BudgetExceeded& e) {
+            PyErr_SetString(PyExc_MemoryError, e.what());
+        } catch (const BoundExceeded& e) {
+            PyErr_SetString(PyExc_ArithmeticError, e.what());
+        }
+    });
+    m.def("run_rowwise", &run_rowwise, py::arg("graphs"), py::arg("seeds"), py::arg("sizes"),
+          py::arg("batch_ids"), py::arg("hops"), py::arg("f64_vectors"), py::arg("i64_vectors"),
+          py::arg("k0"), py::arg("k1"), py::arg("epoch"), py::arg("budget"), py::arg("num_threads"));
     m.def("layerwise_bulk", &layerwise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("indices32"),
           py::arg("internal_of"), py::arg("vertex_of"),
           py::arg("weights"),

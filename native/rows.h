@@ -3,7 +3,7 @@
 // A rank that owns a block of rows of A (global rows [row_offset, row_offset + n)) receives
 // requests (vertex v, global minibatch id b) and samples row v exactly as the single-process
 // samplers do: spsample._primitives.sample_rows over row_select(A, v) with the node-wise
-// stream (v, hop word, b) -- the rule of nodewise_row in nodewise.h, which this file calls, so
+// stream (v, hop word, b) -- the rules of select.h, which the row-wise engine calls too, so
 // both draw the same positions by the same code.
 //
 // Inputs:  g, the block (CSRView over its n local rows; indices hold global column ids;
@@ -22,7 +22,7 @@
 //          only from its own stream, so the results do not depend on the number of threads);
 //          pass 3 closes the gaps of weighted rows that kept fewer than their bound.
 // Complexity: O(r + sum of the selection costs of nodewise_select + E).
-// Memory:  the outputs (2 int64 per bounded sample) plus per thread one NodeWiseScratch.
+// Memory:  the outputs (2 int64 per bounded sample) plus per thread one RowScratch.
 #ifndef SPSAMPLE_ROWS_H
 #define SPSAMPLE_ROWS_H
 
@@ -30,8 +30,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "nodewise.h"
+#include "common.h"
 #include "rng.h"
+#include "select.h"
 
 namespace spsample {
 
@@ -49,22 +50,55 @@ struct RowSamples {
     PodBuf<int64_t> count, edge, column;
 };
 
+// The node-wise rule of one request: uniform or weighted (by the edge weights), with or
+// without replacement.
+struct RowRule {
+    bool replace = false;
+    bool weighted = false;
+    Key key{0, 0};
+};
+
+// The positions row (start, d) of vertex v keeps at fanout s (emit(p), ascending, with
+// multiplicity): the rules of select.h; rows kept whole are emitted directly. Returns the count.
+template <class Emit>
+static inline int64_t nodewise_row(const CSRView& g, int64_t start, int64_t d, int64_t s, uint32_t v,
+                                   uint32_t hw, uint32_t bid, const RowRule& o, RowScratch& sc,
+                                   Emit&& emit) {
+    if (d == 0) return 0;
+    if (!o.weighted && (s < 0 || (!o.replace && d <= s))) {
+        for (int64_t p = 0; p < d; ++p) emit(p);
+        return d;
+    }
+    Stream st(v, hw, bid, o.key);
+    sc.fit(d, s, o.weighted);
+    int64_t c;
+    if (!o.weighted) {
+        c = o.replace ? uniform_rep_row(st, d, s, sc) : floyd_row(st, d, s, sc);
+    } else {
+        const double* w = g.weights + start;
+        c = o.replace ? weighted_rep_row(st, w, d, s, sc) : weighted_row(st, w, d, s, sc);
+    }
+    const int64_t* pos = sc.pos.data();
+    for (int64_t i = 0; i < c; ++i) emit(pos[i]);
+    return c;
+}
+
 // The three passes of the header comment over one set of requests. The caller runs
 // sample_chunk(c, scratch) once for every chunk c in [0, num_chunks()) -- in any order, on any
-// threads, one NodeWiseScratch per thread -- between the constructor and finish().
-// `o` gives replace / weighted / key; its fanouts and epoch are not read (s and hw are).
+// threads, one RowScratch per thread -- between the constructor and finish().
+// `o` gives replace / weighted / key.
 class RowSampler {
   public:
     static constexpr int64_t CHUNK = 32;  // requests per unit of work (a hub may cost 10**4 rows)
 
     // Pass 1: bounds and their prefix sums; output buffers sized by the bound.
-    RowSampler(const CSRView& g, const RowRequests& q, int64_t s, uint32_t hw, const NodeWiseOptions& o,
+    RowSampler(const CSRView& g, const RowRequests& q, int64_t s, uint32_t hw, const RowRule& o,
                RowSamples& out)
         : g_(g), q_(q), s_(s), hw_(hw), o_(o), out_(out), offset_(static_cast<size_t>(q.r) + 1, 0) {
         for (int64_t i = 0; i < q.r; ++i) {
             const int64_t row = q.row_of(i);
             const int64_t d = g.indptr[row + 1] - g.indptr[row];
-            offset_[i + 1] = offset_[i] + nodewise_bound(d, s, o.replace);
+            offset_[i + 1] = offset_[i] + row_bound(d, s, o.replace);
         }
         out.count.resize(q.r);
         out.edge.resize(offset_[q.r]);
@@ -74,7 +108,7 @@ class RowSampler {
     int64_t num_chunks() const { return (q_.r + CHUNK - 1) / CHUNK; }
 
     // Pass 2 for requests [c * CHUNK, (c + 1) * CHUNK): sample into their slots, gather columns.
-    void sample_chunk(int64_t c, NodeWiseScratch& sc) {
+    void sample_chunk(int64_t c, RowScratch& sc) {
         const int64_t i1 = std::min(q_.r, (c + 1) * CHUNK);
         for (int64_t i = c * CHUNK; i < i1; ++i) {
             const int64_t row = q_.row_of(i);
@@ -114,7 +148,7 @@ class RowSampler {
     const RowRequests& q_;
     const int64_t s_;
     const uint32_t hw_;
-    const NodeWiseOptions& o_;
+    const RowRule& o_;
     RowSamples& out_;
     std::vector<int64_t> offset_;
 };

@@ -22,6 +22,8 @@ from ._errors import (
     DistributedError,
     GraphError,
     MissingDependencyError,
+    ResourceError,
+    NotLoweredWarning,
     SamplerError,
     SeedError,
     SpsampleError,
@@ -70,6 +72,8 @@ __all__ = [
     "DatasetNotFoundError",
     "DistributedError",
     "MissingDependencyError",
+    "ResourceError",
+    "NotLoweredWarning",
     *_LAZY,
 ]
 

@@ -16,6 +16,8 @@ __all__ = [
     "DatasetNotFoundError",
     "DistributedError",
     "MissingDependencyError",
+    "ResourceError",
+    "NotLoweredWarning",
 ]
 
 
@@ -62,3 +64,15 @@ class MissingDependencyError(SpsampleError, ImportError):
     """An optional dependency (torch, mpi4py, cupy, torch_geometric, ...) is needed but absent.
 
     The message says what to install."""
+
+
+class ResourceError(SpsampleError, MemoryError):
+    """An input would need more memory than the machine has (e.g. a fanout or batch size
+    whose outputs cannot fit). Raised before allocating; the message says how much would be
+    needed and which argument to change."""
+
+
+class NotLoweredWarning(UserWarning):
+    """A sampler's constructors could not be lowered to the native engine (a constructor reads
+    sampled data, or builds something no kernel implements): it runs on the NumPy path. Issued
+    once per constructor; the message names it."""

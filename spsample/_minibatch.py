@@ -1,11 +1,11 @@
-"""The sampled minibatch: what one seed batch's L-hop neighbourhood looks like after extraction."""
+"""The sampled minibatch, and the flat result of a bulk that the minibatches are views of."""
 
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["MiniBatch"]
+__all__ = ["MiniBatch", "Bulk", "HopEdges"]
 
 
 @dataclass(eq=False)
@@ -130,3 +130,85 @@ class MiniBatch:
         return (f"MiniBatch(batch_id={self.batch_id}, batch_size={self.batch_size}, "
                 f"num_nodes={self.num_nodes}, num_sampled_nodes={self.num_sampled_nodes}, "
                 f"num_sampled_edges={self.num_sampled_edges})")
+
+
+@dataclass(eq=False)
+class HopEdges:
+    """The edges of one hop for every minibatch of a bulk, minibatch after minibatch.
+
+    Attributes
+    ----------
+    dst, src : int64, shape (E,)
+        Local ids (into the minibatch's ``n_id``); ``dst`` aggregates from ``src``.
+    edge_id : int64, shape (E,)
+        Index of each edge in the graph's CSR ``indices``.
+    weight : float64, shape (E,), or None
+        Layer-wise samplers: importance-rescaled, row-normalised edge values.
+    offsets : int64, shape (k + 1,)
+        Minibatch ``j`` holds entries ``offsets[j]:offsets[j + 1]``.
+    """
+
+    dst: np.ndarray
+    src: np.ndarray
+    edge_id: np.ndarray
+    weight: Optional[np.ndarray]
+    offsets: np.ndarray
+
+
+class Bulk(list):
+    """The result of one bulk: flat arrays for all ``k`` minibatches, and the minibatches as
+    views of them (a ``list`` of :class:`MiniBatch`, so ``bulk[i]``, ``len(bulk)`` and
+    iteration work as on a list).
+
+    Attributes
+    ----------
+    batch_ids : int64, shape (k,)
+        Global minibatch ids.
+    batch_sizes : int64, shape (k,)
+        Seeds per minibatch.
+    n_id : int64, shape (N,)
+        Every minibatch's ``n_id``, minibatch after minibatch (fetch a bulk's features with one
+        call on it).
+    node_offsets : int64, shape (k + 1,)
+        Minibatch ``j``'s vertices are ``n_id[node_offsets[j]:node_offsets[j + 1]]``.
+    num_sampled_nodes : int64, shape (k, L + 1)
+        New vertices per hop, seeds as hop 0.
+    hops : list of HopEdges, length L
+        Hop 1 first.
+    path : str
+        ``"native"`` or ``"numpy"``: which engine produced it.
+    """
+
+    def __init__(self, batch_ids, batch_sizes, n_id, node_offsets, num_sampled_nodes, hops,
+                 *, layerwise=False, path="numpy"):
+        self.batch_ids = np.asarray(batch_ids, dtype=np.int64)
+        self.batch_sizes = np.asarray(batch_sizes, dtype=np.int64)
+        self.n_id = n_id
+        self.node_offsets = node_offsets
+        self.num_sampled_nodes = num_sampled_nodes
+        self.hops = hops
+        self.path = path
+        super().__init__(self._views(layerwise))
+
+    def _views(self, layerwise):
+        counts = self.num_sampled_nodes.tolist()
+        no, bids, sizes = self.node_offsets.tolist(), self.batch_ids.tolist(), self.batch_sizes.tolist()
+        hop_offsets = [h.offsets.tolist() for h in self.hops]
+        out = []
+        for j in range(len(bids)):
+            edges, ids, weights = [], [], []
+            for h, off in zip(self.hops, hop_offsets):
+                a, b = off[j], off[j + 1]
+                edges.append((h.dst[a:b], h.src[a:b]))
+                ids.append(h.edge_id[a:b])
+                if layerwise:
+                    weights.append(h.weight[a:b])
+            out.append(MiniBatch(batch_id=bids[j], n_id=self.n_id[no[j]:no[j + 1]],
+                                 batch_size=sizes[j], num_sampled_nodes=counts[j], edges=edges,
+                                 edge_ids=ids, weight=weights if layerwise else None))
+        return out
+
+    @property
+    def num_edges(self):
+        """Sampled edges of the whole bulk."""
+        return int(sum(h.dst.size for h in self.hops))

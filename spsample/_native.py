@@ -1,10 +1,21 @@
-"""The optional native kernels: probed once, switchable, and wrapped for the samplers.
+"""The optional native engine: probed once, switchable, and the lowering of traced samplers.
 
 ``spsample._native_kernels`` is a C++17 extension (pybind11 over NumPy buffers, OpenMP across
-minibatches; sources in ``native/``) built by ``pip install``. It holds fused bulk samplers
-that do every hop of every minibatch of a bulk in one call and return exactly what the
-algebraic NumPy path returns (same bits, same order): node-wise (uniform / weighted, with or
-without replacement) and layer-wise (LADIES, FastGCN).
+minibatches; sources in ``native/``) built by ``pip install``. A sampler's constructors, traced
+by :mod:`spsample._engine` into one :class:`~spsample._bulk.HopPlan` per hop, are *lowered*
+here onto one of two bulk kernels that run every hop of every minibatch in one call and return
+exactly what the NumPy evaluation of the same constructors returns (same bits, same order):
+
+* the row-wise engine (``native/rowwise.h``): hops whose selection is per row -- node-wise
+  (uniform / weighted, with or without replacement, fanout per hop or per vertex), walks and
+  node2vec (streams per row, values looked up in aligned rows, rejection), LABOR (threshold on
+  per-column variates), with or without deduplication;
+* the layer-wise engine (``native/layerwise.h``): hops that choose columns per minibatch
+  (LADIES: column sums of ``A∘A``) or globally (FastGCN) and take the layer's edges.
+
+Which class a sampler is plays no part: a subclass, or a user's sampler built from the same
+lazy matrices, lowers to the same kernels. What cannot be lowered raises
+:class:`~spsample._lazy.NotLowerable` (the engine then runs NumPy and warns once).
 
 Which path runs:
 
@@ -23,11 +34,14 @@ import os
 
 import numpy as np
 
-from ._errors import ArgumentError, MissingDependencyError
+from ._errors import ArgumentError, MissingDependencyError, ResourceError, SamplerError
+from ._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
+                    RowSelection, ThresholdSelection)
 from ._validate import fail
 
 __all__ = ["AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
-           "set_num_threads", "get_num_threads", "set_pool_limit", "pool_stats", "nodewise_bulk", "layerwise_bulk", "sample_rows"]
+           "set_num_threads", "get_num_threads", "set_pool_limit", "pool_stats", "lower", "run",
+           "Lowered", "sample_rows"]
 
 try:
     from . import _native_kernels as _kernels
@@ -180,45 +194,6 @@ def _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch):
     return indptr, indices, seeds, sizes, batch_ids, seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF
 
 
-def _minibatches(results, sizes, batch_ids):
-    from ._minibatch import MiniBatch
-
-    out = []
-    for (n_id, counts, dst, src, eid, weight), size, bid in zip(results, sizes.tolist(), batch_ids.tolist()):
-        out.append(MiniBatch(batch_id=bid, n_id=n_id, batch_size=size,
-                             num_sampled_nodes=counts.tolist(), edges=list(zip(dst, src)),
-                             edge_ids=eid, weight=weight))
-    return out
-
-
-def nodewise_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch):
-    """Every hop of a node-wise bulk in one native call.
-
-    Parameters
-    ----------
-    graph : Graph
-    seeds : int64, shape (m,)
-        Validated seeds (distinct within each minibatch), minibatch after minibatch.
-    sizes, batch_ids : int64, shape (k,)
-        Seeds per minibatch and their global ids.
-    sampler : NodeWise
-    seed, epoch : int
-
-    Returns
-    -------
-    list of MiniBatch, the same as the algebraic path.
-    """
-    indptr, indices, seeds, sizes, batch_ids, k0, k1 = _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch)
-    weights = _f64(graph.weights) if sampler.weighted else None
-    if sampler.weighted and weights is None:
-        fail(ArgumentError, "native bulk", "graph", "needs edge weights for weighted sampling",
-             show_value=False)
-    res = _kernels.nodewise_bulk(indptr, indices, weights, seeds, sizes, batch_ids,
-                                 [int(f) for f in sampler.fanouts], bool(sampler.replace),
-                                 bool(sampler.weighted), k0, k1, int(epoch), _THREADS)
-    return _minibatches(res, sizes, batch_ids)
-
-
 def _internal_columns(indices, n):
     """The layer-wise kernel's internal column ids: columns ranked by in-degree (descending, ties
     by id), so that the hubs most entries point to share a few cache lines of its vertex-indexed
@@ -238,22 +213,327 @@ def _internal_columns(indices, n):
     return internal_of[indices], internal_of, vertex_of
 
 
-def layerwise_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, column_weights=None):
-    """Every layer of a LADIES bulk (or FastGCN when ``column_weights = (q, cumulative)``)."""
+# ------------------------------------------------------------------------------ lowering
+# Codes shared with native/rowwise.h and native/select.h.
+_FRONTIER = {"new_nodes": 0, "all_nodes": 1, "edge_sources": 2, "edge_destinations": 3, "rows": 4}
+_S_UNIFORM, _S_UNIFORM_REP, _S_WEIGHTED, _S_WEIGHTED_REP, _S_REJECTION, _S_THRESHOLD = range(6)
+_V_CONST, _V_WEIGHT, _V_COLUMN, _V_ROW, _V_EDGE, _V_INDICATOR, _V_FOUND, _V_MUL, _V_ADD, _V_SQUARE = range(10)
+_VALUE_STACK = 32
+
+
+class Lowered:
+    """A traced sampler lowered onto one native kernel (:func:`lower`); run it with :func:`run`.
+
+    Attributes
+    ----------
+    kernel : {"rowwise", "layerwise"}
+    spec : dict
+        The kernel's arguments besides the bulk (graphs, hop specs, vectors / fanouts, ...).
+    """
+
+    def __init__(self, kernel, spec):
+        self.kernel, self.spec = kernel, spec
+
+
+class _NotLowered(NotLowerable):
+    """Lowering failed at a constructor (``constructor``: frontier, probabilities, select or
+    extract), for the engine's warning."""
+
+    def __init__(self, constructor, what):
+        super().__init__(what)
+        self.constructor = constructor
+
+
+def lower(plans, graph, num_batches):
+    """Lower the traced hops of a bulk onto a native kernel.
+
+    Parameters
+    ----------
+    plans : list of HopPlan
+        One per hop (:func:`spsample._engine.trace`).
+    graph : Graph
+        The bulk's graph.
+    num_batches : int
+        Minibatches of the bulk (``k``).
+
+    Returns
+    -------
+    Lowered
+
+    Raises
+    ------
+    NotLowerable
+        (with ``constructor`` naming the protocol method) when a hop uses something the
+        kernels do not implement.
+    """
+    kinds = {p.kind for p in plans}
+    if kinds == {"rows"}:
+        return _lower_rows(plans, graph, num_batches)
+    if kinds == {"layer"}:
+        return _lower_layers(plans, graph)
+    raise _NotLowered("extract", "hops mix node-wise (add_sampled) and layer-wise (add_layer) "
+                      "extraction")
+
+
+class _Tables:
+    """The arrays a row-wise plan refers to by index (graphs, float64 and int64 vectors)."""
+
+    def __init__(self, graph):
+        self.graphs, self.f64, self.i64 = [graph], [], []
+
+    def graph(self, g):
+        for i, known in enumerate(self.graphs):
+            if known is g:
+                return i
+        if g.num_nodes != self.graphs[0].num_nodes:
+            raise _NotLowered("probabilities", "a view of a graph with another number of vertices")
+        self.graphs.append(g)
+        return len(self.graphs) - 1
+
+    def vector(self, arr, table):
+        for i, known in enumerate(table):
+            if known is arr:
+                return i
+        table.append(arr)
+        return len(table) - 1
+
+
+def _frontier_spec(Q, hop, k, tables, referenced):
+    if not Q.symbolic:
+        raise _NotLowered("frontier", "a frontier given as arrays (build it from the state: "
+                          "state.new_nodes(h), state.edge_sources(h), state.rows(...), ...)")
+    code = _FRONTIER[Q.kind]
+    if Q.kind in ("edge_sources", "edge_destinations"):
+        referenced.add(Q.hop)
+    if Q.kind == "rows":
+        batch, vertex = Q.given
+        offsets = np.searchsorted(batch, np.arange(k + 1)).astype(np.int64)
+        return (code, hop, tables.vector(offsets, tables.i64), tables.vector(_i64(vertex), tables.i64))
+    return (code, Q.hop, -1, -1)
+
+
+class _Program:
+    """Postfix encoding of a value Expr relative to a base view (see native/select.h)."""
+
+    def __init__(self, base, tables):
+        self.base, self.tables = base, tables
+        self.code, self.aux, self.aux_graph = [], None, None
+
+    def encode(self, expr, ctx=0, graph=None):
+        graph = self.base.graph if graph is None else graph
+        op = expr.op
+        if op == "const":
+            self.code.append((_V_CONST, 0, 0, expr.value))
+        elif op == "weight":
+            if expr.graph is not graph:
+                raise _NotLowered("probabilities", "edge weights of another graph than the view's")
+            self.code.append((_V_WEIGHT, ctx, 0, 0.0))
+        elif op in ("column", "row", "edge"):
+            code = {"column": _V_COLUMN, "row": _V_ROW, "edge": _V_EDGE}[op]
+            vec = np.ascontiguousarray(expr.vector, dtype=np.float64)
+            self.code.append((code, ctx, self.tables.vector(vec, self.tables.f64), 0.0))
+        elif op in ("mul", "add"):
+            self.encode(expr.args[0], ctx, graph)
+            self.encode(expr.args[1], ctx, graph)
+            self.code.append((_V_MUL if op == "mul" else _V_ADD, 0, 0, 0.0))
+        elif op == "square":
+            self.encode(expr.args[0], ctx, graph)
+            self.code.append((_V_SQUARE, 0, 0, 0.0))
+        elif op == "indicator":
+            if expr.frontier.same_rows(self.base.frontier):
+                self.code.append((_V_INDICATOR, 0, 0, 0.0))
+            elif ctx == 0:
+                self._set_aux(expr.frontier, None)
+                self.code.append((_V_INDICATOR, 1, 0, 0.0))
+            else:
+                raise _NotLowered("probabilities", "an indicator inside a lookup")
+        elif op == "view":
+            self._view(expr.view, ctx)
+        else:
+            raise _NotLowered("probabilities", f"value expression {op!r}")
+
+    def _view(self, view, ctx):
+        if view.frontier.same_rows(self.base.frontier) and view.graph is self.base.graph:
+            self.encode(view._value(), ctx)
+            return
+        if ctx != 0:
+            raise _NotLowered("probabilities", "a lookup inside a lookup")
+        self._set_aux(view.frontier, view.graph)
+        self.encode(view._value(), 1, view.graph)
+        self.code.append((_V_FOUND, 0, 0, 0.0))
+
+    def _set_aux(self, frontier, graph):
+        if not frontier.aligned_with(self.base.frontier):
+            raise _NotLowered("probabilities", f"values refer to {frontier!r}, not aligned with "
+                              "the view's rows")
+        if self.aux is not None and not self.aux.same_rows(frontier):
+            raise _NotLowered("probabilities", "values refer to more than one other frontier")
+        self.aux = frontier
+        if graph is not None:
+            if self.aux_graph is not None and self.aux_graph is not graph:
+                raise _NotLowered("probabilities", "lookups into more than one graph")
+            self.aux_graph = graph
+
+    def depth_ok(self):
+        depth = top = 0
+        for op, *_ in self.code:
+            depth += 1 if op <= _V_INDICATOR else (-1 if op in (_V_MUL, _V_ADD) else 0)
+            top = max(top, depth)
+        return top <= _VALUE_STACK
+
+
+def _lower_rows(plans, graph, k):
+    tables = _Tables(graph)
+    referenced, hops = set(), []
+    for h, plan in enumerate(plans, start=1):
+        sel, Q = plan.selection, plan.frontier
+        P = sel.P
+        if not P.frontier.same_rows(Q):
+            raise _NotLowered("select", "the selection's rows are not the frontier's rows")
+        spec = dict(frontier=_frontier_spec(Q, h, k, tables, referenced), aux=None, aux_graph=0,
+                    graph=tables.graph(P.graph), program=[], bound=0.0, dedup=bool(plan.dedup),
+                    keep_row_ids=False, key=0)
+        streams = sel.streams
+        if isinstance(sel, RowSelection):
+            if streams.keyed_by not in ("vertex", "row") or not streams.frontier.same_rows(Q):
+                raise _NotLowered("select", "streams not keyed per vertex or per row of the frontier "
+                                  "(Streams.per_vertex / Streams.per_row)")
+            spec["key"] = 0 if streams.keyed_by == "vertex" else 1
+            if not sel.weighted:
+                spec["select"] = _S_UNIFORM_REP if sel.replace else _S_UNIFORM
+            elif sel.method == "rejection":
+                spec["select"], spec["bound"] = _S_REJECTION, float(sel.bound)
+            else:
+                spec["select"] = _S_WEIGHTED_REP if sel.replace else _S_WEIGHTED
+            if sel.weighted:
+                program = _Program(P, tables)
+                program.encode(P.expr)
+                if not program.depth_ok():
+                    raise _NotLowered("probabilities", "a value expression deeper than "
+                                      f"{_VALUE_STACK} operands")
+                spec["program"] = program.code
+                if program.aux is not None:
+                    spec["aux"] = _frontier_spec(program.aux, h, k, tables, referenced)
+                    spec["aux_graph"] = tables.graph(program.aux_graph or P.graph)
+        elif isinstance(sel, ThresholdSelection):
+            spec["select"] = _S_THRESHOLD
+        else:
+            raise _NotLowered("select", f"{type(sel).__name__} in a node-wise hop")
+        spec["fanout"] = int(sel.fanout) if sel.fanout_vector is None else 0
+        spec["fanout_vec"] = -1 if sel.fanout_vector is None else tables.vector(
+            np.ascontiguousarray(sel.fanout_vector, dtype=np.int64), tables.i64)
+        hops.append(spec)
+    for h in referenced:
+        if 1 <= h <= len(hops):
+            hops[h - 1]["keep_row_ids"] = True
+    graphs = [(_i64(g.indptr), _i64(g.indices), _f64(g.weights)) for g in tables.graphs]
+    return Lowered("rowwise", dict(graphs=graphs, hops=hops, f64=tables.f64, i64=tables.i64))
+
+
+def _lower_layers(plans, graph):
+    fanouts, family, q = [], None, None
+    for plan in plans:
+        sel, Q = plan.selection, plan.frontier
+        if not (Q.symbolic and Q.kind == "all_nodes"):
+            raise _NotLowered("frontier", "a layer-wise hop whose frontier is not state.all_nodes()")
+        _check_numerator(plan.values, Q, graph)
+        if isinstance(sel, ColumnSelection):
+            P = sel.P
+            if not isinstance(P, ColumnSums) or plan.probabilities is not P:
+                raise _NotLowered("extract", "LADIES edges valued by other sums than the selection's")
+            _check_ladies_view(P.view, Q, graph)
+            hop_family = "ladies"
+        elif isinstance(sel, GlobalSelection):
+            if plan.probabilities is not sel.P or not isinstance(sel.P, GlobalColumns):
+                raise _NotLowered("extract", "FastGCN edges valued by another distribution")
+            if q is not None and (q.q is not sel.P.q or q.cumulative is not sel.P.cumulative):
+                raise _NotLowered("probabilities", "a different global distribution per layer")
+            q = sel.P
+            hop_family = "fastgcn"
+        else:
+            raise _NotLowered("select", f"{type(sel).__name__} in a layer-wise hop")
+        if family not in (None, hop_family):
+            raise _NotLowered("select", "layers mixing LADIES and FastGCN selections")
+        family = hop_family
+        fanouts.append(int(sel.fanout))
+    column_weights = None
+    if family == "fastgcn":
+        if q.q.shape != (graph.num_nodes,) or q.cumulative.shape != (graph.num_nodes,):
+            raise _NotLowered("probabilities", "global column weights of the wrong length")
+        column_weights = (q.q, q.cumulative)
+    return Lowered("layerwise", dict(fanouts=fanouts, column_weights=column_weights))
+
+
+def _check_numerator(view, Q, graph):
+    """Layer edges are valued by A's own values (weights, or 1 on an unweighted graph)."""
+    from ._lazy import RowView
+    want = None if graph.weights is None else "weight"
+    if not (isinstance(view, RowView) and view.graph is graph and view.frontier.same_rows(Q)
+            and _expr_is(view.expr, want, graph)):
+        raise _NotLowered("extract", "layer edges valued by something other than A's values")
+
+
+def _check_ladies_view(view, Q, graph):
+    """LADIES sums A∘A: the squared weights (weighted graph) or 1 per entry (unweighted)."""
+    ok = view.graph is graph and view.frontier.same_rows(Q)
+    if graph.weights is None:
+        ok = ok and view.expr is None
+    else:
+        ok = ok and view.expr is not None and view.expr.op == "square" \
+            and _expr_is(view.expr.args[0], "weight", graph)
+    if not ok:
+        raise _NotLowered("probabilities", "layer-wise column sums of other values than A∘A")
+
+
+def _expr_is(expr, op, graph):
+    if op is None:
+        return expr is None
+    return expr is not None and expr.op == op and expr.graph is graph
+
+
+def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch):
+    """Run a lowered sampler on one bulk: a :class:`~spsample.Bulk`, the same bits as the
+    NumPy evaluation.
+
+    Raises
+    ------
+    ResourceError
+        When the output would exceed the memory available (checked as the buffers grow).
+    SamplerError
+        When a rejection rule meets a value above its bound.
+    """
+    from ._minibatch import Bulk, HopEdges
+    from ._resources import available_bytes
     indptr, indices, seeds, sizes, batch_ids, k0, k1 = _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch)
+    spec = lowered.spec
+    try:
+        if lowered.kernel == "rowwise":
+            out = _kernels.run_rowwise(spec["graphs"], seeds, sizes, batch_ids, spec["hops"],
+                                       spec["f64"], spec["i64"], k0, k1, int(epoch),
+                                       int(min(available_bytes(), 2**63 - 1)), _THREADS)
+        else:
+            out = _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, epoch)
+    except MemoryError as exc:
+        raise ResourceError(f"sample: {exc}; lower the fanouts, batch_size or bulk size") from None
+    except ArithmeticError as exc:
+        raise SamplerError(f"sample: select_rows: argument 'bound' is exceeded ({exc})") from None
+    n_id, node_offsets, counts, hops = out
+    layerwise = lowered.kernel == "layerwise"
+    return Bulk(batch_ids, sizes, n_id, node_offsets, counts,
+                [HopEdges(d, s, e, w, o) for d, s, e, w, o in hops], layerwise=layerwise,
+                path="native")
+
+
+def _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, epoch):
     q = cumulative = None
-    if column_weights is not None:
-        q, cumulative = (_f64(a) for a in column_weights)
-        if q.shape != (graph.num_nodes,) or cumulative.shape != (graph.num_nodes,):
-            fail(ArgumentError, "native bulk", "column_weights", "must have num_nodes entries each",
-                 (q.shape, cumulative.shape))
+    if spec["column_weights"] is not None:
+        q, cumulative = (_f64(a) for a in spec["column_weights"])
     indices32, internal_of, vertex_of = graph.cached("native_layerwise_columns",
                                                      lambda: _internal_columns(indices, graph.num_nodes))
-    res = _kernels.layerwise_bulk(indptr, indices, indices32, internal_of, vertex_of, _f64(graph.weights),
-                                  seeds, sizes, batch_ids,
-                                  [int(f) for f in sampler.fanouts], k0, k1, int(epoch), q, cumulative,
-                                  _THREADS)
-    return _minibatches(res, sizes, batch_ids)
+    return _kernels.layerwise_bulk(indptr, indices, indices32, internal_of, vertex_of, _f64(graph.weights),
+                                   seeds, sizes, batch_ids, spec["fanouts"], k0, k1, int(epoch), q,
+                                   cumulative, _THREADS)
+
 
 
 def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, *, replace=False,

@@ -28,13 +28,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _rng
-from ._errors import ArgumentError
+from ._errors import ArgumentError, SamplerError
+from ._lazy import Streams
 from ._validate import as_int, fail
 
 __all__ = [
     "RowMatrix", "Streams", "segment_arange", "row_select", "spgemm", "normalize_rows",
     "sample_rows", "column_accumulate", "sample_columns", "sample_columns_by_entries",
-    "sample_global", "segmented_sum",
+    "sample_global", "segmented_sum", "choose_positions", "floyd", "threshold_positions",
+    "select_rows", "select_threshold", "select_columns", "select_global", "evaluate_selection",
+    "probabilities_of",
 ]
 
 
@@ -58,6 +61,7 @@ class RowMatrix:
     indices: np.ndarray
     data: object = None
     edge_id: object = None
+    selection: object = None     # the selection this matrix was evaluated from, if any
 
     @property
     def num_rows(self):
@@ -75,33 +79,6 @@ class RowMatrix:
         return RowMatrix(keep_indptr, self.indices[keep],
                          None if self.data is None else self.data[keep],
                          None if self.edge_id is None else self.edge_id[keep])
-
-
-@dataclass(frozen=True)
-class Streams:
-    """Which RNG stream each row of a matrix draws from.
-
-    Attributes
-    ----------
-    vertex : int64, shape (r,)
-        Counter word 1 of each row (the vertex being expanded).
-    batch : int64, shape (r,)
-        Counter word 3 of each row (its global minibatch id).
-    hop_word : int
-        Counter word 2, :func:`spsample._rng.hop_word` of (epoch, hop).
-    key : (int, int)
-        :func:`spsample._rng.split_seed` of the seed.
-    """
-
-    vertex: np.ndarray
-    batch: np.ndarray
-    hop_word: int
-    key: tuple
-
-    def words(self, rows, index, xp=np):
-        """Word ``index[i]`` of the stream of row ``rows[i]``, uint64, shape like ``rows``."""
-        return _rng.stream_words(index, self.vertex[rows], self.hop_word, self.batch[rows],
-                                 self.key, xp=xp)
 
 
 def segment_arange(counts, xp=np):
@@ -178,6 +155,11 @@ def segmented_sum(values, indptr, xp=np):
 
 
 # ------------------------------------------------------------------------------ node-wise
+# The row rules work on a row's length d, its fanout s (-1: all) and, for weighted rules, the
+# values of its entries; they return the chosen *positions* (0..d-1, ascending within a row,
+# with multiplicity under replacement), so the same code serves a RowView (positions index the
+# row's extent in A, nothing gathered) and a materialised RowMatrix.
+
 def sample_rows(P, fanout, streams, *, replace=False, weighted=False, xp=np):
     """Select at most ``fanout`` entries of each row of ``P``: the sampled matrix ``S``.
 
@@ -197,7 +179,7 @@ def sample_rows(P, fanout, streams, *, replace=False, weighted=False, xp=np):
 
     Parameters
     ----------
-    P : RowMatrix
+    P : RowMatrix or RowView
         ``data`` must be set when ``weighted``.
     fanout : int
     streams : Streams
@@ -207,36 +189,95 @@ def sample_rows(P, fanout, streams, *, replace=False, weighted=False, xp=np):
     -------
     RowMatrix, the rows of ``P`` restricted to the selected entries.
     """
+    from ._lazy import RowView
+    if isinstance(P, RowView):
+        P = P.materialize()
+    where = "sample_rows"
+    fanout = _check_fanout(where, fanout)
+    if weighted and P.data is None:
+        fail(ArgumentError, where, "P", "must carry values (data) for weighted sampling",
+             show_value=False)
     d = P.row_lengths()
-    if weighted:
+    s = np.full(d.size, fanout, dtype=np.int64)
+    values = None if not weighted else (lambda rows, pos: P.data[P.indptr[rows] + pos])
+    counts, pos = choose_positions(d, s, streams, replace=replace, values=values)
+    row = np.repeat(np.arange(d.size, dtype=np.int64), counts)
+    return P.take(_indptr_of(counts), P.indptr[row] + pos)
+
+
+def _check_fanout(where, fanout):
+    fanout = as_int(where, "fanout", fanout)
+    if fanout == 0 or fanout < -1:
+        fail(ArgumentError, where, "fanout", "must be >= 1, or -1 for all", fanout)
+    return fanout
+
+
+def choose_positions(d, s, streams, *, replace=False, values=None, method="keys", bound=None):
+    """The positions each row keeps: the rules of :func:`sample_rows` with a fanout per row.
+
+    Parameters
+    ----------
+    d : int64, shape (r,)
+        Row lengths.
+    s : int64, shape (r,)
+        Fanout of each row (``-1``: all; ``0``: none).
+    streams : Streams
+        One stream per row.
+    replace : bool
+    values : callable ``(rows, positions) -> float64 values``, or None
+        The entries' values, for the weighted rules (``None``: uniform).
+    method : {"keys", "rejection"}
+        Weighted draws with replacement by exact keys, or by rejection against ``bound``
+        (see :class:`spsample._lazy.RowSelection`).
+
+    Returns
+    -------
+    counts : int64, shape (r,)
+    positions : int64, shape (counts.sum(),)
+        Row after row, ascending within a row.
+    """
+    if values is None:
         if replace:
-            keep, counts = _weighted_with_replacement(P, d, fanout, streams, xp)
+            return _uniform_with_replacement(d, s, streams)
+        return _uniform_without_replacement(d, s, streams)
+    if replace and method == "rejection":
+        return _rejection(d, s, streams, values, bound)
+    seg = np.repeat(np.arange(d.size, dtype=np.int64), d)
+    pos = np.arange(seg.size, dtype=np.int64) - (np.cumsum(d) - d)[seg]
+    w = np.asarray(values(seg, pos), dtype=np.float64)
+    if replace:
+        return _weighted_with_replacement(d, s, streams, seg, pos, w)
+    return _weighted_without_replacement(d, s, streams, seg, pos, w)
+
+
+def _assemble(counts, parts):
+    """Positions in row order from ``(rows, positions per row as a 2-D or flat array)`` parts,
+    each part's rows distinct and its positions ascending within a row."""
+    out = np.empty(int(counts.sum()), dtype=np.int64)
+    first = np.cumsum(counts) - counts
+    for rows, pos in parts:
+        if rows.size == 0:
+            continue
+        if pos.ndim == 2:
+            out[(first[rows][:, None] + np.arange(pos.shape[1])).ravel()] = pos.ravel()
         else:
-            keep, counts = _weighted_without_replacement(P, d, fanout, streams, xp)
-    elif replace:
-        keep, counts = _uniform_with_replacement(P, d, fanout, streams, xp)
-    else:
-        keep, counts = _uniform_without_replacement(P, d, fanout, streams, xp)
-    return P.take(_indptr_of(counts, xp), keep)
+            c = counts[rows]
+            off, seg = segment_arange(c)
+            out[first[rows][seg] + off] = pos
+    return out
 
 
-def _uniform_without_replacement(P, d, s, streams, xp):
-    if s < 0:
-        return xp.arange(P.nnz, dtype=xp.int64), d
-    counts = xp.minimum(d, s)
-    full = d <= s
-    # rows kept whole
-    off, seg = segment_arange(xp.where(full, d, 0), xp)
-    whole = P.indptr[seg] + off
-    big = xp.flatnonzero(~full)
-    picked = floyd(d[big], s, big, streams, xp)           # (len(big), s), sorted
-    picked += P.indptr[big][:, None]
-    # interleave in row order
-    keep = xp.empty(int(counts.sum()), dtype=xp.int64)
-    out_start = xp.cumsum(counts) - counts
-    keep[(out_start[seg] + off)] = whole
-    keep[(out_start[big][:, None] + xp.arange(s)).ravel()] = picked.ravel()
-    return keep, counts
+def _uniform_without_replacement(d, s, streams):
+    whole = (s < 0) | (d <= s)
+    counts = np.where(whole, d, s)
+    wrows = np.flatnonzero(whole)
+    off, _ = segment_arange(d[wrows])
+    parts = [(wrows, off)]
+    big = np.flatnonzero(~whole)
+    for value in np.unique(s[big]):                  # rows grouped by fanout
+        rows = big[s[big] == value]
+        parts.append((rows, floyd(d[rows], int(value), rows, streams)))
+    return counts, _assemble(counts, parts)
 
 
 def floyd(d, s, rows, streams, xp=np):
@@ -253,79 +294,363 @@ def floyd(d, s, rows, streams, xp=np):
     Returns
     -------
     int64, shape (m, s): positions, ascending within each row.
+
+    Complexity: O(m s^2) comparisons for ``s <= 64``, else O(m s + sum(d)) with a bitmap of
+    taken positions.
     """
     m = d.size
     sel = xp.empty((m, s), dtype=xp.int64)
+    if m == 0:
+        return sel
+    taken = base = None
+    if s > 64:
+        base = xp.cumsum(d) - d
+        taken = xp.zeros(int(d.sum()), dtype=bool)
     for i in range(s):
         word = streams.words(rows, xp.full(m, i, dtype=xp.int64), xp)
         j = d - s + i
         t = _rng.uniform_int(word, j + 1, xp)
-        hit = (sel[:, :i] == t[:, None]).any(axis=1) if i else xp.zeros(m, dtype=bool)
-        sel[:, i] = xp.where(hit, j, t)
+        if taken is None:
+            hit = (sel[:, :i] == t[:, None]).any(axis=1) if i else xp.zeros(m, dtype=bool)
+        else:
+            hit = taken[base + t]
+        x = xp.where(hit, j, t)
+        if taken is not None:
+            taken[base + x] = True
+        sel[:, i] = x
     sel.sort(axis=1)
     return sel
 
 
-def _uniform_with_replacement(P, d, s, streams, xp):
-    if s < 0:
-        return xp.arange(P.nnz, dtype=xp.int64), d
-    counts = xp.where(d > 0, s, 0)
-    rows = xp.flatnonzero(d > 0)
-    draw = xp.repeat(xp.arange(s, dtype=xp.int64)[None, :], rows.size, axis=0)
-    r = xp.repeat(rows[:, None], s, axis=1)
-    word = streams.words(r.ravel(), draw.ravel(), xp).reshape(rows.size, s)
-    pos = _rng.uniform_int(word, d[rows][:, None], xp)
-    pos.sort(axis=1)
-    return (pos + P.indptr[rows][:, None]).ravel(), counts
+def _uniform_with_replacement(d, s, streams):
+    whole = s < 0
+    counts = np.where(whole, d, np.where(d > 0, np.maximum(s, 0), 0))
+    wrows = np.flatnonzero(whole)
+    parts = [(wrows, segment_arange(d[wrows])[0])]
+    rows = np.flatnonzero(~whole & (counts > 0))
+    draw, seg = segment_arange(counts[rows])
+    r = rows[seg]
+    pos = _rng.uniform_int(streams.words(r, draw), d[r])
+    pos = pos[np.lexsort((pos, seg))]
+    parts.append((rows, pos))
+    return counts, _assemble(counts, parts)
 
 
-def _exp_keys(P, entry, rows, word_index, streams, xp):
-    """``neg_log(open_unit(word)) / weight`` for entries ``entry`` of ``P`` in rows ``rows``."""
-    word = streams.words(rows, word_index, xp)
-    return _rng.neg_log(_rng.open_unit(word, xp), xp) / P.data[entry]
+def _exp_keys(w, words):
+    return _rng.neg_log(_rng.open_unit(words)) / w
 
 
-def _weighted_without_replacement(P, d, s, streams, xp):
-    positive = P.data > 0
-    seg = xp.repeat(xp.arange(d.size, dtype=xp.int64), d)
-    eligible = xp.bincount(seg[positive], minlength=d.size).astype(xp.int64)
-    counts = eligible if s < 0 else xp.minimum(eligible, s)
-    if s < 0:
-        return xp.flatnonzero(positive), counts
-    entry = xp.flatnonzero(positive & (eligible[seg] > s))
-    keep_all = xp.flatnonzero(positive & (eligible[seg] <= s))
+def _weighted_without_replacement(d, s, streams, seg, pos, w):
+    positive = w > 0
+    eligible = np.bincount(seg[positive], minlength=d.size).astype(np.int64)
+    keep_all = (s < 0) | (eligible <= s)
+    counts = np.where(keep_all, eligible, s)
+    chosen = [np.flatnonzero(positive & keep_all[seg])]
+    entry = np.flatnonzero(positive & ~keep_all[seg])
     rows = seg[entry]
-    pos = entry - P.indptr[rows]
-    keys = _exp_keys(P, entry, rows, pos, streams, xp)
-    order = xp.lexsort((pos, keys, rows))           # by row, then key, then position
+    keys = _exp_keys(w[entry], streams.words(rows, pos[entry]))
+    order = np.lexsort((pos[entry], keys, rows))     # by row, then key, then position
     entry, rows = entry[order], rows[order]
-    first = xp.searchsorted(rows, rows, side="left")
-    rank = xp.arange(rows.size) - first
-    chosen = entry[rank < s]
-    keep = xp.sort(xp.concatenate([chosen, keep_all]))  # entries are row-major: sorting = row order, position order
-    return keep, counts
+    rank = np.arange(rows.size) - np.searchsorted(rows, rows, side="left")
+    chosen.append(entry[rank < s[rows]])
+    keep = np.sort(np.concatenate(chosen))           # entries are row-major
+    return counts, pos[keep]
 
 
-def _weighted_with_replacement(P, d, s, streams, xp):
-    positive = P.data > 0
-    seg = xp.repeat(xp.arange(d.size, dtype=xp.int64), d)
-    eligible = xp.bincount(seg[positive], minlength=d.size)
-    if s < 0:
-        return xp.flatnonzero(positive), eligible.astype(xp.int64)
-    counts = xp.where(eligible > 0, s, 0).astype(xp.int64)
-    entry = xp.flatnonzero(positive)
-    rows = seg[entry]
-    pos = entry - P.indptr[rows]
-    chosen = []
-    for i in range(s):
-        keys = _exp_keys(P, entry, rows, i * d[rows] + pos, streams, xp)
-        order = xp.lexsort((pos, keys, rows))
-        r_sorted = rows[order]
-        first = xp.flatnonzero(xp.r_[True, r_sorted[1:] != r_sorted[:-1]]) if r_sorted.size else r_sorted
-        chosen.append(entry[order][first])
-    if not chosen or entry.size == 0:
-        return xp.zeros(0, dtype=xp.int64), counts
-    return xp.sort(xp.concatenate(chosen)), counts
+def _weighted_with_replacement(d, s, streams, seg, pos, w):
+    positive = w > 0
+    eligible = np.bincount(seg[positive], minlength=d.size)
+    whole = s < 0
+    counts = np.where(whole, eligible, np.where(eligible > 0, np.maximum(s, 0), 0)).astype(np.int64)
+    chosen = [np.flatnonzero(positive & whole[seg])]
+    entry = np.flatnonzero(positive & ~whole[seg] & (counts[seg] > 0))
+    rows, p = seg[entry], pos[entry]
+    for i in range(int(s[rows].max()) if rows.size else 0):
+        live = i < s[rows]
+        e, r, q = entry[live], rows[live], p[live]
+        keys = _exp_keys(w[e], streams.words(r, i * d[r] + q))
+        order = np.lexsort((q, keys, r))
+        r_sorted = r[order]
+        first = np.flatnonzero(np.r_[True, r_sorted[1:] != r_sorted[:-1]]) if r_sorted.size else r_sorted
+        chosen.append(e[order][first])
+    keep = np.sort(np.concatenate(chosen))
+    return counts, pos[keep]
+
+
+def _rejection(d, s, streams, values, bound):
+    """Weighted draws with replacement by rejection (see :class:`~spsample._lazy.RowSelection`)."""
+    from ._lazy import REJECTION_ATTEMPTS as A
+    whole = s < 0
+    if whole.any():
+        fail(ArgumentError, "select_rows", "fanout", "must be >= 0 with method='rejection'",
+             show_value=False)
+    live_rows = np.flatnonzero((d > 0) & (s > 0))
+    draw, seg = segment_arange(s[live_rows])
+    row = live_rows[seg]                               # one element per pending draw
+    got = np.full(row.size, -1, dtype=np.int64)
+    pending = np.arange(row.size)
+    for a in range(A):
+        if pending.size == 0:
+            break
+        r, i = row[pending], draw[pending]
+        index = 2 * (A * i + a)
+        p = _rng.uniform_int(streams.words(r, index), d[r])
+        v = _checked_values(values(r, p), bound)
+        accept = _rng.open_unit(streams.words(r, index + 1)) * bound < v
+        got[pending[accept]] = p[accept]
+        pending = pending[~accept]
+    if pending.size:                                  # exact keys over the row (rare)
+        got[pending] = _rejection_fallback(d, s, streams, values, bound, row[pending], draw[pending])
+    ok = got >= 0
+    counts = np.bincount(row[ok], minlength=d.size).astype(np.int64)
+    order = np.lexsort((got[ok], row[ok]))
+    return counts, got[ok][order]
+
+
+def _rejection_fallback(d, s, streams, values, bound, rows, draws):
+    """Draw ``i`` of row ``r`` by exact keys on words ``2 A s + i d + p``: its position, or -1
+    when no entry of the row has a positive value."""
+    from ._lazy import REJECTION_ATTEMPTS as A
+    out = np.full(rows.size, -1, dtype=np.int64)
+    for k in range(rows.size):
+        r, i, dr = int(rows[k]), int(draws[k]), int(d[rows[k]])
+        p = np.arange(dr, dtype=np.int64)
+        rr = np.full(dr, r, dtype=np.int64)
+        w = _checked_values(values(rr, p), bound)
+        ok = w > 0
+        if not ok.any():
+            continue
+        keys = _exp_keys(w[ok], streams.words(rr[ok], 2 * A * int(s[r]) + i * dr + p[ok]))
+        best = np.lexsort((p[ok], keys))[0]
+        out[k] = p[ok][best]
+    return out
+
+
+def _checked_values(v, bound):
+    v = np.asarray(v, dtype=np.float64)
+    if v.size and v.max() > bound:
+        fail(SamplerError, "select_rows", "bound", f"is exceeded by an entry's value "
+             f"{float(v.max())!r}: rejection needs every value <= bound", bound)
+    return v
+
+
+def threshold_positions(d, s, columns_of, words_of):
+    """LABOR-0: entry ``u`` of a row of length ``d`` kept iff ``d <= s`` (or ``s < 0``) or
+    ``w_u * d < s * 2**32`` (``w_u`` the column's word).
+
+    Parameters
+    ----------
+    d, s : int64, shape (r,)
+    columns_of : callable ``(rows, positions) -> columns``
+    words_of : callable ``(rows, columns) -> uint64 words``
+
+    Returns
+    -------
+    counts, positions : as :func:`choose_positions`.
+    """
+    seg = np.repeat(np.arange(d.size, dtype=np.int64), d)
+    pos = np.arange(seg.size, dtype=np.int64) - (np.cumsum(d) - d)[seg]
+    whole = (s < 0) | (d <= s)
+    test = ~whole[seg]
+    keep = ~test
+    r, p = seg[test], pos[test]
+    w = words_of(r, columns_of(r, p)).astype(np.uint64)
+    keep[test] = w * d[r].astype(np.uint64) < (s[r].astype(np.uint64) << np.uint64(32))
+    counts = np.bincount(seg[keep], minlength=d.size).astype(np.int64)
+    return counts, pos[keep]
+
+
+# ------------------------------------------------------------------------------ selections
+def select_rows(P, fanout, streams, *, replace=False, weighted=False, method="keys", bound=None):
+    """``S``: at most ``fanout`` entries of each row of a view ``P`` (node-wise rules).
+
+    Parameters
+    ----------
+    P : RowView
+        ``P = Q·A`` (see :func:`gather`); its values weigh the draws when ``weighted``.
+    fanout : int or int array of shape (n,)
+        Entries per row (``-1``: all), or one fanout per row vertex (``fanout[v]``, each
+        ``>= 0`` or ``-1``).
+    streams : Streams
+        The rows' random streams: ``Streams.per_vertex(Q, ctx)`` (node-wise) or
+        ``Streams.per_row(Q, ctx)`` (walks).
+    replace, weighted : bool
+    method : {"keys", "rejection"}
+        Weighted draws with replacement: exact keys (O(d) per draw) or rejection against
+        ``bound`` (O(bound / mean value) per draw; every value must be ``<= bound``).
+    bound : float, optional
+        Upper bound of the values, for ``method="rejection"``.
+
+    Returns
+    -------
+    RowMatrix (``S``: rows of ``P`` restricted to the chosen entries, ``edge_id`` their
+    positions in ``A.indices``), or a traced selection while the engine traces.
+
+    Raises
+    ------
+    ArgumentError, ArgumentTypeError
+        Naming the argument: a fanout that is not ``>= 1`` or ``-1`` (or a vector of the wrong
+        length or with entries below ``-1``), ``weighted`` on an unvalued view, an unknown
+        ``method``, ``rejection`` without replacement or without a positive finite ``bound``.
+    """
+    from ._lazy import RowSelection, RowView, Streams
+    where = "select_rows"
+    _check_type(where, "P", P, RowView, "a RowView (prim.gather(graph, Q))")
+    _check_type(where, "streams", streams, Streams, "a Streams (Streams.per_vertex/per_row)")
+    fanout, vector = _fanout_arg(where, fanout, P.graph.num_nodes)
+    replace, weighted = _bool(where, "replace", replace), _bool(where, "weighted", weighted)
+    if method not in ("keys", "rejection"):
+        fail(ArgumentError, where, "method", "must be 'keys' or 'rejection'", method)
+    if weighted and P.expr is None:
+        fail(ArgumentError, where, "weighted", "needs a valued view (e.g. P.with_weights())",
+             show_value=False)
+    if method == "rejection":
+        if not (weighted and replace):
+            fail(ArgumentError, where, "method", "'rejection' draws weighted with replacement "
+                 "(weighted=True, replace=True)", method)
+        bound = _positive(where, "bound", bound)
+    if streams.keyed_by == "column":
+        fail(ArgumentError, where, "streams", "must be keyed per vertex or per row (per-column "
+             "streams are for select_threshold)", streams.keyed_by)
+    sel = RowSelection(P, fanout, streams, replace=replace, weighted=weighted, method=method,
+                       bound=bound, fanout_vector=vector)
+    return sel if (P.symbolic or streams.symbolic) else evaluate_selection(sel)
+
+
+def select_threshold(P, fanout, streams):
+    """``S`` by LABOR-0's rule: entry ``u`` of a row of length ``d`` is kept with probability
+    ``min(1, fanout / d)`` through one uniform per (minibatch, ``u``) shared by every row.
+
+    Parameters
+    ----------
+    P : RowView
+    fanout : int or int array of shape (n,)
+        As :func:`select_rows`.
+    streams : Streams
+        ``Streams.per_column(Q, ctx)``.
+
+    Returns
+    -------
+    RowMatrix or a traced selection (see :class:`~spsample._lazy.ThresholdSelection`).
+    """
+    from ._lazy import RowView, Streams, ThresholdSelection
+    where = "select_threshold"
+    _check_type(where, "P", P, RowView, "a RowView (prim.gather(graph, Q))")
+    _check_type(where, "streams", streams, Streams, "Streams.per_column(Q, ctx)")
+    if streams.keyed_by != "column":
+        fail(ArgumentError, where, "streams", "must be Streams.per_column(Q, ctx)", streams.keyed_by)
+    fanout, vector = _fanout_arg(where, fanout, P.graph.num_nodes)
+    sel = ThresholdSelection(P, fanout, streams)
+    sel.fanout_vector = vector
+    return sel if P.symbolic else evaluate_selection(sel)
+
+
+def _check_type(where, name, value, cls, what):
+    if not isinstance(value, cls):
+        from ._errors import ArgumentTypeError
+        fail(ArgumentTypeError, where, name, f"must be {what}", type(value))
+
+
+def _bool(where, name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        from ._errors import ArgumentTypeError
+        fail(ArgumentTypeError, where, name, "must be a bool", value)
+    return bool(value)
+
+
+def _positive(where, name, value):
+    import numbers
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        from ._errors import ArgumentTypeError
+        fail(ArgumentTypeError, where, name, "must be a positive number", value)
+    value = float(value)
+    if not (np.isfinite(value) and value > 0):
+        fail(ArgumentError, where, name, "must be positive and finite", value)
+    return value
+
+
+def _fanout_arg(where, fanout, n):
+    """``(fanout, vector)``: an int fanout, or ``(0, vector)`` for a per-vertex one."""
+    if isinstance(fanout, (list, tuple, np.ndarray)):
+        from ._lazy import _as_vector
+        vec = _as_vector(where, "fanout", fanout, n, integer=True)
+        if vec.size and vec.min() < -1:
+            fail(ArgumentError, where, "fanout", "entries must be >= 0, or -1 for all",
+                 int(vec.min()))
+        return 0, vec
+    fanout = _check_fanout(where, fanout)
+    if fanout >= 2**31:
+        fail(ArgumentError, where, "fanout", "must be below 2**31", fanout)
+    return fanout, None
+
+
+def _row_fanouts(sel, vertex):
+    if sel.fanout_vector is not None:
+        return sel.fanout_vector[vertex]
+    return np.full(vertex.size, sel.fanout, dtype=np.int64)
+
+
+def evaluate_selection(sel):
+    """NumPy evaluation of a selection whose inputs are concrete: the sampled RowMatrix (its
+    ``selection`` attribute is ``sel``)."""
+    from ._lazy import ColumnSelection, GlobalSelection, RowSelection, ThresholdSelection
+    rules = ((RowSelection, _evaluate_rows), (ThresholdSelection, _evaluate_threshold),
+             (ColumnSelection, _evaluate_columns), (GlobalSelection, _evaluate_global))
+    for cls, rule in rules:
+        if isinstance(sel, cls):
+            S = rule(sel)
+            S.selection = sel
+            return S
+    fail(ArgumentError, "evaluate_selection", "sel", "is not a selection", type(sel))
+
+
+def probabilities_of(S):
+    """The ``P`` a selection ``S`` was drawn from (traced or evaluated)."""
+    sel = S.selection if isinstance(S, RowMatrix) else S
+    if sel is None or not hasattr(sel, "P"):
+        fail(ArgumentError, "probabilities_of", "S", "was not produced by a selection",
+             show_value=False)
+    return sel.P
+
+
+def _evaluate_rows(sel):
+    P = sel.P
+    start, d = P.extents()
+    s = _row_fanouts(sel, P.frontier.vertex)
+    _check_row_output(P, d, s, sel.replace)
+    values = None
+    if sel.weighted:
+        values = lambda rows, pos: P.values_at(rows, start[rows] + pos)  # noqa: E731
+    counts, pos = choose_positions(d, s, sel.streams, replace=sel.replace, values=values,
+                                   method=sel.method, bound=sel.bound)
+    return _rows_result(P, start, counts, pos)
+
+
+def _rows_result(P, start, counts, pos):
+    row = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    edge_id = start[row] + pos
+    return RowMatrix(_indptr_of(counts), P.graph.indices[edge_id], None, edge_id)
+
+
+def _check_row_output(P, d, s, replace):
+    """A typed error before allocating an output that cannot fit (3 int64 per sampled entry
+    downstream)."""
+    from ._resources import check_bytes
+    bound = np.where(s < 0, d, np.where(replace, np.where(d > 0, s, 0), np.minimum(d, s)))
+    check_bytes("sample", 48 * float(bound.sum()), "the fanouts or batch_size")
+
+
+def _evaluate_threshold(sel):
+    P = sel.P
+    start, d = P.extents()
+    s = _row_fanouts(sel, P.frontier.vertex)
+    batch = sel.streams.batch
+    indices = P.graph.indices
+    hw, key = sel.streams.hop_word, sel.streams.key
+    counts, pos = threshold_positions(
+        d, s, lambda rows, p: indices[start[rows] + p],
+        lambda rows, u: _rng.stream_words(np.zeros(u.size, dtype=np.int64), u, hw, batch[rows], key))
+    return _rows_result(P, start, counts, pos)
 
 
 # ------------------------------------------------------------------------------ layer-wise
@@ -499,3 +824,66 @@ def sample_global(cumulative, fanout, batch, hop_word, key, xp=np):
     uniq = xp.unique(row * cumulative.size + col)
     r = uniq // cumulative.size
     return RowMatrix(_indptr_of(xp.bincount(r, minlength=k), xp), uniq % cumulative.size)
+
+
+def select_columns(P, fanout, ctx):
+    """``S``: ``fanout`` distinct columns per minibatch with probability ∝ ``P`` (LADIES).
+
+    Parameters
+    ----------
+    P : ColumnSums
+        ``column_sums(view, ctx)``. An unvalued view (every entry counts 1) is sampled by draws
+        of entries (:func:`sample_columns_by_entries`), a valued one by Efraimidis–Spirakis keys
+        (:func:`sample_columns`); both are successive sampling ∝ ``P``.
+    fanout : int
+        ``>= 1``, or ``-1`` for every column.
+    ctx : HopContext
+
+    Returns
+    -------
+    RowMatrix with one row per minibatch (the chosen columns, ascending), or a traced
+    selection.
+    """
+    from ._lazy import ColumnSelection, ColumnSums
+    _check_type("select_columns", "P", P, ColumnSums, "a ColumnSums (prim.column_sums(...))")
+    sel = ColumnSelection(P, _check_fanout("select_columns", fanout), ctx)
+    return sel if P.symbolic else evaluate_selection(sel)
+
+
+def select_global(P, fanout, ctx):
+    """``S``: ``fanout`` i.i.d. draws per minibatch from a global column distribution
+    (FastGCN; :func:`sample_global`), deduplicated.
+
+    Parameters
+    ----------
+    P : GlobalColumns
+    fanout : int, ``>= 1``
+    ctx : HopContext
+    """
+    from ._lazy import GlobalColumns, GlobalSelection
+    _check_type("select_global", "P", P, GlobalColumns, "a GlobalColumns (prim.global_columns(q))")
+    fanout = _check_fanout("select_global", fanout)
+    if fanout < 1:
+        fail(ArgumentError, "select_global", "fanout", "must be >= 1 (i.i.d. draws)", fanout)
+    sel = GlobalSelection(P, fanout, ctx)
+    return sel if getattr(ctx, "symbolic", False) else evaluate_selection(sel)
+
+
+def _evaluate_columns(sel):
+    P, ctx = sel.P, sel.ctx
+    G = P.view
+    if G.expr is None:
+        return sample_columns_by_entries(P.matrix, G.materialize(), G.frontier.batch, sel.fanout,
+                                         ctx.batch_ids, ctx.hop_word, ctx.key)
+    return sample_columns(P.matrix, sel.fanout, ctx.batch_ids, ctx.hop_word, ctx.key)
+
+
+def _evaluate_global(sel):
+    ctx, cumulative = sel.ctx, sel.P.cumulative
+    k = ctx.batch_ids.size
+    if cumulative.size == 0 or cumulative[-1] <= 0:
+        return RowMatrix(np.zeros(k + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    from ._resources import check_bytes
+    check_bytes("sample", 24.0 * sel.fanout * k, "the FastGCN fanouts or the bulk size",
+                what="the FastGCN draws")
+    return sample_global(cumulative, sel.fanout, ctx.batch_ids, ctx.hop_word, ctx.key)

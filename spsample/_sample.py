@@ -3,11 +3,11 @@
 import numpy as np
 
 from . import _rng
-from ._backend import NUMPY
+from ._engine import run_bulk
 from ._errors import ArgumentError, ArgumentTypeError, SeedError
 from ._graph import Graph
 from ._validate import as_index_array, as_int, fail
-from .samplers._protocol import BulkState, HopContext, Sampler
+from .samplers._protocol import Sampler
 
 __all__ = ["sample", "check_seeds", "check_sample_args", "split_batches", "run_bulk"]
 
@@ -47,7 +47,9 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
 
     Returns
     -------
-    list of MiniBatch, ``ceil(m / batch_size)`` of them.
+    Bulk
+        A list of ``ceil(m / batch_size)`` :class:`MiniBatch` objects, which are views of the
+        bulk's flat arrays (``bulk.n_id``, ``bulk.node_offsets``, ``bulk.hops``).
 
     Raises
     ------
@@ -78,25 +80,6 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
     batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
     check_unique_per_batch(seeds, sizes)
     return run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch)
-
-
-def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY):
-    """Sample one bulk: validated ``seeds`` cut into minibatches of ``sizes``."""
-    fused = getattr(sampler, "sample_bulk", None)   # fused native path (spsample._native), or None
-    if fused is not None and backend is NUMPY:
-        out = fused(graph, seeds, sizes, batch_ids, seed, epoch)
-        if out is not None:
-            return out
-    state = BulkState(graph.num_nodes, batch_ids)
-    state.add_nodes(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes), seeds)
-    key = _rng.split_seed(seed)
-    scratch = {}
-    for hop, fanout in enumerate(sampler.fanouts, start=1):
-        ctx = HopContext(hop=hop, fanout=fanout, seed=seed, epoch=epoch, key=key,
-                         hop_word=_rng.hop_word(epoch, hop), batch_ids=batch_ids,
-                         backend=backend, scratch=scratch)
-        sampler.sample_hop(graph, state, ctx)
-    return state.finish(sizes)
 
 
 def check_seeds(where, seeds, num_nodes):

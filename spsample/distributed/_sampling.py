@@ -30,7 +30,7 @@ from .. import _rng
 from .._backend import NUMPY
 from .._errors import SamplerError
 from ..samplers._nodewise import NodeWise
-from ..samplers._protocol import BulkState, Frontier, HopContext
+from ..samplers._protocol import BulkState, HopContext
 
 __all__ = ["run_distributed", "pushable"]
 
@@ -47,6 +47,7 @@ def pushable(sampler):
 def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy, stats):
     """All hops of this rank's bulk; every rank runs the same number of hops (collective)."""
     state = BulkState(dg.num_nodes, batch_ids)
+    state.begin_hop(0)
     state.add_nodes(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes), seeds)
     key = _rng.split_seed(seed)
     scratch = {}
@@ -62,8 +63,10 @@ def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
     for hop, fanout in enumerate(sampler.fanouts, start=1):
         ctx = HopContext(hop=hop, fanout=fanout, seed=seed, epoch=epoch, key=key,
                          hop_word=_rng.hop_word(epoch, hop), batch_ids=batch_ids,
-                         backend=NUMPY, scratch=scratch)
+                         backend=NUMPY, scratch=scratch, graph=dg)
+        state.begin_hop(hop)
         hop_impl(sampler, state, ctx, stats)
+        state.end_hop()
     return state.finish(sizes)
 
 
@@ -78,9 +81,10 @@ def _select_rows(sampler, indptr, indices, weights, vertex, batch_ids, batch, ct
         return _native.sample_rows(indptr, indices, weights, vertex, batch_ids[batch], ctx.fanout,
                                    ctx.hop_word, ctx.key, replace=sampler.replace,
                                    weighted=sampler.weighted, row_offset=row_offset)
-    Q = Frontier(batch, vertex, np.zeros(vertex.size, dtype=np.int64))
     P = prim.row_select(indptr, indices, weights, vertex, row_offset=row_offset)
-    return sampler.select(P, Q, dataclasses.replace(ctx, batch_ids=batch_ids))
+    streams = prim.Streams(vertex, batch_ids[batch], ctx.hop_word, ctx.key)
+    return prim.sample_rows(P, ctx.fanout, streams, replace=sampler.replace,
+                            weighted=sampler.weighted)
 
 
 def _count_dtype(bound):
@@ -299,11 +303,10 @@ class _FetchHop:
         else:
             self._merge(need, *fetched)
             view = self._view()
-            before = len(state.hop_edges)
-            sampler.sample_hop(view, state, ctx)
-            if len(state.hop_edges) > before:
-                last = state.hop_edges[-1]
-                last["edge_id"] = view.edge_ids[last["edge_id"]]
+            sampler.sample_hop(view, state, dataclasses.replace(ctx, graph=view))
+            edges = state.hop_edges[ctx.hop - 1]
+            if edges is not None:
+                edges["edge_id"] = view.edge_ids[edges["edge_id"]]
         t3 = time.perf_counter()
         remote = self.dg.grid.owner(need, self.dg.num_nodes) != self.dg.grid.row
         stats["frontier"] += len(Q)

@@ -2,23 +2,24 @@
 
 Layer ``l`` of minibatch ``j`` with current vertex set ``B_j`` (all its vertices so far):
 
-1. ``Q_b``: the rows of ``B_j`` (a k × n batch-membership matrix, as a :class:`Frontier`);
-2. ``P``: LADIES ``P[j, u] ∝ Σ_{v∈B_j} A[v,u]²`` (a segmented column sum of gathered rows);
-   FastGCN ``P[u] ∝ Σ_v A[v,u]²`` for every minibatch;
+1. ``Q_b``: the rows of ``B_j`` (``state.all_nodes()``, a k × n batch-membership matrix);
+2. ``P``: LADIES ``P[j, u] = Σ_{v∈B_j} A[v,u]²`` (``column_sums`` of the view ``(Q_b·A)∘(Q_b·A)``);
+   FastGCN ``P[u] = Σ_v A[v,u]²`` for every minibatch (``global_columns``);
 3. ``S_j``: ``fanouts[l-1]`` columns per minibatch (LADIES: distinct, without replacement --
    on unweighted graphs by drawing entries of the gathered rows, each column with probability
    ∝ its count, until that many distinct columns came up; on weighted graphs by
    Efraimidis–Spirakis keys; FastGCN: i.i.d. draws, deduplicated);
-4. extraction: ``C_j = B_j ∪ S_j`` becomes the next set (so every vertex keeps a path to
-   itself); the layer's edges are all entries ``A[v,u] ≠ 0`` with ``v ∈ B_j``, ``u ∈ C_j``
-   (``R_j·A·C_jᵀ``), valued ``A[v,u] / P[j,u]`` and row-normalised (the importance weights of
-   the LADIES paper; the factor ``1/s`` cancels in the normalisation).
+4. extraction (``state.add_layer``): ``C_j = B_j ∪ S_j`` becomes the next set (so every vertex
+   keeps a path to itself); the layer's edges are all entries ``A[v,u] ≠ 0`` with ``v ∈ B_j``,
+   ``u ∈ C_j`` (``R_j·A·C_jᵀ``), valued ``A[v,u] / P[j,u]`` and row-normalised (the importance
+   weights of the LADIES paper; the factor ``1/s`` cancels in the normalisation).
 """
 
 import numpy as np
 
 from .. import _primitives as prim
 from .._errors import SamplerError
+from .._lazy import column_sums, gather, global_columns
 from .._validate import check_no_unknown, fail
 from ._protocol import Sampler
 
@@ -33,33 +34,14 @@ class _LayerWise(Sampler):
     def frontier(self, state, ctx):
         return state.all_nodes()
 
-    def gathered(self, graph, Q, ctx):
-        """Rows of ``A`` for every vertex of ``Q`` (kept in ``ctx.scratch`` for extraction)."""
-        G = prim.row_select(graph.indptr, graph.indices, graph.weights, Q.vertex)
-        ctx.scratch["gathered"] = G
-        return G
+    def values(self, graph, Q):
+        """``Q_b·A`` valued by A's own values: the numerators of the layer's edge weights."""
+        G = gather(graph, Q)
+        return G if graph.weights is None else G.with_weights()
 
     def extract(self, state, Q, S, ctx):
-        G = ctx.scratch.pop("gathered")
-        q = ctx.scratch.pop("column_probability")   # (batch, u) -> P[batch, u]
-        batch = np.repeat(np.arange(S.num_rows, dtype=np.int64), S.row_lengths())
-        state.add_nodes(batch, S.indices)
-        row = np.repeat(np.arange(len(Q), dtype=np.int64), G.row_lengths())
-        eb = Q.batch[row]
-        src = state.local_of(eb, G.indices)
-        a = np.ones(G.nnz) if G.data is None else G.data
-        keep = (src >= 0) & (a > 0)
-        row, eb, src, a, col = row[keep], eb[keep], src[keep], a[keep], G.indices[keep]
-        raw = a / q(eb, col)
-        indptr = np.zeros(len(Q) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(row, minlength=len(Q)), out=indptr[1:])
-        weight = prim.normalize_rows(raw, indptr)
-        state.add_edges(eb, Q.local[row], src, G.edge_id[keep], weight)
-
-
-def _table_lookup(sorted_keys, values, n):
-    """``(batch, u) -> value`` for a table keyed by ``batch * n + u`` (sorted)."""
-    return lambda batch, u: values[np.searchsorted(sorted_keys, batch * n + u)]
+        state.add_layer(Q, S, values=self.values(ctx.graph, Q),
+                        probabilities=prim.probabilities_of(S))
 
 
 class LADIES(_LayerWise):
@@ -80,38 +62,13 @@ class LADIES(_LayerWise):
     """
 
     def probabilities(self, graph, Q, ctx):
-        G = self.gathered(graph, Q, ctx)
-        P = prim.column_accumulate(G, Q.batch, ctx.batch_ids.size, square=True)
-        row = np.repeat(np.arange(P.num_rows, dtype=np.int64), P.row_lengths())
-        ctx.scratch["column_probability"] = _table_lookup(row * graph.num_nodes + P.indices,
-                                                          P.data, graph.num_nodes)
-        return P
+        return column_sums(self.values(graph, Q).square(), ctx)
 
     def select(self, P, Q, ctx):
-        """``fanout`` distinct columns per minibatch with probability ∝ ``P`` (all if fewer).
-
-        Unweighted graphs draw entries of the gathered rows until that many distinct columns
-        came up (:func:`~spsample._primitives.sample_columns_by_entries`: about ``fanout``
-        draws, no key per candidate); weighted graphs rank every candidate by its
-        Efraimidis–Spirakis key (:func:`~spsample._primitives.sample_columns`). Both are
-        successive sampling ∝ ``P``; they use different random words.
-        """
-        G = ctx.scratch["gathered"]
-        if G.data is None:
-            return prim.sample_columns_by_entries(P, G, Q.batch, ctx.fanout, ctx.batch_ids,
-                                                  ctx.hop_word, ctx.key)
-        return prim.sample_columns(P, ctx.fanout, ctx.batch_ids, ctx.hop_word, ctx.key)
-
-    # -------------------------------------------------------------- native fast path (issue #3)
-    def sample_bulk(self, graph, seeds, sizes, batch_ids, seed, epoch):
-        """Every layer of a bulk in one native call (unweighted: draws of entries, the column
-        sums of the sampled vertices only; weighted: segmented column sums, no SpGEMM), or
-        ``None`` unless the native kernels are enabled and ``self`` is exactly ``LADIES``."""
-        from .. import _native
-
-        if type(self) is not LADIES or not _native.enabled():
-            return None
-        return _native.layerwise_bulk(graph, seeds, sizes, batch_ids, self, seed, epoch)
+        """``fanout`` distinct columns per minibatch with probability ∝ ``P`` (all if fewer):
+        by draws of entries on unweighted graphs, by keys on weighted ones
+        (:func:`~spsample._primitives.select_columns`)."""
+        return prim.select_columns(P, ctx.fanout, ctx)
 
 
 def column_weights(graph):
@@ -142,26 +99,7 @@ class FastGCN(_LayerWise):
             fail(SamplerError, "FastGCN", "fanouts", "entries must be >= 1", list(self.fanouts))
 
     def probabilities(self, graph, Q, ctx):
-        G = self.gathered(graph, Q, ctx)
-        q, cumulative = column_weights(graph)
-        ctx.scratch["cumulative"] = cumulative
-        ctx.scratch["column_probability"] = lambda batch, u: q[u]   # the same for every minibatch
-        return G
-
-    # -------------------------------------------------------------- native fast path (issue #3)
-    def sample_bulk(self, graph, seeds, sizes, batch_ids, seed, epoch):
-        """Every layer of a bulk in one native call, or ``None`` unless the native kernels are
-        enabled and ``self`` is exactly ``FastGCN``."""
-        from .. import _native
-
-        if type(self) is not FastGCN or not _native.enabled():
-            return None
-        return _native.layerwise_bulk(graph, seeds, sizes, batch_ids, self, seed, epoch,
-                                      column_weights=column_weights(graph))
+        return global_columns(*column_weights(graph))
 
     def select(self, P, Q, ctx):
-        cumulative = ctx.scratch.pop("cumulative")
-        k = ctx.batch_ids.size
-        if cumulative.size == 0 or cumulative[-1] <= 0:
-            return prim.RowMatrix(np.zeros(k + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
-        return prim.sample_global(cumulative, ctx.fanout, ctx.batch_ids, ctx.hop_word, ctx.key)
+        return prim.select_global(P, ctx.fanout, ctx)

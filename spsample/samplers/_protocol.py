@@ -17,34 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._bulk import BulkState
 from .._errors import SamplerError
-from .._minibatch import MiniBatch
+from .._lazy import Frontier
 from .._validate import as_int, fail
 
 __all__ = ["Sampler", "BulkState", "Frontier", "HopContext"]
-
-
-@dataclass
-class Frontier:
-    """The rows of a frontier/selection matrix ``Q``: row ``r`` selects ``vertex[r]`` of
-    minibatch ``batch[r]``.
-
-    Attributes
-    ----------
-    batch : int64, shape (r,)
-        Position of the row's minibatch in the bulk (0..k-1), non-decreasing.
-    vertex : int64, shape (r,)
-        Global vertex id.
-    local : int64, shape (r,)
-        The vertex's local id in its minibatch.
-    """
-
-    batch: np.ndarray
-    vertex: np.ndarray
-    local: np.ndarray
-
-    def __len__(self):
-        return int(self.vertex.size)
 
 
 @dataclass
@@ -67,6 +45,10 @@ class HopContext:
     backend : Backend
     scratch : dict
         Per-bulk storage shared by the hops (e.g. quantities computed once per bulk).
+    symbolic : bool
+        True while the engine traces the constructors (no sampled data exists yet).
+    graph : Graph or None
+        The graph being sampled.
     """
 
     hop: int
@@ -78,123 +60,8 @@ class HopContext:
     batch_ids: np.ndarray
     backend: object
     scratch: dict = field(default_factory=dict)
-
-
-class BulkState:
-    """The vertices and edges sampled so far for the ``k`` minibatches of a bulk.
-
-    Vertices are numbered per minibatch in the order they are added (seeds first); a vertex is
-    stored once per minibatch (deduplication). Nodes and edges are kept per hop as flat arrays
-    sorted by minibatch, so every operation is vectorised over the whole bulk.
-    """
-
-    def __init__(self, num_nodes, batch_ids):
-        self.num_nodes = int(num_nodes)
-        self.batch_ids = np.asarray(batch_ids, dtype=np.int64)
-        self.k = self.batch_ids.size
-        self.count = np.zeros(self.k, dtype=np.int64)
-        self.hop_nodes = []      # per hop: Frontier of the vertices first reached at that hop
-        self.hop_edges = []      # per hop: dict(batch, dst, src, edge_id, weight)
-        self._keys = np.zeros(0, dtype=np.int64)    # sorted batch * n + vertex
-        self._local = np.zeros(0, dtype=np.int64)   # local id of each key
-
-    # ------------------------------------------------------------------ extraction
-    def add_nodes(self, batch, vertex):
-        """Append the vertices not yet in their minibatch, in first-occurrence order.
-
-        Parameters
-        ----------
-        batch : int64, shape (m,)
-            Bulk position of each candidate, non-decreasing.
-        vertex : int64, shape (m,)
-
-        Returns
-        -------
-        Frontier of the vertices actually added (this becomes the hop's new-node list).
-        """
-        key = batch * self.num_nodes + vertex
-        known = self._contains(key)
-        cand = np.flatnonzero(~known)
-        _, first = np.unique(key[cand], return_index=True)
-        first = cand[np.sort(first)]
-        nb, nv = batch[first], vertex[first]
-        start = np.searchsorted(nb, nb, side="left")
-        local = self.count[nb] + (np.arange(nb.size) - start)
-        self.count += np.bincount(nb, minlength=self.k)
-        keys = np.concatenate([self._keys, nb * self.num_nodes + nv])
-        order = np.argsort(keys, kind="stable")
-        self._keys = keys[order]
-        self._local = np.concatenate([self._local, local])[order]
-        added = Frontier(nb, nv, local)
-        self.hop_nodes.append(added)
-        return added
-
-    def add_edges(self, batch, dst, src, edge_id, weight=None):
-        """Record one hop's edges (local ids), ordered by minibatch."""
-        self.hop_edges.append(dict(batch=batch, dst=dst, src=src, edge_id=edge_id, weight=weight))
-
-    def local_of(self, batch, vertex):
-        """Local ids of vertices already in their minibatch (``-1`` where absent)."""
-        key = batch * self.num_nodes + vertex
-        pos = np.searchsorted(self._keys, key)
-        pos = np.minimum(pos, max(self._keys.size - 1, 0))
-        if self._keys.size == 0:
-            return np.full(key.size, -1, dtype=np.int64)
-        return np.where(self._keys[pos] == key, self._local[pos], -1)
-
-    def _contains(self, key):
-        if self._keys.size == 0:
-            return np.zeros(key.size, dtype=bool)
-        pos = np.minimum(np.searchsorted(self._keys, key), self._keys.size - 1)
-        return self._keys[pos] == key
-
-    # ------------------------------------------------------------------ frontiers
-    def new_nodes(self, hop):
-        """Vertices first reached at ``hop`` (0 = seeds), as a :class:`Frontier`."""
-        return self.hop_nodes[hop]
-
-    def all_nodes(self):
-        """Every vertex so far, ordered by (minibatch, local id)."""
-        batch = np.concatenate([f.batch for f in self.hop_nodes])
-        vertex = np.concatenate([f.vertex for f in self.hop_nodes])
-        local = np.concatenate([f.local for f in self.hop_nodes])
-        order = np.lexsort((local, batch))
-        return Frontier(batch[order], vertex[order], local[order])
-
-    def edge_sources(self, hop):
-        """The sampled neighbours of ``hop`` (with repetition, in edge order) as a Frontier."""
-        e = self.hop_edges[hop - 1]
-        vertex = self.vertex_of(e["batch"], e["src"])
-        return Frontier(e["batch"], vertex, e["src"])
-
-    def vertex_of(self, batch, local):
-        """Global ids of local vertices (inverse of :meth:`local_of`)."""
-        order = np.lexsort((self._local, self._keys // self.num_nodes))
-        keys = self._keys[order]
-        base = np.searchsorted(keys // self.num_nodes, batch)
-        return keys[base + local] % self.num_nodes
-
-    # ------------------------------------------------------------------ output
-    def finish(self, batch_sizes):
-        """Split the bulk into one :class:`MiniBatch` per minibatch."""
-        node_bounds = [np.searchsorted(f.batch, np.arange(self.k + 1)) for f in self.hop_nodes]
-        edge_bounds = [np.searchsorted(e["batch"], np.arange(self.k + 1)) for e in self.hop_edges]
-        layerwise = any(e["weight"] is not None for e in self.hop_edges)
-        out = []
-        for j in range(self.k):
-            parts = [f.vertex[b[j]:b[j + 1]] for f, b in zip(self.hop_nodes, node_bounds)]
-            edges, ids, weights = [], [], []
-            for e, b in zip(self.hop_edges, edge_bounds):
-                sl = slice(b[j], b[j + 1])
-                edges.append((e["dst"][sl].copy(), e["src"][sl].copy()))
-                ids.append(e["edge_id"][sl].copy())
-                if layerwise:
-                    weights.append(e["weight"][sl].copy())
-            out.append(MiniBatch(
-                batch_id=int(self.batch_ids[j]), n_id=np.concatenate(parts),
-                batch_size=int(batch_sizes[j]), num_sampled_nodes=[int(p.size) for p in parts],
-                edges=edges, edge_ids=ids, weight=weights if layerwise else None))
-        return out
+    symbolic: bool = False
+    graph: object = None
 
 
 class Sampler:

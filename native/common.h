@@ -1,0 +1,141 @@
+// Types shared by spsample's native kernels: the CSR view of a graph, malloc'd growable arrays
+// that can be handed to NumPy, per-minibatch outputs, and the memory budget of one call.
+#ifndef SPSAMPLE_COMMON_H
+#define SPSAMPLE_COMMON_H
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace spsample {
+
+// A CSR adjacency. indptr: int64 (n + 1), non-decreasing from 0 to nnz; indices: int64 (nnz),
+// each in [0, n), sorted and unique within a row; weights: float64 (nnz), >= 0, or nullptr.
+struct CSRView {
+    const int64_t* indptr;
+    const int64_t* indices;
+    const double* weights;
+    int64_t n;
+};
+
+// A growable array of trivially copyable T in malloc'd memory that is never zero-filled (the
+// kernels write every element they keep) and whose buffer can be handed to NumPy (release(),
+// then free() it). Growth by realloc doubles, so push_back is O(1) amortised.
+template <class T>
+class PodBuf {
+  public:
+    PodBuf() = default;
+    PodBuf(const PodBuf&) = delete;
+    PodBuf& operator=(const PodBuf&) = delete;
+    PodBuf(PodBuf&& o) noexcept : p_(o.p_), n_(o.n_), cap_(o.cap_) { o.p_ = nullptr; o.n_ = o.cap_ = 0; }
+    PodBuf& operator=(PodBuf&& o) noexcept {
+        if (this != &o) {
+            std::free(p_);
+            p_ = o.p_; n_ = o.n_; cap_ = o.cap_;
+            o.p_ = nullptr; o.n_ = o.cap_ = 0;
+        }
+        return *this;
+    }
+    ~PodBuf() { std::free(p_); }
+
+    T* data() { return p_; }
+    const T* data() const { return p_; }
+    size_t size() const { return n_; }
+    T& operator[](size_t i) { return p_[i]; }
+    const T& operator[](size_t i) const { return p_[i]; }
+
+    void reserve(size_t c) {
+        if (c > cap_) realloc_to(c);
+    }
+    // Set the size to k (contents of new elements undefined).
+    void resize(size_t k) {
+        reserve(k);
+        n_ = k;
+    }
+    void clear() { n_ = 0; }
+    inline void push_back(T x) {
+        if (n_ == cap_) realloc_to(cap_ ? 2 * cap_ : 16);
+        p_[n_++] = x;
+    }
+    template <class It>
+    void assign(It first, It last) {
+        resize(static_cast<size_t>(last - first));
+        std::copy(first, last, p_);
+    }
+    // Give up the buffer (shrunk to size(); nullptr when empty); the caller free()s it.
+    T* release() {
+        T* q = nullptr;
+        if (n_ > 0) {
+            if (n_ < cap_) realloc_to(n_);
+            q = p_;
+        } else {
+            std::free(p_);
+        }
+        p_ = nullptr;
+        n_ = cap_ = 0;
+        return q;
+    }
+
+  private:
+    T* p_ = nullptr;
+    size_t n_ = 0, cap_ = 0;
+
+    void realloc_to(size_t c) {
+        void* q = std::realloc(p_, (c ? c : 1) * sizeof(T));
+        if (!q) throw std::bad_alloc();
+        p_ = static_cast<T*>(q);
+        cap_ = c;
+    }
+};
+
+// One hop of one minibatch, in local ids (dst = the expanded vertex, src = its neighbour),
+// edge_id = index of the entry in indices; weight only for layer-wise samplers.
+struct HopOut {
+    PodBuf<int64_t> dst, src, eid;
+    PodBuf<double> weight;
+};
+
+// One minibatch: n_id (seeds first), counts[h] = vertices first reached at hop h (counts[0] =
+// number of seeds), one HopOut per hop.
+struct MiniBatchOut {
+    PodBuf<int64_t> n_id;
+    std::vector<int64_t> counts;
+    std::vector<HopOut> hops;
+};
+
+// Counter word 2 of the RNG: (epoch << 8) | hop.
+static inline uint32_t hop_word(uint64_t epoch, int hop) {
+    return static_cast<uint32_t>(((epoch & 0xFFFFFFu) << 8) | (static_cast<uint32_t>(hop) & 255u));
+}
+
+// Thrown when a call would allocate more output than its budget; the bindings turn it into
+// spsample.ResourceError with the message.
+struct BudgetExceeded : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The bytes of output one call may allocate, shared by its threads. reserve() is called before
+// an output buffer grows (not per element), so the check costs nothing measurable.
+class Budget {
+  public:
+    explicit Budget(uint64_t limit) : limit_(limit) {}
+    void reserve(uint64_t bytes) {
+        const uint64_t used = used_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+        if (used > limit_)
+            throw BudgetExceeded("the sampled output would need more than " +
+                                 std::to_string(limit_ >> 20) + " MiB");
+    }
+
+  private:
+    uint64_t limit_;
+    std::atomic<uint64_t> used_{0};
+};
+
+}  // namespace spsample
+
+#endif  // SPSAMPLE_COMMON_H

@@ -1,0 +1,344 @@
+// The row-wise engine: every hop of every minibatch of a bulk for any sampler whose hops are
+// row selections (node-wise, weighted, walks, node2vec, LABOR and users' compositions of them).
+//
+// A plan (lowered from the traced constructors by spsample/_native.py) gives per hop:
+//
+//   Q   the frontier: vertices first reached at hop h' (F_NEW_NODES), every vertex so far
+//       (F_ALL_NODES), the sources / destinations of hop h''s edges (F_EDGE_SRC / F_EDGE_DST, one
+//       row per edge, walks), or given rows (F_ROWS: added to the minibatch first if absent);
+//       optionally an aligned aux frontier (the previous vertices of walks) for value lookups
+//   P   rows of one graph of the plan, valued by a ValueProgram when the rule is weighted
+//   S   a rule of select.h, the row's stream keyed by its vertex (K_VERTEX) or its stable row
+//       id (K_ROW), fanout per hop or per row vertex
+//   extraction: new vertices deduplicated per minibatch (LocalMap, first occurrence in edge
+//       order) or appended per edge (no dedup); the edges in local ids
+//
+// exactly as spsample's NumPy evaluation of the same constructors and the scalar reference do.
+//
+// Method per minibatch and hop (one thread per minibatch, so results do not depend on the
+// thread count), four streaming passes with software prefetching: 1. the frontier's rows and
+// their extents; 2. selection into (dst, edge id); 3. gather of the sampled columns; 4. relabel.
+// Complexity per hop: O(m) for pass 1 (m rows), the rules' costs for pass 2, O(E) for 3-4.
+// Memory: the outputs (3 int64 per sampled edge plus n_id, charged to the call's Budget before
+// each buffer grows) and per thread O(largest frontier + largest hop) scratch.
+#ifndef SPSAMPLE_ROWWISE_H
+#define SPSAMPLE_ROWWISE_H
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "localmap.h"
+#include "rng.h"
+#include "select.h"
+
+namespace spsample {
+
+enum FrontierKind : int32_t { F_NEW_NODES = 0, F_ALL_NODES = 1, F_EDGE_SRC = 2, F_EDGE_DST = 3, F_ROWS = 4 };
+enum SelectKind : int32_t {
+    S_UNIFORM = 0, S_UNIFORM_REP = 1, S_WEIGHTED = 2, S_WEIGHTED_REP = 3, S_REJECTION = 4, S_THRESHOLD = 5
+};
+enum StreamKey : int32_t { K_VERTEX = 0, K_ROW = 1 };
+
+struct FrontierSpec {
+    int32_t kind = F_NEW_NODES;
+    int32_t hop = 0;                        // F_NEW_NODES: node hop; F_EDGE_*: edge hop (>= 1)
+    const int64_t* rows_offsets = nullptr;  // F_ROWS: per bulk position (k + 1)
+    const int64_t* rows_vertex = nullptr;   // F_ROWS: the rows' vertices
+};
+
+struct HopSpec {
+    FrontierSpec frontier;
+    bool has_aux = false;
+    FrontierSpec aux;                   // aligned rows of value lookups / indicators
+    int32_t graph = 0;                  // index into RowWisePlan::graphs
+    ValueProgram values;                // weighted / rejection rules
+    int32_t select = S_UNIFORM;
+    int64_t fanout = 0;
+    const int64_t* fanout_vec = nullptr;  // per row vertex, or nullptr
+    double bound = 0.0;                   // rejection
+    int32_t key = K_VERTEX;
+    bool dedup = true;
+    bool keep_row_ids = false;            // a later hop reads this hop's edge ends
+};
+
+struct RowWisePlan {
+    std::vector<CSRView> graphs;
+    std::vector<HopSpec> hops;
+    Key key{0, 0};
+    uint64_t epoch = 0;
+    int64_t n = 0;
+};
+
+// Per-thread scratch, reused across minibatches and hops.
+struct RowWiseScratch {
+    LocalMap map;                      // vertex -> local id of the current minibatch
+    RowScratch rows;                   // the rules' buffers
+    PodBuf<int64_t> fv, fl, fr, fa;    // frontier: vertex, local id, row id, aux vertex
+    PodBuf<int64_t> start, deg, erow;  // extents; row id of each new edge
+    PodBuf<uint32_t> nbr;              // global ids of the hop's sampled neighbours
+    std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
+};
+
+// Thrown by a rejection rule whose values exceed its bound (spsample: SamplerError).
+struct BoundExceeded : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The rows of frontier f of the current minibatch: vertex fv, local fl, row id fr (fv only
+// when `only_vertex`). Given rows are added to the minibatch now when absent (dedup).
+static int64_t build_frontier(const FrontierSpec& f, int64_t j, MiniBatchOut& out,
+                              const std::vector<int64_t>& hop_end, RowWiseScratch& sc,
+                              PodBuf<int64_t>& fv, bool only_vertex) {
+    PodBuf<int64_t>& n_id = out.n_id;
+    int64_t m = 0;
+    if (f.kind == F_NEW_NODES || f.kind == F_ALL_NODES) {
+        const int64_t lo = f.kind == F_ALL_NODES ? 0 : (f.hop == 0 ? 0 : hop_end[f.hop - 1]);
+        const int64_t hi = f.kind == F_ALL_NODES ? hop_end.back() : hop_end[f.hop];
+        m = hi - lo;
+        fv.resize(m);
+        if (!only_vertex) {
+            sc.fl.resize(m);
+            sc.fr.resize(m);
+        }
+        for (int64_t r = 0; r < m; ++r) {
+            fv[r] = n_id[lo + r];
+            if (!only_vertex) sc.fl[r] = sc.fr[r] = lo + r;
+        }
+    } else if (f.kind == F_EDGE_SRC || f.kind == F_EDGE_DST) {
+        const HopOut& e = out.hops[f.hop - 1];
+        const int64_t* ends = f.kind == F_EDGE_SRC ? e.src.data() : e.dst.data();
+        const int64_t* rid = sc.edge_row_id[f.hop - 1].data();
+        m = static_cast<int64_t>(e.src.size());
+        fv.resize(m);
+        if (!only_vertex) {
+            sc.fl.resize(m);
+            sc.fr.resize(m);
+        }
+        for (int64_t r = 0; r < m; ++r) {
+            fv[r] = n_id[ends[r]];
+            if (!only_vertex) {
+                sc.fl[r] = ends[r];
+                sc.fr[r] = rid[r];
+            }
+        }
+    } else {  // F_ROWS
+        const int64_t a = f.rows_offsets[j], b = f.rows_offsets[j + 1];
+        m = b - a;
+        fv.resize(m);
+        if (!only_vertex) {
+            sc.fl.resize(m);
+            sc.fr.resize(m);
+        }
+        for (int64_t r = 0; r < m; ++r) {
+            const int64_t v = f.rows_vertex[a + r];
+            fv[r] = v;
+            if (!only_vertex) {
+                bool ins;
+                const uint32_t lu = sc.map.find_or_insert(static_cast<uint32_t>(v),
+                                                          static_cast<uint32_t>(n_id.size()), ins);
+                if (ins) n_id.push_back(v);
+                sc.fl[r] = lu;
+                sc.fr[r] = r;
+            }
+        }
+    }
+    return m;
+}
+
+// Pass 2 of one hop: every row's kept positions -> (dst, edge id[, row id]). Returns E.
+template <int32_t RULE>
+static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw,
+                                uint32_t bid, Key key, RowWiseScratch& sc, HopOut& ho, Budget& budget) {
+    constexpr int64_t PF_ROWS = 16;
+    const int64_t* rs = sc.start.data();
+    const int64_t* rd = sc.deg.data();
+    const int64_t* fv = sc.fv.data();
+    const int64_t* fl = sc.fl.data();
+    const int64_t* fr = sc.fr.data();
+    const int64_t* fa = hs.has_aux ? sc.fa.data() : nullptr;
+    const bool keep_rows = hs.keep_row_ids;
+    const bool weighted = RULE == S_WEIGHTED || RULE == S_WEIGHTED_REP;
+    const bool replace = RULE == S_UNIFORM_REP || RULE == S_WEIGHTED_REP || RULE == S_REJECTION;
+    // output capacity: the exact bound of the uniform rules, an upper bound otherwise (LABOR:
+    // about s per row expected, grown on demand)
+    int64_t cap = 0;
+    for (int64_t r = 0; r < m; ++r) {
+        const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[r]] : hs.fanout;
+        cap += row_bound(rd[r], s, replace);
+    }
+    auto grow = [&](int64_t need) {
+        budget.reserve(static_cast<uint64_t>(need - static_cast<int64_t>(ho.dst.size())) * 24);
+        ho.dst.resize(need);
+        ho.eid.resize(need);
+        if (keep_rows) sc.erow.resize(need);
+    };
+    ho.dst.clear();
+    ho.eid.clear();
+    grow(cap);
+    int64_t* dst = ho.dst.data();
+    int64_t* eid = ho.eid.data();
+    int64_t* erow = keep_rows ? sc.erow.data() : nullptr;
+    int64_t E = 0;
+    for (int64_t r = 0; r < m; ++r) {
+        const int64_t d = rd[r];
+        if (d == 0) continue;
+        const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[r]] : hs.fanout;
+        if (s == 0) continue;
+        const int64_t st = rs[r];
+        const int64_t local_v = fl[r];
+        const int64_t row_id = fr[r];
+        auto emit = [&](int64_t p) {
+            if (E == static_cast<int64_t>(ho.dst.size())) {
+                grow(2 * E + 16);
+                dst = ho.dst.data();
+                eid = ho.eid.data();
+                erow = keep_rows ? sc.erow.data() : nullptr;
+            }
+            dst[E] = local_v;
+            eid[E] = st + p;
+            if (keep_rows) erow[E] = row_id;
+            ++E;
+        };
+        if (RULE == S_THRESHOLD) {
+            if (s < 0 || d <= s) {
+                for (int64_t p = 0; p < d; ++p) emit(p);
+            } else {
+                const int64_t* cols = g.indices + st;
+                threshold_row(d, s, hw, bid, key, [&](int64_t p) { return cols[p]; }, emit);
+            }
+            continue;
+        }
+        if (!weighted && RULE != S_REJECTION && (s < 0 || (!replace && d <= s))) {
+            for (int64_t p = 0; p < d; ++p) emit(p);
+            continue;
+        }
+        Stream stream(static_cast<uint32_t>(hs.key == K_ROW ? row_id : fv[r]), hw, bid, key);
+        sc.rows.fit(d, s, weighted || RULE == S_REJECTION);
+        int64_t c = 0;
+        const int64_t t = fa ? fa[r] : fv[r];
+        if (RULE == S_UNIFORM) {
+            c = floyd_row(stream, d, s, sc.rows);
+        } else if (RULE == S_UNIFORM_REP) {
+            c = uniform_rep_row(stream, d, s, sc.rows);
+        } else if (RULE == S_REJECTION) {
+            bool exceeded = false;
+            c = rejection_row(stream, d, s, hs.bound,
+                              [&](int64_t p) { return entry_value(hs.values, g, fv[r], t, st, p); },
+                              sc.rows, exceeded);
+            if (exceeded) throw BoundExceeded("a value exceeds the rejection bound");
+        } else {
+            const double* w;
+            if (hs.values.only_weight) {
+                if (r + PF_ROWS < m) __builtin_prefetch(g.weights + rs[r + PF_ROWS]);
+                w = g.weights + st;
+            } else {
+                double* vals = sc.rows.vals.data();
+                for (int64_t p = 0; p < d; ++p) vals[p] = entry_value(hs.values, g, fv[r], t, st, p);
+                w = vals;
+            }
+            c = RULE == S_WEIGHTED ? weighted_row(stream, w, d, s, sc.rows)
+                                   : weighted_rep_row(stream, w, d, s, sc.rows);
+        }
+        const int64_t* pos = sc.rows.pos.data();
+        for (int64_t i = 0; i < c; ++i) emit(pos[i]);
+    }
+    ho.dst.resize(E);
+    ho.eid.resize(E);
+    return E;
+}
+
+static int64_t select_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw, uint32_t bid,
+                           Key key, RowWiseScratch& sc, HopOut& ho, Budget& budget) {
+    switch (hs.select) {
+        case S_UNIFORM: return select_rows_pass<S_UNIFORM>(hs, g, m, hw, bid, key, sc, ho, budget);
+        case S_UNIFORM_REP: return select_rows_pass<S_UNIFORM_REP>(hs, g, m, hw, bid, key, sc, ho, budget);
+        case S_WEIGHTED: return select_rows_pass<S_WEIGHTED>(hs, g, m, hw, bid, key, sc, ho, budget);
+        case S_WEIGHTED_REP: return select_rows_pass<S_WEIGHTED_REP>(hs, g, m, hw, bid, key, sc, ho, budget);
+        case S_REJECTION: return select_rows_pass<S_REJECTION>(hs, g, m, hw, bid, key, sc, ho, budget);
+        default: return select_rows_pass<S_THRESHOLD>(hs, g, m, hw, bid, key, sc, ho, budget);
+    }
+}
+
+// Sample all hops of one minibatch (position j of the bulk, global id bid).
+//
+// Inputs:  plan; seeds[0..b), distinct vertex ids in [0, n); sc, the calling thread's scratch.
+// Output:  out, overwritten: n_id (N, int64; seeds first, then each hop's new vertices in first-
+//          occurrence order), counts (L + 1), hops[l].dst/src/eid (E_l each, int64).
+static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_t b, int64_t j,
+                              uint32_t bid, RowWiseScratch& sc, MiniBatchOut& out, Budget& budget) {
+    constexpr int64_t PF_ROWS = 16;   // prefetch distance of pass 1, in frontier rows
+    constexpr int64_t PF_EDGES = 24;  // prefetch distance of passes 3-4, in sampled edges
+    const int L = static_cast<int>(plan.hops.size());
+    PodBuf<int64_t>& n_id = out.n_id;
+    budget.reserve(static_cast<uint64_t>(b) * 8);
+    n_id.assign(seeds, seeds + b);
+    out.counts.assign(1, b);
+    out.hops.clear();
+    out.hops.resize(L);
+    if (static_cast<int>(sc.edge_row_id.size()) < L) sc.edge_row_id.resize(L);
+    sc.map.clear(static_cast<uint64_t>(b) * 16);
+    for (int64_t i = 0; i < b; ++i) {
+        bool ins;
+        sc.map.find_or_insert(static_cast<uint32_t>(seeds[i]), static_cast<uint32_t>(i), ins);
+    }
+    std::vector<int64_t> hop_end(1, b);
+    for (int h = 1; h <= L; ++h) {
+        const HopSpec& hs = plan.hops[h - 1];
+        const CSRView& g = plan.graphs[hs.graph];
+        const uint32_t hw = hop_word(plan.epoch, h);
+        // pass 1: the frontier and its rows' extents
+        const int64_t m = build_frontier(hs.frontier, j, out, hop_end, sc, sc.fv, false);
+        if (hs.has_aux) build_frontier(hs.aux, j, out, hop_end, sc, sc.fa, true);
+        sc.start.resize(m);
+        sc.deg.resize(m);
+        const int64_t* fv = sc.fv.data();
+        for (int64_t r = 0; r < m; ++r) {
+            if (r + PF_ROWS < m) __builtin_prefetch(g.indptr + fv[r + PF_ROWS]);
+            const int64_t st = g.indptr[fv[r]];
+            sc.start[r] = st;
+            sc.deg[r] = g.indptr[fv[r] + 1] - st;
+        }
+        // pass 2: selection
+        HopOut& ho = out.hops[h - 1];
+        const int64_t E = select_pass(hs, g, m, hw, bid, plan.key, sc, ho, budget);
+        if (hs.keep_row_ids) sc.edge_row_id[h - 1].assign(sc.erow.data(), sc.erow.data() + E);
+        // pass 3: gather the sampled neighbours
+        sc.nbr.resize(E);
+        uint32_t* nbr = sc.nbr.data();
+        const int64_t* eid = ho.eid.data();
+        const int64_t* indices = g.indices;
+        for (int64_t e = 0; e < E; ++e) {
+            if (e + PF_EDGES < E) __builtin_prefetch(indices + eid[e + PF_EDGES]);
+            nbr[e] = static_cast<uint32_t>(indices[eid[e]]);
+        }
+        // pass 4: relabel (first occurrence wins), appending new vertices to n_id
+        ho.src.resize(E);
+        int64_t* src = ho.src.data();
+        budget.reserve(static_cast<uint64_t>(E) * 8);
+        n_id.reserve(n_id.size() + E);
+        if (hs.dedup) {
+            for (int64_t e = 0; e < E; ++e) {
+                if (e + PF_EDGES < E) sc.map.prefetch(nbr[e + PF_EDGES]);
+                const uint32_t u = nbr[e];
+                bool ins;
+                const uint32_t lu = sc.map.find_or_insert(u, static_cast<uint32_t>(n_id.size()), ins);
+                if (ins) n_id.push_back(u);
+                src[e] = lu;
+            }
+        } else {
+            for (int64_t e = 0; e < E; ++e) {
+                src[e] = static_cast<int64_t>(n_id.size());
+                n_id.push_back(nbr[e]);
+            }
+        }
+        out.counts.push_back(static_cast<int64_t>(n_id.size()) - hop_end.back());
+        hop_end.push_back(static_cast<int64_t>(n_id.size()));
+    }
+}
+
+}  // namespace spsample
+
+#endif  // SPSAMPLE_ROWWISE_H

@@ -1,0 +1,392 @@
+"""The bulk state: what has been sampled so far for the ``k`` minibatches of a bulk.
+
+Samplers read frontiers from it (``Q``) and record each hop's extraction into it. The same class
+serves the two ways the engine runs a sampler's constructors:
+
+* **concrete** (the NumPy path): vertices and edges are kept per hop as flat arrays sorted by
+  minibatch, every operation vectorised over the bulk;
+* **symbolic** (tracing, for the native engine and the scalar reference): frontiers are
+  placeholders (``"the vertices first reached at hop 2"``) and each hop's extraction is recorded
+  as a :class:`HopPlan` instead of being executed.
+"""
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ._errors import ArgumentTypeError, SamplerError, SeedError
+from ._lazy import (ColumnSelection, ColumnSums, Frontier, GlobalColumns, GlobalSelection,
+                    NotLowerable, RowSelection, RowView, SymbolicFrontier, ThresholdSelection,
+                    is_symbolic)
+from ._minibatch import Bulk, HopEdges
+from ._validate import as_index_array, fail
+
+__all__ = ["BulkState", "HopPlan"]
+
+
+@dataclass
+class HopPlan:
+    """One traced hop: its frontier, selection and extraction.
+
+    Attributes
+    ----------
+    kind : {"rows", "layer"}
+        ``"rows"``: ``S``'s entries are the hop's edges (node-wise, walks, LABOR);
+        ``"layer"``: the hop adds ``S``'s columns and takes every edge between the frontier
+        and the vertex set (LADIES, FastGCN).
+    frontier : Frontier
+    selection : RowSelection, ThresholdSelection, ColumnSelection or GlobalSelection
+    dedup : bool
+        ``"rows"``: new vertices deduplicated per minibatch (else appended per edge).
+    values : RowView or None
+        ``"layer"``: the edge values' numerators (A's values on the frontier's rows).
+    probabilities : ColumnSums or GlobalColumns or None
+        ``"layer"``: the denominators.
+    """
+
+    kind: str
+    frontier: Frontier
+    selection: object
+    dedup: bool = True
+    values: Optional[RowView] = None
+    probabilities: object = None
+
+
+class BulkState:
+    """The vertices and edges sampled so far for the ``k`` minibatches of a bulk.
+
+    Vertices are numbered per minibatch in the order they are added (seeds first); with
+    deduplication a vertex is stored once per minibatch.
+
+    Parameters
+    ----------
+    num_nodes : int
+    batch_ids : int64, shape (k,)
+        Global minibatch ids.
+    symbolic : bool
+        Trace instead of sampling (see the module docstring).
+    """
+
+    def __init__(self, num_nodes, batch_ids, *, symbolic=False):
+        self.num_nodes = int(num_nodes)
+        self.batch_ids = np.asarray(batch_ids, dtype=np.int64)
+        self.k = self.batch_ids.size
+        self.symbolic = symbolic
+        self.hop = 0
+        self.count = np.zeros(self.k, dtype=np.int64)
+        self.hop_nodes = []      # per hop: list of (batch, vertex, local) parts added
+        self.hop_edges = []      # per hop: dict(batch, dst, src, edge_id, weight, src_vertex, row_id)
+        self.plans = []          # symbolic: per hop, the recorded HopPlan
+        self._keys = np.zeros(0, dtype=np.int64)    # sorted batch * n + vertex
+        self._local = np.zeros(0, dtype=np.int64)   # local id of each key
+        self._merged = {}
+
+    # ------------------------------------------------------------------ hop bookkeeping
+    def begin_hop(self, hop):
+        """Start hop ``hop`` (0 = the seeds)."""
+        self.hop = hop
+        while len(self.hop_nodes) <= hop:
+            self.hop_nodes.append([])
+        if hop >= 1:
+            while len(self.hop_edges) < hop:
+                self.hop_edges.append(None)
+            while len(self.plans) < hop:
+                self.plans.append(None)
+
+    def end_hop(self):
+        """Close the current hop: a hop whose extraction recorded no edges gets empty ones."""
+        h = self.hop
+        if h >= 1 and not self.symbolic and self.hop_edges[h - 1] is None:
+            empty = np.zeros(0, dtype=np.int64)
+            self.hop_edges[h - 1] = dict(batch=empty, dst=empty, src=empty, edge_id=empty,
+                                         weight=None, src_vertex=empty, row_id=empty)
+        if h >= 1 and self.symbolic and self.plans[h - 1] is None:
+            raise NotLowerable(f"hop {h}: extract recorded no extraction (state.add_sampled or "
+                               "state.add_layer)")
+
+    def _concrete(self, what):
+        if self.symbolic:
+            raise NotLowerable(f"BulkState.{what} while tracing")
+
+    # ------------------------------------------------------------------ frontiers (Q)
+    def new_nodes(self, hop):
+        """``Q``: the vertices first reached at ``hop`` (0 = the seeds), per minibatch in local
+        order."""
+        hop = self._check_hop("new_nodes", hop, 0)
+        if self.symbolic:
+            return SymbolicFrontier("new_nodes", hop)
+        batch, vertex, local = self._nodes_of(hop)
+        return Frontier._of("new_nodes", hop, batch, vertex, local, local)
+
+    def all_nodes(self):
+        """``Q_b``: every vertex so far, ordered by (minibatch, local id)."""
+        if self.symbolic:
+            return SymbolicFrontier("all_nodes", 0)
+        parts = [self._nodes_of(h) for h in range(len(self.hop_nodes))]
+        batch = np.concatenate([p[0] for p in parts])
+        vertex = np.concatenate([p[1] for p in parts])
+        local = np.concatenate([p[2] for p in parts])
+        order = np.lexsort((local, batch))
+        return Frontier._of("all_nodes", 0, batch[order], vertex[order], local[order], local[order])
+
+    def edge_sources(self, hop):
+        """``Q``: the sampled neighbours of ``hop`` (with repetition, in edge order): where
+        walks stand after step ``hop``. ``row_id`` is the id of the row that drew the edge."""
+        hop = self._check_hop("edge_sources", hop, 1)
+        if self.symbolic:
+            return SymbolicFrontier("edge_sources", hop)
+        e = self._edges_of(hop)
+        return Frontier._of("edge_sources", hop, e["batch"], e["src_vertex"], e["src"], e["row_id"])
+
+    def edge_destinations(self, hop):
+        """``Q``: the rows that drew the edges of ``hop``, one row per edge (aligned with
+        :meth:`edge_sources`): where walks stood before step ``hop``."""
+        hop = self._check_hop("edge_destinations", hop, 1)
+        if self.symbolic:
+            return SymbolicFrontier("edge_destinations", hop)
+        e = self._edges_of(hop)
+        vertex = self.vertex_of(e["batch"], e["dst"]) if "dst_vertex" not in e else e["dst_vertex"]
+        return Frontier._of("edge_destinations", hop, e["batch"], vertex, e["dst"], e["row_id"])
+
+    def rows(self, batch, vertex):
+        """``Q`` from given rows: vertex ``vertex[i]`` of bulk position ``batch[i]``
+        (non-decreasing). Vertices not yet in their minibatch are added to it now, in row order
+        (deduplicated), as vertices of the current hop. ``row_id`` = position among the
+        minibatch's rows."""
+        where = "BulkState.rows"
+        batch = as_index_array(where, "batch", batch)
+        vertex = as_index_array(where, "vertex", vertex)
+        if batch.shape != vertex.shape:
+            fail(SamplerError, where, "batch", f"must match vertex ({vertex.size})", batch.shape)
+        if batch.size and (batch.min() < 0 or batch.max() >= self.k or np.any(np.diff(batch) < 0)):
+            fail(SamplerError, where, "batch", f"must be bulk positions in [0, {self.k}), "
+                 "non-decreasing", show_value=False)
+        if vertex.size and (vertex.min() < 0 or vertex.max() >= self.num_nodes):
+            fail(SeedError, where, "vertex", f"must be vertex ids in [0, {self.num_nodes})",
+                 show_value=False)
+        for arr in (batch, vertex):
+            arr.flags.writeable = False
+        if self.symbolic:
+            f = SymbolicFrontier("rows", self.hop, rows=(batch, vertex))
+            return f
+        self.add_nodes(batch, vertex)
+        local = self.local_of(batch, vertex)
+        return Frontier._of("rows", self.hop, batch, vertex, local,
+                            np.arange(batch.size, dtype=np.int64) - np.searchsorted(batch, batch))
+
+    def _check_hop(self, where, hop, lowest):
+        from ._validate import as_int
+        hop = as_int(f"BulkState.{where}", "hop", hop)
+        highest = self.hop - 1 if lowest == 1 else self.hop - 1
+        if hop < lowest or hop > max(highest, lowest - 1):
+            fail(SamplerError, f"BulkState.{where}", "hop",
+                 f"must be a hop already sampled ({lowest}..{highest})", hop)
+        return hop
+
+    # ------------------------------------------------------------------ extraction
+    def add_sampled(self, Q, S, *, dedup=True):
+        """Record a node-wise hop: row ``r`` of ``S`` holds the entries sampled for row ``r`` of
+        ``Q``; they become the hop's edges (``dst`` = the row's vertex, ``src`` = the entry's
+        column) and their new columns the hop's new vertices, in edge order (``dedup=True``:
+        once per minibatch; ``False``: one new vertex per edge, as for trees)."""
+        if self.symbolic:
+            if not isinstance(S, (RowSelection, ThresholdSelection)):
+                raise NotLowerable(f"add_sampled with {type(S).__name__} (not a row selection)")
+            self._record(HopPlan("rows", Q, S, dedup=bool(dedup)))
+            return
+        S = _concrete_rows(S)
+        row = np.repeat(np.arange(len(Q), dtype=np.int64), S.row_lengths())
+        batch = Q.batch[row]
+        if dedup:
+            self.add_nodes(batch, S.indices)
+            src = self.local_of(batch, S.indices)
+        else:
+            src = self._append_nodes(batch, S.indices)
+        self._set_edges(dict(batch=batch, dst=Q.local[row], src=src, edge_id=S.edge_id,
+                             weight=None, src_vertex=S.indices, dst_vertex=Q.vertex[row],
+                             row_id=Q.row_id[row]))
+
+    def add_layer(self, Q, S, *, values, probabilities):
+        """Record a layer-wise hop: ``S`` (one row per minibatch) holds the chosen columns,
+        added in ascending order; the hop's edges are every entry of ``values`` (rows of ``Q``)
+        with value ``a > 0`` whose column is in the minibatch, valued ``a / P[j, u]`` with
+        ``P = probabilities`` and divided by their row's serial sum (LADIES, FastGCN)."""
+        if self.symbolic:
+            if not isinstance(S, (ColumnSelection, GlobalSelection)):
+                raise NotLowerable(f"add_layer with {type(S).__name__} (not a column selection)")
+            self._record(HopPlan("layer", Q, S, values=values, probabilities=probabilities))
+            return
+        from ._primitives import normalize_rows
+        S = _concrete_rows(S)
+        batch = np.repeat(np.arange(S.num_rows, dtype=np.int64), S.row_lengths())
+        self.add_nodes(batch, S.indices)
+        G = values.materialize() if isinstance(values, RowView) else values
+        row = np.repeat(np.arange(len(Q), dtype=np.int64), G.row_lengths())
+        eb = Q.batch[row]
+        src = self.local_of(eb, G.indices)
+        a = np.ones(G.nnz) if G.data is None else G.data
+        keep = (src >= 0) & (a > 0)
+        row, eb, src, a, col = row[keep], eb[keep], src[keep], a[keep], G.indices[keep]
+        raw = a / _denominators(probabilities, eb, col)
+        indptr = np.zeros(len(Q) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row, minlength=len(Q)), out=indptr[1:])
+        self._set_edges(dict(batch=eb, dst=Q.local[row], src=src, edge_id=G.edge_id[keep],
+                             weight=normalize_rows(raw, indptr), src_vertex=col,
+                             dst_vertex=Q.vertex[row], row_id=Q.row_id[row]))
+
+    def _record(self, plan):
+        if self.hop < 1 or self.plans[self.hop - 1] is not None:
+            raise NotLowerable(f"hop {self.hop}: more than one extraction recorded")
+        self.plans[self.hop - 1] = plan
+
+    def _set_edges(self, edges):
+        if self.hop < 1:
+            fail(SamplerError, "BulkState", "edges", "cannot be added before hop 1", show_value=False)
+        if self.hop_edges[self.hop - 1] is not None:
+            fail(SamplerError, "BulkState", "edges", f"of hop {self.hop} were already recorded",
+                 show_value=False)
+        self.hop_edges[self.hop - 1] = edges
+
+    # ------------------------------------------------------------------ low level (concrete)
+    def add_nodes(self, batch, vertex):
+        """Append the vertices not yet in their minibatch, in first-occurrence order, as
+        vertices of the current hop.
+
+        Parameters
+        ----------
+        batch : int64, shape (m,)
+            Bulk position of each candidate, non-decreasing.
+        vertex : int64, shape (m,)
+
+        Returns
+        -------
+        Frontier of the vertices actually added.
+        """
+        self._concrete("add_nodes")
+        key = batch * self.num_nodes + vertex
+        known = self._contains(key)
+        cand = np.flatnonzero(~known)
+        _, first = np.unique(key[cand], return_index=True)
+        first = cand[np.sort(first)]
+        return self._append_nodes(batch[first], vertex[first], keys=key[first], index=True)
+
+    def _append_nodes(self, nb, nv, *, keys=None, index=False):
+        """Append vertices as new local ids (no deduplication); their local ids."""
+        start = np.searchsorted(nb, nb, side="left")
+        local = self.count[nb] + (np.arange(nb.size) - start)
+        self.count += np.bincount(nb, minlength=self.k)
+        self.hop_nodes[self.hop].append((nb, nv, local))
+        self._merged.pop(self.hop, None)
+        if keys is not None:
+            merged = np.concatenate([self._keys, keys])
+            order = np.argsort(merged, kind="stable")
+            self._keys = merged[order]
+            self._local = np.concatenate([self._local, local])[order]
+        if index:
+            return Frontier._of("arrays", self.hop, nb, nv, local, local)
+        return local
+
+    def add_edges(self, batch, dst, src, edge_id, weight=None):
+        """Record the current hop's edges (local ids), ordered by minibatch."""
+        self._concrete("add_edges")
+        self._set_edges(dict(batch=batch, dst=dst, src=src, edge_id=edge_id, weight=weight,
+                             src_vertex=None, row_id=dst))
+
+    def local_of(self, batch, vertex):
+        """Local ids of vertices already in their minibatch (``-1`` where absent)."""
+        self._concrete("local_of")
+        key = batch * self.num_nodes + vertex
+        if self._keys.size == 0:
+            return np.full(key.size, -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self._keys, key), self._keys.size - 1)
+        return np.where(self._keys[pos] == key, self._local[pos], -1)
+
+    def _contains(self, key):
+        if self._keys.size == 0:
+            return np.zeros(key.size, dtype=bool)
+        pos = np.minimum(np.searchsorted(self._keys, key), self._keys.size - 1)
+        return self._keys[pos] == key
+
+    def vertex_of(self, batch, local):
+        """Global ids of local vertices (inverse of :meth:`local_of`)."""
+        self._concrete("vertex_of")
+        n_id, offsets = self._flat_nodes()
+        return n_id[offsets[batch] + local]
+
+    def _nodes_of(self, hop):
+        """``(batch, vertex, local)`` of the vertices added at ``hop``, by (minibatch, local)."""
+        if hop not in self._merged:
+            parts = self.hop_nodes[hop]
+            if not parts:
+                empty = np.zeros(0, dtype=np.int64)
+                merged = (empty, empty, empty)
+            elif len(parts) == 1:
+                merged = parts[0]
+            else:
+                batch = np.concatenate([p[0] for p in parts])
+                order = np.argsort(batch, kind="stable")
+                merged = tuple(np.concatenate([p[i] for p in parts])[order] for i in range(3))
+            self._merged[hop] = merged
+        return self._merged[hop]
+
+    def _edges_of(self, hop):
+        e = self.hop_edges[hop - 1]
+        if e["src_vertex"] is None:
+            e["src_vertex"] = self.vertex_of(e["batch"], e["src"])
+        return e
+
+    def _flat_nodes(self):
+        """Every minibatch's ``n_id``, minibatch after minibatch, and the offsets."""
+        offsets = np.zeros(self.k + 1, dtype=np.int64)
+        np.cumsum(self.count, out=offsets[1:])
+        n_id = np.empty(int(offsets[-1]), dtype=np.int64)
+        for h in range(len(self.hop_nodes)):
+            batch, vertex, local = self._nodes_of(h)
+            n_id[offsets[batch] + local] = vertex
+        return n_id, offsets
+
+    # ------------------------------------------------------------------ output
+    def finish(self, batch_sizes):
+        """The bulk's flat result (:class:`~spsample.Bulk`)."""
+        n_id, offsets = self._flat_nodes()
+        counts = np.zeros((self.k, len(self.hop_nodes)), dtype=np.int64)
+        for h in range(len(self.hop_nodes)):
+            counts[:, h] = np.bincount(self._nodes_of(h)[0], minlength=self.k)
+        hops = []
+        layerwise = any(e["weight"] is not None for e in self.hop_edges)
+        for e in self.hop_edges:
+            bounds = np.searchsorted(e["batch"], np.arange(self.k + 1)).astype(np.int64)
+            weight = e["weight"]
+            if layerwise and weight is None:
+                weight = np.zeros(e["dst"].size)
+            hops.append(HopEdges(_i64(e["dst"]), _i64(e["src"]), _i64(e["edge_id"]),
+                                 weight, bounds))
+        return Bulk(self.batch_ids, batch_sizes, n_id, offsets, counts, hops,
+                    layerwise=layerwise, path="numpy")
+
+
+def _i64(a):
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _concrete_rows(S):
+    """A concrete row matrix from what a selection constructor returned."""
+    from ._primitives import RowMatrix
+    if isinstance(S, RowMatrix):
+        return S
+    if isinstance(S, RowView):
+        return S.materialize()
+    if is_symbolic(S) or isinstance(S, (RowSelection, ThresholdSelection, ColumnSelection,
+                                        GlobalSelection)):
+        from ._primitives import evaluate_selection
+        return evaluate_selection(S)
+    fail(ArgumentTypeError, "BulkState", "S", "must be a RowMatrix or a selection", type(S))
+
+
+def _denominators(P, batch, column):
+    """``P[batch, column]`` of the layer-wise probabilities (ColumnSums, GlobalColumns, or a
+    callable ``(batch, u) -> value``)."""
+    if isinstance(P, (ColumnSums, GlobalColumns)):
+        return P.value(batch, column)
+    return P(batch, column)

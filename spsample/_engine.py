@@ -1,0 +1,137 @@
+"""The sampling engine: one hop loop for every sampler.
+
+A sampler is only its constructors (:class:`~spsample.Sampler`). For a bulk the engine
+
+1. **traces** them: runs every hop's constructors on a symbolic bulk state, which records one
+   :class:`~spsample._bulk.HopPlan` per hop (what the frontier, values, selection and
+   extraction are) without sampling anything;
+2. **lowers** the plans onto a native bulk kernel (:func:`spsample._native.lower`) and runs it;
+3. or, when the native kernels are off, or a constructor reads sampled data (or builds
+   something no kernel implements), **evaluates** the same constructors with NumPy on a
+   concrete state -- the oracle of the lowering -- warning once per constructor that was not
+   lowered, so no sampler is silently 10-100x slower.
+
+Nothing here looks at which class a sampler is.
+"""
+
+import sys
+import warnings
+
+import numpy as np
+
+from . import _native, _rng
+from ._backend import NUMPY
+from ._bulk import BulkState
+from ._errors import NotLoweredWarning, SpsampleError
+from ._lazy import NotLowerable
+from .samplers._protocol import HopContext
+
+__all__ = ["run_bulk", "run_numpy", "trace", "lower_sampler"]
+
+_WARNED = set()
+
+
+def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY):
+    """Sample one bulk: validated ``seeds`` cut into minibatches of ``sizes`` with global ids
+    ``batch_ids``. Returns a :class:`~spsample.Bulk`."""
+    if backend is NUMPY and _native.enabled():
+        lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch)
+        if lowered is not None:
+            return _native.run(lowered, graph, seeds, sizes, batch_ids, seed, epoch)
+    return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend)
+
+
+def _contexts(sampler, graph, batch_ids, seed, epoch, backend, symbolic):
+    key = _rng.split_seed(seed)
+    scratch = {}
+    for hop, fanout in enumerate(sampler.fanouts, start=1):
+        yield HopContext(hop=hop, fanout=fanout, seed=seed, epoch=epoch, key=key,
+                         hop_word=_rng.hop_word(epoch, hop), batch_ids=batch_ids,
+                         backend=backend, scratch=scratch, symbolic=symbolic, graph=graph)
+
+
+def run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY):
+    """The NumPy evaluation of the sampler's constructors over the whole bulk (the oracle)."""
+    state = BulkState(graph.num_nodes, batch_ids)
+    state.begin_hop(0)
+    state.add_nodes(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes), seeds)
+    for ctx in _contexts(sampler, graph, batch_ids, seed, epoch, backend, symbolic=False):
+        state.begin_hop(ctx.hop)
+        sampler.sample_hop(graph, state, ctx)
+        state.end_hop()
+    return state.finish(sizes)
+
+
+def trace(sampler, graph, batch_ids, seed, epoch):
+    """The sampler's hops as :class:`~spsample._bulk.HopPlan` objects (nothing is sampled).
+
+    Raises
+    ------
+    NotLowerable
+        When a constructor reads data that exists only once sampled (e.g. ``Q.vertex``).
+    """
+    state = BulkState(graph.num_nodes, batch_ids, symbolic=True)
+    state.begin_hop(0)
+    for ctx in _contexts(sampler, graph, batch_ids, seed, epoch, NUMPY, symbolic=True):
+        state.begin_hop(ctx.hop)
+        sampler.sample_hop(graph, state, ctx)
+        state.end_hop()
+    return state.plans
+
+
+def lower_sampler(sampler, graph, batch_ids, seed, epoch):
+    """The sampler traced and lowered (:class:`spsample._native.Lowered`), or ``None`` (after a
+    one-time warning naming the constructor) when it cannot run natively."""
+    try:
+        plans = trace(sampler, graph, batch_ids, seed, epoch)
+        return _native.lower(plans, graph, int(batch_ids.size))
+    except NotLowerable as exc:
+        _warn_not_lowered(sampler, exc, getattr(exc, "constructor", None) or _culprit(sampler, exc))
+    except SpsampleError:
+        raise
+    except Exception as exc:  # a constructor that cannot run on placeholders at all
+        _warn_not_lowered(sampler, NotLowerable(f"{type(exc).__name__}: {exc}"),
+                          _culprit(sampler, exc))
+    return None
+
+
+def _culprit(sampler, exc):
+    """The innermost method of ``sampler`` on the traceback of ``exc`` (e.g. ``"streams"``)."""
+    name = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_locals.get("self") is sampler:
+            name = tb.tb_frame.f_code.co_name
+        tb = tb.tb_next
+    return name or "sample_hop"
+
+
+def _defining_class(sampler, method):
+    for cls in type(sampler).__mro__:
+        if method in vars(cls):
+            return cls.__name__
+    return type(sampler).__name__
+
+
+def _warn_not_lowered(sampler, exc, method):
+    owner = _defining_class(sampler, method)
+    what = getattr(exc, "what", str(exc))
+    key = (type(sampler), method, what)
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    warnings.warn(
+        f"spsample: {owner}.{method} was not lowered to the native engine ({what}); "
+        f"{type(sampler).__name__} runs on the NumPy path, typically 10-100x slower. Build it "
+        "from the lazy matrices of spsample.primitives (gather, select_rows, Streams.per_row, "
+        "state.add_sampled, ...; README: 'Writing a new sampler') to run natively.",
+        NotLoweredWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel():
+    """Point the warning at the first frame outside spsample."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("spsample"):
+        frame = frame.f_back
+        level += 1
+    return level

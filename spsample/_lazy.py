@@ -1,0 +1,684 @@
+"""The lazy matrices of one hop: the vocabulary samplers are written in.
+
+A sampler's constructors build these objects; they are the same whether the engine *traces*
+the constructors (to lower the whole bulk onto native kernels) or *evaluates* them with NumPy
+(the oracle, and the path of constructors that read data). ::
+
+    Q  Frontier        rows (minibatch position, vertex) to expand          (r rows)
+    P  RowView         Q·A as a view: row extents into A, values an Expr    (r × n)
+       Expr            entry values: edge weights, per-column / per-row / per-edge vectors,
+                       lookups into aligned rows, indicators, + and ×
+       ColumnSums      Q_b·f(A): per-minibatch column sums (layer-wise)     (k × n)
+       GlobalColumns   one column distribution for every minibatch (FastGCN)
+    S  selections      RowSelection, ThresholdSelection, ColumnSelection, GlobalSelection
+
+*Symbolic* objects (while tracing) know what they are (e.g. "the vertices first reached at hop
+2") but hold no data; asking one for data raises :class:`NotLowerable`, which makes the engine
+fall back to the NumPy path for that sampler (with a one-time warning). *Concrete* objects hold
+NumPy arrays. Every rule here is also implemented by the native kernels (``native/``) and by the
+scalar reference (:mod:`spsample._reference`), bit for bit.
+"""
+
+import numbers
+
+import numpy as np
+
+from ._errors import ArgumentError, ArgumentTypeError, SamplerError
+from ._validate import fail
+
+__all__ = [
+    "NotLowerable", "Frontier", "Expr", "RowView", "gather", "ColumnSums", "GlobalColumns",
+    "column_sums", "global_columns", "Streams", "RowSelection", "ThresholdSelection",
+    "ColumnSelection", "GlobalSelection", "is_symbolic", "REJECTION_ATTEMPTS",
+]
+
+#: Attempts of the rejection rule before it falls back to exact keys (see RowSelection).
+REJECTION_ATTEMPTS = 256
+
+
+class NotLowerable(Exception):
+    """A constructor needed data that exists only once the bulk is sampled (while tracing),
+    or built something the native engine has no kernel for. ``what`` says which."""
+
+    def __init__(self, what):
+        super().__init__(what)
+        self.what = what
+
+
+def is_symbolic(obj):
+    """Whether ``obj`` (a Frontier, RowView, ...) is a traced placeholder without data."""
+    return getattr(obj, "symbolic", False)
+
+
+# ------------------------------------------------------------------------------------ Q
+class Frontier:
+    """``Q``: the rows of a frontier/selection matrix; row ``r`` selects vertex ``vertex[r]`` of
+    minibatch ``batch[r]``.
+
+    Built by the bulk state (``state.new_nodes(h)``, ``state.all_nodes()``,
+    ``state.edge_sources(h)``, ``state.edge_destinations(h)``, ``state.rows(batch, vertex)``) or
+    directly from arrays (``Frontier(batch, vertex, local)``).
+
+    Attributes
+    ----------
+    batch : int64, shape (r,)
+        Position of the row's minibatch in the bulk (0..k-1), non-decreasing.
+    vertex : int64, shape (r,)
+        Global vertex id.
+    local : int64, shape (r,)
+        The vertex's local id in its minibatch.
+    row_id : int64, shape (r,)
+        A stable id of the row within its minibatch, for streams keyed per row: the local id
+        for vertex sets, the producing row's id for edge ends (so a walk keeps the id of the
+        seed it started from), the position among the minibatch's rows for given rows.
+    kind, hop : str, int
+        What the rows are: ``"new_nodes"``, ``"all_nodes"``, ``"edge_sources"``,
+        ``"edge_destinations"``, ``"rows"`` (given), or ``"arrays"`` (built from arrays).
+    """
+
+    symbolic = False
+
+    def __init__(self, batch, vertex, local=None, *, row_id=None):
+        self.kind, self.hop = "arrays", 0
+        self.batch = np.asarray(batch, dtype=np.int64)
+        self.vertex = np.asarray(vertex, dtype=np.int64)
+        self.local = self.vertex * 0 - 1 if local is None else np.asarray(local, dtype=np.int64)
+        self.row_id = _positions(self.batch) if row_id is None else np.asarray(row_id, dtype=np.int64)
+
+    @classmethod
+    def _of(cls, kind, hop, batch, vertex, local, row_id):
+        f = cls.__new__(cls)
+        f.kind, f.hop = kind, hop
+        f.batch, f.vertex, f.local, f.row_id = batch, vertex, local, row_id
+        return f
+
+    def __len__(self):
+        return int(self.vertex.size)
+
+    def same_rows(self, other):
+        """Whether ``other`` has the very rows of this frontier."""
+        if self is other:
+            return True
+        if not isinstance(other, Frontier) or self.symbolic or other.symbolic:
+            return (isinstance(other, Frontier) and self.symbolic and other.symbolic
+                    and (self.kind, self.hop) == (other.kind, other.hop))
+        return (self.kind, self.hop) == (other.kind, other.hop) and len(self) == len(other) and \
+            np.array_equal(self.batch, other.batch) and np.array_equal(self.vertex, other.vertex)
+
+    def aligned_with(self, other):
+        """Whether row ``r`` of ``other`` belongs to the same minibatch and edge/row as row ``r``
+        here (so values of one may look up the other): the same rows, or the two ends of one
+        hop's edges."""
+        if self.same_rows(other):
+            return True
+        ends = {"edge_sources", "edge_destinations"}
+        if self.symbolic or other.symbolic:
+            return (isinstance(other, Frontier) and {self.kind, other.kind} == ends
+                    and self.hop == other.hop)
+        return len(self) == len(other) and np.array_equal(self.batch, other.batch)
+
+    def as_matrix(self):
+        """This frontier as a selection matrix, for use in values: entry ``(r, u)`` is 1 where
+        ``u == vertex[r]`` (e.g. node2vec's return to the previous vertex)."""
+        return Expr("indicator", frontier=self)
+
+    def __repr__(self):
+        what = f"{self.kind}" + (f"({self.hop})" if self.kind not in ("all_nodes", "arrays") else "")
+        return f"Frontier({what}{', symbolic' if self.symbolic else f', {len(self)} rows'})"
+
+
+class SymbolicFrontier(Frontier):
+    """A traced ``Q`` (no data)."""
+
+    symbolic = True
+
+    def __init__(self, kind, hop, rows=None):   # noqa: D107 (not public)
+        self.kind, self.hop = kind, hop
+        self.given = rows       # kind "rows": (batch, vertex) arrays of the user's rows
+
+    def __len__(self):
+        raise NotLowerable(f"len() of the symbolic frontier {self!r}")
+
+    def _no_data(self, name):
+        raise NotLowerable(f"Frontier.{name} of {self!r}")
+
+    batch = property(lambda self: self._no_data("batch"))
+    vertex = property(lambda self: self._no_data("vertex"))
+    local = property(lambda self: self._no_data("local"))
+    row_id = property(lambda self: self._no_data("row_id"))
+
+
+def _positions(batch):
+    """Position of each row within its minibatch (rows sorted by minibatch)."""
+    return np.arange(batch.size, dtype=np.int64) - np.searchsorted(batch, batch, side="left")
+
+
+# ------------------------------------------------------------------------------------ values
+def _as_vector(where, name, value, length, *, integer=False):
+    """A read-only float64 (or int64) copy of a per-vertex / per-edge vector, checked."""
+    arr = np.asarray(value)
+    if arr.dtype == object or arr.dtype.kind not in ("iuf" if not integer else "iu"):
+        fail(ArgumentTypeError, where, name,
+             "must be a numeric array" if not integer else "must be an integer array",
+             show_value=False)
+    if arr.shape != (length,):
+        fail(ArgumentError, where, name, f"must have shape ({length},)", arr.shape)
+    if integer:
+        out = arr.astype(np.int64)
+    else:
+        out = arr.astype(np.float64)
+        if out.size and (not np.isfinite(out).all() or out.min() < 0):
+            fail(ArgumentError, where, name, "must hold finite values >= 0", show_value=False)
+    out.flags.writeable = False
+    return out
+
+
+class Expr:
+    """A value of the entries of a :class:`RowView`, as an expression tree.
+
+    Leaves: ``const`` (a number), ``weight`` (the edge weight of A), ``column`` (``vec[u]``),
+    ``row`` (``vec[v]`` of the row's vertex), ``edge`` (``arr[e]``), ``view`` (the value of
+    another :class:`RowView`: the entry's own value if it has the same rows, else a lookup of
+    column ``u`` in the aligned row, 0 where absent), ``indicator`` (``u == t_r`` for an aligned
+    frontier). Inner nodes: ``mul``, ``add``, ``square`` (``x * x``). Evaluated with exactly
+    rounded IEEE operations in the tree's order, by NumPy, the native program and the scalar
+    reference alike.
+    """
+
+    __slots__ = ("op", "args", "value", "vector", "graph", "view", "frontier")
+
+    def __init__(self, op, *args, value=None, vector=None, graph=None, view=None, frontier=None):
+        self.op, self.args = op, args
+        self.value, self.vector, self.graph, self.view, self.frontier = value, vector, graph, view, frontier
+
+    # arithmetic builds trees; numbers become constants
+    def __mul__(self, other):
+        if isinstance(other, RowView):
+            return other.__mul__(self)
+        return Expr("mul", self, as_expr(other))
+
+    def __rmul__(self, other):
+        return Expr("mul", as_expr(other), self)
+
+    def __add__(self, other):
+        return Expr("add", self, as_expr(other))
+
+    def __radd__(self, other):
+        return Expr("add", as_expr(other), self)
+
+    def __sub__(self, other):
+        return Expr("add", self, Expr("mul", const(-1.0), as_expr(other)))
+
+    def __rsub__(self, other):
+        return Expr("add", as_expr(other), Expr("mul", const(-1.0), self))
+
+    def leaves(self):
+        """Every leaf of the tree, left to right."""
+        if not self.args:
+            yield self
+        for a in self.args:
+            yield from a.leaves()
+
+    def __repr__(self):
+        if self.op == "const":
+            return repr(self.value)
+        if self.args:
+            return f"{self.op}({', '.join(map(repr, self.args))})"
+        return self.op
+
+
+def const(value):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        fail(ArgumentTypeError, "RowView", "value", "must be a real number", value)
+    value = float(value)
+    if not np.isfinite(value):
+        fail(ArgumentError, "RowView", "value", "must be finite", value)
+    return Expr("const", value=value)
+
+
+def as_expr(x):
+    """``x`` as an :class:`Expr`: numbers become constants, row views become ``view`` leaves."""
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, RowView):
+        return Expr("view", view=x)
+    if isinstance(x, Frontier):
+        return x.as_matrix()
+    return const(x)
+
+
+# ------------------------------------------------------------------------------------ P
+class RowView:
+    """``P = Q·A`` as a view: row ``r`` is row ``Q.vertex[r]`` of ``A`` (its extent in ``A``,
+    never copied), each entry valued by :attr:`expr` (``None``: every entry 1).
+
+    Values compose: ``P.with_weights()`` (A's edge weights), ``P.square()`` (``A∘A``),
+    ``P.scale_columns(vec)`` (``vec[u]``), ``P.scale_rows(vec)`` (``vec[v]``),
+    ``P.scale_edges(arr)`` (``arr[e]``), ``P * x`` and ``P + x`` with numbers, expressions and
+    other views. A product with a view of *other* rows (aligned with these: e.g. the previous
+    positions of walks) looks up each entry's column in the aligned row (0 where absent); a
+    sum keeps these entries (the support of ``P`` is always its own rows of ``A``).
+
+    Parameters
+    ----------
+    graph : Graph
+    frontier : Frontier
+    expr : Expr or None
+    """
+
+    __slots__ = ("graph", "frontier", "expr", "_cache")
+
+    def __init__(self, graph, frontier, expr=None):
+        self.graph, self.frontier, self.expr = graph, frontier, expr
+        self._cache = {}
+
+    @property
+    def symbolic(self):
+        return self.frontier.symbolic
+
+    def _with(self, expr):
+        return RowView(self.graph, self.frontier, expr)
+
+    def _value(self):
+        return Expr("const", value=1.0) if self.expr is None else self.expr
+
+    # -------------------------------------------------------------- value transforms
+    def with_weights(self):
+        """Entries valued by A's edge weights (times the current values)."""
+        if self.graph.weights is None:
+            fail(SamplerError, "RowView.with_weights", "graph", "has no edge weights", show_value=False)
+        return self * Expr("weight", graph=self.graph)
+
+    def square(self):
+        """Entries squared (``A∘A`` for a view of A); an unvalued view stays unvalued (1² = 1)."""
+        return self if self.expr is None else self._with(Expr("square", self.expr))
+
+    def scale_columns(self, vec):
+        """Entries ``(r, u)`` times ``vec[u]``; ``vec`` of shape (n,), finite, ``>= 0``."""
+        return self * Expr("column", vector=_as_vector("RowView.scale_columns", "vec", vec,
+                                                        self.graph.num_nodes))
+
+    def scale_rows(self, vec):
+        """Entries of row ``r`` times ``vec[Q.vertex[r]]``; ``vec`` of shape (n,)."""
+        return self * Expr("row", vector=_as_vector("RowView.scale_rows", "vec", vec,
+                                                     self.graph.num_nodes))
+
+    def scale_edges(self, arr):
+        """Entry with edge id ``e`` (its position in ``A.indices``) times ``arr[e]``."""
+        return self * Expr("edge", vector=_as_vector("RowView.scale_edges", "arr", arr,
+                                                      self.graph.num_edges))
+
+    def __mul__(self, other):
+        if isinstance(other, RowView) and other.frontier.same_rows(self.frontier) \
+                and other.graph is self.graph:
+            other = other._value()
+        other = as_expr(other)
+        return self._with(other if self.expr is None else Expr("mul", self.expr, other))
+
+    __rmul__ = __mul__
+
+    def __add__(self, other):
+        if isinstance(other, RowView) and other.frontier.same_rows(self.frontier) \
+                and other.graph is self.graph:
+            other = other._value()
+        return self._with(Expr("add", self._value(), as_expr(other)))
+
+    __radd__ = __add__
+
+    # -------------------------------------------------------------- concrete evaluation
+    def extents(self):
+        """``(start, degree)``: each row's first entry in ``A.indices`` and its length."""
+        if self.frontier.symbolic:
+            raise NotLowerable(f"the entries of the traced view {self!r}")
+        if "extents" not in self._cache:
+            v = self.frontier.vertex
+            start = self.graph.indptr[v]
+            self._cache["extents"] = (start, self.graph.indptr[v + 1] - start)
+        return self._cache["extents"]
+
+    def row_lengths(self):
+        return self.extents()[1]
+
+    @property
+    def num_rows(self):
+        return len(self.frontier)
+
+    def entries(self):
+        """``(row, edge_id)`` of every entry, row-major (O(entries): materialises the rows)."""
+        if "entries" not in self._cache:
+            start, degree = self.extents()
+            row = np.repeat(np.arange(degree.size, dtype=np.int64), degree)
+            first = np.cumsum(degree) - degree
+            self._cache["entries"] = (row, start[row] + np.arange(row.size, dtype=np.int64) - first[row])
+        return self._cache["entries"]
+
+    def values_at(self, row, edge_id):
+        """The values of the entries ``(row, edge_id)`` (float64), or ``None`` if unvalued."""
+        if self.expr is None:
+            return None
+        env = _Env(self, row, edge_id)
+        return np.asarray(evaluate(self.expr, env), dtype=np.float64) * np.ones(row.size)
+
+    def materialize(self):
+        """This view as a concrete :class:`~spsample._primitives.RowMatrix`."""
+        if "matrix" not in self._cache:
+            from ._primitives import RowMatrix
+            start, degree = self.extents()
+            indptr = np.zeros(degree.size + 1, dtype=np.int64)
+            np.cumsum(degree, out=indptr[1:])
+            row, eid = self.entries()
+            self._cache["matrix"] = RowMatrix(indptr, self.graph.indices[eid],
+                                              self.values_at(row, eid), eid)
+        return self._cache["matrix"]
+
+    # a concrete view reads like the RowMatrix it stands for
+    indptr = property(lambda self: self.materialize().indptr)
+    indices = property(lambda self: self.materialize().indices)
+    data = property(lambda self: self.materialize().data)
+    edge_id = property(lambda self: self.materialize().edge_id)
+    nnz = property(lambda self: self.materialize().nnz)
+
+    def take(self, keep_indptr, keep):
+        return self.materialize().take(keep_indptr, keep)
+
+    def __repr__(self):
+        return f"RowView({self.frontier!r}, values={self.expr!r})"
+
+
+def gather(graph, Q):
+    """``P = Q·A``: the rows of ``A`` selected by ``Q``, as a view (every entry valued 1).
+
+    Parameters
+    ----------
+    graph : Graph
+    Q : Frontier
+
+    Returns
+    -------
+    RowView with ``len(Q)`` rows.
+    """
+    if not isinstance(Q, Frontier):
+        fail(ArgumentTypeError, "gather", "Q", "must be a Frontier", type(Q))
+    return RowView(graph, Q)
+
+
+class _Env:
+    """Where an expression is evaluated: entries ``(row, edge_id)`` of a concrete view."""
+
+    def __init__(self, view, row, edge_id):
+        self.view, self.row, self.edge_id = view, row, edge_id
+        self.column = view.graph.indices[edge_id]
+        self.vertex = view.frontier.vertex[row]
+
+
+def evaluate(expr, env):
+    """NumPy value of ``expr`` at the entries of ``env`` (float64 array or scalar)."""
+    op = expr.op
+    if op == "const":
+        return np.float64(expr.value)
+    if op == "weight":
+        return expr.graph.weights[env.edge_id]
+    if op == "column":
+        return expr.vector[env.column]
+    if op == "row":
+        return expr.vector[env.vertex]
+    if op == "edge":
+        return expr.vector[env.edge_id]
+    if op == "mul":
+        return evaluate(expr.args[0], env) * evaluate(expr.args[1], env)
+    if op == "add":
+        return evaluate(expr.args[0], env) + evaluate(expr.args[1], env)
+    if op == "square":
+        x = evaluate(expr.args[0], env)
+        return x * x
+    if op == "indicator":
+        t = _aligned(expr.frontier, env).vertex[env.row]
+        return (env.column == t).astype(np.float64)
+    if op == "view":
+        return _view_value(expr.view, env)
+    raise SamplerError(f"unknown value expression {op!r}")
+
+
+def _aligned(frontier, env):
+    base = env.view.frontier
+    if not frontier.aligned_with(base):
+        raise SamplerError(f"values of {env.view!r} refer to {frontier!r}, whose rows are not "
+                           "aligned with the view's rows")
+    return frontier
+
+
+def _view_value(view, env):
+    """The value of ``view`` at the entries of ``env``: the entry's own value for a view of the
+    same rows and graph, else a lookup of the column in the aligned row (0 where absent)."""
+    base = env.view
+    if view.frontier.same_rows(base.frontier) and view.graph is base.graph:
+        return evaluate(view._value(), env)
+    _aligned(view.frontier, env)
+    t = view.frontier.vertex[env.row]
+    found, where = lookup(view.graph, t, env.column)
+    inner = _Env.__new__(_Env)
+    inner.view, inner.row, inner.edge_id = view, env.row, np.where(found, where, 0)
+    inner.column, inner.vertex = env.column, t
+    value = evaluate(view._value(), inner) * np.ones(found.size)
+    return np.where(found, value, 0.0)
+
+
+def lookup(graph, rows, columns):
+    """Whether column ``columns[i]`` is in row ``rows[i]`` of ``graph``, and its edge id.
+
+    Rows are sorted, so this is a binary search per pair (as in the native program).
+
+    Returns
+    -------
+    found : bool, shape (m,)
+    edge_id : int64, shape (m,) (meaningful where found)
+    """
+    lo = graph.indptr[rows].astype(np.int64)
+    hi = graph.indptr[rows + 1].astype(np.int64)
+    # vectorised binary search: first position in [lo, hi) with indices >= column
+    while True:
+        active = lo < hi
+        if not active.any():
+            break
+        mid = (lo + hi) >> 1
+        less = np.zeros(lo.size, dtype=bool)
+        less[active] = graph.indices[mid[active]] < columns[active]
+        lo = np.where(active & less, mid + 1, lo)
+        hi = np.where(active & ~less, mid, hi)
+    end = graph.indptr[rows + 1]
+    found = lo < end
+    found[found] = graph.indices[lo[found]] == columns[found]
+    return found, lo
+
+
+# ------------------------------------------------------------------------------------ layer-wise P
+class ColumnSums:
+    """``Q_b·f(A)``: for each minibatch, the sums of a view's values per column, taken in
+    storage order (rows in frontier order, entries in row order); rows = minibatches.
+
+    Attributes
+    ----------
+    view : RowView
+        The gathered rows (``f(A)`` their values; unvalued: each entry counts 1).
+    matrix : RowMatrix or None
+        Concrete sums (k rows, columns ascending, ``data`` the sums > 0); ``None`` when traced.
+    """
+
+    def __init__(self, view, num_batches):
+        self.view = view
+        self.num_batches = num_batches
+        self.matrix = None
+        if not view.symbolic:
+            from ._primitives import column_accumulate
+            self.matrix = column_accumulate(view.materialize(), view.frontier.batch, num_batches,
+                                            square=False)
+
+    @property
+    def symbolic(self):
+        return self.view.symbolic
+
+    def value(self, batch, column):
+        """``P[batch, column]`` for arrays of pairs present in the sums."""
+        m, n = self.matrix, self.view.graph.num_nodes
+        if "keys" not in self.__dict__:
+            row = np.repeat(np.arange(m.num_rows, dtype=np.int64), m.row_lengths())
+            self.keys = row * n + m.indices
+        return m.data[np.searchsorted(self.keys, batch * n + column)]
+
+
+def column_sums(view, ctx):
+    """``P = Q_b·f(A)`` of a view (layer-wise importance): see :class:`ColumnSums`."""
+    if not isinstance(view, RowView):
+        fail(ArgumentTypeError, "column_sums", "view", "must be a RowView (prim.gather(...))",
+             type(view))
+    return ColumnSums(view, int(ctx.batch_ids.size))
+
+
+class GlobalColumns:
+    """One column distribution for every minibatch (FastGCN's ``q[u] ∝ ‖A[:,u]‖²``).
+
+    Attributes
+    ----------
+    q : float64, shape (n,)
+        Column weights, finite and ``>= 0``.
+    cumulative : float64, shape (n,)
+        Their serial prefix sums.
+    """
+
+    symbolic = False
+
+    def __init__(self, q, cumulative=None):
+        self.q = np.asarray(q, dtype=np.float64)
+        self.cumulative = np.cumsum(self.q) if cumulative is None else np.asarray(cumulative,
+                                                                                 dtype=np.float64)
+
+    def value(self, batch, column):
+        return self.q[column]
+
+
+def global_columns(q, cumulative=None):
+    """A batch-independent column distribution (see :class:`GlobalColumns`)."""
+    return GlobalColumns(q, cumulative)
+
+
+# ------------------------------------------------------------------------------------ streams
+class Streams:
+    """Which RNG stream each row of a matrix draws from.
+
+    The counter of word ``i`` of a row's stream is ``(i // 4, key word, hop_word, batch)``,
+    word ``i % 4`` of its Philox block (:mod:`spsample._rng`). The key word (counter word 1)
+    is, per constructor: the row's vertex (:meth:`per_vertex`, node-wise), the row's stable id
+    (:meth:`per_row`, walks: a walk keeps its stream whatever the others do), or the *column*
+    vertex of each entry (:meth:`per_column`: one variate per (minibatch, neighbour) shared by
+    every row of the minibatch, as LABOR needs; word 0 of stream ``(u, hop_word, batch)``).
+
+    ``Streams(vertex, batch, hop_word, key)`` with arrays gives the streams directly.
+
+    Attributes
+    ----------
+    vertex : int64, shape (r,)
+        Counter word 1 of each row.
+    batch : int64, shape (r,)
+        Counter word 3 of each row (its global minibatch id).
+    hop_word : int
+        Counter word 2, :func:`spsample._rng.hop_word` of (epoch, hop).
+    key : (int, int)
+        :func:`spsample._rng.split_seed` of the seed.
+    keyed_by : str
+        ``"arrays"``, ``"vertex"``, ``"row"`` or ``"column"``.
+    """
+
+    def __init__(self, vertex, batch, hop_word, key, *, keyed_by="arrays", frontier=None):
+        self.keyed_by, self.frontier = keyed_by, frontier
+        self.hop_word, self.key = int(hop_word), (int(key[0]), int(key[1]))
+        self._vertex, self._batch, self._row_batch = vertex, batch, None
+
+    @property
+    def symbolic(self):
+        return self.frontier is not None and self.frontier.symbolic
+
+    @property
+    def vertex(self):
+        if self.keyed_by == "column":
+            raise SamplerError("Streams.per_column keys each entry by its column: there is no "
+                               "per-row vertex word")
+        if self._vertex is None:
+            f = self.frontier
+            self._vertex = f.vertex if self.keyed_by == "vertex" else f.row_id
+        return self._vertex
+
+    @property
+    def batch(self):
+        """Counter word 3 of each row: its global minibatch id."""
+        if self.keyed_by != "arrays" and self._row_batch is None:
+            self._row_batch = self._batch[self.frontier.batch]
+        return self._batch if self.keyed_by == "arrays" else self._row_batch
+
+    @classmethod
+    def per_vertex(cls, Q, ctx):
+        """One stream per (minibatch, row vertex): node-wise sampling's streams."""
+        return cls(None, ctx.batch_ids, ctx.hop_word, ctx.key, keyed_by="vertex", frontier=Q)
+
+    @classmethod
+    def per_row(cls, Q, ctx):
+        """One stream per (minibatch, row id): e.g. one per walk, keyed by the seed it left."""
+        return cls(None, ctx.batch_ids, ctx.hop_word, ctx.key, keyed_by="row", frontier=Q)
+
+    @classmethod
+    def per_column(cls, Q, ctx):
+        """One variate per (minibatch, column vertex), shared by the minibatch's rows."""
+        return cls(None, ctx.batch_ids, ctx.hop_word, ctx.key, keyed_by="column", frontier=Q)
+
+    def words(self, rows, index, xp=np):
+        """Word ``index[i]`` of the stream of row ``rows[i]``, uint64, shape like ``rows``."""
+        from . import _rng
+        return _rng.stream_words(index, self.vertex[rows], self.hop_word, self.batch[rows],
+                                 self.key, xp=xp)
+
+    def __repr__(self):
+        return f"Streams(keyed_by={self.keyed_by!r})"
+
+
+# ------------------------------------------------------------------------------------ S
+class RowSelection:
+    """``S``: at most ``fanout`` entries of each row of a :class:`RowView` (node-wise).
+
+    Rules (``d`` = row length, ``s`` = the row's fanout, ``-1`` = all) are those of
+    :func:`spsample._primitives.sample_rows`, plus ``method="rejection"`` for weighted draws
+    with replacement when values are bounded by ``bound``: draw ``i``, attempt ``a`` takes
+    words ``2(A i + a)`` and ``2(A i + a) + 1`` (``A`` = :data:`REJECTION_ATTEMPTS`), proposes
+    position ``uniform_int(w0, d)`` and accepts it when ``open_unit(w1) * bound < value``;
+    after ``A`` rejections the draw falls back to the exact key rule on words
+    ``2 A s + i d + p``. The distribution is that of weighted draws with replacement; the cost
+    is O(bound / mean value) per draw instead of O(d).
+    """
+
+    def __init__(self, P, fanout, streams, *, replace=False, weighted=False, method="keys",
+                 bound=None, fanout_vector=None):
+        self.P, self.fanout, self.streams = P, fanout, streams
+        self.replace, self.weighted, self.method = replace, weighted, method
+        self.bound, self.fanout_vector = bound, fanout_vector
+
+
+class ThresholdSelection:
+    """``S`` by per-column variates (LABOR-0): entry ``u`` of a row of length ``d`` is kept iff
+    ``d <= s`` or ``w_u * d < s * 2**32``, ``w_u`` = word 0 of stream ``(u, hop_word, batch)``
+    (i.e. ``U_u < s / d`` for the minibatch's shared uniform ``U_u``)."""
+
+    def __init__(self, P, fanout, streams):
+        self.P, self.fanout, self.streams = P, fanout, streams
+
+
+class ColumnSelection:
+    """``S``: ``fanout`` distinct columns per minibatch with probability ∝ ``P`` (LADIES):
+    unvalued views by draws of entries, valued ones by Efraimidis–Spirakis keys."""
+
+    def __init__(self, P, fanout, ctx):
+        self.P, self.fanout, self.ctx = P, fanout, ctx
+
+
+class GlobalSelection:
+    """``S``: ``fanout`` i.i.d. draws per minibatch from a :class:`GlobalColumns` (FastGCN)."""
+
+    def __init__(self, P, fanout, ctx):
+        self.P, self.fanout, self.ctx = P, fanout, ctx
