@@ -42,6 +42,9 @@ _LAZY = {
     "NodeWise": ".samplers",
     "LADIES": ".samplers",
     "FastGCN": ".samplers",
+    "LABOR": ".samplers",
+    "RandomWalk": ".samplers",
+    "Bulk": "._minibatch",
     "BulkState": ".samplers",
     "HopContext": ".samplers",
     # datasets on disk

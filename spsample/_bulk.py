@@ -137,7 +137,8 @@ class BulkState:
         if self.symbolic:
             return SymbolicFrontier("edge_sources", hop)
         e = self._edges_of(hop)
-        return Frontier._of("edge_sources", hop, e["batch"], e["src_vertex"], e["src"], e["row_id"])
+        return self._ends(Frontier._of("edge_sources", hop, e["batch"], e["src_vertex"], e["src"],
+                                       e["row_id"]))
 
     def edge_destinations(self, hop):
         """``Q``: the rows that drew the edges of ``hop``, one row per edge (aligned with
@@ -147,7 +148,13 @@ class BulkState:
             return SymbolicFrontier("edge_destinations", hop)
         e = self._edges_of(hop)
         vertex = self.vertex_of(e["batch"], e["dst"]) if "dst_vertex" not in e else e["dst_vertex"]
-        return Frontier._of("edge_destinations", hop, e["batch"], vertex, e["dst"], e["row_id"])
+        return self._ends(Frontier._of("edge_destinations", hop, e["batch"], vertex, e["dst"],
+                                       e["row_id"]))
+
+    def _ends(self, frontier):
+        frontier._state_ends = {"edge_sources": self.edge_sources,
+                                "edge_destinations": self.edge_destinations}
+        return frontier
 
     def rows(self, batch, vertex):
         """``Q`` from given rows: vertex ``vertex[i]`` of bulk position ``batch[i]``

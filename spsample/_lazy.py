@@ -117,6 +117,17 @@ class Frontier:
                     and self.hop == other.hop)
         return len(self) == len(other) and np.array_equal(self.batch, other.batch)
 
+    def previous(self):
+        """For the ends of a hop's edges (e.g. where walks stand), the other ends of the same
+        edges, row for row: where each walk stood one step before."""
+        other = {"edge_sources": "edge_destinations", "edge_destinations": "edge_sources"}
+        if self.kind not in other:
+            raise SamplerError(f"Frontier.previous: {self!r} is not the ends of a hop's edges "
+                               "(state.edge_sources(h) / state.edge_destinations(h))")
+        if self.symbolic:
+            return SymbolicFrontier(other[self.kind], self.hop)
+        return self._state_ends[other[self.kind]](self.hop)
+
     def as_matrix(self):
         """This frontier as a selection matrix, for use in values: entry ``(r, u)`` is 1 where
         ``u == vertex[r]`` (e.g. node2vec's return to the previous vertex)."""
@@ -254,10 +265,12 @@ class RowView:
 
     Values compose: ``P.with_weights()`` (A's edge weights), ``P.square()`` (``A∘A``),
     ``P.scale_columns(vec)`` (``vec[u]``), ``P.scale_rows(vec)`` (``vec[v]``),
-    ``P.scale_edges(arr)`` (``arr[e]``), ``P * x`` and ``P + x`` with numbers, expressions and
-    other views. A product with a view of *other* rows (aligned with these: e.g. the previous
-    positions of walks) looks up each entry's column in the aligned row (0 where absent); a
-    sum keeps these entries (the support of ``P`` is always its own rows of ``A``).
+    ``P.scale_edges(arr)`` (``arr[e]``), and arithmetic with numbers, expressions and other
+    views. A product keeps ``P``'s entries (its support is always its own rows of ``A``); the
+    sum of two views of the same rows too. Any other sum (``P + 1``, ``1/q + A_t``) is an
+    :class:`Expr` -- dense, a view counting 0 off its entries -- meant as a factor:
+    ``P * (1 + A_t)``. A view of *other* rows, aligned with these (e.g. the walks' previous
+    vertices), is looked up entry by entry: column ``u`` in the aligned row, 0 where absent.
 
     Parameters
     ----------
@@ -320,10 +333,20 @@ class RowView:
     def __add__(self, other):
         if isinstance(other, RowView) and other.frontier.same_rows(self.frontier) \
                 and other.graph is self.graph:
-            other = other._value()
-        return self._with(Expr("add", self._value(), as_expr(other)))
+            return self._with(Expr("add", self._value(), other._value()))
+        return Expr("add", as_expr(self), as_expr(other))   # dense: 0 + other off the support
 
-    __radd__ = __add__
+    def __radd__(self, other):
+        return Expr("add", as_expr(other), as_expr(self))
+
+    def __sub__(self, other):
+        return self + (-1.0) * as_expr(other)
+
+    def __rsub__(self, other):
+        return Expr("add", as_expr(other), Expr("mul", const(-1.0), as_expr(self)))
+
+    def __neg__(self):
+        return self * -1.0
 
     # -------------------------------------------------------------- concrete evaluation
     def extents(self):
