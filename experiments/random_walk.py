@@ -1,12 +1,12 @@
 """A random-walk sampler written only against spsample's public sampler protocol.
 
-Node-wise sampling with fanout 1 and no deduplication across steps: at step l every walk moves
-from where it stands (even a vertex the minibatch already holds) to one uniformly drawn
-neighbour. Walks are independent: each draws from its own RNG stream, keyed by its walk index.
-A walk that reaches a vertex with no neighbours stops. Run: python experiments/random_walk.py
+Node-wise sampling with fanout 1: at step l every walk moves from where it stands (even a
+vertex the minibatch already holds) to one uniformly drawn neighbour. Walks are independent:
+each draws from its own RNG stream, keyed by the seed it started from (``Streams.per_row``), so
+a walk that stops at a vertex without neighbours does not shift the others. Both constructors
+are lazy matrices, so this sampler runs on the native engine like the built-ins (the built-in
+``spsample.RandomWalk`` adds node2vec's bias). Run: python experiments/random_walk.py
 """
-
-import numpy as np
 
 import spsample
 from spsample.primitives import Streams
@@ -22,8 +22,7 @@ class RandomWalk(spsample.NodeWise):
         return state.new_nodes(0) if ctx.hop == 1 else state.edge_sources(ctx.hop - 1)
 
     def streams(self, Q, ctx):  # one stream per walk, not per vertex
-        walk = np.arange(len(Q)) - np.searchsorted(Q.batch, Q.batch)
-        return Streams(walk, ctx.batch_ids[Q.batch], ctx.hop_word, ctx.key)
+        return Streams.per_row(Q, ctx)
 
 
 if __name__ == "__main__":

@@ -359,7 +359,7 @@ def test_bulk_args_checked_before_native_code(override, match):
 
 def _snapshot(mbs):
     return [(mb.n_id.copy(), [(d.copy(), s.copy()) for d, s in mb.edges], [e.copy() for e in mb.edge_ids],
-             [w.copy() for w in mb.weight]) for mb in mbs]
+             [w.copy() for w in mb.weight or []]) for mb in mbs]
 
 
 def _unchanged(mbs, snap):
@@ -369,14 +369,16 @@ def _unchanged(mbs, snap):
             assert np.array_equal(d, d0) and np.array_equal(s, s0)
         for e, e0 in zip(mb.edge_ids, eids):
             assert np.array_equal(e, e0)
-        for w, w0 in zip(mb.weight, weights):
+        for w, w0 in zip(mb.weight or [], weights):
             assert np.array_equal(w, w0)   # bit-identical (no NaN here)
 
 
 @needs_native
-@pytest.mark.parametrize("sampler", [LADIES([64, 64, 64]), FastGCN([64, 64])], ids=repr)
-def test_layerwise_blocks_reused_without_aliasing(sampler):
-    """Freed output blocks are recycled by later calls, never while an array still views them."""
+@pytest.mark.parametrize("sampler", [LADIES([64, 64, 64]), FastGCN([64, 64]), NodeWise([8, 4])],
+                         ids=repr)
+def test_bulk_blocks_reused_without_aliasing(sampler):
+    """A bulk's flat arrays go back to the pool when the last view of them is freed, and later
+    calls reuse them -- never while a minibatch still views them."""
     g = spsample.rmat(11, seed=4)
     seeds = np.random.default_rng(3).permutation(g.num_nodes)[:512]
     kw = dict(sampler=sampler, batch_size=64)
@@ -386,15 +388,20 @@ def test_layerwise_blocks_reused_without_aliasing(sampler):
             first = spsample.sample(g, seeds, seed=1, **kw)
             kept = [first[0], first[5]]
             snap = _snapshot(kept)
+            del first                       # the kept views hold the bulk's arrays
+            second = spsample.sample(g, seeds, seed=2, **kw)
+            _unchanged(kept, snap)
             held_before = _native.pool_stats()["held"]
-            del first                       # the other minibatches' blocks go back to the pool
-            assert _native.pool_stats()["held"] > held_before
-            second = spsample.sample(g, seeds, seed=2, **kw)   # reuses them
-            third = spsample.sample(g, seeds, seed=1, **kw)
+            del second                      # its blocks go back to the pool
+            held_freed = _native.pool_stats()["held"]
+            assert held_freed > held_before
+            third = spsample.sample(g, seeds, seed=1, **kw)    # reuses them
+            assert _native.pool_stats()["held"] < held_freed
             _unchanged(kept, snap)          # earlier results untouched by the later calls
             assert _same(kept, [third[0], third[5]])
             _native.set_pool_limit(0)       # off: fresh memory each call, same results
             assert _native.pool_stats()["held"] == 0
+            second = spsample.sample(g, seeds, seed=2, **kw)
             assert _same(second, spsample.sample(g, seeds, seed=2, **kw))
         with _native.disabled():
             assert _same(second, spsample.sample(g, seeds, seed=2, **kw))

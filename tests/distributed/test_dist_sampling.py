@@ -28,8 +28,7 @@ class RandomWalk(spsample.NodeWise):
         return state.new_nodes(0) if ctx.hop == 1 else state.edge_sources(ctx.hop - 1)
 
     def streams(self, Q, ctx):
-        walk = np.arange(len(Q)) - np.searchsorted(Q.batch, Q.batch)
-        return Streams(walk, ctx.batch_ids[Q.batch], ctx.hop_word, ctx.key)
+        return Streams.per_row(Q, ctx)
 
 
 SAMPLERS = {
@@ -39,6 +38,8 @@ SAMPLERS = {
     "ladies": lambda: spsample.LADIES([40, 20]),
     "fastgcn": lambda: spsample.FastGCN([40, 20]),
     "randomwalk": lambda: RandomWalk(3),
+    "labor": lambda: spsample.LABOR([5, 3]),
+    "node2vec": lambda: spsample.RandomWalk(3, p=0.5, q=2.0),
 }
 WEIGHTED_SAMPLERS = {
     "nodewise-weighted": lambda: spsample.NodeWise([5, 3], weighted=True),
