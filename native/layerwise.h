@@ -40,8 +40,9 @@
 // of each eight tests, where the CPU has them) as records (local u, entry, first layer
 // max(stage(v), stage(u) - 1)), which also gives every layer's exact edge count, and sums the
 // LADIES P_l[u] of the vertices of n_id over the hits in the oracle's order (the only column
-// sums unweighted LADIES takes); pass 2 writes each layer, rows in local order, records in
-// storage order, into one exact-size block from o.alloc.
+// sums unweighted LADIES takes); pass 2 (layerwise_write, once every minibatch of the bulk has
+// its exact sizes) writes each layer, rows in local order, records in storage order, straight
+// into the bulk's flat output arrays.
 //
 // Internal ids: the vertex-indexed state (sums, marks, membership, local ids) is indexed by an
 // internal column id, the column's rank by in-degree (o.internal_of / o.vertex_of, built once
@@ -53,9 +54,10 @@
 //
 // Inputs:  g (CSRView; g.indices unused); seeds[0..b) distinct ids in [0, n); bid, the global
 //          minibatch id; o (with indices32, internal_of and vertex_of).
-// Outputs: n_id (N, int64, unique: seeds, then each layer's new vertices ascending), counts
-//          (L + 1), per layer dst (non-decreasing), src, eid (ascending within each dst), weight,
-//          all edge arrays in out.block (freed by the caller).
+// Outputs: layerwise_minibatch: n_id (N, int64, unique: seeds, then each layer's new vertices
+//          ascending), counts (L + 1), the exact edge count of every layer and what pass 2
+//          needs; layerwise_write: per layer dst (non-decreasing), src, eid (ascending within
+//          each dst), weight.
 // Complexity per minibatch: O(D) for the edges, D = sum of the degrees of the rows of B_{L-1}.
 //          Unweighted LADIES per layer: O(|B_l|) for the entry numbering, the marks until s + 1
 //          distinct columns (O(s) expected, O(D_l) at worst) and O(log |B_l|) per draw (one
@@ -65,8 +67,8 @@
 //          O(s log n) per layer for the draws.
 // Memory:  per thread n-sized arrays cleared in O(C + N) per minibatch (a bitset of marked or
 //          touched columns; float64 sums on weighted graphs; 32-bit local ids; a membership
-//          bitset) and O(D) scratch (hit records); outputs exactly
-//          sum_l (edges_l + 1) * 32 bytes plus n_id.
+//          bitset) and O(D) scratch (hit records); per minibatch until pass 2, its hits
+//          compacted (9 bytes each); outputs exactly sum_l edges_l * 32 bytes plus n_id.
 //
 // Profiling: compile with -DSPSAMPLE_LW_PROFILE to accumulate per-phase wall time in lw_prof[]
 // (one thread); the module then exposes it as lw_profile() (seconds per phase, reset on read).
@@ -121,9 +123,6 @@ struct LayerWiseOptions {
     bool fastgcn = false;
     const double* q_global = nullptr;     // FastGCN: column weights, size n
     const double* cumulative = nullptr;   // FastGCN: serial prefix sums of q_global, size n
-    // Allocator of a minibatch's output block: returns >= bytes (capacity in *cap), or nullptr
-    // on failure; nullptr hook = malloc. The caller of layerwise_minibatch frees the block.
-    void* (*alloc)(size_t bytes, size_t* cap) = nullptr;
     // Internal column ids (required; ids < 2**32): columns ranked by in-degree, so the hubs
     // that most entries point to share a few cache lines of the vertex-indexed arrays.
     const uint32_t* indices32 = nullptr;  // g.indices as internal ids
@@ -131,16 +130,23 @@ struct LayerWiseOptions {
     const uint32_t* vertex_of = nullptr;    // internal id -> vertex (n)
 };
 
-// One minibatch's layer-wise result. All edge arrays live in one block (one allocation of
-// exactly sum over layers of (count + 1) * (3 int64 + 1 float64) bytes; the + 1 is the slack
-// of the branch-free writes): layer l's dst, src, eid, weight hold count[l] elements each.
+// One minibatch between the two phases: its vertices and, for pass 2, the hits of pass 1
+// (compacted) and the layers' column sums; edge_count[l] is the exact size of layer l.
 struct LayerWiseOut {
     PodBuf<int64_t> n_id;
     std::vector<int64_t> counts;          // vertices new at each layer (counts[0] = seeds)
-    void* block = nullptr;
-    size_t block_cap = 0;                 // bytes
+    std::vector<int64_t> bsize;           // |B_0|, ..., |B_L|
     std::vector<int64_t> edge_count;      // per layer
-    std::vector<int64_t*> dst, src, eid;  // per layer, into block
+    PodBuf<int64_t> row_first;            // indptr[n_id[i]] of the rows of B_{L-1}
+    PodBuf<int64_t> row_hits;             // row -> first hit (rows + 1)
+    PodBuf<uint32_t> rec_lu, rec_off;     // hit -> local id of its column, offset in the row
+    PodBuf<uint8_t> rec_lmin;             // hit -> first layer the edge belongs to
+    std::vector<std::vector<double>> P;   // LADIES: P[l][local] for local < |B_{l+1}|
+};
+
+// Where pass 2 writes layer l of one minibatch (exactly edge_count[l] elements each).
+struct LayerWiseDest {
+    std::vector<int64_t*> dst, src, eid;
     std::vector<double*> weight;
 };
 
@@ -258,7 +264,6 @@ struct LayerWiseScratch {
     std::vector<double> key_q;          // their column sums
     std::vector<std::pair<double, uint64_t>> keyed;  // the bounded heap of smallest_keys
     std::vector<int64_t> chosen;
-    std::vector<std::vector<double>> P;  // P[l][local] for local < |B_{l+1}| (LADIES)
     std::vector<double> run;             // the edge pass's column sums (LADIES)
     std::vector<double> inv_p;           // 1 / P[l][local] (unweighted LADIES edge values)
     // Edge pass: the entries whose column is in n_id ("hits") of the rows of B_{L-1}
@@ -457,7 +462,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     n_id.assign(seeds, seeds + b);
     out.counts.assign(1, b);
     sc.touched.clear();
-    sc.P.resize(L);
+    out.P.assign(L, {});
     for (int64_t i = 0; i < b; ++i) {
         const uint32_t u = o.internal_of[seeds[i]];
         local_of[u] = static_cast<uint32_t>(i);
@@ -658,7 +663,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                 m += a > 0 ? 1 : 0;
             }
         }
-        if (!o.fastgcn) sc.P[si].assign(run.begin(), run.begin() + bsize[si + 1]);
+        if (!o.fastgcn) out.P[si].assign(run.begin(), run.begin() + bsize[si + 1]);
     }
     row_hits[rows] = m;
     // The records' first layers, counted afterwards in four interleaved histograms: one
@@ -679,75 +684,14 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     LW_TICK(3)
     // Exact output sizes: layer l holds the hits with lmin <= l.
     out.edge_count.assign(L, 0);
-    size_t bytes = 0;
-    for (int l = 0; l < L; ++l) {
-        out.edge_count[l] = (l == 0 ? 0 : out.edge_count[l - 1]) + hist[l];
-        bytes += static_cast<size_t>(out.edge_count[l] + 1) * (3 * sizeof(int64_t) + sizeof(double));
-    }
-    size_t cap = bytes;
-    void* block = o.alloc ? o.alloc(bytes, &cap) : std::malloc(bytes);
-    if (!block) throw std::bad_alloc();
-    out.block = block;
-    out.block_cap = cap;
-    out.dst.resize(L);
-    out.src.resize(L);
-    out.eid.resize(L);
-    out.weight.resize(L);
-    char* cursor = static_cast<char*>(block);
-    for (int l = 0; l < L; ++l) {
-        const size_t len = static_cast<size_t>(out.edge_count[l] + 1);
-        out.dst[l] = reinterpret_cast<int64_t*>(cursor);
-        out.src[l] = out.dst[l] + len;
-        out.eid[l] = out.src[l] + len;
-        out.weight[l] = reinterpret_cast<double*>(out.eid[l] + len);
-        cursor += len * (3 * sizeof(int64_t) + sizeof(double));
-    }
-    // Pass 2: layer by layer, rows in local order, hits in storage order; weights a / P_l[u]
-    // divided by their row's serial sum (0 when that sum is 0).
-    for (int l = 0; l < L; ++l) {
-        int64_t* dst = out.dst[l];
-        int64_t* src = out.src[l];
-        int64_t* eid = out.eid[l];
-        double* wt = out.weight[l];
-        const double* P = o.fastgcn ? nullptr : sc.P[l].data();
-        if (!o.fastgcn && !w) {  // unweighted LADIES: a / p = 1 / p, one division per vertex
-            std::vector<double>& inv = sc.inv_p;
-            inv.resize(sc.P[l].size());
-            for (size_t x = 0; x < inv.size(); ++x) inv[x] = 1.0 / P[x];
-            P = inv.data();
-        }
-        const bool reciprocal = !o.fastgcn && !w;
-        int64_t c = 0;
-        const int64_t layer_rows = bsize[l];
-        for (int64_t i = 0; i < layer_rows; ++i) {
-            const int64_t lo = c;
-            const int64_t e0 = row_first[i];
-            // the row's serial sum, taken as the values are written: a hit outside the layer
-            // adds +0.0, which leaves the sum's bits unchanged (a sum that starts at +0.0 is
-            // never -0.0, the one value that adding +0.0 would change)
-            double total = 0.0;
-            for (int64_t h = row_hits[i]; h < row_hits[i + 1]; ++h) {
-                const uint32_t lu = rec_lu[h];
-                const int64_t e = e0 + rec_off[h];
-                const double a = w ? w[e] : 1.0;
-                const bool in_layer = rec_lmin[h] <= l;
-                // (P[l] covers B_{l+1} only: a hit outside the layer reads P[0] instead)
-                const double p = o.fastgcn ? o.q_global[n_id[lu]] : P[in_layer ? lu : 0];
-                dst[c] = i;
-                src[c] = lu;
-                eid[c] = e;
-                const double value = reciprocal ? p : a / p;
-                wt[c] = value;
-                total += in_layer ? value : 0.0;
-                c += in_layer ? 1 : 0;
-            }
-            if (total > 0) {
-                for (int64_t x = lo; x < c; ++x) wt[x] = wt[x] / total;
-            } else {
-                for (int64_t x = lo; x < c; ++x) wt[x] = 0.0;
-            }
-        }
-    }
+    for (int l = 0; l < L; ++l) out.edge_count[l] = (l == 0 ? 0 : out.edge_count[l - 1]) + hist[l];
+    // Keep what pass 2 needs (the hits compacted, the rows' first entries).
+    out.bsize = bsize;
+    out.row_first.assign(row_first.data(), row_first.data() + rows);
+    out.row_hits.assign(row_hits, row_hits + rows + 1);
+    out.rec_lu.assign(rec_lu, rec_lu + m);
+    out.rec_off.assign(rec_off, rec_off + m);
+    out.rec_lmin.assign(rec_lmin, rec_lmin + m);
     LW_TICK(4)
     // Forget this minibatch's vertices (O(touched + n_id)).
     for (size_t c = 0; c < sc.touched.size(); ++c) {  // (weighted LADIES only)
@@ -758,6 +702,73 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     for (size_t x = 0; x < n_id.size(); ++x) {
         const uint32_t u = o.internal_of[n_id[x]];
         member_bit[u >> 6] = 0;
+    }
+}
+
+
+// Pass 2 of one minibatch (after layerwise_minibatch): layer by layer, rows in local order, hits
+// in storage order; weights a / P_l[u] divided by their row's serial sum (0 when that sum is
+// 0), written to `to` (edge_count[l] elements per layer). inv: scratch of the caller.
+static void layerwise_write(const CSRView& g, const LayerWiseOptions& o, const LayerWiseOut& st,
+                            const LayerWiseDest& to, std::vector<double>& inv) {
+    const int L = static_cast<int>(st.edge_count.size());
+    const double* w = g.weights;
+    const int64_t* n_id = st.n_id.data();
+    const int64_t* row_first = st.row_first.data();
+    const int64_t* row_hits = st.row_hits.data();
+    const uint32_t* rec_lu = st.rec_lu.data();
+    const uint32_t* rec_off = st.rec_off.data();
+    const uint8_t* rec_lmin = st.rec_lmin.data();
+    int64_t sink[1];
+    double sink_value;
+    for (int l = 0; l < L; ++l) {
+        int64_t* dst = to.dst[l];
+        int64_t* src = to.src[l];
+        int64_t* eid = to.eid[l];
+        double* wt = to.weight[l];
+        const double* P = o.fastgcn ? nullptr : st.P[l].data();
+        if (!o.fastgcn && !w) {  // unweighted LADIES: a / p = 1 / p, one division per vertex
+            inv.resize(st.P[l].size());
+            for (size_t x = 0; x < inv.size(); ++x) inv[x] = 1.0 / P[x];
+            P = inv.data();
+        }
+        const bool reciprocal = !o.fastgcn && !w;
+        int64_t c = 0;
+        const int64_t layer_rows = st.bsize[l];
+        for (int64_t i = 0; i < layer_rows; ++i) {
+            const int64_t lo = c;
+            const int64_t e0 = row_first[i];
+            // the row's serial sum, taken as the values are written: a hit outside the layer
+            // adds +0.0, which leaves the sum's bits unchanged (a sum that starts at +0.0 is
+            // never -0.0, the one value that adding +0.0 would change). Hits outside the layer
+            // go to a sink (selected pointers, no branch): the destination is the flat
+            // output, whose next element belongs to another minibatch.
+            double total = 0.0;
+            for (int64_t h = row_hits[i]; h < row_hits[i + 1]; ++h) {
+                const uint32_t lu = rec_lu[h];
+                const int64_t e = e0 + rec_off[h];
+                const double a = w ? w[e] : 1.0;
+                const bool in_layer = rec_lmin[h] <= l;
+                // (P[l] covers B_{l+1} only: a hit outside the layer reads P[0] instead)
+                const double p = o.fastgcn ? o.q_global[n_id[lu]] : P[in_layer ? lu : 0];
+                const double value = reciprocal ? p : a / p;
+                int64_t* const d = in_layer ? dst + c : sink;
+                int64_t* const s = in_layer ? src + c : sink;
+                int64_t* const x = in_layer ? eid + c : sink;
+                double* const v = in_layer ? wt + c : &sink_value;
+                *d = i;
+                *s = lu;
+                *x = e;
+                *v = value;
+                total += in_layer ? value : 0.0;
+                c += in_layer ? 1 : 0;
+            }
+            if (total > 0) {
+                for (int64_t x = lo; x < c; ++x) wt[x] = wt[x] / total;
+            } else {
+                for (int64_t x = lo; x < c; ++x) wt[x] = 0.0;
+            }
+        }
     }
 }
 

@@ -14,6 +14,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <cstdint>
 #include <map>
@@ -240,6 +241,19 @@ struct PooledBlock {
     size_t cap;
 };
 
+// Seconds of the last call's phases (sampling, flattening), for benchmarks (last_timings()).
+double last_phase_seconds[2] = {0.0, 0.0};
+
+struct PhaseClock {
+    std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+    double lap() {
+        const auto now = std::chrono::steady_clock::now();
+        const double s = std::chrono::duration<double>(now - t).count();
+        t = now;
+        return s;
+    }
+};
+
 // ---- flat results: one set of arrays per bulk (minibatch after minibatch) -------------------
 // Every flat array is one pooled block (returned to the pool when NumPy frees it), so a loop of
 // bulks reuses resident memory instead of faulting in fresh pages.
@@ -337,32 +351,31 @@ FlatBulk flatten_rowwise(std::vector<MiniBatchOut>& outs, int L, int threads) {
     return f;
 }
 
-FlatBulk flatten_layerwise(std::vector<LayerWiseOut>& outs, int L, int threads) {
+// Pass 2 of every minibatch straight into the flat arrays (sized from pass 1's exact counts).
+FlatBulk write_layerwise(const CSRView& g, const LayerWiseOptions& o, std::vector<LayerWiseOut>& outs,
+                         int L, int threads) {
     const int64_t k = static_cast<int64_t>(outs.size());
     FlatBulk f = flat_layout(k, L, true, [&](int64_t j) { return static_cast<int64_t>(outs[j].n_id.size()); },
                              [&](int64_t j, int l) { return outs[j].edge_count[l]; });
     f.counts.assign(k * (L + 1), 0);
     for (int64_t j = 0; j < k; ++j)
         for (int l = 0; l <= L; ++l) f.counts[j * (L + 1) + l] = outs[j].counts[l];
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-#endif
-    for (int64_t j = 0; j < k; ++j) {
-        LayerWiseOut& mb = outs[j];
-        copy_n(static_cast<int64_t*>(f.n_id.p) + f.node_offsets[j], mb.n_id.data(),
-               static_cast<int64_t>(mb.n_id.size()));
-        for (int l = 0; l < L; ++l) {
-            const int64_t at = f.hops[l].offsets[j], E = mb.edge_count[l];
-            copy_n(static_cast<int64_t*>(f.hops[l].dst.p) + at, mb.dst[l], E);
-            copy_n(static_cast<int64_t*>(f.hops[l].src.p) + at, mb.src[l], E);
-            copy_n(static_cast<int64_t*>(f.hops[l].eid.p) + at, mb.eid[l], E);
-            copy_n(static_cast<double*>(f.hops[l].weight.p) + at, mb.weight[l], E);
-        }
-    }
-    for (auto& mb : outs) {
-        if (mb.block) block_pool().give(mb.block, mb.block_cap);
-        mb.block = nullptr;
-    }
+    for_each_minibatch<std::vector<double>>(k, threads, [](std::vector<double>&) {},
+        [&](int64_t j, std::vector<double>& inv) {
+            LayerWiseOut& mb = outs[j];
+            copy_n(static_cast<int64_t*>(f.n_id.p) + f.node_offsets[j], mb.n_id.data(),
+                   static_cast<int64_t>(mb.n_id.size()));
+            LayerWiseDest to;
+            for (int l = 0; l < L; ++l) {
+                const int64_t at = f.hops[l].offsets[j];
+                to.dst.push_back(static_cast<int64_t*>(f.hops[l].dst.p) + at);
+                to.src.push_back(static_cast<int64_t*>(f.hops[l].src.p) + at);
+                to.eid.push_back(static_cast<int64_t*>(f.hops[l].eid.p) + at);
+                to.weight.push_back(static_cast<double*>(f.hops[l].weight.p) + at);
+            }
+            layerwise_write(g, o, mb, to, inv);
+            mb = LayerWiseOut();
+        });
     return f;
 }
 
@@ -548,13 +561,16 @@ py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes
     const int threads = resolve_threads(num_threads);
     {
         py::gil_scoped_release release;
+        PhaseClock clock;
         for_each_minibatch<RowWiseScratch>(
             b.k, threads, [](RowWiseScratch&) {},
             [&](int64_t j, RowWiseScratch& sc) {
                 rowwise_minibatch(plan, b.seeds + b.offsets[j], b.offsets[j + 1] - b.offsets[j], j,
                                   static_cast<uint32_t>(b.batch_ids[j]), sc, outs[j], budget);
             });
+        last_phase_seconds[0] = clock.lap();
         flat = flatten_rowwise(outs, L, threads);
+        last_phase_seconds[1] = clock.lap();
     }
     return flat_to_python(flat, b.k, L);
 }
@@ -571,7 +587,6 @@ py::tuple layerwise_bulk(const I64& indptr, const I64& indices, const U32& indic
     o.fanouts = fanouts;
     o.key = Key{k0, k1};
     o.epoch = epoch;
-    o.alloc = pool_alloc;
     require(indices32.ndim() == 1 && indices32.size() == indices.size(), "indices32 must match indices");
     o.indices32 = indices32.data();
     require(internal_of.ndim() == 1 && vertex_of.ndim() == 1 && internal_of.size() == b.g.n &&
@@ -593,26 +608,22 @@ py::tuple layerwise_bulk(const I64& indptr, const I64& indices, const U32& indic
     }
     const int L = static_cast<int>(fanouts.size());
     std::vector<LayerWiseOut> outs(b.k);
-    struct ReturnBlocks {  // on error: blocks not flattened go back to the pool
-        std::vector<LayerWiseOut>& outs;
-        ~ReturnBlocks() {
-            for (auto& mb : outs)
-                if (mb.block) block_pool().give(mb.block, mb.block_cap);
-        }
-    } return_blocks{outs};
     FlatBulk flat;
     FlatGuard guard{flat};
     const int64_t n = b.g.n;
     const int threads = resolve_threads(num_threads);
     {
         py::gil_scoped_release release;
+        PhaseClock clock;
         for_each_minibatch<LayerWiseScratch>(
             b.k, threads, [n, &b](LayerWiseScratch& sc) { sc.resize(n, b.g.weights != nullptr); },
             [&](int64_t j, LayerWiseScratch& sc) {
                 layerwise_minibatch(b.g, b.seeds + b.offsets[j], b.offsets[j + 1] - b.offsets[j],
                                     static_cast<uint32_t>(b.batch_ids[j]), o, sc, outs[j]);
             });
-        flat = flatten_layerwise(outs, L, threads);
+        last_phase_seconds[0] = clock.lap();
+        flat = write_layerwise(b.g, o, outs, L, threads);
+        last_phase_seconds[1] = clock.lap();
     }
     return flat_to_python(flat, b.k, L);
 }
@@ -772,6 +783,7 @@ PYBIND11_MODULE(_native_kernels, m) {
     m.def("set_pool_limit", &set_pool_limit, py::arg("bytes"));
     m.def("pool_stats", &pool_stats);
     m.def("max_threads", &max_threads);
+    m.def("last_timings", []() { return py::make_tuple(last_phase_seconds[0], last_phase_seconds[1]); });
     m.def("have_openmp", &have_openmp);
     m.def("sample_rows", &sample_rows_native, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
           py::arg("row_offset"), py::arg("vertex"), py::arg("batch"), py::arg("fanout"), py::arg("hop_word"),
