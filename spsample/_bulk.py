@@ -24,6 +24,8 @@ from ._validate import as_index_array, fail
 
 __all__ = ["BulkState", "HopPlan"]
 
+_NO_POSITION = np.iinfo(np.int64).max
+
 
 @dataclass
 class HopPlan:
@@ -78,8 +80,9 @@ class BulkState:
         self.hop_nodes = []      # per hop: list of (batch, vertex, local) parts added
         self.hop_edges = []      # per hop: dict(batch, dst, src, edge_id, weight, src_vertex, row_id)
         self.plans = []          # symbolic: per hop, the recorded HopPlan
-        self._keys = np.zeros(0, dtype=np.int64)    # sorted batch * n + vertex
-        self._local = np.zeros(0, dtype=np.int64)   # local id of each key
+        self._node_parts = [[] for _ in range(self.k)]   # per minibatch: deduplicated vertices
+        self._node_cache = {}
+        self._table = self._first = None
         self._merged = {}
 
     # ------------------------------------------------------------------ hop bookkeeping
@@ -177,8 +180,7 @@ class BulkState:
         if self.symbolic:
             f = SymbolicFrontier("rows", self.hop, rows=(batch, vertex))
             return f
-        self.add_nodes(batch, vertex)
-        local = self.local_of(batch, vertex)
+        local = self._insert(batch, vertex)[0]
         return Frontier._of("rows", self.hop, batch, vertex, local,
                             np.arange(batch.size, dtype=np.int64) - np.searchsorted(batch, batch))
 
@@ -206,8 +208,7 @@ class BulkState:
         row = np.repeat(np.arange(len(Q), dtype=np.int64), S.row_lengths())
         batch = Q.batch[row]
         if dedup:
-            self.add_nodes(batch, S.indices)
-            src = self.local_of(batch, S.indices)
+            src = self._insert(batch, S.indices)[0]
         else:
             src = self._append_nodes(batch, S.indices)
         self._set_edges(dict(batch=batch, dst=Q.local[row], src=src, edge_id=S.edge_id,
@@ -271,25 +272,74 @@ class BulkState:
         Frontier of the vertices actually added.
         """
         self._concrete("add_nodes")
-        key = batch * self.num_nodes + vertex
-        known = self._contains(key)
-        cand = np.flatnonzero(~known)
-        _, first = np.unique(key[cand], return_index=True)
-        first = cand[np.sort(first)]
-        return self._append_nodes(batch[first], vertex[first], keys=key[first], index=True)
+        return self._insert(batch, vertex)[1]
 
-    def _append_nodes(self, nb, nv, *, keys=None, index=False):
-        """Append vertices as new local ids (no deduplication); their local ids."""
+    def _insert(self, batch, vertex):
+        """Add the new ``(batch, vertex)`` pairs (first-occurrence order per minibatch); the
+        local id of every pair and the Frontier of those added.
+
+        Per minibatch, without sorting: its vertices are written into an n-sized table of local
+        ids, the candidates read it, and the first occurrence of each new vertex is found with
+        ``np.minimum.at`` over the candidates' positions. O(nodes + candidates).
+        """
+        local = np.empty(vertex.size, dtype=np.int64)
+        bounds = np.searchsorted(batch, np.arange(self.k + 1))
+        table, first = self._tables()
+        added_b, added_v = [], []
+        for j in np.flatnonzero(bounds[1:] > bounds[:-1]):
+            a, b = bounds[j], bounds[j + 1]
+            c = vertex[a:b]
+            known = self._batch_nodes(j)
+            _fill(table, known)
+            loc = table[c]
+            new = np.flatnonzero(loc < 0)
+            if new.size:
+                u = c[new]
+                np.minimum.at(first, u, new)
+                fresh = u[first[u] == new]                  # in first-occurrence order
+                first[u] = _NO_POSITION
+                table[fresh] = known.size + np.arange(fresh.size)
+                loc = table[c]
+                self._node_parts[j].append(fresh)
+                self._node_cache.pop(j, None)
+                table[fresh] = -1
+                added_b.append(np.full(fresh.size, j, dtype=np.int64))
+                added_v.append(fresh)
+            _clear(table, known)
+            local[a:b] = loc
+        nb = np.concatenate(added_b) if added_b else np.zeros(0, dtype=np.int64)
+        nv = np.concatenate(added_v) if added_v else np.zeros(0, dtype=np.int64)
+        return local, self._append_nodes(nb, nv, index=True, known=True)
+
+    def _tables(self):
+        """The n-sized scratch tables of :meth:`_insert` (left all -1 / all _NO_POSITION)."""
+        if self._table is None:
+            self._table = np.full(self.num_nodes, -1, dtype=np.int64)
+            self._first = np.full(self.num_nodes, _NO_POSITION, dtype=np.int64)
+        return self._table, self._first
+
+    def _batch_nodes(self, j):
+        """Every vertex of minibatch ``j`` so far, in local order."""
+        if j not in self._node_cache:
+            parts = self._node_parts[j]
+            self._node_cache[j] = parts[0] if len(parts) == 1 else np.concatenate(
+                parts or [np.zeros(0, dtype=np.int64)])
+        return self._node_cache[j]
+
+    def _append_nodes(self, nb, nv, *, index=False, known=False):
+        """Append vertices (ordered by minibatch) as new local ids; their local ids (or their
+        Frontier with ``index``). ``known``: :meth:`_insert` recorded them per minibatch
+        (deduplicated); else they are appended without deduplication and never found by
+        :meth:`local_of`."""
         start = np.searchsorted(nb, nb, side="left")
         local = self.count[nb] + (np.arange(nb.size) - start)
         self.count += np.bincount(nb, minlength=self.k)
         self.hop_nodes[self.hop].append((nb, nv, local))
         self._merged.pop(self.hop, None)
-        if keys is not None:
-            merged = np.concatenate([self._keys, keys])
-            order = np.argsort(merged, kind="stable")
-            self._keys = merged[order]
-            self._local = np.concatenate([self._local, local])[order]
+        if not known:
+            for j in np.unique(nb):     # keep the per-minibatch lists aligned with local ids
+                self._node_parts[j].append(np.full(int((nb == j).sum()), -1, dtype=np.int64))
+                self._node_cache.pop(j, None)
         if index:
             return Frontier._of("arrays", self.hop, nb, nv, local, local)
         return local
@@ -303,17 +353,24 @@ class BulkState:
     def local_of(self, batch, vertex):
         """Local ids of vertices already in their minibatch (``-1`` where absent)."""
         self._concrete("local_of")
-        key = batch * self.num_nodes + vertex
-        if self._keys.size == 0:
-            return np.full(key.size, -1, dtype=np.int64)
-        pos = np.minimum(np.searchsorted(self._keys, key), self._keys.size - 1)
-        return np.where(self._keys[pos] == key, self._local[pos], -1)
-
-    def _contains(self, key):
-        if self._keys.size == 0:
-            return np.zeros(key.size, dtype=bool)
-        pos = np.minimum(np.searchsorted(self._keys, key), self._keys.size - 1)
-        return self._keys[pos] == key
+        batch = np.asarray(batch, dtype=np.int64)
+        vertex = np.asarray(vertex, dtype=np.int64)
+        out = np.full(vertex.size, -1, dtype=np.int64)
+        table, _ = self._tables()
+        order = np.argsort(batch, kind="stable") if np.any(np.diff(batch) < 0) else None
+        b = batch if order is None else batch[order]
+        v = vertex if order is None else vertex[order]
+        bounds = np.searchsorted(b, np.arange(self.k + 1))
+        found = np.empty(v.size, dtype=np.int64)
+        for j in np.flatnonzero(bounds[1:] > bounds[:-1]):
+            known = self._batch_nodes(j)
+            _fill(table, known)
+            found[bounds[j]:bounds[j + 1]] = table[v[bounds[j]:bounds[j + 1]]]
+            _clear(table, known)
+        if order is None:
+            return found
+        out[order] = found
+        return out
 
     def vertex_of(self, batch, local):
         """Global ids of local vertices (inverse of :meth:`local_of`)."""
@@ -371,6 +428,19 @@ class BulkState:
                                  weight, bounds))
         return Bulk(self.batch_ids, batch_sizes, n_id, offsets, counts, hops,
                     layerwise=layerwise, path="numpy")
+
+
+def _fill(table, known):
+    """``table[v] = local id`` for the deduplicated vertices ``known`` (-1: not deduplicated)."""
+    if known.size and known.min() < 0:
+        at = np.flatnonzero(known >= 0)
+        table[known[at]] = at
+    else:
+        table[known] = np.arange(known.size)
+
+
+def _clear(table, known):
+    table[known[known >= 0] if known.size and known.min() < 0 else known] = -1
 
 
 def _i64(a):
