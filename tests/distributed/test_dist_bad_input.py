@@ -10,10 +10,10 @@ from spsample import (ArgumentError, ArgumentTypeError, DatasetNotFoundError, Di
 from spsample.distributed import DistGraph, FeatureStore, Grid
 from spsample.distributed._collective import agree
 
-from _dist_helpers import (assert_all, grid_for, raised, rmat10, rmat10_weighted,  # noqa: F401
-                           world_comm)
+from _dist_helpers import (assert_all, grid_for, mpi_timeout, raised, rmat10,  # noqa: F401
+                           rmat10_weighted, world_comm)
 
-pytestmark = [pytest.mark.mpi, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
 
 def last_rank():

@@ -13,10 +13,10 @@ import spsample
 from spsample import DatasetError
 from spsample.distributed import DistGraph
 
-from _dist_helpers import (assert_all, grid_for, raised, valid_replications,  # noqa: F401
-                           world_comm)
+from _dist_helpers import (assert_all, grid_for, mpi_timeout, raised,  # noqa: F401
+                           valid_replications, world_comm)
 
-pytestmark = [pytest.mark.mpi, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
 N = 40
 
