@@ -118,15 +118,28 @@ def _typed(builtin_name):
     None when the two cannot be combined or the result cannot take a message alone."""
     if builtin_name not in _TYPED:
         base = getattr(builtins, builtin_name)
+        name = f"Distributed{builtin_name}"
         try:
-            cls = type(f"Distributed{builtin_name}", (DistributedError, base),
+            cls = type(name, (DistributedError, base),
                        {"__module__": __name__, "__str__": BaseException.__str__,
                         "__doc__": f"A ``{builtin_name}`` raised on one rank, seen by all."})
             cls("probe")
         except TypeError:
             cls = None
+        else:
+            globals()[name] = cls           # found by name, so that it pickles
         _TYPED[builtin_name] = cls
     return _TYPED[builtin_name]
+
+
+def __getattr__(name):
+    """The ``Distributed<Builtin>`` classes, created on first use (so that they unpickle in a
+    process that has not made them yet)."""
+    base = getattr(builtins, name[len("Distributed"):], None) \
+        if name.startswith("Distributed") else None
+    if isinstance(base, type) and issubclass(base, Exception) and _typed(base.__name__):
+        return _typed(base.__name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def fingerprint(*values):

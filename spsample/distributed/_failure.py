@@ -74,6 +74,9 @@ def set_abort_on_failure(enabled):
              enabled)
     previous = abort_on_failure()
     _choice = enabled
+    world = _world()
+    if enabled and world is not None and world.Get_size() > 1:
+        install_excepthook()
     return previous
 
 

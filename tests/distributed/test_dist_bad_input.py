@@ -1,5 +1,7 @@
 """Bad input on any one rank fails every rank with one typed message, and never hangs."""
 
+import pickle
+
 import h5py
 import numpy as np
 import pytest
@@ -151,6 +153,8 @@ def test_any_exception_of_a_check_fails_every_rank_with_one_typed_error(error):
     builtin = UnicodeError if isinstance(error, UnicodeError) else type(error)
     ok = same_error_everywhere(exc, DistributedError, "a check", type(error).__name__)
     ok &= isinstance(exc, builtin) and str(error).strip("'") in str(exc)
+    again = pickle.loads(pickle.dumps(exc))
+    ok &= type(again) is type(exc) and str(again) == str(exc)
     assert_all(ok, f"{type(exc).__name__}: {exc}")
 
 
