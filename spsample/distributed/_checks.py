@@ -83,8 +83,8 @@ class GraphFile:
         stored = min(int(dset.id.get_storage_size()), os.path.getsize(self.path))
         if declared > MAX_COMPRESSION * stored:
             self._fail(name, f"declares {dset.shape[0]} entries ({_size(declared)}) but the file "
-                       f"stores only {_size(stored)} of them, which cannot hold that much",
-                       dset.shape[0])
+                       f"stores only {_size(stored)} for them (no supported compression packs "
+                       f"more than {MAX_COMPRESSION} bytes into one)", dset.shape[0])
 
     def _check_sizes(self):
         indptr, indices, weights = (self._arrays[k] for k in _ARRAYS)
