@@ -11,6 +11,13 @@ with one all-to-all among the ranks of a replica index.
 Run under ``mpiexec -n P python script.py``; in a plain ``python`` process everything works
 with a size-1 communicator (no MPI imported).
 
+Failures: a bad argument on any rank raises the same typed error on every rank. A rank that
+fails alone inside a distributed operation (an exception, ``sys.exit``, ``MemoryError``), or
+raises an uncaught exception anywhere, ends the whole job: its error is printed to
+``stderr`` and ``MPI.COMM_WORLD.Abort`` is called, so that the other ranks do not wait for
+it forever. Opt out with ``SPSAMPLE_ABORT_ON_FAILURE=0`` or
+``set_abort_on_failure(False)``.
+
 Examples
 --------
 >>> import spsample
@@ -25,6 +32,7 @@ True
 """
 
 from ._comm import Communicator, MPIComm, SelfComm, launched_under_mpi, world
+from ._failure import abort_on_failure, set_abort_on_failure
 from ._features import FeatureStore
 from ._graph import STRATEGIES, DistGraph
 from ._grid import Grid
@@ -45,6 +53,7 @@ from ._layout import (
 __all__ = [
     "Communicator", "SelfComm", "MPIComm", "world", "launched_under_mpi",
     "Grid", "DistGraph", "FeatureStore", "STRATEGIES",
+    "set_abort_on_failure", "abort_on_failure",
     "block_bounds", "block_range", "owner_of", "rows_of_rank", "check_grid",
     "num_process_rows", "process_row", "replica_index", "rank_of", "row_ranks", "column_ranks",
 ]

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, MissingDependencyError
 from .._validate import fail
+from ._failure import install_excepthook
 
 __all__ = ["Communicator", "SelfComm", "MPIComm", "world", "launched_under_mpi"]
 
@@ -113,7 +114,8 @@ class Communicator:
     # ------------------------------------------------------------------ shared checks
     def _check_op(self, op):
         if op not in _OPS:
-            fail(ArgumentError, f"{type(self).__name__}.allreduce", "op", f"must be one of {_OPS}", op)
+            fail(ArgumentError, f"{type(self).__name__}.allreduce", "op",
+                 f"must be one of {_OPS}", op)
 
     def _check_counts(self, sendbuf, sendcounts):
         where = f"{type(self).__name__}.alltoallv"
@@ -184,6 +186,12 @@ class MPIComm(Communicator):
     ----------
     comm : mpi4py.MPI.Comm
         E.g. ``MPI.COMM_WORLD``. Not modified; call :meth:`free` to release the duplicate.
+
+    Notes
+    -----
+    Creating one of more than one rank installs an exception hook that aborts the MPI job
+    when an uncaught exception ends any one rank (see
+    :func:`spsample.distributed.set_abort_on_failure`).
     """
 
     def __init__(self, comm, *, _dup=True):
@@ -195,6 +203,8 @@ class MPIComm(Communicator):
         self._comm = comm.Dup() if _dup else comm
         self.rank = self._comm.Get_rank()
         self.size = self._comm.Get_size()
+        if self.size > 1:
+            install_excepthook()       # an uncaught error on one rank aborts the job
 
     @property
     def mpi_comm(self):

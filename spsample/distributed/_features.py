@@ -6,7 +6,8 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError
 from .._validate import as_index_array, check_range, fail
-from ._collective import agree, open_rows_everywhere
+from ._collective import agree, check_same, open_rows_everywhere
+from ._failure import abort_if_failing_alone
 from ._grid import Grid
 
 __all__ = ["FeatureStore"]
@@ -57,19 +58,25 @@ class FeatureStore:
         """
         where = "FeatureStore.from_array"
         _check_grid(where, grid)
-        comm = grid.comm
+        with abort_if_failing_alone(grid.comm, where):
+            return cls._from_array(features, grid, root)
+
+    @classmethod
+    def _from_array(cls, features, grid, root):
+        where, comm = "FeatureStore.from_array", grid.comm
         if root is None:
             def check():
                 arr = _as_features(where, features)
                 return arr
             arr = agree(comm, where, check)
-            agree(comm, where, lambda: None, same=("features (shape, dtype)", (arr.shape, str(arr.dtype))))
+            check_same(comm, where, "features (shape, dtype)", (arr.shape, str(arr.dtype)))
             lo, hi = grid.block(arr.shape[0])
             return cls(grid, arr.shape[0], lo, np.array(arr[lo:hi], copy=True))
 
         def check_root():
             if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < comm.size:
-                fail(ArgumentError, where, "root", f"must be None or a rank in [0, {comm.size})", root)
+                fail(ArgumentError, where, "root", f"must be None or a rank in [0, {comm.size})",
+                     root)
             return _as_features(where, features) if comm.rank == root else None
         arr = agree(comm, where, check_root)
         meta = comm.bcast((arr.shape, arr.dtype.str) if comm.rank == root else None, root=root)
@@ -94,7 +101,12 @@ class FeatureStore:
         """
         where = "FeatureStore.load"
         _check_grid(where, grid)
-        comm = grid.comm
+        with abort_if_failing_alone(grid.comm, where):
+            return cls._load(path, grid)
+
+    @classmethod
+    def _load(cls, path, grid):
+        where, comm = "FeatureStore.load", grid.comm
         reader = open_rows_everywhere(comm, where, path, need_features=True)
         try:
             n = reader.num_nodes
@@ -128,6 +140,10 @@ class FeatureStore:
         ArgumentError
             On every rank, when any rank asks for a row that does not exist.
         """
+        with abort_if_failing_alone(self.grid.comm, "FeatureStore.fetch"):
+            return self._fetch(n_id)
+
+    def _fetch(self, n_id):
         where = "FeatureStore.fetch"
 
         def check():

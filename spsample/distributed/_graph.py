@@ -1,15 +1,18 @@
 """``DistGraph``: the adjacency split into block rows over the process rows of a :class:`Grid`."""
 
+import hashlib
 import time
 
 import numpy as np
 
-from .._errors import ArgumentError, ArgumentTypeError
+from .._errors import ArgumentError, ArgumentTypeError, DistributedError, SeedError
 from .._graph import Graph
 from .._sample import check_sample_args, check_unique_per_batch, run_bulk, split_batches
 from .._validate import as_index_array, check_range, fail
 from ..samplers._layerwise import column_weights as _serial_column_weights
-from ._collective import agree, open_rows_everywhere
+from ._checks import GraphFile
+from ._collective import agree, check_same, mark_raised_on_every_rank, open_rows_everywhere
+from ._failure import abort_if_failing_alone
 from ._grid import Grid
 
 __all__ = ["DistGraph", "STRATEGIES"]
@@ -80,34 +83,54 @@ class DistGraph:
         Parameters
         ----------
         graph : Graph or None
-            ``root=None``: every rank passes the same graph and keeps its own rows (checked
-            cheaply: sizes and a hash of the block boundaries' row pointers). ``root=r``: only
-            rank ``r``'s graph is used (others may pass ``None``); its rows are scattered.
+            ``root=None``: every rank passes the same graph and keeps its own rows (checked:
+            sizes and a SHA-256 of ``indptr``, ``indices`` and ``weights``, one pass over the
+            arrays, about 1 s per GB). ``root=r``: only rank ``r``'s graph is used (others may
+            pass ``None``); its rows are scattered.
         grid : Grid
         replicate_graph : bool
             Keep the whole graph on every rank (no sampling communication).
         root : int or None
+
+        Raises
+        ------
+        ArgumentTypeError, ArgumentError
+            On every rank, when ``graph``, ``grid`` or ``root`` is not valid on any rank.
+        DistributedError
+            On every rank, when ``root=None`` and the ranks pass different graphs (the
+            message names the arrays that differ).
         """
         where = "DistGraph.from_graph"
         _check_grid(where, grid)
-        comm = grid.comm
-        if root is None:
-            def check():
-                if not isinstance(graph, Graph):
-                    fail(ArgumentTypeError, where, "graph", "must be a spsample.Graph", type(graph))
-                return _graph_fingerprint(graph)
-            meta = agree(comm, where, check)
-            agree(comm, where, lambda: None, same=("graph (num_nodes, num_edges, weighted)", meta))
-            if replicate_graph:
-                return cls(grid, graph.num_nodes, 0, graph.indptr, graph.indices, graph.weights,
-                           replicated=True)
-            lo, hi = grid.block(graph.num_nodes)
-            indptr, indices, weights = _slice_rows(graph, lo, hi)
-            return cls(grid, graph.num_nodes, lo, indptr, indices, weights)
+        with abort_if_failing_alone(grid.comm, where):
+            if root is None:
+                return cls._from_same_graph(graph, grid, replicate_graph)
+            return cls._from_root(graph, grid, root, replicate_graph)
+
+    @classmethod
+    def _from_same_graph(cls, graph, grid, replicate_graph):
+        where = "DistGraph.from_graph"
+
+        def check():
+            if not isinstance(graph, Graph):
+                fail(ArgumentTypeError, where, "graph", "must be a spsample.Graph", type(graph))
+            return _graph_summary(graph)
+        _check_same_graph(grid.comm, where, agree(grid.comm, where, check))
+        if replicate_graph:
+            return cls(grid, graph.num_nodes, 0, graph.indptr, graph.indices, graph.weights,
+                       replicated=True)
+        lo, hi = grid.block(graph.num_nodes)
+        indptr, indices, weights = _slice_rows(graph, lo, hi)
+        return cls(grid, graph.num_nodes, lo, indptr, indices, weights)
+
+    @classmethod
+    def _from_root(cls, graph, grid, root, replicate_graph):
+        where, comm = "DistGraph.from_graph", grid.comm
 
         def check_root():
             if not isinstance(root, int) or isinstance(root, bool) or not 0 <= root < comm.size:
-                fail(ArgumentError, where, "root", f"must be None or a rank in [0, {comm.size})", root)
+                fail(ArgumentError, where, "root", f"must be None or a rank in [0, {comm.size})",
+                     root)
             if comm.rank == root and not isinstance(graph, Graph):
                 fail(ArgumentTypeError, where, "graph", "must be a spsample.Graph on the root rank",
                      type(graph))
@@ -145,25 +168,38 @@ class DistGraph:
     def load(cls, path, grid, *, replicate_graph=False):
         """Read this rank's block rows of the graph of an spsample HDF5 file.
 
-        Only rows ``[lo, hi)`` are read (``spsample.io.open_rows(path).read_rows(lo, hi)``),
-        or all rows with ``replicate_graph=True``.
+        Only rows ``[lo, hi)`` are read, or all rows with ``replicate_graph=True``. They are
+        checked as ``spsample.load`` checks the whole graph: before reading, the arrays'
+        kinds and shapes, and their declared sizes against the bytes the file stores; then
+        row pointers from 0 to ``len(indices)`` and non-decreasing, column ids in
+        ``[0, num_nodes)``, weights finite and non-negative, the ``num_nodes`` attribute. Rows
+        are sorted and duplicate entries merged, as :meth:`spsample.Graph.from_csr` does.
 
         Raises
         ------
         DatasetNotFoundError, DatasetError
-            On every rank when the file is missing (or unreadable) on any rank.
+            On every rank when the file is missing (or unreadable) on any rank, or any rank's
+            rows are invalid (the message names the rank, the file and the array).
+        DistributedError
+            On every rank when the ranks' files hold graphs of different sizes.
         """
         where = "DistGraph.load"
         _check_grid(where, grid)
-        comm = grid.comm
-        reader = open_rows_everywhere(comm, where, path)
-        try:
-            n = reader.num_nodes
-            agree(comm, where, lambda: None, same=("num_nodes of the file", n))
+        with abort_if_failing_alone(grid.comm, where):
+            return cls._load(path, grid, replicate_graph)
+
+    @classmethod
+    def _load(cls, path, grid, replicate_graph):
+        where, comm = "DistGraph.load", grid.comm
+        open_rows_everywhere(comm, where, path).close()     # the path, format and version
+        graph_file = agree(comm, where, lambda: GraphFile(where, path),
+                           release=lambda opened: opened.close())
+        with graph_file:
+            n = graph_file.num_nodes
+            check_same(comm, where, "graph of the file (num_nodes, num_edges, weighted)",
+                       (n, graph_file.num_edges, graph_file.weighted))
             lo, hi = (0, n) if replicate_graph else grid.block(n)
-            indptr, indices, weights = agree(comm, where, lambda: reader.read_rows(lo, hi))
-        finally:
-            reader.close()
+            indptr, indices, weights = agree(comm, where, lambda: graph_file.read_rows(lo, hi))
         return cls(grid, n, lo, indptr, indices, weights, replicated=replicate_graph)
 
     # ------------------------------------------------------------------ queries
@@ -198,7 +234,8 @@ class DistGraph:
             if self.replicated:
                 self._column_weights = _serial_column_weights(self._full)
             else:
-                self._column_weights = _distributed_column_weights(self)
+                with abort_if_failing_alone(self.grid.comm, "DistGraph.column_weights"):
+                    self._column_weights = _distributed_column_weights(self)
         return self._column_weights
 
     # ------------------------------------------------------------------ sampling
@@ -225,7 +262,17 @@ class DistGraph:
         ------
         SeedError, ArgumentError, SamplerError, DistributedError
             On every rank, when any rank's input is bad or the ranks disagree.
+
+        Notes
+        -----
+        When one rank fails while sampling (an exception, ``sys.exit``, ``MemoryError``),
+        the others would wait for it forever: the error is printed and the MPI job aborted
+        (see :func:`spsample.distributed.set_abort_on_failure` to opt out).
         """
+        with abort_if_failing_alone(self.grid.comm, "DistGraph.sample"):
+            return self._sample(seeds, sampler, batch_size, seed, epoch, batch_offset, strategy)
+
+    def _sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy):
         from ._sampling import run_distributed
 
         t0 = time.perf_counter()
@@ -251,14 +298,16 @@ class DistGraph:
     def _check_sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy):
         if strategy not in STRATEGIES:
             fail(ArgumentError, "sample", "strategy", f"must be one of {STRATEGIES}", strategy)
-        empty = np.asarray(seeds).size == 0 if not isinstance(seeds, np.ndarray) else seeds.size == 0
-        probe = [0] if empty else seeds
+        seeds = as_index_array("sample", "seeds", seeds, error_cls=SeedError)
+        empty = seeds.size == 0            # a rank may have no seeds: checked with a probe
         checked, batch_size, seed, epoch, batch_offset = check_sample_args(
-            self.num_nodes, probe, sampler, batch_size, seed, epoch, batch_offset)
+            self.num_nodes, [0] if empty else seeds, sampler, batch_size, seed, epoch,
+            batch_offset)
         if empty:
             checked = np.zeros(0, dtype=np.int64)
         sampler.check_graph(self)
-        sizes = split_batches(checked.size, batch_size)
+        # a batch_size beyond the seeds makes one minibatch, as does any value above it
+        sizes = split_batches(checked.size, min(batch_size, max(checked.size, 1)))
         if checked.size:
             check_unique_per_batch(checked, sizes)
         batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
@@ -278,6 +327,30 @@ def _check_grid(where, grid):
 
 def _graph_fingerprint(graph):
     return (graph.num_nodes, graph.num_edges, graph.weights is not None)
+
+
+def _graph_summary(graph):
+    """Sizes and a SHA-256 (16 hex digits) of each array: what the ranks compare."""
+    summary = {"num_nodes": graph.num_nodes, "num_edges": graph.num_edges}
+    for name in ("indptr", "indices", "weights"):
+        arr = getattr(graph, name)
+        summary[name] = None if arr is None else hashlib.sha256(
+            memoryview(np.ascontiguousarray(arr)).cast("B")).hexdigest()[:16]
+    return summary
+
+
+def _check_same_graph(comm, where, summary):
+    """Raise :class:`DistributedError` on every rank unless all passed the same graph."""
+    summaries = comm.allgather_object(summary)
+    other = next((r for r, s in enumerate(summaries) if s != summaries[0]), None)
+    if other is None:
+        return
+    differ = [k for k in summary if summaries[other][k] != summaries[0][k]]
+    sizes = {k: summaries[0][k] for k in ("num_nodes", "num_edges")}
+    raise mark_raised_on_every_rank(DistributedError(
+        f"{where}: ranks disagree on argument 'graph': rank {other}'s differs from rank 0's in "
+        f"{', '.join(differ)} (rank 0's has {sizes}); every rank must pass the same graph, or "
+        "pass it on one rank only with root="))
 
 
 def _describe(sampler, batch_size, seed, epoch, strategy):

@@ -4,8 +4,9 @@ sub-communicators (see :mod:`spsample.distributed._layout` for the arithmetic)."
 from .._errors import ArgumentTypeError
 from .._validate import fail
 from . import _layout
-from ._collective import agree
+from ._collective import agree, check_same
 from ._comm import Communicator, MPIComm, world
+from ._failure import abort_if_failing_alone
 
 __all__ = ["Grid"]
 
@@ -55,7 +56,13 @@ class Grid:
             comm = _wrap_mpi(comm)
         self.comm = comm
         self.rank, self.size = comm.rank, comm.size
+        with abort_if_failing_alone(comm, "Grid"):
+            self._split(replication)
+
+    def _split(self, replication):
+        comm = self.comm
         size, c = agree(comm, "Grid", lambda: _agreed_grid(comm, replication))
+        check_same(comm, "Grid", "replication", c)
         self.replication = c
         self.num_rows = size // c
         self.row = _layout.process_row(self.rank, size, c)

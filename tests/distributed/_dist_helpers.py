@@ -9,10 +9,19 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample.distributed import Grid, world
+from spsample.distributed import Grid, launched_under_mpi, world
 
 _WORLD = None
 _GRIDS = {}
+
+
+def mpi_timeout(seconds):
+    """pytest-timeout's mark for these tests. Under ``mpiexec`` its ``thread`` method: a rank
+    left waiting inside MPI (e.g. after an assertion failed on another rank only) never runs
+    the ``signal`` method's handler, so the job would hang; the thread method ends the
+    process instead, and ``mpiexec`` then ends the job. Serially the ``signal`` method, which
+    fails only the test."""
+    return pytest.mark.timeout(seconds, method="thread" if launched_under_mpi() else "signal")
 
 
 def world_comm():

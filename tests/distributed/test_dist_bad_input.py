@@ -1,17 +1,21 @@
 """Bad input on any one rank fails every rank with one typed message, and never hangs."""
 
+import pickle
+
+import h5py
 import numpy as np
 import pytest
 
 import spsample
-from spsample import (ArgumentError, DatasetNotFoundError, DistributedError, SamplerError,
-                      SeedError)
+from spsample import (ArgumentError, ArgumentTypeError, DatasetNotFoundError, DistributedError,
+                      SamplerError, SeedError, SpsampleError)
 from spsample.distributed import DistGraph, FeatureStore, Grid
+from spsample.distributed._collective import agree
 
-from _dist_helpers import assert_all, grid_for, raised, rmat10, world_comm  # noqa: F401 (fixtures)
+from _dist_helpers import (assert_all, grid_for, mpi_timeout, raised, rmat10,  # noqa: F401
+                           rmat10_weighted, world_comm)
 
-pytestmark = [pytest.mark.mpi, pytest.mark.timeout(60)]
-
+pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
 
 def last_rank():
@@ -105,6 +109,95 @@ def test_bad_constructor_arguments(rmat10):
     assert_all(same_error_everywhere(e3, ArgumentError, "root"), str(e3))
     e4 = raised(lambda: DistGraph.from_graph(rmat10, grid_for(1)).owner([rmat10.num_nodes]))
     assert_all(isinstance(e4, ArgumentError) and "ids" in str(e4))
+
+
+def test_ragged_seeds_on_one_rank(dg):
+    seeds = [[1, 2], [3]] if last_rank() else [1, 2]
+    exc = raised(lambda: spsample.sample(dg, seeds, sampler=spsample.NodeWise([2]), batch_size=2))
+    assert_all(same_error_everywhere(exc, ArgumentTypeError, "seeds"), str(exc))
+
+
+def test_batch_size_beyond_int64_on_one_rank(dg):
+    batch_size = 10**30 if last_rank() else 2
+    exc = raised(lambda: spsample.sample(dg, [1, 2], sampler=spsample.NodeWise([2]),
+                                         batch_size=batch_size))
+    if world_comm().size == 1:      # one minibatch of both seeds, as for any batch_size >= 2
+        assert_all(exc is None, str(exc))
+    else:
+        assert_all(same_error_everywhere(exc, SpsampleError, "batch_size"), str(exc))
+
+
+def test_bad_file_attribute_on_one_rank(rmat10, tmp_path):
+    """A file whose ``version`` attribute is not a number (read with ``int()``)."""
+    path = tmp_path / "g.h5"
+    spsample.save(spsample.Dataset(rmat10, name="g"), path)
+    if last_rank():
+        with h5py.File(path, "r+") as f:
+            f.attrs["version"] = "one"
+    exc = raised(lambda: DistGraph.load(path, grid_for(1)))
+    assert_all(same_error_everywhere(exc, SpsampleError) and isinstance(exc, ValueError),
+               f"{type(exc).__name__}: {exc}")
+
+
+@pytest.mark.parametrize("error", [ValueError("bad value"), OverflowError("too large"),
+                                   KeyError("no key"), MemoryError("no memory"),
+                                   UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad byte")],
+                         ids=lambda e: type(e).__name__)
+def test_any_exception_of_a_check_fails_every_rank_with_one_typed_error(error):
+    """Not only spsample's errors: the rank raising goes through the exchange too."""
+    def check():
+        if last_rank():
+            raise error
+        return "fine"
+    exc = raised(lambda: agree(world_comm(), "a check", check))
+    builtin = UnicodeError if isinstance(error, UnicodeError) else type(error)
+    ok = same_error_everywhere(exc, DistributedError, "a check", type(error).__name__)
+    ok &= isinstance(exc, builtin) and str(error).strip("'") in str(exc)
+    again = pickle.loads(pickle.dumps(exc))
+    ok &= type(again) is type(exc) and str(again) == str(exc)
+    assert_all(ok, f"{type(exc).__name__}: {exc}")
+
+
+def test_ranks_passing_different_replication():
+    p = world_comm().size
+    exc = raised(lambda: Grid(world_comm(), replication=p if last_rank() else 1))
+    if p == 1:
+        assert_all(exc is None, str(exc))
+    else:
+        assert_all(same_error_everywhere(exc, DistributedError, "replication", "disagree"),
+                   str(exc))
+
+
+def altered(graph, change):
+    """``graph`` with one entry changed; same num_nodes, num_edges and weightedness."""
+    indptr, indices = graph.indptr.copy(), graph.indices.copy()
+    weights = graph.weights.copy()
+    rows = np.flatnonzero(np.diff(indptr) >= 2)
+    row = next(r for r in rows[len(rows) // 2:]    # whose first id is not in the row above
+               if indices[indptr[r]] not in indices[indptr[r - 1]:indptr[r]])
+    first = indptr[row]
+    if change == "weights":
+        weights[first] += 1.0
+    elif change == "indices":       # the row's first id replaced by one not in the row
+        indices[first] = np.setdiff1d(np.arange(graph.num_nodes), indices[first:indptr[row + 1]])[0]
+    else:                           # the row's first entry moved to the row above
+        indptr[row] += 1
+    return spsample.Graph.from_csr(indptr, indices, weights=weights)
+
+
+@pytest.mark.parametrize("change", ["indptr", "indices", "weights"])
+def test_ranks_passing_different_graphs_of_the_same_size(rmat10_weighted, change):
+    graph = rmat10_weighted
+    if last_rank() and world_comm().size > 1:
+        graph = altered(graph, change)
+    same_sizes = (graph.num_nodes, graph.num_edges) == (rmat10_weighted.num_nodes,
+                                                        rmat10_weighted.num_edges)
+    exc = raised(lambda: DistGraph.from_graph(graph, grid_for(1)))
+    if world_comm().size == 1:
+        assert_all(exc is None, str(exc))
+    else:
+        same_error = same_error_everywhere(exc, DistributedError, "disagree", change)
+        assert_all(same_sizes and same_error, str(exc))
 
 
 def test_the_grid_still_works_after_errors(dg, rmat10):

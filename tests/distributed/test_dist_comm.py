@@ -7,9 +7,9 @@ import pytest
 from spsample import ArgumentError, ArgumentTypeError
 from spsample.distributed import MPIComm, SelfComm
 
-from _dist_helpers import assert_all, comm, raised  # noqa: F401 (fixtures)
+from _dist_helpers import assert_all, comm, mpi_timeout, raised  # noqa: F401 (fixtures)
 
-pytestmark = [pytest.mark.mpi, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
 
 def test_alltoallv_rows_and_bytes(comm):
@@ -19,7 +19,8 @@ def test_alltoallv_rows_and_bytes(comm):
     comm.reset_stats()
     recv, rcounts = comm.alltoallv(send, counts)
     ok = rcounts.tolist() == [me + 1] * p
-    expect = np.concatenate([np.full((me + 1, 3), 100 * s + me, dtype=np.float32) for s in range(p)])
+    expect = np.concatenate([np.full((me + 1, 3), 100 * s + me, dtype=np.float32)
+                             for s in range(p)])
     ok &= recv.dtype == np.float32 and np.array_equal(recv, expect)
     st = comm.stats()
     row = 12

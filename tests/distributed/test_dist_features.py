@@ -6,9 +6,10 @@ import pytest
 import spsample
 from spsample.distributed import FeatureStore
 
-from _dist_helpers import assert_all, comm, grid_for, valid_replications, world_comm  # noqa: F401 (fixtures)
+from _dist_helpers import (assert_all, comm, grid_for, mpi_timeout,  # noqa: F401 (fixtures)
+                           valid_replications, world_comm)
 
-pytestmark = [pytest.mark.mpi, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
 N = 257
 

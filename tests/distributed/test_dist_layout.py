@@ -6,7 +6,9 @@ import pytest
 from spsample import ArgumentError, DistributedError
 from spsample.distributed import _layout as L
 
-pytestmark = pytest.mark.mpi
+from _dist_helpers import mpi_timeout
+
+pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
 GRIDS = [(p, c) for p in (1, 2, 3, 4, 6, 8, 12) for c in range(1, p + 1) if p % c == 0]
 SIZES = [0, 1, 2, 5, 7, 100, 1023, 4096]

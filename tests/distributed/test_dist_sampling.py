@@ -8,10 +8,10 @@ import spsample
 from spsample.distributed import DistGraph
 from spsample.primitives import Streams
 
-from _dist_helpers import (assert_all, grid_for, my_batches, rmat10, rmat10_weighted,
-                           valid_replications, world_comm)  # noqa: F401 (fixtures)
+from _dist_helpers import (assert_all, grid_for, mpi_timeout, my_batches, rmat10,  # noqa: F401
+                           rmat10_weighted, valid_replications, world_comm)
 
-pytestmark = [pytest.mark.mpi, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.mpi, mpi_timeout(120)]
 
 BATCH = 32
 NUM_SEEDS = 300            # 10 minibatches, the last one of 12 seeds
@@ -129,7 +129,8 @@ def test_scattered_from_root_and_loaded_from_file(rmat10_weighted, tmp_path, c):
     for dg in (loaded, scattered):
         ok &= (dg.lo, dg.hi) == (lo, hi) and dg.indptr.size == hi - lo + 1   # only its rows
         ok &= np.array_equal(dg.indptr, local.indptr) and np.array_equal(dg.indices, local.indices)
-        ok &= dg.weights.tobytes() == local.weights.tobytes() and dg.edge_offset == local.edge_offset
+        ok &= dg.weights.tobytes() == local.weights.tobytes()
+        ok &= dg.edge_offset == local.edge_offset
     make = WEIGHTED_SAMPLERS["nodewise-weighted"]
     out, b0, b1 = distributed(loaded, rmat10_weighted, make, "push")
     ok &= matches(out, reference(rmat10_weighted, "nodewise-weighted", make), b0, b1)

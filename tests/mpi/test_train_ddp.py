@@ -17,7 +17,10 @@ torch = pytest.importorskip("torch")
 from spsample.train import (GradientAllReduce, GraphSAGE, Trainer,  # noqa: E402
                             parameter_checksums)
 
-pytestmark = pytest.mark.mpi
+# under mpiexec pytest-timeout's thread method: a rank left waiting inside MPI never runs the
+# signal method's handler (the job would hang); the thread method ends the process, and the job
+pytestmark = [pytest.mark.mpi,
+              pytest.mark.timeout(300, method="thread" if launched_under_mpi() else "signal")]
 
 
 def mpi_comm():

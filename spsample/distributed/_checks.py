@@ -1,0 +1,192 @@
+"""Reading one block of rows of a graph file with the checks ``spsample.load`` applies to the
+whole graph (:meth:`spsample.Graph.from_csr`), before any value is trusted.
+
+A block is not a square matrix, so ``Graph.from_csr`` cannot take it; the same checks run here
+on the block, through Graph's own helpers (ids in range, weights finite and non-negative,
+rows sorted and duplicates merged), plus what a partial read needs on top:
+
+* before anything is read, the three arrays must be one-dimensional datasets of the right
+  kind (integers; real numbers for weights), and each one's declared size must be backed by
+  the bytes the file really stores (a few KiB of file cannot hold 16 GiB of row pointers:
+  gzip compresses at most about 1000:1);
+* the row pointers must start at 0 and end at ``len(indices)`` (read on every rank: two
+  values), and be non-decreasing over the block, so every rank's entries lie inside
+  ``indices`` and the blocks of all ranks tile it exactly.
+"""
+
+import os
+
+import numpy as np
+
+from .._errors import DatasetError, GraphError
+from .._graph import MAX_NODES, Graph, _check_ids, _check_weights
+from .._validate import fail
+
+__all__ = ["GraphFile", "MAX_COMPRESSION"]
+
+#: The most bytes of array one stored byte may stand for (deflate's limit is about 1032).
+MAX_COMPRESSION = 1100
+_ARRAYS = {"indptr": "iu", "indices": "iu", "weights": "iuf"}
+
+
+class GraphFile:
+    """The CSR arrays of an spsample HDF5 file, checked before anything is read.
+
+    Parameters
+    ----------
+    where : str
+        The public function, for messages.
+    path : str or os.PathLike
+        A file that ``spsample.io.open_rows`` accepted (format and version already checked).
+
+    Attributes
+    ----------
+    num_nodes, num_edges : int
+    weighted : bool
+
+    Raises
+    ------
+    DatasetError
+        Naming ``path`` and the array or attribute at fault.
+    """
+
+    def __init__(self, where, path):
+        import h5py
+
+        self.where, self.path = where, str(path)
+        self._file = h5py.File(path, "r")
+        try:
+            self._arrays = {name: self._dataset(h5py, name) for name in _ARRAYS}
+            self._check_sizes()
+        except BaseException:
+            self._file.close()
+            raise
+
+    # ------------------------------------------------------------------ metadata
+    def _dataset(self, h5py, name):
+        obj = self._file.get(f"graph/{name}")
+        if obj is None and name == "weights":
+            return None
+        if not isinstance(obj, h5py.Dataset):
+            self._fail(name, "must be a dataset", type(obj).__name__)
+        if obj.shape is None or len(obj.shape) != 1:
+            self._fail(name, "must be 1-dimensional", obj.shape)
+        if obj.dtype.kind not in _ARRAYS[name]:
+            kind = "real numbers" if name == "weights" else "integers"
+            self._fail(name, f"must hold {kind}", str(obj.dtype))
+        self._check_stored(name, obj)
+        return obj
+
+    def _check_stored(self, name, dset):
+        """The declared size must be backed by stored bytes (before anything is allocated)."""
+        declared = int(dset.shape[0]) * dset.dtype.itemsize
+        stored = min(int(dset.id.get_storage_size()), os.path.getsize(self.path))
+        if declared > MAX_COMPRESSION * stored:
+            self._fail(name, f"declares {dset.shape[0]} entries ({_size(declared)}) but the file "
+                       f"stores only {_size(stored)} for them (no supported compression packs "
+                       f"more than {MAX_COMPRESSION} bytes into one)", dset.shape[0])
+
+    def _check_sizes(self):
+        indptr, indices, weights = (self._arrays[k] for k in _ARRAYS)
+        n = indptr.shape[0] - 1
+        if n < 1:
+            self._fail("indptr", "must have length num_nodes + 1 >= 2 (an empty graph cannot be "
+                       "sampled)", indptr.shape[0])
+        if n > MAX_NODES:
+            self._fail("indptr", f"describes more than {MAX_NODES} nodes", n)
+        if weights is not None and weights.shape[0] != indices.shape[0]:
+            self._fail("weights", f"must have one value per entry of /graph/indices "
+                       f"({indices.shape[0]})", weights.shape[0])
+        self._check_num_nodes_attribute(n)
+        self.num_nodes, self.num_edges = n, int(indices.shape[0])
+        self.weighted = weights is not None
+
+    def _check_num_nodes_attribute(self, n):
+        value = self._file.attrs.get("num_nodes")
+        if value is None:
+            return
+        try:
+            ok = int(value) == n and float(value) == n
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            shown = value.item() if isinstance(value, np.generic) else value
+            fail(DatasetError, self.where, "path",
+                 f"{self.path!r} has the attribute num_nodes={shown!r}, which disagrees with "
+                 f"/graph/indptr ({n} nodes)", show_value=False)
+
+    # ------------------------------------------------------------------ reading
+    def read_rows(self, lo, hi):
+        """Rows ``[lo, hi)``: ``(indptr from 0, indices, weights or None)``, checked and canonical
+        (sorted within rows, duplicates merged with their weights summed), as ``Graph``'s."""
+        indptr = self._read("indptr", lo, hi + 1)
+        first, last = self._read("indptr", 0, 1)[0], self._read("indptr", self.num_nodes,
+                                                                self.num_nodes + 1)[0]
+        if first != 0:
+            self._fail("indptr", "must start at 0", int(first))
+        if last != self.num_edges:
+            self._fail("indptr", f"must end at len(/graph/indices) = {self.num_edges}", int(last))
+        steps = np.diff(indptr)
+        if steps.size and steps.min() < 0:
+            bad = lo + int(np.flatnonzero(steps < 0)[0]) + 1
+            self._fail("indptr", f"must be non-decreasing (drops at position {bad})",
+                       int(indptr[bad - lo]))
+        start, stop = int(indptr[0]), int(indptr[-1])
+        if start < 0 or stop > self.num_edges:
+            self._fail("indptr", f"must stay within [0, len(/graph/indices) = {self.num_edges}] "
+                       f"(rows [{lo}, {hi}) point to [{start}, {stop}))", (start, stop))
+        indices = self._read("indices", start, stop)
+        weights = None if not self.weighted else self._read("weights", start, stop)
+        return self._canonical(indptr - start, indices, weights)
+
+    def _read(self, name, start, stop):
+        try:
+            raw = self._arrays[name][start:stop]
+        except (OSError, ValueError, TypeError) as exc:
+            raise DatasetError(f"{self.where}: argument 'path' {self.path!r}: cannot read "
+                               f"/graph/{name}[{start}:{stop}] (truncated or corrupt?): "
+                               f"{exc}") from exc
+        if name == "weights":
+            return raw
+        if raw.dtype == np.uint64 and raw.size and raw.max() > np.iinfo(np.int64).max:
+            self._fail(name, "has values beyond the int64 range", int(raw.max()))
+        return np.ascontiguousarray(raw, dtype=np.int64)
+
+    def _canonical(self, indptr, indices, weights):
+        try:
+            _check_ids(self.where, "/graph/indices", indices, self.num_nodes)
+            if weights is not None:
+                weights = _check_weights(self.where, weights, indices.size)
+        except GraphError as exc:
+            raise DatasetError(f"{self.where}: argument 'path' {self.path!r} holds an invalid "
+                               f"graph: {_without_where(self.where, exc)}") from exc
+        block = Graph._canonical(indptr, indices, weights)
+        return block.indptr, block.indices, block.weights
+
+    # ------------------------------------------------------------------ helpers
+    def _fail(self, name, problem, value):
+        fail(DatasetError, self.where, "path",
+             f"{self.path!r} holds an invalid graph: /graph/{name} {problem}", value)
+
+    def close(self):
+        self._file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _without_where(where, exc):
+    """The message of a helper's error without its ``where: `` prefix."""
+    text = str(exc)
+    return text[len(where) + 2:] if text.startswith(f"{where}: ") else text
+
+
+def _size(nbytes):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if nbytes < 1024 or unit == "TiB":
+            return f"{nbytes:.0f} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024
+    return None
