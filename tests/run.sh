@@ -16,7 +16,7 @@ if [ ${#mpi_dirs[@]} -gt 0 ]; then
     echo "== mpiexec -n $n ${mpi_dirs[*]}"
     # one thread per rank; oversubscription is MPICH's default. timeout turns a deadlock into a failure.
     OMP_NUM_THREADS=1 SPSAMPLE_THREADS=1 timeout 900 mpiexec -n "$n" \
-      $PY -m pytest -p no:cacheprovider --timeout=300 -q "${mpi_dirs[@]}" || status=1
+      $PY -m pytest -p no:cacheprovider --capture=sys --timeout=300 -q "${mpi_dirs[@]}" || status=1
   done
 fi
 exit $status
