@@ -43,3 +43,18 @@ def test_distributed_example_names_exist():
     for name, obj in [("Grid(", Grid), ("DistGraph.load(", DistGraph.load),
                       ("FeatureStore.load(", FeatureStore.load)]:
         assert name in code and callable(obj)
+
+
+@pytest.mark.parametrize("text, result", [("Streams.per_row(Q, ctx)", "walks"),
+                                          ("class LowDegreeFirst", "batches")])
+def test_sampler_examples_run_as_written_on_the_native_engine(text, result):
+    import warnings
+
+    from spsample import _native
+    scope = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no NotLoweredWarning: they lower
+        exec(block_containing(text), scope)
+    bulk = scope[result]
+    assert bulk.path == ("native" if _native.enabled() else "numpy")
+    assert len(bulk) == 1 and bulk[0].batch_size == 3
