@@ -1,9 +1,15 @@
 """Sampled edges per second of one epoch, spsample against DGL / PyG in the same process.
 
 One epoch = ``--batches`` minibatches of ``--batch-size`` distinct random seeds (default 64 x
-1024), sampled in one bulk call per sampler: node-wise (fanouts 15,10,5), LADIES and FastGCN
-(``--layer-fanouts``, default 1024 per layer). Graphs: R-MAT (``--scale``, one or more, Graph500
-parameters) and the CSR npz given by ``--dataset`` (default law-cnr-2000; skipped when absent).
+1024), sampled in one bulk call per sampler: node-wise (fanouts 15,10,5), LABOR (same fanouts),
+LADIES and FastGCN (``--layer-fanouts``, default 1024 per layer), random walks and node2vec
+(``--walk-length``, ``--p``, ``--q``: one walk per seed). User-style samplers written with the
+lazy vocabulary are measured against the built-in doing the same work: ``plain`` (a NodeWise
+subclass overriding nothing) against ``nodewise``; ``colscaled`` (node-wise weighted by a
+per-column vector, 1 / (1 + deg u)) against ``nodewise_w`` (NodeWise(weighted=True) on the
+same graph carrying those values as edge weights); ``readme_walk`` (experiments/random_walk.py)
+against ``walk``. Graphs: R-MAT (``--scale``, one or more, Graph500 parameters) and the CSR npz
+given by ``--dataset`` (default law-cnr-2000; skipped when absent).
 Prints one JSON object per measurement (and writes them all to ``--out``):
 
     graph, sampler, path ("native" / "numpy" / "dgl" / "pyg"), threads, sampled_edges,
@@ -20,7 +26,9 @@ with k beyond the outputs, so run_peak_rss - rss_before ~ output_mb + threads * 
 
 Peers: ``--peer dgl`` times ``dgl.dataloading.NeighborSampler(...).sample_blocks`` per minibatch
 (DGL 2.1's C++ ``sample_neighbors`` + ``to_block``; it re-expands every vertex of a layer, so it
-samples ~20 % more edges: compare edges/s, and epoch time); ``--peer pyg`` times
+samples ~20 % more edges: compare edges/s, and epoch time) for ``nodewise``,
+``dgl.dataloading.LaborSampler`` for ``labor``, and ``dgl.sampling.random_walk`` /
+``node2vec_random_walk`` (walks per second) for ``walk`` / ``node2vec``; ``--peer pyg`` times
 ``torch_geometric.sampler.NeighborSampler`` (needs pyg-lib or torch-sparse). Both get the same
 graph, seeds, fanouts and thread count; a peer that does not import prints a skip line. See
 experiments/README.md for building their environments.
@@ -47,9 +55,13 @@ def parse_args(argv=None):
     p.add_argument("--scale", default="18", help="R-MAT scale(s), comma-separated; '' for none")
     p.add_argument("--dataset", default=str(DEFAULT_DATASET),
                    help="CSR npz (indptr, indices) to benchmark too; 'none' to skip")
-    p.add_argument("--samplers", default="nodewise,ladies,fastgcn")
+    p.add_argument("--samplers", default="nodewise,ladies,fastgcn",
+                   help="comma-separated: " + ", ".join(SAMPLERS))
     p.add_argument("--fanouts", default="15,10,5", help="node-wise fanouts, hop 1 first")
     p.add_argument("--layer-fanouts", default="1024,1024,1024", help="LADIES / FastGCN layer sizes")
+    p.add_argument("--walk-length", type=int, default=8)
+    p.add_argument("--p", type=float, default=0.5, help="node2vec return parameter")
+    p.add_argument("--q", type=float, default=2.0, help="node2vec in-out parameter")
     p.add_argument("--batches", type=int, default=64)
     p.add_argument("--batch-size", type=int, default=1024)
     p.add_argument("--threads", type=int, default=2)
@@ -139,14 +151,76 @@ def graphs(args):
         yield path.stem, g, time.perf_counter() - t
 
 
-def make_samplers(args):
+SAMPLERS = ("nodewise", "ladies", "fastgcn", "labor", "walk", "node2vec", "plain", "colscaled",
+            "nodewise_w", "readme_walk", "walk_nodewise")
+# user-style sampler -> the built-in doing the same work (ratio reported)
+BASELINE = {"plain": "nodewise", "colscaled": "nodewise_w", "readme_walk": "walk",
+            "walk_nodewise": "walk"}
+WALKS = ("walk", "node2vec", "readme_walk", "walk_nodewise")
+
+
+def user_samplers():
+    """The user-style samplers, written as a user would from the README."""
+    import importlib.util
+
+    import spsample
+    from spsample import primitives as prim
+
+    class Plain(spsample.NodeWise):
+        pass
+
+    class ColumnScaled(spsample.NodeWise):
+        def __init__(self, fanouts, vec):
+            super().__init__(fanouts, weighted=True)
+            self.vec = vec
+
+        def check_graph(self, graph):
+            pass
+
+        def probabilities(self, graph, Q, ctx):
+            return prim.gather(graph, Q).scale_columns(self.vec)
+
+    spec = importlib.util.spec_from_file_location("random_walk", Path(__file__).parent / "random_walk.py")
+    walk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(walk)
+    return Plain, ColumnScaled, walk.RandomWalk
+
+
+def column_vector(g):
+    import numpy as np
+    return 1.0 / (1.0 + g.degree().astype(np.float64))
+
+
+def make_samplers(args, g):
+    """``(name, sampler, graph)`` for the requested samplers (``graph`` may carry weights)."""
     import spsample
 
+    Plain, ColumnScaled, ReadmeWalk = user_samplers()
     fan = [int(f) for f in args.fanouts.split(",")]
     layer = [int(f) for f in args.layer_fanouts.split(",")]
-    table = {"nodewise": lambda: spsample.NodeWise(fan), "ladies": lambda: spsample.LADIES(layer),
-             "fastgcn": lambda: spsample.FastGCN(layer)}
-    return [(name, table[name]()) for name in args.samplers.split(",") if name]
+    L = args.walk_length
+    weighted = {}
+
+    def with_column_weights():
+        if "g" not in weighted:
+            vec = column_vector(g)
+            weighted["g"] = spsample.Graph.from_csr(g.indptr, g.indices, weights=vec[g.indices])
+        return weighted["g"]
+
+    table = {"nodewise": lambda: (spsample.NodeWise(fan), g),
+             "ladies": lambda: (spsample.LADIES(layer), g),
+             "fastgcn": lambda: (spsample.FastGCN(layer), g),
+             "labor": lambda: (spsample.LABOR(fan), g),
+             "walk": lambda: (spsample.RandomWalk(L), g),
+             "node2vec": lambda: (spsample.RandomWalk(L, p=args.p, q=args.q), g),
+             "plain": lambda: (Plain(fan), g),
+             "colscaled": lambda: (ColumnScaled(fan, column_vector(g)), g),
+             "nodewise_w": lambda: (spsample.NodeWise(fan, weighted=True), with_column_weights()),
+             "readme_walk": lambda: (ReadmeWalk(L), g),
+             "walk_nodewise": lambda: (spsample.NodeWise([1] * L), g)}
+    for name in [n for n in args.samplers.split(",") if n]:
+        sampler, graph = table[name]()
+        yield name, sampler, graph
 
 
 # ----------------------------------------------------------------------------- peers
@@ -167,17 +241,40 @@ def import_dgl():
     return dgl
 
 
-def dgl_runner(g, seeds_per_batch, fanouts, threads):
+def _dgl_graph(g, dgl, torch, csc=True):
+    indptr, indices = torch.from_numpy(g.indptr.copy()), torch.from_numpy(g.indices.copy())
+    # in-edges of v = row v (the vertices v aggregates from): DGL's CSC; walks follow out-edges,
+    # so for them row v is v's successor list: DGL's CSR
+    fmt = "csc" if csc else "csr"
+    dg = dgl.graph((fmt, (indptr, indices, torch.empty(0, dtype=torch.int64))), num_nodes=g.num_nodes)
+    dg.create_formats_()
+    return dg
+
+
+def dgl_runner(g, seeds_per_batch, fanouts, threads, kind="nodewise", args=None):
+    """A DGL function doing what spsample's ``kind`` does, and its unit count per run."""
     import torch
     dgl = import_dgl()
     dgl.utils.set_num_threads(threads)
     torch.set_num_threads(threads)
-    indptr, indices = torch.from_numpy(g.indptr.copy()), torch.from_numpy(g.indices.copy())
-    # in-edges of v = row v (the vertices v aggregates from): DGL's CSC
-    dg = dgl.graph(("csc", (indptr, indices, torch.empty(0, dtype=torch.int64))), num_nodes=g.num_nodes)
-    dg.create_formats_()
-    sampler = dgl.dataloading.NeighborSampler(list(reversed(fanouts)))   # DGL lists input layer first
     batches = [torch.from_numpy(s) for s in seeds_per_batch]
+    if kind in ("walk", "node2vec"):
+        dg = _dgl_graph(g, dgl, torch, csc=False)
+        L = args.walk_length
+
+        def run():
+            walks = 0
+            for seeds in batches:
+                if kind == "walk":
+                    traces = dgl.sampling.random_walk(dg, seeds, length=L)[0]
+                else:
+                    traces = dgl.sampling.node2vec_random_walk(dg, seeds, args.p, args.q, L)
+                walks += int(traces.shape[0])
+            return walks
+        return run, f"dgl {dgl.__version__}"
+    dg = _dgl_graph(g, dgl, torch)
+    make = dgl.dataloading.LaborSampler if kind == "labor" else dgl.dataloading.NeighborSampler
+    sampler = make(list(reversed(fanouts)))   # DGL lists input layer first
 
     def run():
         edges = 0
@@ -216,6 +313,36 @@ def pyg_runner(g, seeds_per_batch, fanouts, threads):
 
 
 # ----------------------------------------------------------------------------- main
+def measure_spsample(args, g, seeds, sname, sampler, path, base):
+    import spsample
+    from spsample import _native
+
+    _native.set_enabled(path == "native")
+    try:
+        run = lambda: spsample.sample(g, seeds, sampler=sampler, batch_size=args.batch_size,  # noqa: E731
+                                      seed=args.seed)
+        first = run()                                      # warm-up (and caches)
+        ran = first.path
+        del first
+        bulk, times, mem = measure(run, args.repeat)
+        edges = bulk.num_edges
+        out_mb = (bulk.n_id.nbytes + sum(h.dst.nbytes + h.src.nbytes + h.edge_id.nbytes
+                                         + (h.weight.nbytes if h.weight is not None else 0)
+                                         for h in bulk.hops))
+        del bulk
+    finally:
+        _native.set_enabled(_native.AVAILABLE)
+    res = dict(base, sampler=sname, path=path, ran=ran, **summary(times, edges), **mem,
+               output_mb=round(out_mb / 2**20, 1))
+    if sname in WALKS:
+        res["walks_per_s"] = round(seeds.size / min(times) / 1e6, 3)   # M walks/s
+    return res
+
+
+def ratio(a, b, key):
+    return round(a[key] / b[key], 3) if a and b and b.get(key) else None
+
+
 def main(argv=None):
     args = parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
@@ -224,7 +351,6 @@ def main(argv=None):
     # runs one parallel region per bulk, so the policy does not matter to it.
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     import numpy as np
-    import spsample
     from spsample import _native
 
     results = []
@@ -240,47 +366,48 @@ def main(argv=None):
         m = args.batches * args.batch_size
         rng = np.random.default_rng(args.seed)
         seeds = rng.choice(g.num_nodes, size=min(m, g.num_nodes), replace=False).astype(np.int64)
-        base = {"graph": gname, "threads": args.threads, "omp_wait_policy": os.environ["OMP_WAIT_POLICY"], "batches": -(-seeds.size // args.batch_size),
-                "batch_size": args.batch_size}
-        best_nodewise = None
-        for sname, sampler in make_samplers(args):
+        base = {"graph": gname, "threads": args.threads, "omp_wait_policy": os.environ["OMP_WAIT_POLICY"],
+                "batches": -(-seeds.size // args.batch_size), "batch_size": args.batch_size}
+        best = {}
+        for sname, sampler, graph in make_samplers(args, g):
             for path in args.paths:
                 if path == "native" and not _native.AVAILABLE:
                     print(json.dumps({"skip": "native", "reason": str(_native.IMPORT_ERROR)}), flush=True)
                     continue
-                _native.set_enabled(path == "native")
-                run = lambda: spsample.sample(g, seeds, sampler=sampler, batch_size=args.batch_size,  # noqa: E731
-                                              seed=args.seed)
-                run()                                              # warm-up (and caches)
-                mbs, times, mem = measure(run, args.repeat)
-                edges = sum(sum(mb.num_sampled_edges) for mb in mbs)
-                out_mb = sum(mb.n_id.nbytes + sum(d.nbytes + s.nbytes for d, s in mb.edges)
-                             + sum(e.nbytes for e in mb.edge_ids)
-                             + (sum(w.nbytes for w in mb.weight) if mb.weight else 0) for mb in mbs)
-                del mbs
-                res = dict(base, sampler=sname, path=path, **summary(times, edges), **mem,
-                           output_mb=round(out_mb / 2**20, 1))
+                res = measure_spsample(args, graph, seeds, sname, sampler, path, base)
                 record(results, args.out, **res)
-                if sname == "nodewise" and path == "native":
-                    best_nodewise = res
-            _native.set_enabled(_native.AVAILABLE)
-        if not peers:
-            continue
-        fan = [int(f) for f in args.fanouts.split(",")]
+                best[sname, path] = res
+        for (sname, path), res in list(best.items()):      # user-style vs the built-in
+            if (BASELINE.get(sname), path) in best:
+                record(results, args.out, graph=gname, sampler=sname, path=path,
+                       vs_builtin=BASELINE[sname],
+                       ratio_vs_builtin=ratio(res, best[BASELINE[sname], path], "edges_per_s"))
         per_batch = np.array_split(seeds, np.cumsum([args.batch_size] * (base["batches"] - 1)))
+        fan = [int(f) for f in args.fanouts.split(",")]
         for peer in peers:
-            try:
-                runner, version = (dgl_runner if peer == "dgl" else pyg_runner)(g, per_batch, fan, args.threads)
-            except Exception as exc:   # not importable / unusable here: say so, do not fail
-                print(json.dumps({"skip": peer, "reason": f"{type(exc).__name__}: {exc}"}), flush=True)
-                continue
-            runner()
-            edges, times, mem = measure(runner, args.repeat)
-            res = dict(base, sampler="nodewise", path=peer, version=version, **summary(times, edges), **mem)
-            if best_nodewise is not None:
-                res["ratio_edges_per_s"] = round(best_nodewise["edges_per_s"] / res["edges_per_s"], 2)
-                res["ratio_epoch_time"] = round(res["seconds"] / best_nodewise["seconds"], 2)
-            record(results, args.out, **res)
+            for kind in [k for k in ("nodewise", "labor", "walk", "node2vec") if (k, "native") in best]:
+                if peer == "pyg" and kind != "nodewise":
+                    continue
+                try:
+                    make = dgl_runner if peer == "dgl" else pyg_runner
+                    runner, version = make(g, per_batch, fan, args.threads, kind, args) \
+                        if peer == "dgl" else make(g, per_batch, fan, args.threads)
+                except Exception as exc:   # not importable / unusable here: say so, do not fail
+                    print(json.dumps({"skip": peer, "sampler": kind,
+                                      "reason": f"{type(exc).__name__}: {exc}"}), flush=True)
+                    continue
+                runner()
+                units, times, mem = measure(runner, args.repeat)
+                res = dict(base, sampler=kind, path=peer, version=version, **mem)
+                mine = best[kind, "native"]
+                if kind in WALKS:
+                    res.update(seconds=round(min(times), 4), walks_per_s=round(units / min(times) / 1e6, 3))
+                    res["ratio_walks_per_s"] = ratio(mine, res, "walks_per_s")
+                else:
+                    res.update(summary(times, units))
+                    res["ratio_edges_per_s"] = ratio(mine, res, "edges_per_s")
+                    res["ratio_epoch_time"] = round(res["seconds"] / mine["seconds"], 2)
+                record(results, args.out, **res)
     return 0
 
 

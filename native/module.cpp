@@ -631,22 +631,22 @@ py::tuple layerwise_bulk(const I64& indptr, const I64& indices, const U32& indic
 // Test hook: the LADIES candidates' Philox words (word 0 of block (0, u, hw, bid)) from one
 // implementation: "avx2" (hand-written; needs an AVX2 CPU), "generic" (compiler-vectorised
 // clones), or "auto" (what the kernel runs).
-py::array_t<uint32_t> ladies_words_hook(const U32& u, uint32_t hw, uint32_t bid, uint32_t k0, uint32_t k1,
+py::array_t<uint32_t> column_words_hook(const U32& u, uint32_t hw, uint32_t bid, uint32_t k0, uint32_t k1,
                                         const std::string& path) {
     std::vector<uint32_t> out(u.size());
     const Key key{k0, k1};
     if (path == "avx2") {
 #ifdef SPSAMPLE_LW_X86
         require(__builtin_cpu_supports("avx2"), "this CPU has no AVX2");
-        ladies_words_avx2(u.data(), u.size(), hw, bid, key, out.data());
+        column_words_avx2(u.data(), u.size(), hw, bid, key, out.data());
 #else
         require(false, "no AVX2 build on this platform");
 #endif
     } else if (path == "generic") {
-        ladies_words_generic(u.data(), u.size(), hw, bid, key, out.data());
+        column_words_generic(u.data(), u.size(), hw, bid, key, out.data());
     } else {
         require(path == "auto", "path must be avx2, generic or auto");
-        ladies_words(u.data(), u.size(), hw, bid, key, out.data());
+        column_words(u.data(), u.size(), hw, bid, key, out.data());
     }
     return own(std::move(out));
 }
@@ -770,7 +770,7 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("k1"), py::arg("epoch"), py::arg("q_global"), py::arg("cumulative"),
           py::arg("num_threads"));
     m.def("philox_words", &philox_words);
-    m.def("ladies_words", &ladies_words_hook, py::arg("u"), py::arg("hw"), py::arg("bid"), py::arg("k0"),
+    m.def("column_words", &column_words_hook, py::arg("u"), py::arg("hw"), py::arg("bid"), py::arg("k0"),
           py::arg("k1"), py::arg("path"));
 #ifdef SPSAMPLE_LW_PROFILE
     m.def("lw_profile", []() {  // per-phase seconds of layerwise_minibatch (profiling builds only)

@@ -206,8 +206,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             if (s < 0 || d <= s) {
                 for (int64_t p = 0; p < d; ++p) emit(p);
             } else {
-                const int64_t* cols = g.indices + st;
-                threshold_row(d, s, hw, bid, key, [&](int64_t p) { return cols[p]; }, emit);
+                threshold_row(g.indices + st, d, s, hw, bid, key, emit);
             }
             continue;
         }

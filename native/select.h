@@ -29,6 +29,7 @@
 
 #include "common.h"
 #include "localmap.h"
+#include "philox_simd.h"
 #include "rng.h"
 
 namespace spsample {
@@ -244,18 +245,24 @@ static inline int64_t rejection_row(Stream& st, int64_t d, int64_t s, double bou
     return k;
 }
 
-// LABOR-0's threshold rule for a row longer than s >= 0: emit(p) for every kept position.
-// column(p) is the column of position p.
-template <class Column, class Emit>
-static inline int64_t threshold_row(int64_t d, int64_t s, uint32_t hw, uint32_t bid, Key key,
-                                    Column&& column, Emit&& emit) {
+// LABOR-0's threshold rule for a row (columns cols[0..d)) longer than s >= 0: emit(p) for every
+// kept position. The columns' words are computed CHUNK at a time by column_words (vectorised).
+template <class Emit>
+static inline int64_t threshold_row(const int64_t* cols, int64_t d, int64_t s, uint32_t hw, uint32_t bid,
+                                    Key key, Emit&& emit) {
+    constexpr int64_t CHUNK = 256;
+    uint32_t c32[CHUNK], words[CHUNK];
     int64_t k = 0;
     const uint64_t limit = static_cast<uint64_t>(s) << 32;
-    for (int64_t p = 0; p < d; ++p) {
-        const uint32_t w = philox4x32_word0(0u, static_cast<uint32_t>(column(p)), hw, bid, key);
-        if (static_cast<uint64_t>(w) * static_cast<uint64_t>(d) < limit) {
-            emit(p);
-            ++k;
+    for (int64_t at = 0; at < d; at += CHUNK) {
+        const int64_t n = std::min(CHUNK, d - at);
+        for (int64_t i = 0; i < n; ++i) c32[i] = static_cast<uint32_t>(cols[at + i]);
+        column_words(c32, n, hw, bid, key, words);
+        for (int64_t i = 0; i < n; ++i) {
+            if (static_cast<uint64_t>(words[i]) * static_cast<uint64_t>(d) < limit) {
+                emit(at + i);
+                ++k;
+            }
         }
     }
     return k;

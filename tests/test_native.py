@@ -233,7 +233,7 @@ def test_ladies_candidate_words_match_python_philox(path):
     for hw, bid, seed in cases:
         key = _rng.split_seed(seed)
         try:
-            words = _native._kernels.ladies_words(u, hw, bid, int(key[0]), int(key[1]), path)
+            words = _native._kernels.column_words(u, hw, bid, int(key[0]), int(key[1]), path)
         except Exception as exc:  # the hook refuses "avx2" where the CPU or build has none
             if path == "avx2" and "AVX2" in str(exc):
                 pytest.skip(str(exc))

@@ -1,0 +1,132 @@
+// Philox words of many counters at once, vectorised where the CPU allows (same words as the
+// scalar philox4x32_word0 of rng.h, bit for bit): word 0 of block (0, u[i], hw, bid) for an
+// array of column vertices u -- the per-column random words of LADIES keys (weighted) and of
+// LABOR's shared variates.
+#ifndef SPSAMPLE_PHILOX_SIMD_H
+#define SPSAMPLE_PHILOX_SIMD_H
+
+#include <cstdint>
+#include <cstdlib>
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define SPSAMPLE_LW_X86 1
+#endif
+
+#include "rng.h"
+
+namespace spsample {
+
+#ifdef SPSAMPLE_LW_X86
+// The vector code the kernel may run, decided once per process. SPSAMPLE_NATIVE_SCALAR=1 turns
+// every vector path off (the portable code; tests run both, and the results are the same).
+static inline bool lw_avx512() {
+    static const bool on = __builtin_cpu_supports("avx512f") && !std::getenv("SPSAMPLE_NATIVE_SCALAR");
+    return on;
+}
+static inline bool lw_avx2() {  // with BMI2, which every AVX2 CPU has (shrx in the bit tests)
+    static const bool on = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+                           !std::getenv("SPSAMPLE_NATIVE_SCALAR");
+    return on;
+}
+#endif
+
+// Word 0 of Philox block (0, u[i], hw, bid) for i < c: the random word of column u[i] (a LADIES
+// candidate's Efraimidis-Spirakis key is neg_log(open_unit(word)) / q; LABOR keeps u in a row of
+// length d > s when word * d < s * 2**32). Integer-only, so every version
+// below returns the same words (tests compare each with spsample._rng through the module's
+// column_words hook). Complexity O(c). The compiler's vectorisation is good with AVX-512 (the
+// x86-64-v4 clone does the 32 x 32 -> 64-bit products fastest) but its AVX2 code was slower
+// than scalar code on Zen 1 (cross-lane shuffles), hence the hand-written AVX2 version.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("arch=x86-64-v4", "avx512f", "default")))
+#endif
+static void column_words_generic(const uint32_t* __restrict u, int64_t c, uint32_t hw, uint32_t bid, Key key,
+                                 uint32_t* __restrict out) {
+    for (int64_t i = 0; i < c; ++i) out[i] = philox4x32_word0(0u, u[i], hw, bid, key);
+}
+
+#ifdef SPSAMPLE_LW_X86
+// (hi, lo) = the 64-bit products x * m of eight 32-bit lanes (m broadcast), lane-local: the
+// even and odd lanes are multiplied separately (_mm256_mul_epu32) and blended back.
+__attribute__((target("avx2"))) static inline void mulhilo8(__m256i x, __m256i m, __m256i& hi, __m256i& lo) {
+    const __m256i even = _mm256_mul_epu32(x, m);
+    const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), m);
+    hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+    lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+
+// AVX2, 8 candidates per step. Only x1 = u varies between the counters (0, u, hw, bid), so the
+// rounds are philox_rounds' with what is constant folded: round 1 has no varying product,
+// rounds 2 and 3 one each, and the last round only the high half of the one that reaches
+// word 0 -- 15 vector products instead of 20, the same words.
+__attribute__((target("avx2"))) static void column_words_avx2(const uint32_t* __restrict u, int64_t c,
+                                                                uint32_t hw, uint32_t bid, Key key,
+                                                                uint32_t* __restrict out) {
+    const __m256i m0 = _mm256_set1_epi32(static_cast<int>(PHILOX_M0));
+    const __m256i m1 = _mm256_set1_epi32(static_cast<int>(PHILOX_M1));
+    uint32_t ka[10], kb[10];
+    for (int r = 0; r < 10; ++r) {
+        ka[r] = key.k0 + static_cast<uint32_t>(r) * PHILOX_W0;
+        kb[r] = key.k1 + static_cast<uint32_t>(r) * PHILOX_W1;
+    }
+    // round 1: x0 = 0, so x0 * M0 = 0; x2 = hw is constant
+    const uint64_t p1a = static_cast<uint64_t>(PHILOX_M1) * hw;
+    const uint32_t r1_x0 = static_cast<uint32_t>(p1a >> 32) ^ ka[0];  // ^ u
+    const uint32_t r1_x1 = static_cast<uint32_t>(p1a), r1_x2 = bid ^ kb[0];  // x3 = 0
+    // round 2: x2 * M1 is constant, so x0 is; x0 * M0 varies
+    const uint64_t p1b = static_cast<uint64_t>(PHILOX_M1) * r1_x2;
+    const uint32_t r2_x0 = static_cast<uint32_t>(p1b >> 32) ^ r1_x1 ^ ka[1];
+    const uint32_t r2_x1 = static_cast<uint32_t>(p1b);
+    // round 3: x0 * M0 is constant, so x3 is from here on
+    const uint64_t p0c = static_cast<uint64_t>(PHILOX_M0) * r2_x0;
+    const uint32_t r3_hi0 = static_cast<uint32_t>(p0c >> 32), r3_x3 = static_cast<uint32_t>(p0c);
+    __m256i vka[10], vkb[10];
+    for (int r = 0; r < 10; ++r) {
+        vka[r] = _mm256_set1_epi32(static_cast<int>(ka[r]));
+        vkb[r] = _mm256_set1_epi32(static_cast<int>(kb[r]));
+    }
+    const __m256i c_r1_x0 = _mm256_set1_epi32(static_cast<int>(r1_x0));
+    const __m256i c_r3_x0 = _mm256_set1_epi32(static_cast<int>(r2_x1 ^ ka[2]));
+    const __m256i c_r3_x2 = _mm256_set1_epi32(static_cast<int>(r3_hi0 ^ kb[2]));
+    const __m256i c_r3_x3 = _mm256_set1_epi32(static_cast<int>(r3_x3));
+    int64_t i = 0;
+    for (; i + 8 <= c; i += 8) {
+        const __m256i x0_1 = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + i)), c_r1_x0);
+        __m256i hi0, lo0, hi1, lo1;
+        mulhilo8(x0_1, m0, hi0, lo0);  // round 2
+        const __m256i x2_2 = _mm256_xor_si256(hi0, vkb[1]);  // ^ x3 = 0
+        const __m256i x3_2 = lo0;
+        mulhilo8(x2_2, m1, hi1, lo1);  // round 3
+        __m256i x0 = _mm256_xor_si256(hi1, c_r3_x0);
+        __m256i x2 = _mm256_xor_si256(x3_2, c_r3_x2);
+        __m256i x1 = lo1;
+        __m256i x3 = c_r3_x3;
+        for (int r = 3; r < 9; ++r) {  // rounds 4 to 9
+            mulhilo8(x0, m0, hi0, lo0);
+            mulhilo8(x2, m1, hi1, lo1);
+            x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), vka[r]);
+            x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), vkb[r]);
+            x1 = lo1;
+            x3 = lo0;
+        }
+        // round 10, word 0 only: the high half of x2 * M1
+        const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x2, 32), m1);
+        const __m256i hi = _mm256_blend_epi32(_mm256_srli_epi64(_mm256_mul_epu32(x2, m1), 32), odd, 0xAA);
+        x0 = _mm256_xor_si256(_mm256_xor_si256(hi, x1), vka[9]);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), x0);
+    }
+    for (; i < c; ++i) out[i] = philox4x32_word0(0u, u[i], hw, bid, key);
+}
+#endif
+
+static inline void column_words(const uint32_t* u, int64_t c, uint32_t hw, uint32_t bid, Key key, uint32_t* out) {
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx2() && !lw_avx512()) return column_words_avx2(u, c, hw, bid, key, out);
+#endif
+    column_words_generic(u, c, hw, bid, key, out);
+}
+
+}  // namespace spsample
+
+#endif  // SPSAMPLE_PHILOX_SIMD_H
