@@ -25,10 +25,11 @@
 //             at layer l + 1, and every row is accumulated once per minibatch.
 //   FastGCN P[u] = q[u] (global column weights, given) and s i.i.d. draws: draw i takes words 2i,
 //           2i + 1 of stream (NO_VERTEX, hop word, batch id), U = unit53(w0, w1), u = first
-//           column whose cumulative weight exceeds U * total (clamped to n - 1); deduplicated.
+//           column whose cumulative weight exceeds U * total (clamped to the last column of
+//           positive weight); deduplicated.
 //
 // The chosen columns are appended to n_id in ascending order (those not already present). The
-// layer's edges are every entry a_vu > 0 of the rows v in B_l whose column u is in B_{l+1}, in
+// layer's edges are every entry with a_vu**2 > 0 of the rows v in B_l whose column u is in B_{l+1}, in
 // (local v, storage) order, valued a_vu / P_l[u] and divided by their row's serial sum (all 0
 // when that sum is 0). This is exactly spsample.samplers.LADIES / FastGCN and
 // spsample._reference.
@@ -106,6 +107,8 @@ struct LayerWiseOptions {
     bool fastgcn = false;
     const double* q_global = nullptr;     // FastGCN: column weights, size n
     const double* cumulative = nullptr;   // FastGCN: serial prefix sums of q_global, size n
+    int64_t positive_columns = 0;         // FastGCN: columns with q > 0
+    int64_t last_positive = 0;            // FastGCN: the last of them (draws are clamped to it)
     // Internal column ids (required; ids < 2**32): columns ranked by in-degree, so the hubs
     // that most entries point to share a few cache lines of the vertex-indexed arrays.
     const uint32_t* indices32 = nullptr;  // g.indices as internal ids
@@ -478,15 +481,23 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             }
             LW_TICK(7)
         } else {
+            // Draws marked in a bitset as they come (memory O(distinct), not O(s)); once every
+            // column of positive weight is chosen, later draws cannot add one: stop.
             const int64_t n = g.n;
             const double total = n > 0 ? o.cumulative[n - 1] : 0.0;
             if (n > 0 && total > 0) {
                 Stream st(NO_VERTEX, hw, bid, o.key);
-                for (int64_t i = 0; i < s; ++i) {
+                for (int64_t i = 0; i < s && static_cast<int64_t>(chosen.size()) < o.positive_columns; ++i) {
                     const double target = draw_unit(st, static_cast<uint64_t>(i)) * total;
                     int64_t col = std::upper_bound(o.cumulative, o.cumulative + n, target) - o.cumulative;
-                    chosen.push_back(std::min(col, n - 1));
+                    col = std::min(col, o.last_positive);
+                    const uint64_t bit = uint64_t(1) << (col & 63);
+                    if (!(touched_bit[col >> 6] & bit)) {
+                        touched_bit[col >> 6] |= bit;
+                        chosen.push_back(col);
+                    }
                 }
+                for (int64_t x : chosen) touched_bit[x >> 6] = 0;
             }
         }
         std::sort(chosen.begin(), chosen.end());
@@ -549,7 +560,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
                 rec_off[m] = off;
                 rec_lmin[m] = static_cast<uint8_t>(lm);
                 if (!o.fastgcn) run[lu] += a * a;
-                m += a > 0 ? 1 : 0;
+                m += a * a > 0 ? 1 : 0;   // (a weight whose square underflows counts as 0)
             }
         }
         if (!o.fastgcn) out.P[si].assign(run.begin(), run.begin() + bsize[si + 1]);

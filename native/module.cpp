@@ -351,10 +351,17 @@ FlatBulk flatten_rowwise(std::vector<MiniBatchOut>& outs, int L, int threads) {
     return f;
 }
 
-// Pass 2 of every minibatch straight into the flat arrays (sized from pass 1's exact counts).
+// Pass 2 of every minibatch straight into the flat arrays (sized from pass 1's exact counts,
+// charged to the budget first).
 FlatBulk write_layerwise(const CSRView& g, const LayerWiseOptions& o, std::vector<LayerWiseOut>& outs,
-                         int L, int threads) {
+                         int L, int threads, Budget& budget) {
     const int64_t k = static_cast<int64_t>(outs.size());
+    uint64_t bytes = 0;
+    for (const auto& mb : outs) {
+        bytes += 8 * static_cast<uint64_t>(mb.n_id.size());
+        for (int64_t c : mb.edge_count) bytes += 32 * static_cast<uint64_t>(c);
+    }
+    budget.reserve(bytes);
     FlatBulk f = flat_layout(k, L, true, [&](int64_t j) { return static_cast<int64_t>(outs[j].n_id.size()); },
                              [&](int64_t j, int l) { return outs[j].edge_count[l]; });
     f.counts.assign(k * (L + 1), 0);
@@ -579,8 +586,10 @@ py::tuple layerwise_bulk(const I64& indptr, const I64& indices, const U32& indic
                          const U32& vertex_of, const py::object& weights,
                          const I64& seeds, const I64& sizes, const I64& batch_ids,
                          const std::vector<int64_t>& fanouts, uint32_t k0, uint32_t k1, uint64_t epoch,
-                         const py::object& q_global, const py::object& cumulative, int num_threads) {
+                         const py::object& q_global, const py::object& cumulative, uint64_t budget_bytes,
+                         int num_threads) {
     Bulk b = make_bulk(indptr, indices, weights, seeds, sizes, batch_ids);
+    Budget budget(budget_bytes);
     require(!fanouts.empty() && fanouts.size() <= 255, "1 to 255 hops");
     for (int64_t i = 0; i < seeds.size(); ++i) require(seeds.data()[i] >= 0 && seeds.data()[i] < b.g.n, "seeds");
     LayerWiseOptions o;
@@ -602,6 +611,13 @@ py::tuple layerwise_bulk(const I64& indptr, const I64& indices, const U32& indic
         o.fastgcn = true;
         o.q_global = q.data();
         o.cumulative = cum.data();
+        for (int64_t u = 0; u < b.g.n; ++u) {
+            require(q.data()[u] >= 0, "FastGCN column weights must be >= 0");
+            if (q.data()[u] > 0) {
+                ++o.positive_columns;
+                o.last_positive = u;
+            }
+        }
         for (int64_t f : fanouts) require(f >= 1, "FastGCN fanouts must be >= 1");
     } else {
         for (int64_t f : fanouts) require(f >= 1 || f == -1, "fanouts must be >= 1 or -1");
@@ -622,7 +638,7 @@ py::tuple layerwise_bulk(const I64& indptr, const I64& indices, const U32& indic
                                     static_cast<uint32_t>(b.batch_ids[j]), o, sc, outs[j]);
             });
         last_phase_seconds[0] = clock.lap();
-        flat = write_layerwise(b.g, o, outs, L, threads);
+        flat = write_layerwise(b.g, o, outs, L, threads, budget);
         last_phase_seconds[1] = clock.lap();
     }
     return flat_to_python(flat, b.k, L);
@@ -768,7 +784,7 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("weights"),
           py::arg("seeds"), py::arg("sizes"), py::arg("batch_ids"), py::arg("fanouts"), py::arg("k0"),
           py::arg("k1"), py::arg("epoch"), py::arg("q_global"), py::arg("cumulative"),
-          py::arg("num_threads"));
+          py::arg("budget"), py::arg("num_threads"));
     m.def("philox_words", &philox_words);
     m.def("column_words", &column_words_hook, py::arg("u"), py::arg("hw"), py::arg("bid"), py::arg("k0"),
           py::arg("k1"), py::arg("path"));

@@ -218,7 +218,7 @@ class BulkState:
     def add_layer(self, Q, S, *, values, probabilities):
         """Record a layer-wise hop: ``S`` (one row per minibatch) holds the chosen columns,
         added in ascending order; the hop's edges are every entry of ``values`` (rows of ``Q``)
-        with value ``a > 0`` whose column is in the minibatch, valued ``a / P[j, u]`` with
+        with value ``a``, ``a * a > 0``, whose column is in the minibatch, valued ``a / P[j, u]`` with
         ``P = probabilities`` and divided by their row's serial sum (LADIES, FastGCN)."""
         if self.symbolic:
             if not isinstance(S, (ColumnSelection, GlobalSelection)):
@@ -234,7 +234,7 @@ class BulkState:
         eb = Q.batch[row]
         src = self.local_of(eb, G.indices)
         a = np.ones(G.nnz) if G.data is None else G.data
-        keep = (src >= 0) & (a > 0)
+        keep = (src >= 0) & (a * a > 0)      # a weight whose square underflows counts as 0
         row, eb, src, a, col = row[keep], eb[keep], src[keep], a[keep], G.indices[keep]
         raw = a / _denominators(probabilities, eb, col)
         indptr = np.zeros(len(Q) + 1, dtype=np.int64)

@@ -24,21 +24,97 @@ from ._backend import NUMPY
 from ._bulk import BulkState
 from ._errors import NotLoweredWarning, SpsampleError
 from ._lazy import NotLowerable
+from ._resources import check_bytes
 from .samplers._protocol import HopContext
 
-__all__ = ["run_bulk", "run_numpy", "trace", "lower_sampler"]
+__all__ = ["run_bulk", "run_numpy", "trace", "lower_sampler", "estimate_output_bytes"]
 
 _WARNED = set()
 
 
 def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY):
     """Sample one bulk: validated ``seeds`` cut into minibatches of ``sizes`` with global ids
-    ``batch_ids``. Returns a :class:`~spsample.Bulk`."""
-    if backend is NUMPY and _native.enabled():
-        lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch)
+    ``batch_ids``. Returns a :class:`~spsample.Bulk`.
+
+    Raises
+    ------
+    ResourceError
+        Before sampling, when the output's estimated size (:func:`estimate_output_bytes`) does
+        not fit the memory available; while sampling, when the output grows past it.
+    """
+    native = backend is NUMPY and _native.enabled()
+    plans = _trace_quietly(sampler, graph, batch_ids, seed, epoch)
+    if plans is not None:
+        check_bytes("sample", estimate_output_bytes(plans, graph, sizes),
+                    "the fanouts, batch_size or the number of seeds per call")
+    if native:
+        lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch, plans)
         if lowered is not None:
             return _native.run(lowered, graph, seeds, sizes, batch_ids, seed, epoch)
     return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend)
+
+
+def _trace_quietly(sampler, graph, batch_ids, seed, epoch):
+    """The plans, or ``None`` when the constructors cannot be traced (the engine then warns in
+    :func:`lower_sampler`, or evaluates them with NumPy)."""
+    try:
+        return trace(sampler, graph, batch_ids, seed, epoch)
+    except SpsampleError:
+        raise
+    except Exception:  # NotLowerable, or a constructor that cannot run on placeholders
+        return None
+
+
+def estimate_output_bytes(plans, graph, sizes):
+    """An upper estimate of a bulk's output (n_id and edge arrays), in bytes, from the plans.
+
+    Per minibatch of ``b`` seeds, hop by hop: rows of the frontier (vertices new at the hop it
+    names, every vertex so far, or one row per edge of an earlier hop), at most ``min(fanout,
+    max degree)`` entries per row (the fanout under replacement, the max degree for ``-1``),
+    and never more entries than ``A`` holds for rows of distinct vertices. LABOR counts
+    ``min(fanout, max degree)`` per row (its expected size); layer-wise hops, whose outputs are
+    bounded by the minibatch's vertex sets, end the estimate.
+    """
+    n, nnz = graph.num_nodes, graph.num_edges
+    max_degree = graph.cached("max_degree", lambda: int(np.diff(graph.indptr).max()))
+    total = 0
+    sizes = np.asarray(sizes, dtype=np.int64)
+    for b, count in zip(*np.unique(sizes, return_counts=True)):
+        new, edges, nodes, out = [int(b)], [], int(b), 0
+        for plan in plans:
+            if plan.kind != "rows":
+                break
+            rows = _rows_bound(plan.frontier, new, edges, nodes, sizes)
+            e = rows * _row_bound(plan.selection, max_degree)
+            if plan.frontier.kind in ("new_nodes", "all_nodes", "rows") and \
+                    not getattr(plan.selection, "replace", False):
+                e = min(e, nnz)
+            added = min(e, n) if plan.dedup else e
+            nodes = min(nodes + added, n) if plan.dedup else nodes + added
+            new.append(added)
+            edges.append(e)
+            out += 24 * e
+        total += int(count) * (out + 8 * nodes)
+    return total
+
+
+def _rows_bound(Q, new, edges, nodes, sizes):
+    if Q.kind == "new_nodes":
+        return new[Q.hop]
+    if Q.kind == "all_nodes":
+        return nodes
+    if Q.kind in ("edge_sources", "edge_destinations"):
+        return edges[Q.hop - 1]
+    batch = Q.given[0]                                   # given rows: the most of one minibatch
+    return int(np.bincount(batch, minlength=1).max()) if batch.size else 0
+
+
+def _row_bound(sel, max_degree):
+    vector = getattr(sel, "fanout_vector", None)
+    s = sel.fanout if vector is None else (-1 if (vector < 0).any() else int(vector.max()))
+    if s < 0:
+        return max_degree
+    return s if getattr(sel, "replace", False) else min(s, max_degree)
 
 
 def _contexts(sampler, graph, batch_ids, seed, epoch, backend, symbolic):
@@ -79,11 +155,13 @@ def trace(sampler, graph, batch_ids, seed, epoch):
     return state.plans
 
 
-def lower_sampler(sampler, graph, batch_ids, seed, epoch):
-    """The sampler traced and lowered (:class:`spsample._native.Lowered`), or ``None`` (after a
-    one-time warning naming the constructor) when it cannot run natively."""
+def lower_sampler(sampler, graph, batch_ids, seed, epoch, plans=None):
+    """The sampler traced (unless ``plans`` are given) and lowered
+    (:class:`spsample._native.Lowered`), or ``None`` (after a one-time warning naming the
+    constructor) when it cannot run natively."""
     try:
-        plans = trace(sampler, graph, batch_ids, seed, epoch)
+        if plans is None:
+            plans = trace(sampler, graph, batch_ids, seed, epoch)
         return _native.lower(plans, graph, int(batch_ids.size))
     except NotLowerable as exc:
         _warn_not_lowered(sampler, exc, getattr(exc, "constructor", None) or _culprit(sampler, exc))

@@ -465,30 +465,32 @@ def _lower_layers(plans, graph):
 
 
 def _check_numerator(view, Q, graph):
-    """Layer edges are valued by A's own values (weights, or 1 on an unweighted graph)."""
+    """Layer edges are valued by A's own values (the scaled weights, or 1 unweighted)."""
     from ._lazy import RowView
-    want = None if graph.weights is None else "weight"
     if not (isinstance(view, RowView) and view.graph is graph and view.frontier.same_rows(Q)
-            and _expr_is(view.expr, want, graph)):
+            and _is_layer_values(view.expr, graph)):
         raise _NotLowered("extract", "layer edges valued by something other than A's values")
 
 
 def _check_ladies_view(view, Q, graph):
-    """LADIES sums A∘A: the squared weights (weighted graph) or 1 per entry (unweighted)."""
+    """LADIES sums A∘A: the squared scaled weights (weighted graph) or 1 per entry."""
     ok = view.graph is graph and view.frontier.same_rows(Q)
     if graph.weights is None:
         ok = ok and view.expr is None
     else:
         ok = ok and view.expr is not None and view.expr.op == "square" \
-            and _expr_is(view.expr.args[0], "weight", graph)
+            and _is_layer_values(view.expr.args[0], graph)
     if not ok:
         raise _NotLowered("probabilities", "layer-wise column sums of other values than A∘A")
 
 
-def _expr_is(expr, op, graph):
-    if op is None:
+def _is_layer_values(expr, graph):
+    """``expr`` is what the layer-wise kernel reads as A's values: nothing on an unweighted
+    graph, the layerwise_weights of a weighted one (by identity: the graph's cached array)."""
+    from .samplers._layerwise import layerwise_weights
+    if graph.weights is None:
         return expr is None
-    return expr is not None and expr.op == op and expr.graph is graph
+    return expr is not None and expr.op == "edge" and expr.vector is layerwise_weights(graph)
 
 
 def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch):
@@ -506,13 +508,15 @@ def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch):
     from ._resources import available_bytes
     indptr, indices, seeds, sizes, batch_ids, k0, k1 = _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch)
     spec = lowered.spec
+    budget = int(min(available_bytes(), 2**63 - 1))
     try:
         if lowered.kernel == "rowwise":
             out = _kernels.run_rowwise(spec["graphs"], seeds, sizes, batch_ids, spec["hops"],
-                                       spec["f64"], spec["i64"], k0, k1, int(epoch),
-                                       int(min(available_bytes(), 2**63 - 1)), _THREADS)
+                                       spec["f64"], spec["i64"], k0, k1, int(epoch), budget,
+                                       _THREADS)
         else:
-            out = _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, epoch)
+            out = _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, epoch,
+                             budget)
     except MemoryError as exc:
         raise ResourceError(f"sample: {exc}; lower the fanouts, batch_size or bulk size") from None
     except ArithmeticError as exc:
@@ -524,15 +528,17 @@ def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch):
                 path="native")
 
 
-def _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, epoch):
+def _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, epoch, budget):
     q = cumulative = None
     if spec["column_weights"] is not None:
         q, cumulative = (_f64(a) for a in spec["column_weights"])
     indices32, internal_of, vertex_of = graph.cached("native_layerwise_columns",
                                                      lambda: _internal_columns(indices, graph.num_nodes))
-    return _kernels.layerwise_bulk(indptr, indices, indices32, internal_of, vertex_of, _f64(graph.weights),
+    from .samplers._layerwise import layerwise_weights
+    weights = None if graph.weights is None else _f64(layerwise_weights(graph))
+    return _kernels.layerwise_bulk(indptr, indices, indices32, internal_of, vertex_of, weights,
                                    seeds, sizes, batch_ids, spec["fanouts"], k0, k1, int(epoch), q,
-                                   cumulative, _THREADS)
+                                   cumulative, budget, _THREADS)
 
 
 

@@ -804,7 +804,8 @@ def sample_global(cumulative, fanout, batch, hop_word, key, xp=np):
 
     Draw ``i`` of minibatch ``j`` takes words ``2i`` and ``2i + 1`` of stream
     ``(NO_VERTEX, hop_word, batch[j])``, forms ``U = unit53(w0, w1)`` and returns the first
-    column whose cumulative weight exceeds ``U * total`` (columns of weight 0 are never drawn).
+    column whose cumulative weight exceeds ``U * total``, clamped to the last column of positive
+    weight (columns of weight 0 are never drawn).
 
     Parameters
     ----------
@@ -819,7 +820,8 @@ def sample_global(cumulative, fanout, batch, hop_word, key, xp=np):
     k = batch.size
     draw = xp.tile(xp.arange(fanout, dtype=xp.int64), k)
     target = _draws(draw, xp.repeat(batch, fanout), hop_word, key, xp) * cumulative[-1]
-    col = xp.minimum(xp.searchsorted(cumulative, target, side="right"), cumulative.size - 1)
+    last_positive = int(xp.searchsorted(cumulative, cumulative[-1], side="left"))
+    col = xp.minimum(xp.searchsorted(cumulative, target, side="right"), last_positive)
     row = xp.repeat(xp.arange(k, dtype=xp.int64), fanout)
     uniq = xp.unique(row * cumulative.size + col)
     r = uniq // cumulative.size

@@ -168,14 +168,14 @@ class _Minibatch:
         cumulative = sel.P.cumulative.tolist()
         chosen = set()
         if cumulative and cumulative[-1] > 0:
-            n = len(cumulative)
+            last_positive = bisect.bisect_left(cumulative, cumulative[-1])
             for i in range(sel.fanout):
                 u53 = _unit53(self.word(_rng.NO_VERTEX, 2 * i), self.word(_rng.NO_VERTEX, 2 * i + 1))
-                chosen.add(min(bisect.bisect_right(cumulative, u53 * cumulative[-1]), n - 1))
+                chosen.add(min(bisect.bisect_right(cumulative, u53 * cumulative[-1]), last_positive))
         return chosen
 
     def _layer_edges(self, values, B, denominator):
-        """Edges B x (B + chosen) with value a > 0, valued a / P[u], row-normalised (serial)."""
+        """Edges B x (B + chosen) with a * a > 0, valued a / P[u], row-normalised (serial)."""
         indptr, indices, _ = self.lists(values.graph)
         dst, src, eids, vals, rows = [], [], [], [], []
         for v in B:
@@ -183,7 +183,7 @@ class _Minibatch:
             for e in range(indptr[v], indptr[v + 1]):
                 u = indices[e]
                 a = 1.0 if values.expr is None else _value(values, self, v, e, v)
-                if a > 0 and u in self.local:
+                if a * a > 0 and u in self.local:
                     dst.append(self.local[v]); src.append(self.local[u]); eids.append(e)  # noqa: E702
                     rows.append(self.local[v])
                     raw.append(a / denominator(u))

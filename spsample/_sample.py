@@ -117,6 +117,7 @@ def check_sample_args(num_nodes, seeds, sampler, batch_size, seed, epoch, batch_
     if epoch > _rng.MAX_EPOCH:
         fail(ArgumentError, where, "epoch", f"must be at most {_rng.MAX_EPOCH}", epoch)
     batch_offset = as_int(where, "batch_offset", batch_offset, minimum=0)
+    batch_size = min(batch_size, seeds.size)      # more than every seed: one minibatch
     num_batches = -(-seeds.size // batch_size)
     if batch_offset + num_batches > _MAX_BATCHES:
         fail(ArgumentError, where, "batch_offset",

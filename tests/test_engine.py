@@ -450,3 +450,84 @@ def test_a_rejection_bound_below_a_value_is_a_typed_error(native):
                 spsample.sample(g, [0], sampler=OverBound(3, p=0.5), batch_size=1, seed=seed)
     finally:
         _native.set_enabled(previous)
+
+
+# ------------------------------------------------------------------------------ resources
+@pytest.fixture
+def memory_limit():
+    from spsample._resources import set_memory_limit
+    previous = set_memory_limit(None)
+    yield set_memory_limit
+    set_memory_limit(previous)
+
+
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("sampler, batch_size", [(spsample.NodeWise([-1, -1, -1]), 1),
+                                                 (spsample.NodeWise([10**8], replace=True), 64)],
+                         ids=["all-neighbours-3-hops", "huge-fanout-replace"])
+def test_outputs_that_cannot_fit_fail_before_allocating(native, sampler, batch_size, memory_limit):
+    if native and not _native.AVAILABLE:
+        pytest.skip("native kernels not built")
+    memory_limit(2**30)
+    g = spsample.rmat(12, seed=1)
+    previous = _native.set_enabled(native)
+    try:
+        with pytest.raises(spsample.ResourceError, match="would need .*lower the fanouts, batch_size"):
+            spsample.sample(g, np.arange(g.num_nodes), sampler=sampler, batch_size=batch_size)
+    finally:
+        _native.set_enabled(previous)
+
+
+@needs_native
+@pytest.mark.parametrize("sampler", [spsample.LABOR([-1, -1]), spsample.LADIES([-1, -1])], ids=repr)
+def test_the_native_budget_stops_outputs_the_estimate_does_not_bound(sampler, memory_limit):
+    g = spsample.rmat(11, seed=1)
+    memory_limit(200_000)
+    with pytest.raises(spsample.ResourceError, match="lower the fanouts"):
+        spsample.sample(g, np.arange(g.num_nodes), sampler=sampler, batch_size=16)
+
+
+@needs_native
+def test_fastgcn_draws_use_no_memory_per_draw_and_stop_when_every_column_is_chosen(memory_limit):
+    """A ring: every column has the same weight, so a huge fanout saturates quickly; the early
+    stop returns what all the draws would (NumPy path and reference draw all of them)."""
+    n = 50
+    g = spsample.Graph.from_edge_index(np.arange(n), (np.arange(n) + 1) % n, num_nodes=n)
+    kw = dict(sampler=spsample.FastGCN([20_000]), batch_size=2, seed=3)
+    fast = spsample.sample(g, [0, 1, 2, 3], **kw)
+    assert all(mb.num_sampled_nodes[1] == n - 2 for mb in fast)      # every other column
+    with _native.disabled():
+        assert _same(fast, spsample.sample(g, [0, 1, 2, 3], **kw))
+    memory_limit(2**20)                 # 10**9 draws: no per-draw memory on the native path
+    big = spsample.sample(g, [0, 1], sampler=spsample.FastGCN([10**9]), batch_size=2)
+    assert big[0].num_sampled_nodes[1] == n - 2
+    with _native.disabled(), pytest.raises(spsample.ResourceError, match="FastGCN draws"):
+        spsample.sample(g, [0, 1], sampler=spsample.FastGCN([10**9]), batch_size=2)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("fanout", [10**5, 10**9])
+def test_numpy_path_with_a_fanout_beyond_every_row_is_fast(fanout):
+    g = spsample.rmat(11, seed=1)
+    with _native.disabled():
+        out = spsample.sample(g, np.arange(500), sampler=spsample.NodeWise([fanout, 3]), batch_size=100)
+    assert out[0].num_sampled_edges[0] == int(g.degree()[out[0].seeds].sum())
+
+
+@pytest.mark.parametrize("weights", [[1e-200, 1e-200], [1e200, 1e200], [1.7e308, 1.7e308]])
+@pytest.mark.parametrize("make", [lambda: spsample.LADIES([2]), lambda: spsample.FastGCN([5])],
+                         ids=["ladies", "fastgcn"])
+def test_layerwise_with_tiny_or_huge_weights(weights, make):
+    g = spsample.Graph.from_edge_index([1, 2], [0, 0], num_nodes=3, weights=weights)
+    kw = dict(sampler=make(), batch_size=1, seed=1)
+    mb = spsample.sample(g, [0], **kw)[0]
+    np.testing.assert_array_equal(mb.weight[0], [0.5, 0.5])
+    with _native.disabled():
+        assert _same([mb], spsample.sample(g, [0], **kw))
+    assert _same([mb], reference_sample(g, [0], **kw))
+
+
+def test_batch_size_beyond_the_seeds_is_one_minibatch():
+    g = random_graph(20, 60, seed=1)
+    out = spsample.sample(g, [1, 2, 3], sampler=spsample.NodeWise([2]), batch_size=10**30)
+    assert len(out) == 1 and out[0].batch_size == 3

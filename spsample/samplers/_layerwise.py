@@ -19,11 +19,11 @@ import numpy as np
 
 from .. import _primitives as prim
 from .._errors import SamplerError
-from .._lazy import column_sums, gather, global_columns
+from .._lazy import Expr, column_sums, gather, global_columns
 from .._validate import check_no_unknown, fail
 from ._protocol import Sampler
 
-__all__ = ["LADIES", "FastGCN", "column_weights"]
+__all__ = ["LADIES", "FastGCN", "column_weights", "layerwise_weights"]
 
 
 class _LayerWise(Sampler):
@@ -35,9 +35,10 @@ class _LayerWise(Sampler):
         return state.all_nodes()
 
     def values(self, graph, Q):
-        """``Q_b·A`` valued by A's own values: the numerators of the layer's edge weights."""
+        """``Q_b·A`` valued by A's own values: the numerators of the layer's edge weights (on a
+        weighted graph, the weights scaled by :func:`layerwise_weights`)."""
         G = gather(graph, Q)
-        return G if graph.weights is None else G.with_weights()
+        return G if graph.weights is None else G * Expr("edge", vector=layerwise_weights(graph))
 
     def extract(self, state, Q, S, ctx):
         state.add_layer(Q, S, values=self.values(ctx.graph, Q),
@@ -71,15 +72,38 @@ class LADIES(_LayerWise):
         return prim.select_columns(P, ctx.fanout, ctx)
 
 
+def layerwise_weights(graph):
+    """The edge weights scaled by a power of two, ``2**-e``, so that the largest is in
+    ``[0.5, 1)``: the values layer-wise samplers square and sum. Every selection and edge weight
+    they produce is invariant to scaling ``A`` (sampling ∝ ``A∘A``, values row-normalised), and
+    a power of two scales exactly, so any finite positive weights work (1e-200 and 1e200
+    included) with the same bits as unscaled weights in the normal range. An entry whose scaled
+    weight squares to 0 (below ``2**-537`` of the largest) counts as weight 0.
+
+    Returns
+    -------
+    float64, shape (num_edges,), read-only (cached on the graph).
+    """
+    def compute():
+        w = graph.weights
+        top = float(w.max()) if w.size else 0.0
+        out = w * 2.0 ** -np.frexp(top)[1] if top > 0 else w.copy()
+        out.flags.writeable = False
+        return out
+    return graph.cached("layerwise_weights", compute)
+
+
 def column_weights(graph):
-    """FastGCN's ``q[u] = Σ_v A[v,u]²``, summed in CSR order, and its serial prefix sums.
+    """FastGCN's ``q[u] = Σ_v A[v,u]²`` (weights scaled by :func:`layerwise_weights`), summed in
+    CSR order, and its serial prefix sums.
 
     Returns
     -------
     (q, cumulative) : float64 arrays of shape (n,)
     """
     def compute():
-        sq = None if graph.weights is None else graph.weights * graph.weights
+        w = None if graph.weights is None else layerwise_weights(graph)
+        sq = None if w is None else w * w
         q = np.bincount(graph.indices, weights=sq, minlength=graph.num_nodes).astype(np.float64)
         return q, np.cumsum(q)
     return graph.cached("fastgcn_column_weights", compute)
