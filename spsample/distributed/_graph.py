@@ -73,6 +73,7 @@ class DistGraph:
             np.array([degree.max() if degree.size else 0], dtype=np.int64), op="max")[0])
         self._full = Graph(indptr, indices, weights) if replicated else None
         self._column_weights = None
+        self._layerwise_scale = None
         self.last_stats = {}
 
     # ------------------------------------------------------------------ construction
@@ -238,6 +239,17 @@ class DistGraph:
                     self._column_weights = _distributed_column_weights(self)
         return self._column_weights
 
+    def layerwise_scale(self):
+        """The power of two that layer-wise samplers scale the weights by (``2**-e``, the
+        largest weight of the whole graph scaled into ``[0.5, 1)``; see
+        :func:`spsample.samplers.layerwise_weights`). Collective on the first call."""
+        if self._layerwise_scale is None:
+            w = self.weights
+            local = np.array([w.max() if w is not None and w.size else 0.0])
+            top = float(self.grid.comm.allreduce(local, op="max")[0])
+            self._layerwise_scale = 2.0 ** -np.frexp(top)[1] if top > 0 else 1.0
+        return self._layerwise_scale
+
     # ------------------------------------------------------------------ sampling
     def sample(self, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0,
                strategy="push"):
@@ -374,7 +386,8 @@ def _slice_rows(graph, lo, hi):
 
 def _distributed_column_weights(dg):
     col = dg.grid.col_comm
-    values = np.ones(dg.indices.size) if dg.weights is None else dg.weights * dg.weights
+    scaled = None if dg.weights is None else dg.weights * dg.layerwise_scale()
+    values = np.ones(dg.indices.size) if scaled is None else scaled * scaled
     dest = dg.grid.owner(dg.indices, dg.num_nodes)
     order = np.argsort(dest, kind="stable")         # keeps CSR order within each owner
     pairs = np.empty((order.size, 2), dtype=np.int64)

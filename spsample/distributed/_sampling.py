@@ -262,6 +262,8 @@ class _FetchedRows:
         """Whole-graph quantities come from the distributed graph, never from these rows."""
         if name == "fastgcn_column_weights":
             return self._whole_graph.column_weights()
+        if name == "layerwise_weights":         # these rows' weights, scaled as the whole graph's
+            return self.weights * self._whole_graph.layerwise_scale()
         raise SamplerError(
             f"sample: the sampler needs the whole-graph quantity {name!r}, which a DistGraph "
             "does not provide; use replicate_graph=True")
