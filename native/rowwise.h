@@ -273,10 +273,16 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
     const int L = static_cast<int>(plan.hops.size());
     PodBuf<int64_t>& n_id = out.n_id;
     budget.reserve(static_cast<uint64_t>(b) * 8);
+    n_id.use_pool();
     n_id.assign(seeds, seeds + b);
     out.counts.assign(1, b);
     out.hops.clear();
     out.hops.resize(L);
+    for (HopOut& ho : out.hops) {  // per-minibatch buffers live until the flat copy: pooled
+        ho.dst.use_pool();
+        ho.src.use_pool();
+        ho.eid.use_pool();
+    }
     if (static_cast<int>(sc.edge_row_id.size()) < L) sc.edge_row_id.resize(L);
     sc.map.clear(static_cast<uint64_t>(b) * 16);
     for (int64_t i = 0; i < b; ++i) {
