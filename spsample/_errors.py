@@ -16,6 +16,8 @@ __all__ = [
     "DatasetNotFoundError",
     "DistributedError",
     "MissingDependencyError",
+    "ResourceLimitError",
+    "SpsampleWarning",
 ]
 
 
@@ -62,3 +64,17 @@ class MissingDependencyError(SpsampleError, ImportError):
     """An optional dependency (torch, mpi4py, cupy, torch_geometric, ...) is needed but absent.
 
     The message says what to install."""
+
+
+class ResourceLimitError(SpsampleError, MemoryError):
+    """An input asks for more memory than this process may use (checked before allocating).
+
+    Raised, e.g., for an edge list whose largest id implies billions of nodes, or a file that
+    declares arrays far larger than memory. The message says how much would be needed, the
+    limit, and which argument (CLI: which flag) to change."""
+
+
+class SpsampleWarning(UserWarning):
+    """Something a user should know about their data, e.g. that most nodes have no features.
+
+    The command line prints these as ``spsample <command>: warning: ...`` lines."""

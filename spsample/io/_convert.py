@@ -174,11 +174,15 @@ def _as_dtype(where, dtype):
 
 
 def _cast_features(where, features, dtype):
+    """``features`` (dense or CSR) in ``dtype``, refused if a stored value would change."""
+    values = features.data if hasattr(features, "tocsr") else features
     with np.errstate(invalid="ignore", over="ignore"):
-        cast = features.astype(dtype)
-        same = np.array_equal(cast, features, equal_nan=dtype.kind == "f"
-                              and features.dtype.kind == "f")
+        cast = values.astype(dtype)
+        same = np.array_equal(cast, values, equal_nan=dtype.kind == "f"
+                              and values.dtype.kind == "f")
     if not same:
         fail(DatasetError, where, "features_dtype",
              f"would change feature values (stored as {features.dtype})", str(dtype))
+    if hasattr(features, "tocsr"):
+        return features.astype(dtype)
     return cast

@@ -18,7 +18,8 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._optional import import_torch
-from .._validate import as_int, fail
+from .._validate import as_int, check_memory, fail
+from ..io._dataset import SPARSE_DENSITY
 from ..loader._sparse import SparseRows
 from ._ddp import GradientAllReduce, world_of
 from ._model import GraphSAGE
@@ -64,8 +65,10 @@ class TrainConfig:
         GraphSAGE layer implementation (see :class:`GraphSAGE`).
     sparse_features : {"auto", "on", "off"}
         Keep the features in CSR form (:class:`~spsample.loader.SparseFeatures`) and project
-        them without densifying: ``"auto"`` does so when at most 5 % of the entries are
-        non-zero (bag-of-words features) and ``conv`` is not ``"pyg"``.
+        them without densifying: ``"auto"`` does so for ``scipy.sparse`` dataset features and
+        for dense ones with at most 5 % non-zero entries (bag-of-words features); ``"off"``
+        densifies (after checking the memory that takes). Both layer kinds (``conv``) take
+        sparse rows: each projects them before aggregating.
     normalize : {"row", "none"}
         ``"row"`` divides each feature row by its sum (bag-of-words features), per batch.
     seed : int
@@ -256,15 +259,23 @@ class Trainer:
 
     @staticmethod
     def _feature_source(features, config):
-        """``(features for the loaders, whether they are sparse)``."""
+        """``(features for the loaders, whether they are sparse)``.
+
+        Sparse (``scipy.sparse``) dataset features stay sparse unless ``sparse_features`` is
+        ``"off"``; dense ones become CSR when ``"on"``, or ``"auto"`` and at most 5 % of the
+        entries are non-zero. Densifying sparse features checks the memory it needs first."""
         from ..loader import SparseFeatures
 
         mode = config.sparse_features
-        if mode == "off" or (mode == "auto" and config.conv == "pyg"):
+        if type(features).__module__.startswith("scipy.sparse"):
+            if mode != "off":
+                return SparseFeatures(features), True
+            return _densified(features), False
+        if mode == "off":
             return features, False
         if mode == "auto":
             nonzero = np.count_nonzero(features) / max(1, features.size)
-            if nonzero > 0.05:
+            if nonzero > SPARSE_DENSITY:
                 return features, False
         return SparseFeatures.from_dense(features), True
 
@@ -465,6 +476,15 @@ class Trainer:
     def close(self):
         """Release the communicator duplicate."""
         self.reduce.close()
+
+
+def _densified(matrix):
+    """A sparse feature matrix as a dense array, after checking it fits in memory."""
+    rows, cols = matrix.shape
+    check_memory("TrainConfig", "sparse_features", rows * cols * matrix.dtype.itemsize,
+                 f"the features as a dense {rows:,d} x {cols:,d} {matrix.dtype} array",
+                 "use sparse_features='auto' (CLI: --sparse-features auto) to keep them sparse")
+    return matrix.toarray()
 
 
 def _plain(config):
