@@ -148,6 +148,8 @@ class Graph:
         _check_ids(where, "dst", dst, n)
         if weights is not None:
             weights = _check_weights(where, weights, src.size)
+        symmetrize = _as_flag(where, "symmetrize", symmetrize)
+        _check_node_memory(where, n, src.size * (2 if symmetrize else 1))
         if symmetrize:
             src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
             if weights is not None:
@@ -172,6 +174,10 @@ class Graph:
             fail(ArgumentTypeError, where, "matrix", "must be a scipy.sparse matrix", type(matrix))
         if matrix.shape[0] != matrix.shape[1]:
             fail(GraphError, where, "matrix", "must be square", matrix.shape)
+        if matrix.dtype.kind not in "biuf":
+            from ._errors import ArgumentTypeError
+            fail(ArgumentTypeError, where, "matrix", f"must hold real numbers, not "
+                 f"{matrix.dtype} (complex weights have no meaning here)", show_value=False)
         csr = sp.csr_matrix(matrix)
         data = np.asarray(csr.data, dtype=np.float64)
         weights = None if np.all(data == 1.0) else data
@@ -317,6 +323,23 @@ def _is_frozen(arr):
     while isinstance(base, np.ndarray) and base.base is not None:
         base = base.base
     return isinstance(base, bytes)
+
+
+def _as_flag(where, name, value):
+    """``value`` if it is a bool: strings such as ``"no"`` are truthy and would flip it."""
+    if not isinstance(value, (bool, np.bool_)):
+        from ._errors import ArgumentTypeError
+        fail(ArgumentTypeError, where, name, "must be True or False", value)
+    return bool(value)
+
+
+def _check_node_memory(where, n, num_edges):
+    """Check the CSR arrays of ``n`` nodes and ``num_edges`` entries fit, before building."""
+    from ._validate import check_memory
+
+    check_memory(where, "num_nodes", 16 * (n + 1) + 32 * num_edges,
+                 f"the CSR arrays of {n:,d} nodes and {num_edges:,d} edges",
+                 "pass a smaller num_nodes (the largest id + 1 is enough)")
 
 
 def _check_ids(where, name, ids, n):

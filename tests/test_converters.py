@@ -744,9 +744,9 @@ def test_convert_bad_input(sources, tmp_path):
         io.convert(path, tmp_path / "x.h5", name=5)
     with pytest.raises(ArgumentTypeError, match="'src'"):
         io.convert(5, tmp_path / "x.h5")
-    with pytest.raises(DatasetNotFoundError, match="'path'.*directory that does not exist"):
+    with pytest.raises(DatasetNotFoundError, match="'dst'.*directory that does not exist"):
         io.convert(path, tmp_path / "no" / "x.h5")
-    with pytest.raises(DatasetError, match="'path' is a directory"):
+    with pytest.raises(DatasetError, match="'dst' is a directory"):
         io.convert(path, tmp_path)
     ogb = sources["ogb"][0]
     with pytest.raises(DatasetError, match="'features_dtype' would change feature values"):
@@ -772,13 +772,14 @@ def test_cli_convert(sources, tmp_path, capsys):
     dst = tmp_path / "toy.h5"
     assert spsample.cli.main(["convert", str(path), str(dst), "-o", "directed=False"]) == 0
     out = capsys.readouterr().out
-    assert f"toy: 6 nodes, 7 edges, 0 features, 0 classes, splits: none -> {dst}" in out
+    assert f"toy: 6 nodes, 7 edges (undirected: every edge in both rows), 0 features, " \
+        f"0 classes, splits: none -> {dst}" in out
     assert_same_dataset(spsample.load(dst), io.from_edge_list(path, directed=False))
     dst = tmp_path / "p.h5"
     assert spsample.cli.main(["convert", str(sources["planetoid"][0]), str(dst), "--name",
                               "cora-like", "--features-dtype", "int8", "--no-compression"]) == 0
-    assert "cora-like: 10 nodes, 7 edges, 4 features, 3 classes, splits: default 2/4/3" \
-        in capsys.readouterr().out
+    assert "cora-like: 10 nodes, 7 edges (undirected: every edge in both rows), 4 features, " \
+        "3 classes, splits: default 2/4/3" in capsys.readouterr().out
     loaded = spsample.load(dst)
     assert loaded.name == "cora-like" and loaded.features.dtype == np.int8
     dst = tmp_path / "h.h5"
@@ -792,7 +793,7 @@ def test_cli_convert(sources, tmp_path, capsys):
     (["-o", "directed"], "'--option' must look like KEY=VALUE"),
     (["-o", "name=x"], "'--option' name=... is not a reader option; use --name"),
     (["-o", "directd=False"], "'directd' is not an option"),
-    (["--features-dtype", "bogus"], "'features_dtype'"),
+    (["--features-dtype", "bogus"], "'--features-dtype'"),
 ])
 def test_cli_convert_errors(sources, tmp_path, capsys, argv_tail, match):
     path, _ = sources["edge_list"]
@@ -846,8 +847,8 @@ def test_cli_entry_point_subprocess(sources, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "spsample", "convert", str(path), str(dst)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert "het: 5 nodes, 6 edges, 2 features, 2 classes, splits: 0 2/1/2, 1 2/1/2 -> " \
-        in proc.stdout
+    assert "het: 5 nodes, 6 edges (undirected: every edge in both rows), 2 features, " \
+        "2 classes, splits: 0 2/1/2, 1 2/1/2 -> " in proc.stdout
     assert_same_dataset(spsample.load(dst), io.from_heterophilous_npz(path))
 
 
@@ -1014,11 +1015,11 @@ def test_cli_option_words(sources, tmp_path, capsys):
     path, _ = sources["edge_list"]
     for word in ("false", "FALSE", "False"):
         assert spsample.cli.main(["convert", str(path), str(tmp_path / "x.h5"), "-o",
-                                  f"directed={word}"]) == 0
+                                  f"directed={word}", "--force"]) == 0
         assert spsample.load(tmp_path / "x.h5").num_edges == 7  # symmetrised
     assert spsample.cli.main(["convert", str(path), str(tmp_path / "x.h5"), "-o",
-                              "directed=true", "-o", "num_nodes=9"]) == 0
+                              "directed=true", "-o", "num_nodes=9", "--force"]) == 0
     assert spsample.load(tmp_path / "x.h5").num_nodes == 9
     assert spsample.cli.main(["convert", str(path), str(tmp_path / "x.h5"), "-o",
-                              "delimiter=\t", "-o", "comment=#"]) == 0
+                              "delimiter=\t", "-o", "comment=#", "--force"]) == 0
     capsys.readouterr()

@@ -170,7 +170,7 @@ def from_csr_npz(path, *, transpose=False):
 
 # ---------------------------------------------------------------------- text formats
 def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=False,
-                   delimiter=None, skiprows=0, num_nodes=None):
+                   delimiter=None, skiprows=None, num_nodes=None):
     """Read a SNAP-style edge list: one ``u v`` (or ``u<TAB>v``) per line, plain or ``.gz``.
 
     Parameters
@@ -187,9 +187,10 @@ def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=
     weighted : bool
         Read a third column as edge weights.
     delimiter : str, optional
-        Column separator; default any whitespace. Use ``","`` for CSV.
-    skiprows : int
-        Header lines to skip before parsing.
+        Column separator; default ``","`` for ``.csv`` files, any whitespace otherwise.
+    skiprows : int, optional
+        Header lines to skip before parsing; default 1 when the first line that is not a
+        comment holds a word that is not a number (a header such as ``id_1,id_2``), else 0.
     num_nodes : int, optional
         Make the graph this large (must exceed every id); ignored when ``relabel``.
 
@@ -201,7 +202,8 @@ def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=
     where = "spsample.io.from_edge_list"
     directed, relabel, weighted = (as_bool(where, name, value) for name, value in (
         ("directed", directed), ("relabel", relabel), ("weighted", weighted)))
-    skiprows = as_int(where, "skiprows", skiprows, minimum=0)
+    if skiprows is not None:
+        skiprows = as_int(where, "skiprows", skiprows, minimum=0)
     if num_nodes is not None:
         num_nodes = as_int(where, "num_nodes", num_nodes, minimum=1)
     if comment is not None and not isinstance(comment, str):
@@ -209,9 +211,18 @@ def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=
     if delimiter is not None and not isinstance(delimiter, str):
         fail(ArgumentTypeError, where, "delimiter", "must be a str or None", delimiter)
     path = as_file(where, path)
+    if delimiter is None and path.name.lower().removesuffix(".gz").endswith(".csv"):
+        delimiter = ","
+    first = _first_line(path, comment)
+    if skiprows is None:
+        skiprows = int(_is_header(first, delimiter))
     cols = (0, 1, 2) if weighted else (0, 1)
-    table = read_table(where, path, dtype=np.float64 if weighted else np.int64,
-                       delimiter=delimiter, comment=comment, skiprows=skiprows, usecols=cols)
+    try:
+        table = read_table(where, path, dtype=np.float64 if weighted else np.int64,
+                           delimiter=delimiter, comment=comment, skiprows=skiprows,
+                           usecols=cols)
+    except DatasetError as exc:
+        raise DatasetError(f"{exc}; {_layout_hint(first, delimiter)}") from exc
     src, dst = table[:, 0], table[:, 1]
     weights = table[:, 2] if weighted else None
     if weighted:
@@ -229,6 +240,40 @@ def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=
     return _dataset(where, path, graph, name=name)
 
 
+def _first_line(path, comment):
+    """The first line of a text file (plain or ``.gz``) that is not a comment, or ``""``."""
+    import gzip
+
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.strip() and not (comment and line.lstrip().startswith(comment)):
+                    return line.strip()
+    except (OSError, EOFError):
+        pass  # read_table reports it
+    return ""
+
+
+def _is_header(line, delimiter):
+    """Whether ``line`` holds a word that is not a number (``id_1,id_2``, ``src dst``)."""
+    for word in line.split(delimiter):
+        try:
+            float(word)
+        except ValueError:
+            return bool(word.strip())
+    return False
+
+
+def _layout_hint(line, delimiter):
+    """What to pass when a line of an edge list did not parse."""
+    if delimiter is None and "," in line:
+        return ("the file looks comma-separated: pass delimiter=',' (and pass skiprows=1 if "
+                "its first line is a header)")
+    return (f"its first line is {line[:40]!r}: pass delimiter=... (the column separator) and "
+            "skiprows=... (header lines) to match its layout")
+
+
 #: Edge lists whose ids imply more than this many nodes, and more than
 #: ``_SPARSE_IDS_RATIO`` nodes per edge, need ``relabel=True`` or an explicit ``num_nodes``.
 _SPARSE_IDS_MIN = 2**20
@@ -241,8 +286,7 @@ def _check_node_count(where, path, src, dst, num_nodes):
     top = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
     n = top if num_nodes is None else max(num_nodes, top)
     nbytes = 8 * (n + 1)
-    hint = ("pass relabel=True (spsample convert: -o relabel=true) to renumber the ids "
-            "0 .. (distinct ids - 1)")
+    hint = "pass relabel=True to renumber the ids 0 .. (distinct ids - 1)"
     if num_nodes is None and n > _SPARSE_IDS_MIN and n > _SPARSE_IDS_RATIO * max(1, src.size):
         raise ResourceLimitError(
             f"{where}: argument 'relabel' is needed: the ids of {str(path)!r} go up to "

@@ -1,7 +1,11 @@
 """Small file helpers shared by the converters: path checks, text tables, npz archives."""
 
+import contextlib
 import gzip
 import os
+import re
+import signal
+import threading
 import warnings
 import zipfile
 from pathlib import Path
@@ -11,7 +15,8 @@ import numpy as np
 from .._errors import ArgumentTypeError, DatasetError, DatasetNotFoundError
 from .._validate import fail
 
-__all__ = ["as_bool", "as_dir", "as_file", "fail_path", "read_table", "read_npz"]
+__all__ = ["as_bool", "as_dir", "as_file", "fail_path", "read_table", "read_npz",
+           "check_writable", "temporary_beside"]
 
 
 def fail_path(error_cls, where, name, problem, path):
@@ -102,3 +107,103 @@ def read_npz(where, path, keys, optional=()):
         if isinstance(exc, DatasetError):
             raise
         raise DatasetError(f"{where}: cannot read {str(path)!r}: {exc}") from exc
+
+
+# ---------------------------------------------------------------------- writing files
+def check_writable(where, name, path, *, error_cls=None):
+    """Check, before any work, that a file can be written at ``path``: its directory exists
+    and is writable, and ``path`` is not a directory. Returns ``path`` as a Path."""
+    from .._errors import ArgumentError
+
+    error_cls = ArgumentError if error_cls is None else error_cls
+    missing_cls = DatasetNotFoundError if issubclass(error_cls, DatasetError) else error_cls
+    path = _as_path(where, name, path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        fail_path(missing_cls, where, name, "is in a directory that does not exist", path)
+    if path.is_dir():
+        fail_path(error_cls, where, name, "is a directory, not a file name", path)
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists()
+                                                   and not os.access(path, os.W_OK)):
+        fail_path(error_cls, where, name, "cannot be written (permission denied)", path)
+    return path
+
+
+_TMP_PATTERN = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.tmp$")
+_CLEANUP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT")
+                         if hasattr(signal, name))
+
+
+@contextlib.contextmanager
+def temporary_beside(path):
+    """A temporary file name beside ``path`` (``.<name>.<pid>.tmp``), removed on exit.
+
+    Write there, then ``os.replace`` it onto ``path``: an interrupted write never leaves a
+    truncated ``path``. The temporary file is also removed when SIGTERM, SIGHUP or SIGINT
+    arrives meanwhile (the signal is then re-raised with the handler that was in place, so
+    the process still ends as it would have). Stale temporary files of ``path`` left by
+    processes that no longer run (killed with SIGKILL) are removed first.
+    """
+    path = Path(path)
+    _remove_stale(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with _removed_on_signal(tmp):
+        try:
+            yield tmp
+        finally:
+            _unlink(tmp)
+
+
+@contextlib.contextmanager
+def _removed_on_signal(tmp):
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be installed from the main thread
+        return
+    previous = {sig: signal.getsignal(sig) for sig in _CLEANUP_SIGNALS}
+
+    def restore():
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+    def on_signal(signum, frame):
+        _unlink(tmp)
+        restore()
+        signal.raise_signal(signum)
+
+    for sig in previous:
+        signal.signal(sig, on_signal)
+    try:
+        yield
+    finally:
+        restore()
+
+
+def _remove_stale(path):
+    """Remove ``.<name>.<pid>.tmp`` siblings of ``path`` whose process no longer runs."""
+    try:
+        siblings = list(path.parent.iterdir()) if path.parent.is_dir() else []
+    except OSError:
+        return
+    for sibling in siblings:
+        match = _TMP_PATTERN.match(sibling.name)
+        if match and match["name"] == path.name and not _pid_alive(int(match["pid"])):
+            _unlink(sibling)
+
+
+def _pid_alive(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or cannot tell: leave its file alone
+    return True
+
+
+def _unlink(path):
+    try:
+        Path(path).unlink()
+    except FileNotFoundError:
+        pass

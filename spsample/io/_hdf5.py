@@ -47,7 +47,7 @@ from .._errors import (
 from .._graph import Graph
 from .._validate import as_index_array, as_int, check_memory, check_range, fail
 from ._dataset import SPLIT_PARTS, Dataset
-from ._files import fail_path
+from ._files import fail_path, temporary_beside
 from ._untrusted import check_stored, csr_from_parts
 
 __all__ = ["save", "load", "open_rows", "read_rows", "read_feature_rows", "RowReader",
@@ -64,8 +64,10 @@ _CHUNK_BYTES = 256 * 1024
 def save(dataset, path, *, compression="gzip"):
     """Write ``dataset`` to ``path`` in spsample's HDF5 layout (see the module docstring).
 
-    The file is written beside ``path`` under a temporary name and renamed into place, so an
-    interrupted save never leaves a truncated dataset behind.
+    The file is written beside ``path`` under a temporary name (``.<name>.<pid>.tmp``) and
+    renamed into place, so an interrupted save never leaves a truncated dataset behind; the
+    temporary file is removed on SIGTERM, SIGHUP and SIGINT too, and stale ones of killed
+    processes are removed by the next save to ``path``.
 
     Parameters
     ----------
@@ -101,34 +103,34 @@ def save(dataset, path, *, compression="gzip"):
              str(path))
     if path.is_dir():
         fail_path(DatasetError, where, "path", "is a directory, not a file name", path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    g = dataset.graph
-    try:
+    with temporary_beside(path) as tmp:
         with h5py.File(tmp, "w", track_order=True) as f:
-            version = VERSION if dataset.sparse_features else _DENSE_VERSION
-            f.attrs.update(format=FORMAT, version=version, name=dataset.name,
-                           num_nodes=g.num_nodes)
-            grp = f.create_group("graph")
-            _write(grp, "indptr", g.indptr, compression)
-            _write(grp, "indices", g.indices, compression)
-            if g.weights is not None:
-                _write(grp, "weights", g.weights, compression)
-            if dataset.sparse_features:
-                _write_csr(f, "features", dataset.features, compression)
-            elif dataset.features is not None:
-                _write(f, "features", dataset.features, compression)
-            if dataset.labels is not None:
-                _write(f, "labels", dataset.labels, compression)
-            splits = f.create_group("splits", track_order=True)
-            for name, part in dataset.splits.items():
-                sg = splits.create_group(name)
-                for key in SPLIT_PARTS:
-                    _write(sg, key, part[key], compression)
+            _write_dataset(f, dataset, compression)
         os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     return path
+
+
+def _write_dataset(f, dataset, compression):
+    """Write every part of ``dataset`` into the open file ``f`` (the module's layout)."""
+    g = dataset.graph
+    version = VERSION if dataset.sparse_features else _DENSE_VERSION
+    f.attrs.update(format=FORMAT, version=version, name=dataset.name, num_nodes=g.num_nodes)
+    grp = f.create_group("graph")
+    _write(grp, "indptr", g.indptr, compression)
+    _write(grp, "indices", g.indices, compression)
+    if g.weights is not None:
+        _write(grp, "weights", g.weights, compression)
+    if dataset.sparse_features:
+        _write_csr(f, "features", dataset.features, compression)
+    elif dataset.features is not None:
+        _write(f, "features", dataset.features, compression)
+    if dataset.labels is not None:
+        _write(f, "labels", dataset.labels, compression)
+    splits = f.create_group("splits", track_order=True)
+    for name, part in dataset.splits.items():
+        sg = splits.create_group(name)
+        for key in SPLIT_PARTS:
+            _write(sg, key, part[key], compression)
 
 
 def _write_csr(group, name, matrix, compression):
@@ -236,6 +238,20 @@ def _datasets_to_read(where, path, f, features):
 _CSR_PARTS = ("indptr", "indices", "data")
 
 
+def read_sparse_features(path):
+    """The CSR ``/features`` group of ``path`` (a version-2 file) as a checked matrix."""
+    where = "spsample.io.read_sparse_features"
+    path = _as_path(where, path)
+    with _open(where, path) as f:
+        if "features" not in f or not _is_csr_group(f["features"]):
+            raise DatasetError(f"{where}: {str(path)!r} has no sparse /features")
+        dsets = {f"features/{p}": _dataset(where, path, f, f"features/{p}")
+                 for p in _CSR_PARTS}
+        _check_sizes(where, path, dsets)
+        arrays = {name: _read_all(where, path, dset) for name, dset in dsets.items()}
+        return _csr_features(where, path, f["features"], arrays)
+
+
 def _is_csr_group(obj):
     """Whether ``obj`` is a group holding sparse features (``attrs["format"] == "csr"``)."""
     return not hasattr(obj, "shape") and obj.attrs.get("format") in ("csr", b"csr")
@@ -271,8 +287,16 @@ def _check_num_nodes(num_nodes, n):
         return
     value = np.asarray(num_nodes)
     if value.shape != () or value.dtype.kind not in "iu" or int(value) != n:
-        raise DatasetError(f"attribute num_nodes={num_nodes!r:.40} disagrees with "
+        raise DatasetError(f"attribute num_nodes={_shown(num_nodes)} disagrees with "
                            f"/graph/indptr ({n} nodes)")
+
+
+def _shown(value):
+    """An attribute's value for a message: NumPy scalars as plain numbers, at most 40
+    characters."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return f"{value!r:.40}"
 
 
 def _as_name(value):
@@ -280,7 +304,7 @@ def _as_name(value):
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     if not isinstance(value, str):
-        raise DatasetError(f"attribute name={value!r:.40} must be a string")
+        raise DatasetError(f"attribute name={_shown(value)} must be a string")
     return value
 
 
@@ -497,7 +521,7 @@ def _check_format(where, path, f):
     if not good:
         fail_path(DatasetError, where, "path",
                   f"is not an spsample dataset of version <= {VERSION} "
-                  f"(format={fmt!r:.40}, version={version!r:.40}); run `spsample convert` "
+                  f"(format={_shown(fmt)}, version={_shown(version)}); run `spsample convert` "
                   "on other formats first", path)
 
 

@@ -141,8 +141,9 @@ class SparseFeatures(FeatureSource):
     def __init__(self, matrix):
         import scipy.sparse as sp
 
-        self.matrix = sp.csr_matrix(matrix)
-        self.matrix.sort_indices()
+        matrix = sp.csr_matrix(matrix)
+        # sorted_indices() copies: sort_indices() would sort the caller's arrays in place
+        self.matrix = matrix if matrix.has_sorted_indices else matrix.sorted_indices()
         self.num_nodes, self.num_features = (int(s) for s in self.matrix.shape)
 
     @classmethod
