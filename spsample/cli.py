@@ -76,6 +76,9 @@ def main(argv=None):
     # argparse has exited (help, usage error) unless a known sub-command was parsed.
     try:
         with _warnings_as_lines(args.command):
+            from ._threads import apply_env_threads
+
+            apply_env_threads()  # SPSAMPLE_THREADS for the native kernels
             return int(args._module.run(args) or 0)
     except SpsampleError as exc:
         print(f"spsample {args.command}: error: {_speak_cli(args, str(exc))}", file=sys.stderr)
