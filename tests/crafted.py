@@ -122,11 +122,22 @@ _CHILD = textwrap.dedent("""
                 return spsample.Graph.from_csr(z["indptr"], z["indices"])
         raise SystemExit("unknown kind " + kind)
 
-    args = sys.argv[1:]
+    def use(out):  # sample what loaded (native kernels included), touch its features
+        graph = getattr(out, "graph", out)
+        seeds = np.arange(min(graph.num_nodes, 6))
+        for sampler in (spsample.NodeWise([3, 2]), spsample.LADIES([4])):
+            spsample.sample(graph, seeds, sampler=sampler, batch_size=3)
+        features = getattr(out, "features", None)
+        if features is not None:
+            features.sum()
+
+    sample, args = sys.argv[1] == "sample", sys.argv[2:]
     for i, (kind, path) in enumerate(zip(args[::2], args[1::2])):
         print("START", i, flush=True)
         try:
             out = load(kind, path)
+            if sample:
+                use(out)
             print("LOADED", i, getattr(out, "num_nodes", None), flush=True)
         except spsample.SpsampleError as exc:
             text = str(exc)[:300].replace("\\n", " ")
@@ -134,8 +145,9 @@ _CHILD = textwrap.dedent("""
 """)
 
 
-def load_in_child(items, *, memory_mib=1536, timeout=120):
-    """Load each ``(kind, path)`` of ``items`` in one child Python under ``ulimit -v``.
+def load_in_child(items, *, memory_mib=1536, timeout=120, sample=False):
+    """Load each ``(kind, path)`` of ``items`` in one child Python under ``ulimit -v``
+    (``sample``: then sample what loaded, with the native kernels when built).
 
     Returns ``(verdicts, returncode, stderr)``: ``verdicts[i]`` is ``"LOADED ..."`` or
     ``"TYPED <error class> <message>"`` for the files the child finished. A crash shows as a
@@ -153,7 +165,9 @@ def load_in_child(items, *, memory_mib=1536, timeout=120):
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     argv = [str(part) for item in items for part in item]
-    proc = subprocess.run([sys.executable, "-c", _CHILD, *argv], env=env, capture_output=True,
+    mode = "sample" if sample else "load"
+    proc = subprocess.run([sys.executable, "-c", _CHILD, mode, *argv], env=env,
+                          capture_output=True,
                           text=True, timeout=timeout, preexec_fn=set_limit)
     verdicts = {}
     for line in proc.stdout.splitlines():

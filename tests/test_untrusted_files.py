@@ -196,3 +196,28 @@ def test_gnnbench_declared_attribute_shape_beyond_memory(tmp_path, monkeypatch):
     with pytest.raises(ResourceLimitError, match=r"'sparse_features' would need 16\.0 TiB .*"
                                                  r"'attr_\*'"):
         io.from_npz_gnnbench(path, sparse_features=False)
+
+
+def test_npz_member_declaring_more_than_it_stores_is_refused(tmp_path):
+    import io as bytes_io
+    import zipfile
+
+    header = bytes_io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<i8", "fortran_order": False,
+                                                  "shape": (2**33,)})
+    path = tmp_path / "lying.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("indptr.npy", _npy(np.array([0, 1, 2])))
+        z.writestr("indices.npy", header.getvalue() + b"\0" * 16)
+    assert path.stat().st_size < 1024
+    with pytest.raises(DatasetError, match=r"'indices' in .*declares shape \(8589934592,\) "
+                                           r"\(68,719,476,736 bytes\) but the archive holds"):
+        io.from_csr_npz(path)
+
+
+def _npy(arr):
+    import io as bytes_io
+
+    out = bytes_io.BytesIO()
+    np.save(out, arr)
+    return out.getvalue()

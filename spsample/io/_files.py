@@ -82,16 +82,23 @@ def read_table(where, path, *, dtype, delimiter=None, comment="#", skiprows=0, u
     return table
 
 
+#: Exceptions a damaged zip or npy member raises while it is read.
+_NPZ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, NotImplementedError,
+               KeyError, RuntimeError, OverflowError, TypeError, MemoryError)
+
+
 def read_npz(where, path, keys, optional=()):
     """``{key: array}`` for ``keys`` (required) and ``optional`` keys of an ``.npz`` archive.
 
-    Object arrays are refused (``allow_pickle=False``): an npz never runs code here.
+    Object arrays are refused (``allow_pickle=False``): an npz never runs code here. Each
+    member's declared shape is checked against the bytes the archive holds for it, and all
+    of them against the memory limit, before any is read.
     """
     try:
         with open(path, "rb") as handle:  # closed even when np.load fails half-way
             try:
                 archive = np.load(handle, allow_pickle=False)
-            except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            except _NPZ_ERRORS as exc:
                 raise DatasetError(f"{where}: cannot read {str(path)!r} as an npz archive: "
                                    f"{exc}") from exc
             if not hasattr(archive, "files"):  # a plain .npy file
@@ -102,11 +109,39 @@ def read_npz(where, path, keys, optional=()):
                 if missing:
                     raise DatasetError(f"{where}: {str(path)!r} lacks the array(s) {missing} "
                                        f"(it holds {sorted(archive.files)})")
-                return {k: archive[k] for k in (*keys, *optional) if k in archive.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+                wanted = [k for k in (*keys, *optional) if k in archive.files]
+                _check_npz_sizes(where, path, archive, wanted)
+                return {k: archive[k] for k in wanted}
+    except _NPZ_ERRORS as exc:
         if isinstance(exc, DatasetError):
             raise
-        raise DatasetError(f"{where}: cannot read {str(path)!r}: {exc}") from exc
+        raise DatasetError(f"{where}: cannot read {str(path)!r}: {type(exc).__name__}: "
+                           f"{exc}") from exc
+
+
+def _check_npz_sizes(where, path, archive, keys):
+    """Each member's declared array size against its stored bytes, then the total against
+    memory (``np.load`` allocates the declared size before it reads a byte)."""
+    from .._validate import check_memory
+    from ._untrusted import DEFLATE_MAX_RATIO
+
+    total = 0
+    for key in keys:
+        info = archive.zip.getinfo(f"{key}.npy")
+        with archive.zip.open(info) as member:
+            fmt = np.lib.format
+            read_header = fmt.read_array_header_1_0 if fmt.read_magic(member) == (1, 0) \
+                else fmt.read_array_header_2_0
+            shape, _, dtype = read_header(member)
+        declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        stored = info.file_size if info.compress_type == zipfile.ZIP_STORED \
+            else min(info.file_size, DEFLATE_MAX_RATIO * info.compress_size)
+        if declared > stored:
+            raise DatasetError(f"{where}: {key!r} in {str(path)!r} declares shape {shape} "
+                               f"({declared:,d} bytes) but the archive holds {stored:,d}")
+        total += declared
+    check_memory(where, "path", total, f"the arrays of {str(path)!r}",
+                 "the archive declares more than fits in memory")
 
 
 # ---------------------------------------------------------------------- writing files

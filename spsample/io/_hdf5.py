@@ -254,7 +254,10 @@ def read_sparse_features(path):
 
 def _is_csr_group(obj):
     """Whether ``obj`` is a group holding sparse features (``attrs["format"] == "csr"``)."""
-    return not hasattr(obj, "shape") and obj.attrs.get("format") in ("csr", b"csr")
+    if hasattr(obj, "shape"):
+        return False
+    fmt = obj.attrs.get("format")
+    return isinstance(fmt, (str, bytes)) and fmt in ("csr", b"csr")
 
 
 def _csr_features(where, path, group, arrays):
@@ -516,7 +519,8 @@ def _check_format(where, path, f):
     if isinstance(fmt, bytes):
         fmt = fmt.decode("utf-8", errors="replace")
     number = np.asarray(version) if version is not None else None
-    good = (fmt == FORMAT and number is not None and number.shape == ()
+    good = (isinstance(fmt, str) and fmt == FORMAT and number is not None
+            and number.shape == ()
             and number.dtype.kind in "iu" and 1 <= int(number) <= VERSION)
     if not good:
         fail_path(DatasetError, where, "path",
