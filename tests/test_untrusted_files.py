@@ -96,7 +96,8 @@ def test_planetoid_shared_adjacency_lists_are_bounded_by_the_file(tmp_path):
 
 def test_planetoid_test_index_with_a_huge_gap_is_refused(tmp_path):
     directory = crafted.write_planetoid(tmp_path / "p", test_index=[8, 6, 10**9])
-    with pytest.raises(DatasetError, match=r"test\.index names node 1000000000, leaving 999,999,992 nodes"):
+    with pytest.raises(DatasetError, match=r"test\.index names node 1000000000, leaving "
+                                           r"999,999,992 nodes"):
         io.from_planetoid(directory)
 
 
