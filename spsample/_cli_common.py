@@ -63,8 +63,10 @@ def load_dataset(command, name, *, features=True):
         try:
             return load(name, features=features)
         except DatasetError as exc:
-            if "not a readable HDF5 file" in str(exc) or "is not an spsample dataset" \
-                    in str(exc):
+            text = str(exc)
+            foreign = "not a readable HDF5 file" in text or (
+                "is not an spsample dataset" in text and "format='spsample'" not in text)
+            if foreign:
                 raise DatasetError(f"{where}: argument 'dataset' is not an spsample HDF5 "
                                    f"file (got {name!r}); {DATASET_HINT}") from exc
             raise
