@@ -232,11 +232,12 @@ def test_zero_epochs_say_so(capsys):
 
 
 def test_sample_into_a_closed_pipe_ends_quietly():
-    proc = subprocess.run(f"{sys.executable} -m spsample sample rmat:10 --batch-size 64 | head -1",
+    """``spsample sample ... | head -1``: the reader is gone before the output is written
+    (``true`` reads nothing and exits at once, which makes the race certain)."""
+    proc = subprocess.run(f"{sys.executable} -m spsample sample rmat:10 --batch-size 64 | true",
                           shell=True, capture_output=True, text=True, timeout=120,
                           env=dict(os.environ, PYTHONPATH=str(crafted.REPO)))
-    assert proc.stdout.startswith("rmat:10: 1024 nodes")
-    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+    assert proc.stderr == "", proc.stderr
 
 
 def test_convert_warns_when_most_nodes_lack_features(tmp_path, capsys):
