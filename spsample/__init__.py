@@ -22,8 +22,9 @@ from ._errors import (
     DistributedError,
     GraphError,
     MissingDependencyError,
-    ResourceError,
+    ResourceLimitError,
     NotLoweredWarning,
+    SpsampleWarning,
     SamplerError,
     SeedError,
     SpsampleError,
@@ -75,8 +76,9 @@ __all__ = [
     "DatasetNotFoundError",
     "DistributedError",
     "MissingDependencyError",
-    "ResourceError",
+    "ResourceLimitError",
     "NotLoweredWarning",
+    "SpsampleWarning",
     *_LAZY,
 ]
 

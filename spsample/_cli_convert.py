@@ -2,12 +2,16 @@
 
 Converts a dataset (format detected from SRC unless ``--format`` is given) into spsample's HDF5
 layout and prints a one-line summary. Reader options pass through ``-o``, e.g.
-``spsample convert facebook_combined.txt.gz fb.h5 -o directed=False``.
+``spsample convert facebook_combined.txt.gz fb.h5 -o directed=False``. An existing DST is
+replaced only with ``--force``, and never when it is SRC.
 """
 
 import ast
+import inspect
+import os
+import sys
 
-from ._errors import ArgumentError
+from ._errors import ArgumentError, DatasetError
 
 
 #: convert() keywords that have their own flag and so cannot pass through ``-o``.
@@ -21,7 +25,8 @@ def add_arguments(parser):
     from .io import FORMATS
 
     parser.add_argument("src", help="dataset file or folder to convert")
-    parser.add_argument("dst", help="spsample HDF5 file to write (overwritten)")
+    parser.add_argument("dst", help="spsample HDF5 file to write (an existing file is "
+                                    "replaced only with --force)")
     parser.add_argument("--format", choices=sorted(FORMATS), default=None,
                         type=lambda text: text.lower().replace("-", "_"),
                         help="source format (default: detected from SRC)")
@@ -31,9 +36,21 @@ def add_arguments(parser):
                         help="store features as DTYPE (e.g. uint8); refused if values change")
     parser.add_argument("--no-compression", action="store_true",
                         help="write uncompressed chunks (faster, larger)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace DST if it exists (never SRC itself)")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
                         help="reader option, VALUE a Python literal (true/false/none in any "
                              "case) or a plain string (repeatable), e.g. -o directed=false")
+
+
+def reader_options():
+    """Every keyword a reader takes through ``-o`` (for messages that name them)."""
+    from .io import FORMATS
+
+    names = set()
+    for reader in FORMATS.values():
+        names.update(list(inspect.signature(reader).parameters)[1:])
+    return names - set(_RESERVED)
 
 
 def run(args):
@@ -45,17 +62,60 @@ def run(args):
         if key in options:
             raise ArgumentError(f"spsample convert: argument '--option' {key}=... is not a "
                                 f"reader option; use {flag}")
+    from .io._convert import _check_destination
+
+    _check_destination("spsample convert", args.src, args.dst)  # never the source
+    if os.path.exists(args.dst) and not args.force:
+        raise DatasetError(f"spsample convert: argument 'dst' {args.dst!r} exists; pass "
+                           "--force to replace it")
     ds = convert(args.src, args.dst, format=args.format, name=args.name,
                  features_dtype=args.features_dtype,
                  compression=None if args.no_compression else "gzip", **options)
+    print(_summary(ds, args.dst))
+    hint = _direction_hint(ds, args.format or _format_of(args.src), options)
+    if hint:
+        print(f"spsample convert: note: {hint}", file=sys.stderr)
+    return 0
+
+
+def _format_of(src):
+    from .io import detect_format
+
+    return detect_format(src)
+
+
+def _summary(ds, dst):
+    """One line: sizes, directedness, feature form, classes and splits."""
     splits = ", ".join(f"{k} {'/'.join(str(len(v[p])) for p in ('train', 'val', 'test'))}"
                        for k, v in ds.splits.items()) or "none"
     if len(ds.splits) > 3:
         splits = f"{len(ds.splits)} splits"
-    print(f"{ds.name or '(unnamed)'}: {ds.num_nodes} nodes, {ds.num_edges} edges, "
-          f"{ds.num_features} features, {ds.num_classes} classes, splits: {splits} "
-          f"-> {args.dst}")
-    return 0
+    direction = "undirected: every edge in both rows" if _symmetric(ds.graph) else "directed"
+    features = f"{ds.num_features} features"
+    if ds.sparse_features:
+        density = ds.features.nnz / max(1, ds.features.shape[0] * ds.features.shape[1])
+        features += f" (sparse, {100 * density:.2g}% non-zero)"
+    return (f"{ds.name or '(unnamed)'}: {ds.num_nodes} nodes, {ds.num_edges} edges "
+            f"({direction}), {features}, {ds.num_classes} classes, splits: {splits} -> {dst}")
+
+
+def _symmetric(graph):
+    a = graph.to_scipy()
+    return (a != a.T).nnz == 0
+
+
+def _direction_hint(ds, fmt, options):
+    """A note when a directed edge list has no edge in both directions (it may be an
+    undirected dataset that lists each edge once, as SNAP's ego-Facebook)."""
+    if fmt not in ("edge_list", "snap") or "directed" in options or _symmetric(ds.graph):
+        return None
+    a = ds.graph.to_scipy()
+    a.data[:] = 1
+    if a.multiply(a.T).nnz - a.diagonal().astype(bool).sum() > 0:
+        return None
+    return ("stored directed (row v lists u for each line 'u v'), and no edge appears in both "
+            "directions: if the dataset is undirected, convert it again with -o "
+            "directed=false --force")
 
 
 def _parse_option(text):

@@ -10,19 +10,24 @@ import json
 import os
 import sys
 
+from ._cli_common import check_finite, check_int, check_output, load_dataset
+
 
 def add_arguments(parser):
     """Add the ``train`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
     from .train import SAMPLERS, TrainConfig
+    from .train._trainer import DEFAULT_FANOUTS
 
     d = TrainConfig()
     parser.add_argument("dataset", nargs="?", default="cora",
                         help="spsample HDF5 file or embedded dataset name (default: cora)")
     parser.add_argument("--sampler", choices=SAMPLERS, default=d.sampler,
                         help=f"sampling algorithm (default: {d.sampler})")
-    parser.add_argument("--fanouts", type=_int_list, default=d.fanouts, metavar="F1,F2,...",
-                        help="per-hop fanouts, hop 1 first; one GNN layer per hop "
-                             f"(default: {_show(d.fanouts)})")
+    parser.add_argument("--fanouts", type=_int_list, default=None, metavar="F1,F2,...",
+                        help="per-hop fanouts, hop 1 first (nodes per layer for ladies and "
+                             "fastgcn); one GNN layer per hop (default: "
+                             f"{_show(DEFAULT_FANOUTS[False])} for nodewise, "
+                             f"{_show(DEFAULT_FANOUTS[True])} for ladies and fastgcn)")
     parser.add_argument("--eval-fanouts", type=_int_list, default=None, metavar="F1,F2,...",
                         help="fanouts for validation/test (default: all neighbours for "
                              "nodewise, the training fanouts for layer-wise samplers)")
@@ -46,11 +51,14 @@ def add_arguments(parser):
                         help=f"dropout probability (default: {d.dropout})")
     parser.add_argument("--conv", choices=("auto", "pyg", "torch"), default=d.conv,
                         help="GraphSAGE layers: PyG's SAGEConv, the built-in one, or auto "
-                             "(PyG when installed)")
+                             "(PyG when installed, for nodewise sampling of dense features; "
+                             "the built-in layers otherwise); both take sparse features "
+                             "without densifying them")
     parser.add_argument("--sparse-features", choices=("auto", "on", "off"),
                         default=d.sparse_features,
                         help="keep features in CSR form and project them without densifying "
-                             "(auto: when at most 5%% of the entries are non-zero)")
+                             "(auto: features stored sparse, or at most 5%% non-zero; off "
+                             "densifies them, which can take a lot of memory and time)")
     parser.add_argument("--normalize", choices=("row", "none"), default=d.normalize,
                         help="feature normalisation (default: row sums to 1)")
     parser.add_argument("--split", default=None,
@@ -74,25 +82,68 @@ def add_arguments(parser):
     parser.add_argument("--mpi", choices=("auto", "on", "off"), default="auto",
                         help="data-parallel over MPI ranks: auto = when launched by mpiexec "
                              "with more than one rank")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bars (drawn only when stderr is a terminal); the "
+                             "per-epoch lines are still printed")
 
 
 def run(args):
     """Run ``spsample train``; returns the exit status (0 on success)."""
+    _check_flags(args)
     import torch
 
-    from ._errors import ArgumentError
-    from .train import TrainConfig, Trainer
+    from .train import Trainer
 
-    if args.threads < 0:
-        raise ArgumentError(f"spsample train: argument '--threads' must be >= 0 "
-                            f"(got {args.threads})")
     if args.threads:
         torch.set_num_threads(args.threads)
     comm = _communicator(args.mpi)
     rank = 0 if comm is None else comm.Get_rank()
-    dataset = _load_dataset(args.dataset)
-    config = TrainConfig(
+    dataset = load_dataset("train", args.dataset)
+    config = _config(args)
+    trainer = Trainer(dataset, config, comm=comm)
+    if args.resume:
+        _resume(trainer, args.resume)
+    say = (lambda text: print(text, flush=True)) if rank == 0 else (lambda text: None)
+    say(_summary(args, dataset, trainer, comm))
+    progress = not args.quiet and sys.stderr.isatty()
+    metrics = trainer.fit(checkpoint=args.checkpoint, progress=progress,
+                          log=lambda entry: say(_epoch_line(entry, config.epochs)))
+    trainer.close()
+    say(_result_line(metrics))
+    if args.metrics and rank == 0:
+        with open(args.metrics, "w") as fh:
+            json.dump(metrics, fh, indent=2)
+    return 0
+
+
+def _check_flags(args):
+    """Every flag checked before any work: outputs writable, numbers in range."""
+    check_int("train", "--threads", args.threads, minimum=0)
+    for flag in ("--lr", "--weight-decay", "--dropout"):
+        check_finite("train", flag, getattr(args, flag[2:].replace("-", "_")))
+    check_output("train", "--metrics", args.metrics)
+    check_output("train", "--checkpoint", args.checkpoint)
+    if args.resume and not os.path.isfile(args.resume):
+        from ._errors import ArgumentError
+
+        raise ArgumentError(f"spsample train: argument '--resume' is not a file "
+                            f"(got {args.resume!r})")
+
+
+def _resume(trainer, path):
+    from ._errors import ArgumentError
+
+    try:
+        trainer.load_checkpoint(path)
+    except ArgumentError as exc:
+        detail = str(exc).split(": ", 1)[-1].replace("argument 'path' ", "")
+        raise ArgumentError(f"spsample train: argument '--resume' {detail}") from exc
+
+
+def _config(args):
+    from .train import TrainConfig
+
+    return TrainConfig(
         sampler=args.sampler, fanouts=args.fanouts, eval_fanouts=args.eval_fanouts,
         batch_size=args.batch_size, eval_batch_size=args.eval_batch_size,
         bulk_size=args.bulk_size, epochs=args.epochs, lr=args.lr, scale_lr=args.scale_lr,
@@ -100,46 +151,37 @@ def run(args):
         conv=args.conv, sparse_features=args.sparse_features, normalize=args.normalize,
         seed=args.seed, split=args.split,
         split_seed=args.split_seed, device=args.device, pipeline=not args.no_pipeline)
-    trainer = Trainer(dataset, config, comm=comm)
-    if args.resume:
-        trainer.load_checkpoint(args.resume)
-    say = (lambda text: print(text, flush=True)) if rank == 0 else (lambda text: None)
+
+
+def _summary(args, dataset, trainer, comm):
+    """The run's first line: dataset, split, sampler, layers and feature form."""
+    config = trainer.config
     world = "" if comm is None else f", {comm.Get_size()} ranks"
-    say(f"GraphSAGE on {dataset.name or args.dataset}: {dataset.num_nodes} nodes, "
-        f"{dataset.num_edges} edges, {dataset.num_features} features, "
-        f"{dataset.num_classes} classes; train/val/test {trainer.train_idx.size}/"
-        f"{trainer.val_idx.size}/{trainer.test_idx.size}; {config.sampler} "
-        f"{_show(config.fanouts)}, batch {config.batch_size}, bulk {config.bulk_size}{world}")
+    layers = "PyG SAGEConv" if trainer.model.uses_pyg else "built-in SAGE"
+    features = "sparse" if trainer.sparse_features else "dense"
+    return (f"GraphSAGE on {dataset.name or args.dataset}: {dataset.num_nodes} nodes, "
+            f"{dataset.num_edges} edges, {dataset.num_features} {features} features, "
+            f"{dataset.num_classes} classes; train/val/test {trainer.train_idx.size}/"
+            f"{trainer.val_idx.size}/{trainer.test_idx.size}; {config.sampler} "
+            f"{_show(config.fanouts)}, batch {config.batch_size}, bulk {config.bulk_size}, "
+            f"{layers} layers{world}")
 
-    def log(entry):
-        if args.quiet:
-            return
-        say(f"epoch {entry['epoch'] + 1:3d}/{config.epochs}  loss {entry['loss']:.4f}  "
+
+def _epoch_line(entry, epochs):
+    rate = entry.get("sampling_edges_per_s", 0.0)
+    return (f"epoch {entry['epoch'] + 1:3d}/{epochs}  loss {entry['loss']:.4f}  "
             f"val {entry['val_accuracy']:.4f}  {entry['seconds']:.2f}s  "
-            f"{entry['sampled_edges'] / max(entry['seconds'], 1e-9):,.0f} sampled edges/s")
-
-    metrics = trainer.fit(checkpoint=args.checkpoint, progress=not args.quiet, log=log)
-    trainer.close()
-    say(f"test accuracy {metrics['test_accuracy']:.4f} (best validation "
-        f"{metrics['val_accuracy']:.4f} at epoch {metrics['best_epoch'] + 1}); "
-        f"{metrics['seconds']:.1f}s, {metrics['sampled_edges_per_s']:,.0f} sampled edges/s "
-        f"({metrics['path']} sampling)")
-    if args.metrics and rank == 0:
-        with open(args.metrics, "w") as fh:
-            json.dump(metrics, fh, indent=2)
-    return 0
+            f"{rate:,.0f} sampled edges/s while sampling")
 
 
-def _load_dataset(name):
-    from ._errors import DatasetNotFoundError
-    from .io import embedded_names, embedded_path, load
-
-    if os.path.exists(name):
-        return load(name)
-    if name in embedded_names():
-        return load(embedded_path(name))
-    raise DatasetNotFoundError(f"spsample train: argument 'dataset' is neither a file nor an "
-                               f"embedded dataset ({', '.join(embedded_names())}) (got {name!r})")
+def _result_line(metrics):
+    if metrics["best_epoch"] < 0:
+        return (f"no epoch trained (--epochs {metrics['epochs']}): test accuracy "
+                f"{metrics['test_accuracy']:.4f} of the untrained model")
+    return (f"test accuracy {metrics['test_accuracy']:.4f} (best validation "
+            f"{metrics['val_accuracy']:.4f} at epoch {metrics['best_epoch'] + 1}); "
+            f"{metrics['seconds']:.1f}s, {metrics['sampled_edges_per_s']:,.0f} sampled edges/s "
+            f"end to end ({metrics['path']} sampling)")
 
 
 def _communicator(mode):

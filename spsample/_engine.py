@@ -24,7 +24,7 @@ from ._backend import NUMPY
 from ._bulk import BulkState
 from ._errors import NotLoweredWarning, SpsampleError
 from ._lazy import NotLowerable
-from ._resources import check_bytes
+from ._validate import check_memory
 from .samplers._protocol import HopContext
 
 __all__ = ["run_bulk", "run_numpy", "trace", "lower_sampler", "estimate_output_bytes"]
@@ -38,15 +38,16 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY
 
     Raises
     ------
-    ResourceError
+    ResourceLimitError
         Before sampling, when the output's estimated size (:func:`estimate_output_bytes`) does
         not fit the memory available; while sampling, when the output grows past it.
     """
     native = backend is NUMPY and _native.enabled()
     plans = _trace_quietly(sampler, graph, batch_ids, seed, epoch)
     if plans is not None:
-        check_bytes("sample", estimate_output_bytes(plans, graph, sizes),
-                    "the fanouts, batch_size or the number of seeds per call")
+        check_memory("sample", "sampler", estimate_output_bytes(plans, graph, sizes),
+                     "the sampled output", "lower the fanouts, batch_size or the number of seeds "
+                     "per call")
     if native:
         lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch, plans)
         if lowered is not None:

@@ -16,7 +16,8 @@ __all__ = [
     "DatasetNotFoundError",
     "DistributedError",
     "MissingDependencyError",
-    "ResourceError",
+    "ResourceLimitError",
+    "SpsampleWarning",
     "NotLoweredWarning",
 ]
 
@@ -66,13 +67,22 @@ class MissingDependencyError(SpsampleError, ImportError):
     The message says what to install."""
 
 
-class ResourceError(SpsampleError, MemoryError):
-    """An input would need more memory than the machine has (e.g. a fanout or batch size
-    whose outputs cannot fit). Raised before allocating; the message says how much would be
-    needed and which argument to change."""
+class ResourceLimitError(SpsampleError, MemoryError):
+    """An input asks for more memory than this process may use (checked before allocating).
+
+    Raised, e.g., for an edge list whose largest id implies billions of nodes, a file that
+    declares arrays far larger than memory, or fanouts and batch sizes whose sampled output
+    cannot fit. The message says how much would be needed, the limit, and which argument
+    (CLI: which flag) to change."""
 
 
-class NotLoweredWarning(UserWarning):
+class SpsampleWarning(UserWarning):
+    """Something a user should know about their data, e.g. that most nodes have no features.
+
+    The command line prints these as ``spsample <command>: warning: ...`` lines."""
+
+
+class NotLoweredWarning(SpsampleWarning):
     """A sampler's constructors could not be lowered to the native engine (a constructor reads
     sampled data, or builds something no kernel implements): it runs on the NumPy path. Issued
     once per constructor; the message names it."""

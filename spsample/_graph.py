@@ -12,7 +12,7 @@ import numpy as np
 from ._errors import GraphError
 from ._validate import as_float_array, as_index_array, as_int, fail
 
-__all__ = ["Graph", "MAX_NODES"]
+__all__ = ["Graph", "MAX_NODES", "frozen_array"]
 
 #: Vertex ids are keyed into 32-bit RNG counter words; one value is reserved as a tag.
 MAX_NODES = 2**32 - 1
@@ -47,13 +47,12 @@ class Graph:
     __slots__ = ("_indptr", "_indices", "_weights", "_cache")
 
     def __init__(self, indptr, indices, weights=None):
-        self._indptr = indptr
-        self._indices = indices
-        self._weights = weights
+        # Frozen, not just flagged read-only: native kernels trust these arrays once checked,
+        # so no one may write to them afterwards (``arr.flags.writeable = True`` fails).
+        self._indptr = frozen_array(indptr)
+        self._indices = frozen_array(indices)
+        self._weights = None if weights is None else frozen_array(weights)
         self._cache = {}  # derived read-only quantities (e.g. FastGCN's column weights)
-        for arr in (indptr, indices, weights):
-            if arr is not None:
-                arr.flags.writeable = False
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -149,6 +148,8 @@ class Graph:
         _check_ids(where, "dst", dst, n)
         if weights is not None:
             weights = _check_weights(where, weights, src.size)
+        symmetrize = _as_flag(where, "symmetrize", symmetrize)
+        _check_node_memory(where, n, src.size * (2 if symmetrize else 1))
         if symmetrize:
             src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
             if weights is not None:
@@ -173,6 +174,10 @@ class Graph:
             fail(ArgumentTypeError, where, "matrix", "must be a scipy.sparse matrix", type(matrix))
         if matrix.shape[0] != matrix.shape[1]:
             fail(GraphError, where, "matrix", "must be square", matrix.shape)
+        if matrix.dtype.kind not in "biuf":
+            from ._errors import ArgumentTypeError
+            fail(ArgumentTypeError, where, "matrix", f"must hold real numbers, not "
+                 f"{matrix.dtype} (complex weights have no meaning here)", show_value=False)
         csr = sp.csr_matrix(matrix)
         data = np.asarray(csr.data, dtype=np.float64)
         weights = None if np.all(data == 1.0) else data
@@ -236,9 +241,18 @@ class Graph:
         return self._weights is not None
 
     def cached(self, name, compute):
-        """``compute()`` once per graph, memoised under ``name`` (graphs are immutable)."""
+        """``compute()`` once per graph, memoised under ``name`` (graphs are immutable).
+
+        Arrays in the result (an array, or a tuple of them) are frozen like the graph's own
+        (:func:`frozen_array`), so a kernel may trust them as it trusts the graph."""
         if name not in self._cache:
-            self._cache[name] = compute()
+            value = compute()
+            if isinstance(value, np.ndarray):
+                value = frozen_array(value)
+            elif isinstance(value, tuple):
+                value = tuple(frozen_array(v) if isinstance(v, np.ndarray) else v
+                              for v in value)
+            self._cache[name] = value
         return self._cache[name]
 
     def degree(self):
@@ -268,9 +282,64 @@ class Graph:
 
     __hash__ = None
 
+    def __reduce__(self):
+        # unpickled arrays own writeable memory: rebuild through __init__, which freezes them
+        return (Graph, (self._indptr, self._indices, self._weights))
+
     def __repr__(self):
         kind = "weighted" if self.is_weighted else "unweighted"
         return f"Graph(num_nodes={self.num_nodes}, num_edges={self.num_edges}, {kind})"
+
+
+def frozen_array(arr):
+    """A read-only array whose memory no one can make writeable again.
+
+    ``arr.flags.writeable = False`` alone can be undone by anyone holding the array (or its
+    base). The returned array views an immutable ``bytes`` object instead, so turning the flag
+    back on raises ``ValueError``. Arrays that already are such views are returned as they
+    are; others are copied once (C order, same dtype and shape).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = frozen_array(np.arange(3))
+    >>> a.flags.writeable = True
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot set WRITEABLE flag to True of this array
+    """
+    if _is_frozen(arr):
+        return arr
+    arr = np.ascontiguousarray(arr)
+    out = np.frombuffer(arr.tobytes(), dtype=arr.dtype)
+    return out if arr.ndim == 1 else out.reshape(arr.shape)
+
+
+def _is_frozen(arr):
+    """Whether ``arr`` is a read-only, C-contiguous view of a ``bytes`` object."""
+    if arr.flags.writeable or not arr.flags.c_contiguous:
+        return False
+    base = arr
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    return isinstance(base, bytes)
+
+
+def _as_flag(where, name, value):
+    """``value`` if it is a bool: strings such as ``"no"`` are truthy and would flip it."""
+    if not isinstance(value, (bool, np.bool_)):
+        from ._errors import ArgumentTypeError
+        fail(ArgumentTypeError, where, name, "must be True or False", value)
+    return bool(value)
+
+
+def _check_node_memory(where, n, num_edges):
+    """Check the CSR arrays of ``n`` nodes and ``num_edges`` entries fit, before building."""
+    from ._validate import check_memory
+
+    check_memory(where, "num_nodes", 16 * (n + 1) + 32 * num_edges,
+                 f"the CSR arrays of {n:,d} nodes and {num_edges:,d} edges",
+                 "pass a smaller num_nodes (the largest id + 1 is enough)")
 
 
 def _check_ids(where, name, ids, n):

@@ -34,7 +34,7 @@ import os
 
 import numpy as np
 
-from ._errors import ArgumentError, MissingDependencyError, ResourceError, SamplerError
+from ._errors import ArgumentError, MissingDependencyError, ResourceLimitError, SamplerError
 from ._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
                     RowSelection, ThresholdSelection)
 from ._validate import fail
@@ -499,16 +499,16 @@ def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch):
 
     Raises
     ------
-    ResourceError
+    ResourceLimitError
         When the output would exceed the memory available (checked as the buffers grow).
     SamplerError
         When a rejection rule meets a value above its bound.
     """
     from ._minibatch import Bulk, HopEdges
-    from ._resources import available_bytes
+    from ._validate import memory_limit
     indptr, indices, seeds, sizes, batch_ids, k0, k1 = _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch)
     spec = lowered.spec
-    budget = int(min(available_bytes(), 2**63 - 1))
+    budget = int(min(memory_limit(), 2**63 - 1))
     try:
         if lowered.kernel == "rowwise":
             out = _kernels.run_rowwise(spec["graphs"], seeds, sizes, batch_ids, spec["hops"],
@@ -518,7 +518,8 @@ def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch):
             out = _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, epoch,
                              budget)
     except MemoryError as exc:
-        raise ResourceError(f"sample: {exc}; lower the fanouts, batch_size or bulk size") from None
+        raise ResourceLimitError(f"sample: argument 'sampler': {exc} (the memory this process may "
+                                 "use); lower the fanouts, batch_size or bulk size") from None
     except ArithmeticError as exc:
         raise SamplerError(f"sample: select_rows: argument 'bound' is exceeded ({exc})") from None
     n_id, node_offsets, counts, hops = out
@@ -635,3 +636,10 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
     row_ptr = np.zeros(vertex.size + 1, dtype=np.int64)
     np.cumsum(count, out=row_ptr[1:])
     return RowMatrix(row_ptr, column, None, edge)
+
+
+# SPSAMPLE_THREADS (spsample._threads) applies from the first use of the native kernels on,
+# before any explicit set_num_threads call (which then wins).
+from ._threads import apply_env_threads as _apply_env_threads  # noqa: E402
+
+_apply_env_threads()

@@ -635,9 +635,10 @@ def _rows_result(P, start, counts, pos):
 def _check_row_output(P, d, s, replace):
     """A typed error before allocating an output that cannot fit (3 int64 per sampled entry
     downstream)."""
-    from ._resources import check_bytes
+    from ._validate import check_memory
     bound = np.where(s < 0, d, np.where(replace, np.where(d > 0, s, 0), np.minimum(d, s)))
-    check_bytes("sample", 48 * float(bound.sum()), "the fanouts or batch_size")
+    check_memory("sample", "fanout", 48 * int(bound.sum()), "a hop's sampled entries",
+                 "lower the fanouts or batch_size")
 
 
 def _evaluate_threshold(sel):
@@ -885,7 +886,7 @@ def _evaluate_global(sel):
     k = ctx.batch_ids.size
     if cumulative.size == 0 or cumulative[-1] <= 0:
         return RowMatrix(np.zeros(k + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    from ._resources import check_bytes
-    check_bytes("sample", 24.0 * sel.fanout * k, "the FastGCN fanouts or the bulk size",
-                what="the FastGCN draws")
+    from ._validate import check_memory
+    check_memory("sample", "fanout", 24 * sel.fanout * k, "the FastGCN draws",
+                 "lower the FastGCN fanouts or the bulk size")
     return sample_global(cumulative, sel.fanout, ctx.batch_ids, ctx.hop_word, ctx.key)

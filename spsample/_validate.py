@@ -107,3 +107,116 @@ def _to_numpy(value):
     if hasattr(value, "detach"):
         return value.detach().cpu().numpy()  # torch
     return np.from_dlpack(value)
+
+
+# ---------------------------------------------------------------------- memory budget
+#: Environment variable that caps the bytes one input may make spsample allocate
+#: (e.g. ``SPSAMPLE_MEMORY_LIMIT=2G``); it can only lower the limit found from the system.
+MEMORY_LIMIT_ENV = "SPSAMPLE_MEMORY_LIMIT"
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def format_bytes(nbytes):
+    """``nbytes`` for a message: ``"32.0 GiB"``, ``"7.2 KiB"``, ``"12 bytes"``."""
+    nbytes = float(nbytes)
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if nbytes < 1024 or unit == "PiB":
+            return f"{int(nbytes)} bytes" if unit == "bytes" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024
+    raise AssertionError("unreachable")
+
+
+def _parse_size(text):
+    """``"2G"``, ``"512M"``, ``"1048576"`` -> bytes; None when unreadable."""
+    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = text[-1:] if text[-1:] in _UNITS else ""
+    try:
+        value = float(text[: len(text) - len(unit)])
+    except ValueError:
+        return None
+    return int(value * _UNITS[unit]) if value > 0 else None
+
+
+def _system_limits():
+    """Byte limits this process runs under: physical memory, cgroup, rlimits, the env cap."""
+    import os
+
+    limits = []
+    try:
+        limits.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as fh:
+            text = fh.read().strip()
+        if text.isdigit():
+            limits.append(int(text))
+    except OSError:
+        pass
+    limits.extend(_rlimit_room())
+    env = os.environ.get(MEMORY_LIMIT_ENV)
+    if env:
+        parsed = _parse_size(env)
+        if parsed is not None:
+            limits.append(parsed)
+    return limits
+
+
+def _rlimit_room():
+    """Room left under ``ulimit -v`` / ``ulimit -d`` (soft limits minus what is mapped)."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return []
+    room = []
+    mapped = _mapped_bytes()
+    for which in (resource.RLIMIT_AS, getattr(resource, "RLIMIT_DATA", None)):
+        if which is None:
+            continue
+        soft, _ = resource.getrlimit(which)
+        if soft != resource.RLIM_INFINITY:
+            room.append(max(0, soft - mapped))
+    return room
+
+
+def _mapped_bytes():
+    """Virtual memory this process has mapped (0 where /proc is absent)."""
+    import os
+
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def memory_limit():
+    """The most bytes one input may make spsample allocate: the smallest of physical memory,
+    the cgroup's ``memory.max``, the room under ``ulimit -v``/``-d`` and
+    ``$SPSAMPLE_MEMORY_LIMIT``."""
+    limits = _system_limits()
+    return min(limits) if limits else 2**63 - 1
+
+
+def check_memory(where, name, nbytes, what, hint):
+    """Raise :class:`~spsample._errors.ResourceLimitError` if ``nbytes`` exceed
+    :func:`memory_limit`, before anything is allocated.
+
+    Parameters
+    ----------
+    where, name : str
+        The function and the argument (CLI: the flag) the user should change.
+    nbytes : int
+        The estimate, in bytes.
+    what : str
+        What would be allocated (``"the CSR row pointers of 4,294,967,291 nodes"``).
+    hint : str
+        What to do instead (``"pass relabel=True to renumber the ids"``).
+    """
+    from ._errors import ResourceLimitError
+
+    limit = memory_limit()
+    if nbytes > limit:
+        raise ResourceLimitError(
+            f"{where}: argument '{name}' would need {format_bytes(nbytes)} for {what}, more "
+            f"than the {format_bytes(limit)} this process may use; {hint}")

@@ -7,8 +7,11 @@ sub-command's module is imported, so a missing or broken one never breaks the ot
 """
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
+import warnings
 
 COMMANDS = {
     "train": "Train GraphSAGE with spsample minibatches (default: the embedded Cora dataset).",
@@ -33,7 +36,7 @@ def build_parser(command=None):
         if name == command:
             module = _import_command(parser, name)
             module.add_arguments(p)
-            p.set_defaults(_module=module)
+            p.set_defaults(_module=module, _parser=p)
     return parser
 
 
@@ -61,7 +64,10 @@ def _chosen_command(argv):
 def main(argv=None):
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
-    Errors spsample raises on bad input are printed as one line and give status 2.
+    Errors spsample raises on bad input are printed as one line naming the flag (not the
+    library's argument) and give status 2; spsample's warnings are printed as
+    ``spsample <command>: warning: ...`` lines. When the reader of the output goes away
+    (``spsample sample ... | head -1``) the command ends quietly.
     """
     from ._errors import SpsampleError
 
@@ -69,10 +75,58 @@ def main(argv=None):
     args = build_parser(_chosen_command(argv)).parse_args(argv)
     # argparse has exited (help, usage error) unless a known sub-command was parsed.
     try:
-        return int(args._module.run(args) or 0)
+        with _warnings_as_lines(args.command):
+            from ._threads import apply_env_threads
+
+            apply_env_threads()  # SPSAMPLE_THREADS for the native kernels
+            return int(args._module.run(args) or 0)
     except SpsampleError as exc:
-        print(f"spsample {args.command}: error: {exc}", file=sys.stderr)
+        print(f"spsample {args.command}: error: {_speak_cli(args, str(exc))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, as a shell reports a command killed by a closed pipe
+
+
+def _speak_cli(args, message):
+    """``message`` with the library's argument names replaced by the flags of the command."""
+    from ._cli_common import cli_message
+
+    flags = {}
+    for action in args._parser._actions:
+        long = [o for o in action.option_strings if o.startswith("--")]
+        if long:
+            flags[action.dest] = long[0]
+    flags.update(getattr(args._module, "ARGUMENT_FLAGS", {}))
+    options = getattr(args._module, "reader_options", lambda: ())()
+    return cli_message(message, flags, options)
+
+
+@contextlib.contextmanager
+def _warnings_as_lines(command):
+    """Show spsample's warnings as ``spsample <command>: warning: ...`` on stderr."""
+    from ._errors import SpsampleWarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, SpsampleWarning):
+            print(f"spsample {command}: warning: {message}", file=sys.stderr)
+        else:
+            previous(message, category, filename, lineno, file, line)
+
+    previous = warnings.showwarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SpsampleWarning)
+        warnings.showwarning = show
+        yield
+
+
+def _silence_stdout():
+    """Point stdout at /dev/null so Python's final flush does not fail on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":

@@ -34,10 +34,11 @@ def test_train_on_embedded_cora_writes_metrics(tmp_path, capsys):
     assert len(metrics["losses"]) == 2
 
 
-def test_train_progress_bars_and_checkpoint_resume(tmp_path, capsys):
+def test_train_progress_bars_and_checkpoint_resume(tmp_path, capsys, monkeypatch):
     ckpt, m1, m2 = tmp_path / "c.pt", tmp_path / "m1.json", tmp_path / "m2.json"
     common = ["train", "--epochs", "2", "--hidden", "8", "--batch-size", "64",
               "--fanouts", "5,5"]
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)   # bars only on a terminal
     assert main(common + ["--checkpoint", str(ckpt), "--metrics", str(m1)]) == 0
     err = capsys.readouterr().err
     assert "epoch 1/2" in err and "loss=" in err                  # tqdm bars on stderr
@@ -59,7 +60,7 @@ def test_train_reports_bad_input(capsys):
     assert main(["train", "no-such-dataset", "--quiet"]) == 2
     assert "'dataset'" in capsys.readouterr().err
     assert main(["train", "--epochs", "1", "--batch-size", "0", "--quiet"]) == 2
-    assert "'batch_size'" in capsys.readouterr().err
+    assert "'--batch-size'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["train", "--fanouts", "ten"])
 

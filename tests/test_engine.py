@@ -454,11 +454,9 @@ def test_a_rejection_bound_below_a_value_is_a_typed_error(native):
 
 # ------------------------------------------------------------------------------ resources
 @pytest.fixture
-def memory_limit():
-    from spsample._resources import set_memory_limit
-    previous = set_memory_limit(None)
-    yield set_memory_limit
-    set_memory_limit(previous)
+def memory_limit(monkeypatch):
+    """Cap the memory spsample may plan to use (``SPSAMPLE_MEMORY_LIMIT``)."""
+    return lambda nbytes: monkeypatch.setenv("SPSAMPLE_MEMORY_LIMIT", str(nbytes))
 
 
 @pytest.mark.parametrize("native", [True, False])
@@ -472,7 +470,7 @@ def test_outputs_that_cannot_fit_fail_before_allocating(native, sampler, batch_s
     g = spsample.rmat(12, seed=1)
     previous = _native.set_enabled(native)
     try:
-        with pytest.raises(spsample.ResourceError, match="would need .*lower the fanouts, batch_size"):
+        with pytest.raises(spsample.ResourceLimitError, match="'sampler' would need .*lower the fanouts, batch_size"):
             spsample.sample(g, np.arange(g.num_nodes), sampler=sampler, batch_size=batch_size)
     finally:
         _native.set_enabled(previous)
@@ -483,7 +481,7 @@ def test_outputs_that_cannot_fit_fail_before_allocating(native, sampler, batch_s
 def test_the_native_budget_stops_outputs_the_estimate_does_not_bound(sampler, memory_limit):
     g = spsample.rmat(11, seed=1)
     memory_limit(200_000)
-    with pytest.raises(spsample.ResourceError, match="lower the fanouts"):
+    with pytest.raises(spsample.ResourceLimitError, match="lower the fanouts"):
         spsample.sample(g, np.arange(g.num_nodes), sampler=sampler, batch_size=16)
 
 
@@ -501,7 +499,7 @@ def test_fastgcn_draws_use_no_memory_per_draw_and_stop_when_every_column_is_chos
     memory_limit(2**20)                 # 10**9 draws: no per-draw memory on the native path
     big = spsample.sample(g, [0, 1], sampler=spsample.FastGCN([10**9]), batch_size=2)
     assert big[0].num_sampled_nodes[1] == n - 2
-    with _native.disabled(), pytest.raises(spsample.ResourceError, match="FastGCN draws"):
+    with _native.disabled(), pytest.raises(spsample.ResourceLimitError, match="FastGCN draws"):
         spsample.sample(g, [0, 1], sampler=spsample.FastGCN([10**9]), batch_size=2)
 
 

@@ -1,3 +1,5 @@
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -83,3 +85,53 @@ def test_from_edge_index_bad_input(kwargs, arg):
 def test_errors_are_builtin_subclasses():
     assert issubclass(GraphError, ValueError) and issubclass(GraphError, spsample.SpsampleError)
     assert issubclass(ArgumentTypeError, TypeError)
+
+
+# ---------------------------------------------------------------------- frozen arrays (#17)
+def _root(arr):
+    while isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    return arr
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_graph_arrays_cannot_be_made_writeable(weighted):
+    """Native kernels trust a graph's arrays once checked: no one may flip them writeable,
+    not through the array, its base, a copy made by pickling, or a cached derived array."""
+    from graphs import random_graph
+
+    g = random_graph(50, 300, seed=3, weighted=weighted)
+    arrays = [g.indptr, g.indices] + ([g.weights] if weighted else [])
+    again = pickle.loads(pickle.dumps(g))
+    assert again == g
+    arrays += [again.indptr, again.indices]
+    arrays.append(g.cached("test_derived", lambda: np.arange(5)))
+    for arr in arrays:
+        for view in (arr, _root(arr)):
+            with pytest.raises(ValueError, match="WRITEABLE"):
+                view.flags.writeable = True
+        with pytest.raises(ValueError):
+            arr[0] = 1
+
+
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("sampler, weighted", [
+    (spsample.NodeWise([4, 3]), False), (spsample.NodeWise([3, 2], weighted=True), True),
+    (spsample.LADIES([12, 12]), False), (spsample.FastGCN([10, 20]), False)], ids=repr)
+def test_sampling_frozen_graphs_is_bit_identical_to_the_reference(sampler, weighted, native):
+    from graphs import random_graph
+    from spsample import _native
+    from spsample._reference import reference_sample
+
+    if native and not _native.AVAILABLE:
+        pytest.skip("native kernels not built")
+    g = random_graph(120, 900, seed=8, weighted=weighted)
+    seeds = np.random.default_rng(2).permutation(120)[:40]
+    kw = dict(sampler=sampler, batch_size=8, seed=5, epoch=1)
+    previous = _native.set_enabled(native)
+    try:
+        got = spsample.sample(g, seeds, **kw)
+    finally:
+        _native.set_enabled(previous)
+    want = reference_sample(g, seeds, **kw)
+    assert len(got) == len(want) == 5 and all(a.equals(b) for a, b in zip(got, want))

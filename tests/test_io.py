@@ -231,7 +231,7 @@ def test_load_missing_or_wrong_arrays(tmp_path, small):
     with pytest.raises(DatasetError, match="not an spsample dataset"):
         spsample.load(path)
     with h5py.File(path, "w") as f:
-        f.attrs.update(format="spsample", version=2)
+        f.attrs.update(format="spsample", version=3)
     with pytest.raises(DatasetError, match="version"):
         spsample.load(path)
 
@@ -320,3 +320,61 @@ def test_public_names():
     assert spsample.Dataset is io.Dataset and spsample.load is io.load
     for name in io.__all__:
         assert getattr(io, name) is not None
+
+
+# ---------------------------------------------------------------------- sparse features (#17)
+def sparse_dataset(path_graph):
+    import scipy.sparse as sp
+
+    x = sp.csr_matrix(np.array([[0, 0, 3], [1, 0, 0], [0, 0, 0], [0, 2, 0], [0, 0, 5]],
+                               dtype=np.float32))
+    return io.Dataset(path_graph, features=x, labels=[0, 1, 1, 0, -1], name="sparse",
+                      splits={"default": {"train": [0, 1], "val": [2], "test": [3]}})
+
+
+@pytest.mark.parametrize("compression", ["gzip", None])
+def test_sparse_features_round_trip_and_row_reads(tmp_path, path_graph, compression):
+    ds = sparse_dataset(path_graph)
+    assert ds.sparse_features and ds.num_features == 3
+    path = spsample.save(ds, tmp_path / "s.h5", compression=compression)
+    with h5py.File(path) as f:
+        assert f.attrs["version"] == 2 and f["features"].attrs["format"] == "csr"
+    back = spsample.load(path)
+    assert back.sparse_features and back.features.dtype == np.float32
+    assert (back.features != ds.features).nnz == 0
+    rows = io.read_feature_rows(path, [4, 0, 4, 2])
+    np.testing.assert_array_equal(rows, ds.features.toarray()[[4, 0, 4, 2]])
+    with io.open_rows(path) as reader:
+        assert reader.num_features == 3
+    assert spsample.load(path, features=False).features is None
+
+
+def test_sparse_features_are_checked_and_never_modified(path_graph):
+    import scipy.sparse as sp
+
+    x = sp.csr_matrix((np.ones(2, np.float32), np.array([2, 0]), np.array([0, 2, 2, 2, 2, 2])),
+                      shape=(5, 3))                       # row 0 unsorted: [2, 0]
+    before = (x.indices.copy(), x.indptr.dtype)
+    ds = io.Dataset(path_graph, features=x)
+    assert np.array_equal(x.indices, before[0]) and x.indptr.dtype == before[1]
+    assert ds.features.shape == (5, 3)
+    bad = sp.csr_matrix((np.ones(1), np.array([0]), np.array([0, 1, 1, 1, 1, 1])), shape=(5, 3))
+    bad.indices[0] = 9                                    # out of range, set behind SciPy's back
+    with pytest.raises(DatasetError, match="'features' is not a valid CSR matrix"):
+        io.Dataset(path_graph, features=bad)
+    with pytest.raises(DatasetError, match="'features' must have one row per node"):
+        io.Dataset(path_graph, features=sp.csr_matrix((4, 3)))
+
+
+def test_loader_reads_sparse_features_from_a_file(tmp_path, path_graph):
+    pytest.importorskip("torch")
+    from spsample.loader import SparseRows
+
+    ds = sparse_dataset(path_graph)
+    path = spsample.save(ds, tmp_path / "s.h5")
+    loader = spsample.Loader(ds.graph, [0, 1, 3], sampler=spsample.NodeWise([2]),
+                             batch_size=3, features=str(path), pipeline=False, shuffle=False)
+    batch = next(iter(loader))
+    assert isinstance(batch.x, SparseRows)
+    expected = ds.features.toarray()[batch.n_id.numpy()]
+    np.testing.assert_array_equal(batch.x.to_dense().numpy(), expected)

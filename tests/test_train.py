@@ -245,3 +245,58 @@ def test_sparse_features_train_like_dense_ones(planted, tmp_path):
     resumed.load_checkpoint(path)
     resumed.fit()
     assert run_losses(resumed) == run_losses(sparse)
+
+
+# ---------------------------------------------------------------------- sparse features (#17)
+def bag_of_words(planted, density=0.02, seed=1):
+    """Binary bag-of-words features (about ``density`` non-zero) that name each class."""
+    rng = np.random.default_rng(seed)
+    bag = (rng.random((planted.num_nodes, 80)) < density).astype(np.float32)
+    bag[np.arange(planted.num_nodes), planted.labels] = 1
+    return bag
+
+
+@pytest.mark.skipif(not have_pyg(), reason="torch_geometric is not installed")
+def test_pyg_layers_take_sparse_rows_without_densifying(planted, monkeypatch):
+    import scipy.sparse as sp
+
+    bag = bag_of_words(planted)
+    loader = spsample.Loader(planted.graph, sampler=spsample.NodeWise([4, 3]), batch_size=32,
+                             features=sp.csr_matrix(bag), pipeline=False)
+    batch = next(iter(loader))
+    assert isinstance(batch.x, SparseRows)
+    torch.manual_seed(0)
+    model = GraphSAGE(80, 16, 4, num_layers=2, conv="pyg", dropout=0.0).eval()
+    assert model.uses_pyg
+    dense = model(batch, x=batch.x.to_dense())
+    monkeypatch.setattr(SparseRows, "to_dense", lambda self: pytest.fail("densified"))
+    assert torch.allclose(model(batch), dense, atol=1e-5)
+
+
+@pytest.mark.parametrize("conv", ["torch", "pyg"])
+def test_scipy_sparse_dataset_features_stay_sparse_in_training(planted, conv):
+    import scipy.sparse as sp
+
+    if conv == "pyg" and not have_pyg():
+        pytest.skip("torch_geometric is not installed")
+    ds = io.Dataset(planted.graph, features=sp.csr_matrix(bag_of_words(planted)),
+                    labels=planted.labels)
+    trainer = Trainer(ds, **{**SMALL, "conv": conv, "epochs": 1})
+    assert trainer.sparse_features and isinstance(next(iter(trainer.train_loader)).x,
+                                                  SparseRows)
+    assert trainer.model.uses_pyg == (conv == "pyg")
+    assert np.isfinite(trainer.fit()["loss"])
+    dense = Trainer(ds, **{**SMALL, "conv": conv, "epochs": 1, "sparse_features": "off"})
+    assert not dense.sparse_features
+
+
+def test_densifying_sparse_features_checks_memory_first(planted, monkeypatch):
+    import scipy.sparse as sp
+
+    from spsample._errors import ResourceLimitError
+
+    ds = io.Dataset(planted.graph, features=sp.csr_matrix(bag_of_words(planted)),
+                    labels=planted.labels)
+    monkeypatch.setenv("SPSAMPLE_MEMORY_LIMIT", "64K")       # the dense copy is 188 KiB
+    with pytest.raises(ResourceLimitError, match="'sparse_features' would need 187.5 KiB"):
+        Trainer(ds, **{**SMALL, "sparse_features": "off"})

@@ -35,17 +35,21 @@ FORMATS = {
 }
 _ALIASES = {"npz_gnnbench": "gnnbench", "heterophilous_npz": "heterophilous", "snap": "edge_list",
             "hdf5": "spsample", "h5": "spsample"}
-_EDGE_LIST_SUFFIXES = (".txt", ".txt.gz", ".tsv", ".tsv.gz", ".edges", ".edges.gz", ".el")
+_EDGE_LIST_SUFFIXES = (".txt", ".txt.gz", ".tsv", ".tsv.gz", ".edges", ".edges.gz", ".el",
+                       ".csv", ".csv.gz")
+#: Files a dataset folder may hold besides the dataset itself.
+_IGNORED = ("README", "README.md", "README.txt", "SHA256SUMS", "LICENSE", "LICENSE.txt")
 
 
 def detect_format(src):
     """Guess the format name of ``src`` (a file or folder) from its name and contents.
 
     Folders: ``ind.<name>.graph`` -> ``"planetoid"``, ``raw/edge.csv.gz`` -> ``"ogb"``,
-    ``<prefix>_edges.csv`` -> ``"musae"``. Files: ``.h5``/``.hdf5`` -> ``"spsample"``; ``.npz``
+    ``<prefix>_edges.csv`` -> ``"musae"``; a folder holding one dataset file (besides a README
+    or checksums) -> that file's format. Files: ``.h5``/``.hdf5`` -> ``"spsample"``; ``.npz``
     by its member names (``adj_indptr`` -> ``"gnnbench"``, ``edges`` + ``node_features`` ->
     ``"heterophilous"``, ``indptr`` + ``indices`` -> ``"csr_npz"``); ``.txt``, ``.tsv``,
-    ``.edges`` (optionally ``.gz``) -> ``"edge_list"``.
+    ``.csv``, ``.edges`` (optionally ``.gz``) -> ``"edge_list"``.
 
     Raises
     ------
@@ -54,42 +58,68 @@ def detect_format(src):
     DatasetError
         Nothing matches; the message suggests passing ``format``.
     """
+    return _detect(src)[1]
+
+
+def _detect(src):
+    """``(the file or folder to read, its format)`` for ``src``."""
     where = "spsample.convert"
     if not isinstance(src, (str, os.PathLike)):
         fail(ArgumentTypeError, where, "src", "must be a str or os.PathLike", type(src))
     path = Path(src)
     if path.is_dir():
-        if planetoid_names(path):
-            return "planetoid"
-        if (path / "raw" / "edge.csv.gz").is_file():
-            return "ogb"
-        if any(path.glob("*_edges.csv")):
-            return "musae"
-        fail_path(DatasetError, where, "src", "is a folder of no known layout (Planetoid, OGB, "
-             f"MUSAE); pass format= one of {sorted(FORMATS)}", path)
+        return _detect_folder(where, path)
     path = as_file(where, path, "src")
+    return path, _detect_file(where, path)
+
+
+def _detect_folder(where, path):
+    if planetoid_names(path):
+        return path, "planetoid"
+    if (path / "raw" / "edge.csv.gz").is_file():
+        return path, "ogb"
+    if any(path.glob("*_edges.csv")):
+        return path, "musae"
+    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")
+                   and p.name not in _IGNORED)
+    known = [p for p in files if p.name.lower().endswith((".npz", ".h5", ".hdf5")
+                                                         + _EDGE_LIST_SUFFIXES)]
+    if len(known) == 1:
+        return known[0], _detect_file(where, known[0])
+    if len(known) > 1:
+        fail_path(DatasetError, where, "src", f"is a folder holding {len(known)} dataset "
+                  f"files ({', '.join(p.name for p in known)}); pass one of them", path)
+    fail_path(DatasetError, where, "src", "is a folder of no known layout (Planetoid, OGB, "
+              f"MUSAE, or one dataset file); pass format= one of {sorted(FORMATS)}", path)
+
+
+def _detect_file(where, path):
     lower = path.name.lower()
     if lower.endswith((".h5", ".hdf5")):
         return "spsample"
     if lower.endswith(".npz"):
-        try:
-            with np.load(path, allow_pickle=False) as archive:
-                keys = set(archive.files)
-        except Exception as exc:
-            raise DatasetError(f"{where}: argument 'src' {str(path)!r} is not a readable npz "
-                               f"archive ({exc})") from exc
-        if "adj_indptr" in keys:
-            return "gnnbench"
-        if {"edges", "node_features"} <= keys:
-            return "heterophilous"
-        if {"indptr", "indices"} <= keys:
-            return "csr_npz"
-        fail_path(DatasetError, where, "src", f"is an npz of no known layout (members "
-             f"{sorted(keys)}); pass format=", path)
+        return _detect_npz(where, path)
     if lower.endswith(_EDGE_LIST_SUFFIXES):
         return "edge_list"
     fail_path(DatasetError, where, "src", "has an unknown format; pass format= one of "
-         f"{sorted(FORMATS)}", path)
+              f"{sorted(FORMATS)}", path)
+
+
+def _detect_npz(where, path):
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            keys = set(archive.files)
+    except Exception as exc:
+        raise DatasetError(f"{where}: argument 'src' {str(path)!r} is not a readable npz "
+                           f"archive ({exc})") from exc
+    if "adj_indptr" in keys:
+        return "gnnbench"
+    if {"edges", "node_features"} <= keys:
+        return "heterophilous"
+    if {"indptr", "indices"} <= keys:
+        return "csr_npz"
+    fail_path(DatasetError, where, "src", f"is an npz of no known layout (members "
+              f"{sorted(keys)}); pass format=", path)
 
 
 def convert(src, dst, *, format=None, name=None, features_dtype=None, compression="gzip",
@@ -101,7 +131,7 @@ def convert(src, dst, *, format=None, name=None, features_dtype=None, compressio
     src : str or os.PathLike
         A file or folder in one of :data:`FORMATS`.
     dst : str or os.PathLike
-        The ``.h5`` file to write (overwritten).
+        The ``.h5`` file to write, never ``src`` itself (checked before anything is read).
     format : str, optional
         One of ``planetoid, gnnbench, heterophilous, musae, edge_list, csr_npz, ogb,
         spsample``; detected with :func:`detect_format` when omitted.
@@ -132,8 +162,9 @@ def convert(src, dst, *, format=None, name=None, features_dtype=None, compressio
     where = "spsample.convert"
     if not isinstance(src, (str, os.PathLike)):
         fail(ArgumentTypeError, where, "src", "must be a str or os.PathLike", type(src))
+    dst = _check_destination(where, src, dst)
     if format is None:
-        format = detect_format(src)
+        src, format = _detect(src)
     elif not isinstance(format, str):
         fail(ArgumentTypeError, where, "format", "must be a str", format)
     key = format.lower().replace("-", "_")
@@ -163,6 +194,20 @@ def convert(src, dst, *, format=None, name=None, features_dtype=None, compressio
     return dataset
 
 
+def _check_destination(where, src, dst):
+    """``dst`` as a Path: writable, and not the source (or a file inside a source folder)."""
+    from ._files import check_writable
+
+    dst = check_writable(where, "dst", dst, error_cls=DatasetError)
+    if not (os.path.exists(src) and dst.exists()):
+        return dst
+    inside = Path(src).is_dir() and Path(src).resolve() in dst.resolve().parents
+    if inside or os.path.samefile(src, dst):
+        fail_path(DatasetError, where, "dst", f"would overwrite the source {str(src)!r} "
+                  "(or a file in it); choose another file", dst)
+    return dst
+
+
 def _as_dtype(where, dtype):
     try:
         dtype = np.dtype(dtype)
@@ -174,11 +219,15 @@ def _as_dtype(where, dtype):
 
 
 def _cast_features(where, features, dtype):
+    """``features`` (dense or CSR) in ``dtype``, refused if a stored value would change."""
+    values = features.data if hasattr(features, "tocsr") else features
     with np.errstate(invalid="ignore", over="ignore"):
-        cast = features.astype(dtype)
-        same = np.array_equal(cast, features, equal_nan=dtype.kind == "f"
-                              and features.dtype.kind == "f")
+        cast = values.astype(dtype)
+        same = np.array_equal(cast, values, equal_nan=dtype.kind == "f"
+                              and values.dtype.kind == "f")
     if not same:
         fail(DatasetError, where, "features_dtype",
              f"would change feature values (stored as {features.dtype})", str(dtype))
+    if hasattr(features, "tocsr"):
+        return features.astype(dtype)
     return cast

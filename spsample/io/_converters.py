@@ -11,18 +11,25 @@ import json
 
 import numpy as np
 
-from .._errors import ArgumentError, ArgumentTypeError, DatasetError, DatasetNotFoundError
+from .._errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DatasetError,
+    DatasetNotFoundError,
+    ResourceLimitError,
+)
 from .._graph import Graph
-from .._validate import as_int, fail
-from ._dataset import Dataset
+from .._validate import as_int, check_memory, fail, format_bytes
+from ._dataset import Dataset, check_sparse_option, features_as
 from ._files import as_bool, as_dir, as_file, fail_path, read_npz, read_table
+from ._untrusted import csr_from_parts
 
 __all__ = ["from_npz_gnnbench", "from_heterophilous_npz", "from_musae", "from_edge_list",
            "from_csr_npz", "from_scipy", "from_ogb"]
 
 
 # ---------------------------------------------------------------------- npz formats
-def from_npz_gnnbench(path, *, symmetrize=False):
+def from_npz_gnnbench(path, *, symmetrize=False, sparse_features=None):
     """Read a gnn-benchmark (Shchur et al. 2018) ``.npz``: ``adj_*``, ``attr_*``, ``labels``.
 
     Parameters
@@ -34,18 +41,21 @@ def from_npz_gnnbench(path, *, symmetrize=False):
     symmetrize : bool
         Add every reverse edge. ``False`` (default) keeps the stored direction: row ``i`` of
         ``A`` (the papers ``i`` cites) becomes the row ``i`` aggregates from.
+    sparse_features : bool or None
+        For CSR ``attr_*`` features: keep them a ``scipy.sparse`` CSR matrix (``True``),
+        densify them (``False``), or keep them sparse when at most 5 % of the entries are
+        non-zero (``None``, default). A dense ``attr_matrix`` stays dense.
 
     Returns
     -------
     Dataset
-        Graph with ``nnz(A)`` entries (unweighted when every value is 1); features densified,
-        shape (n, f), stored dtype (float32); labels int64; no splits (the benchmark draws
-        random ones).
+        Graph with ``nnz(A)`` entries (unweighted when every value is 1); features shape
+        (n, f), stored dtype (float32); labels int64; no splits (the benchmark draws random
+        ones).
     """
-    import scipy.sparse as sp
-
     where = "spsample.io.from_npz_gnnbench"
     symmetrize = as_bool(where, "symmetrize", symmetrize)
+    sparse_features = check_sparse_option(where, sparse_features)
     path = as_file(where, path)
     z = read_npz(where, path, ["adj_data", "adj_indices", "adj_indptr", "adj_shape"],
                  optional=["attr_data", "attr_indices", "attr_indptr", "attr_shape",
@@ -54,7 +64,8 @@ def from_npz_gnnbench(path, *, symmetrize=False):
     graph = _graph_from_matrix(where, adj, symmetrize, path=path)
     features = None
     if "attr_data" in z:
-        features = _csr_parts(where, path, z, "attr").toarray()
+        features = features_as(where, "sparse_features", _csr_parts(where, path, z, "attr"),
+                               sparse_features, f"'attr_*' of {path.name}")
     elif "attr_matrix" in z:
         features = z["attr_matrix"]
     return _dataset(where, path, graph, features=features, labels=z.get("labels"),
@@ -62,23 +73,18 @@ def from_npz_gnnbench(path, *, symmetrize=False):
 
 
 def _csr_parts(where, path, z, prefix):
-    """The CSR matrix stored as ``<prefix>_{data,indices,indptr,shape}`` in archive ``z``."""
-    import scipy.sparse as sp
-
+    """The CSR matrix stored as ``<prefix>_{data,indices,indptr,shape}`` in archive ``z``,
+    its structure checked (:func:`~spsample.io._untrusted.csr_from_parts`)."""
     keys = [f"{prefix}_{k}" for k in ("data", "indices", "indptr", "shape")]
     missing = [k for k in keys if k not in z]
     if missing:
         raise DatasetError(f"{where}: {str(path)!r} lacks the array(s) {missing}")
     data, indices, indptr, shape = (z[k] for k in keys)
-    try:
-        if shape.shape != (2,) or shape.dtype.kind not in "iu":
-            raise ValueError(f"{keys[3]} must hold two integers, not {shape!r}")
-        matrix = sp.csr_matrix((data, indices, indptr), shape=tuple(int(s) for s in shape))
-        matrix.check_format(full_check=True)  # the constructor leaves indices unchecked
-        return matrix
-    except (ValueError, TypeError, OverflowError) as exc:
+    if shape.shape != (2,) or shape.dtype.kind not in "iu":
         raise DatasetError(f"{where}: {str(path)!r} holds an invalid CSR matrix "
-                           f"'{prefix}_*': {exc}") from exc
+                           f"'{prefix}_*': {keys[3]} must hold two integers, not {shape!r:.60}")
+    return csr_from_parts(where, f"{str(path)!r}: the CSR matrix '{prefix}_*'", data, indices,
+                          indptr, tuple(int(s) for s in shape))
 
 
 def from_heterophilous_npz(path):
@@ -164,7 +170,7 @@ def from_csr_npz(path, *, transpose=False):
 
 # ---------------------------------------------------------------------- text formats
 def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=False,
-                   delimiter=None, skiprows=0, num_nodes=None):
+                   delimiter=None, skiprows=None, num_nodes=None):
     """Read a SNAP-style edge list: one ``u v`` (or ``u<TAB>v``) per line, plain or ``.gz``.
 
     Parameters
@@ -181,9 +187,10 @@ def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=
     weighted : bool
         Read a third column as edge weights.
     delimiter : str, optional
-        Column separator; default any whitespace. Use ``","`` for CSV.
-    skiprows : int
-        Header lines to skip before parsing.
+        Column separator; default ``","`` for ``.csv`` files, any whitespace otherwise.
+    skiprows : int, optional
+        Header lines to skip before parsing; default 1 when the first line that is not a
+        comment holds a word that is not a number (a header such as ``id_1,id_2``), else 0.
     num_nodes : int, optional
         Make the graph this large (must exceed every id); ignored when ``relabel``.
 
@@ -195,7 +202,8 @@ def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=
     where = "spsample.io.from_edge_list"
     directed, relabel, weighted = (as_bool(where, name, value) for name, value in (
         ("directed", directed), ("relabel", relabel), ("weighted", weighted)))
-    skiprows = as_int(where, "skiprows", skiprows, minimum=0)
+    if skiprows is not None:
+        skiprows = as_int(where, "skiprows", skiprows, minimum=0)
     if num_nodes is not None:
         num_nodes = as_int(where, "num_nodes", num_nodes, minimum=1)
     if comment is not None and not isinstance(comment, str):
@@ -203,9 +211,18 @@ def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=
     if delimiter is not None and not isinstance(delimiter, str):
         fail(ArgumentTypeError, where, "delimiter", "must be a str or None", delimiter)
     path = as_file(where, path)
+    if delimiter is None and path.name.lower().removesuffix(".gz").endswith(".csv"):
+        delimiter = ","
+    first = _first_line(path, comment)
+    if skiprows is None:
+        skiprows = int(_is_header(first, delimiter))
     cols = (0, 1, 2) if weighted else (0, 1)
-    table = read_table(where, path, dtype=np.float64 if weighted else np.int64,
-                       delimiter=delimiter, comment=comment, skiprows=skiprows, usecols=cols)
+    try:
+        table = read_table(where, path, dtype=np.float64 if weighted else np.int64,
+                           delimiter=delimiter, comment=comment, skiprows=skiprows,
+                           usecols=cols)
+    except DatasetError as exc:
+        raise DatasetError(f"{exc}; {_layout_hint(first, delimiter)}") from exc
     src, dst = table[:, 0], table[:, 1]
     weights = table[:, 2] if weighted else None
     if weighted:
@@ -216,13 +233,73 @@ def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=
         ids, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
         src, dst = inverse[:src.size], inverse[src.size:]
         num_nodes = ids.size
+    else:
+        _check_node_count(where, path, src, dst, num_nodes)
     graph = _graph(where, path, src, dst, num_nodes, symmetrize=not directed, weights=weights)
     name = path.name.removesuffix(".gz").rsplit(".", 1)[0]
     return _dataset(where, path, graph, name=name)
 
 
+def _first_line(path, comment):
+    """The first line of a text file (plain or ``.gz``) that is not a comment, or ``""``."""
+    import gzip
+
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.strip() and not (comment and line.lstrip().startswith(comment)):
+                    return line.strip()
+    except (OSError, EOFError):
+        pass  # read_table reports it
+    return ""
+
+
+def _is_header(line, delimiter):
+    """Whether ``line`` holds a word that is not a number (``id_1,id_2``, ``src dst``)."""
+    for word in line.split(delimiter):
+        try:
+            float(word)
+        except ValueError:
+            return bool(word.strip())
+    return False
+
+
+def _layout_hint(line, delimiter):
+    """What to pass when a line of an edge list did not parse."""
+    if delimiter is None and "," in line:
+        return ("the file looks comma-separated: pass delimiter=',' (and pass skiprows=1 if "
+                "its first line is a header)")
+    return (f"its first line is {line[:40]!r}: pass delimiter=... (the column separator) and "
+            "skiprows=... (header lines) to match its layout")
+
+
+#: Edge lists whose ids imply more than this many nodes, and more than
+#: ``_SPARSE_IDS_RATIO`` nodes per edge, need ``relabel=True`` or an explicit ``num_nodes``.
+_SPARSE_IDS_MIN = 2**20
+_SPARSE_IDS_RATIO = 64
+
+
+def _check_node_count(where, path, src, dst, num_nodes):
+    """Refuse ids that would make a small edge list allocate row pointers for billions of
+    (mostly isolated) nodes, before anything is allocated."""
+    top = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+    n = top if num_nodes is None else max(num_nodes, top)
+    nbytes = 8 * (n + 1)
+    hint = "pass relabel=True to renumber the ids 0 .. (distinct ids - 1)"
+    if num_nodes is None and n > _SPARSE_IDS_MIN and n > _SPARSE_IDS_RATIO * max(1, src.size):
+        raise ResourceLimitError(
+            f"{where}: argument 'relabel' is needed: the ids of {str(path)!r} go up to "
+            f"{top - 1}, so the graph would have {n:,d} nodes (needing "
+            f"{format_bytes(nbytes)} of row pointers) for only {src.size:,d} "
+            f"edge{'s' if src.size != 1 else ''}; {hint}, "
+            f"or pass num_nodes={n} to keep the ids")
+    check_memory(where, "relabel" if num_nodes is None else "num_nodes", nbytes,
+                 f"the CSR row pointers of {n:,d} nodes", hint)
+
+
 def from_musae(directory, prefix=None, *, label_column=None, id_column=None,
-               num_features=None):
+               num_features=None, sparse_features=None):
     """Read a MUSAE dataset (Rozemberczki et al. 2019): edges CSV, features JSON, target CSV.
 
     Parameters
@@ -239,16 +316,21 @@ def from_musae(directory, prefix=None, *, label_column=None, id_column=None,
         Target column holding the node id; default ``new_id`` if present (Twitch), else ``id``.
     num_features : int, optional
         Feature width; default ``max feature id + 1``.
+    sparse_features : bool or None
+        Features as a ``scipy.sparse`` CSR matrix (``True``), a dense array (``False``), or
+        sparse when at most 5 % of the entries are non-zero (``None``, default: the MUSAE
+        graphs are about 0.3 % non-zero, so they stay sparse).
 
     Returns
     -------
     Dataset
-        Graph symmetrised; features dense uint8 0/1, shape (n, f); labels int64, class ``i``
+        Graph symmetrised; features uint8 0/1, shape (n, f); labels int64, class ``i``
         being the ``i``-th distinct label value in sorted order (numeric order when every value
         is an integer; ``"False"`` < ``"True"``); no splits.
     """
     where = "spsample.io.from_musae"
     directory = as_dir(where, directory)
+    sparse_features = check_sparse_option(where, sparse_features)
     if prefix is None:
         found = sorted(p.name[:-len("_edges.csv")] for p in directory.glob("*_edges.csv"))
         if len(found) != 1:
@@ -275,16 +357,33 @@ def from_musae(directory, prefix=None, *, label_column=None, id_column=None,
         raise DatasetError(f"{where}: {str(paths['target'])!r} lists a node id twice")
     n = 1 + max(int(edges.max(initial=-1)), int(node_ids.max(initial=-1)),
                 int(rows.max(initial=-1)))
+    check_memory(where, "directory", 24 * (n + 1), f"the row pointers of {n:,d} nodes (the "
+                 "largest node id in the files + 1)", "the MUSAE files name node ids far "
+                 "beyond their size")
     f = int(cols.max(initial=-1)) + 1 if num_features is None else num_features
     if cols.size and cols.max() >= f:
         fail(ArgumentError, where, "num_features", f"is too small for feature id {cols.max()}",
              f)
-    features = np.zeros((n, f), dtype=np.uint8)
-    features[rows, cols] = 1
+    features = features_as(where, "sparse_features", _binary_csr(rows, cols, (n, f)),
+                           sparse_features, f"the features of {paths['json'].name}")
     full_labels = np.full(n, -1, dtype=np.int64)
     full_labels[node_ids] = labels
     graph = _graph(where, paths["edges"], edges[:, 0], edges[:, 1], n, symmetrize=True)
     return _dataset(where, directory, graph, features=features, labels=full_labels, name=prefix)
+
+
+def _binary_csr(rows, cols, shape):
+    """The uint8 0/1 CSR matrix with ones at ``(rows, cols)`` (repeats count once)."""
+    import scipy.sparse as sp
+
+    order = np.lexsort((cols, rows))
+    rows, cols = rows[order], cols[order]
+    keep = np.ones(rows.size, dtype=bool)
+    keep[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+    rows, cols = rows[keep], cols[keep]
+    indptr = np.zeros(shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
+    return sp.csr_matrix((np.ones(cols.size, dtype=np.uint8), cols, indptr), shape=shape)
 
 
 def _musae_targets(where, path, label_column, id_column):

@@ -10,10 +10,13 @@ from .._errors import ArgumentTypeError, DatasetError
 from .._graph import Graph
 from .._validate import as_index_array, fail
 
-__all__ = ["Dataset", "SPLIT_PARTS"]
+__all__ = ["Dataset", "SPLIT_PARTS", "SPARSE_DENSITY", "features_as", "check_sparse_option"]
 
 #: The three index sets of every split, in this order.
 SPLIT_PARTS = ("train", "val", "test")
+
+#: Features with at most this fraction of non-zero entries are kept sparse by default.
+SPARSE_DENSITY = 0.05
 
 
 @dataclass(eq=False)
@@ -24,8 +27,11 @@ class Dataset:
     ----------
     graph : Graph
         The adjacency, ``n`` nodes; row ``v`` lists the vertices ``v`` aggregates from.
-    features : ndarray, shape (n, f), optional
-        Node features of any numeric dtype, kept as given (not copied, never modified).
+    features : ndarray or scipy.sparse matrix, shape (n, f), optional
+        Node features of any numeric dtype, kept as given (not copied, never modified); a
+        sparse matrix is kept sparse (converted to CSR if in another sparse format; its
+        structure is checked). Sparse features stay sparse in files and in the loader's
+        batches (:class:`~spsample.loader.SparseRows`).
     labels : array_like of int, shape (n,), optional
         Class ids ``0 .. num_classes - 1``; ``-1`` marks an unlabelled node. Stored as a new
         int64 array.
@@ -55,7 +61,7 @@ class Dataset:
     """
 
     graph: Graph
-    features: np.ndarray | None = None
+    features: object = None
     labels: np.ndarray | None = None
     splits: dict = field(default_factory=dict)
     name: str = ""
@@ -88,6 +94,11 @@ class Dataset:
     def num_features(self):
         """Feature width ``f`` (0 without features)."""
         return 0 if self.features is None else int(self.features.shape[1])
+
+    @property
+    def sparse_features(self):
+        """Whether the features are a ``scipy.sparse`` CSR matrix."""
+        return _is_sparse(self.features)
 
     @property
     def num_classes(self):
@@ -133,7 +144,74 @@ class Dataset:
                 f"num_classes={self.num_classes}, splits={list(self.splits)})")
 
 
+def _is_sparse(value):
+    return type(value).__module__.startswith("scipy.sparse")
+
+
+def _check_sparse_features(where, features, n):
+    """A sparse feature matrix as CSR, its structure checked (O(nnz), no copy when CSR)."""
+    import scipy.sparse as sp
+
+    if len(features.shape) != 2:
+        fail(DatasetError, where, "features", "must be 2-dimensional (n, f)", features.shape)
+    if features.format != "csr":
+        features = features.tocsr()
+    if features.dtype == object or features.dtype.kind not in "biuf":
+        fail(ArgumentTypeError, where, "features", f"must hold real numbers, not "
+             f"{features.dtype}", show_value=False)
+    if features.shape[0] != n:
+        fail(DatasetError, where, "features", f"must have one row per node ({n})",
+             features.shape)
+    try:  # a new matrix object sharing the arrays: check_format may rebind its attributes
+        checked = sp.csr_matrix((features.data, features.indices, features.indptr),
+                                shape=features.shape)
+        checked.check_format(full_check=True)
+    except (ValueError, TypeError) as exc:
+        fail(DatasetError, where, "features", f"is not a valid CSR matrix ({exc})",
+             show_value=False)
+    return checked
+
+
+def check_sparse_option(where, value, name="sparse_features"):
+    """``value`` if it is True, False or None, else :class:`ArgumentTypeError` naming it."""
+    if value is not None and not isinstance(value, (bool, np.bool_)):
+        fail(ArgumentTypeError, where, name, "must be True, False or None (auto)", value)
+    return None if value is None else bool(value)
+
+
+def features_as(where, name, matrix, sparse_features, what):
+    """Features in the form asked for: a CSR ``matrix`` kept sparse or made dense.
+
+    Parameters
+    ----------
+    where : str
+        The reader, for messages.
+    name : str
+        Its argument that chooses the form (``"sparse_features"``).
+    matrix : scipy.sparse matrix, shape (n, f)
+    sparse_features : bool or None
+        ``True``: keep sparse; ``False``: dense; ``None``: sparse when at most
+        :data:`SPARSE_DENSITY` of the entries are non-zero.
+    what : str
+        What the features are, for the memory message.
+    """
+    from .._validate import check_memory
+
+    sparse_features = check_sparse_option(where, sparse_features, name)
+    rows, cols = matrix.shape
+    if sparse_features is None:
+        sparse_features = matrix.nnz <= SPARSE_DENSITY * rows * cols
+    if sparse_features:
+        return matrix
+    check_memory(where, name, rows * cols * matrix.dtype.itemsize,
+                 f"{what} as a dense {rows:,d} x {cols:,d} {matrix.dtype} array",
+                 f"pass {name}=True to keep them sparse")
+    return matrix.toarray()
+
+
 def _check_features(where, features, n):
+    if _is_sparse(features):
+        return _check_sparse_features(where, features, n)
     if not isinstance(features, np.ndarray):
         try:
             features = np.asarray(features)

@@ -1,7 +1,11 @@
 """Small file helpers shared by the converters: path checks, text tables, npz archives."""
 
+import contextlib
 import gzip
 import os
+import re
+import signal
+import threading
 import warnings
 import zipfile
 from pathlib import Path
@@ -11,7 +15,8 @@ import numpy as np
 from .._errors import ArgumentTypeError, DatasetError, DatasetNotFoundError
 from .._validate import fail
 
-__all__ = ["as_bool", "as_dir", "as_file", "fail_path", "read_table", "read_npz"]
+__all__ = ["as_bool", "as_dir", "as_file", "fail_path", "read_table", "read_npz",
+           "check_writable", "temporary_beside"]
 
 
 def fail_path(error_cls, where, name, problem, path):
@@ -77,16 +82,23 @@ def read_table(where, path, *, dtype, delimiter=None, comment="#", skiprows=0, u
     return table
 
 
+#: Exceptions a damaged zip or npy member raises while it is read.
+_NPZ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, NotImplementedError,
+               KeyError, RuntimeError, OverflowError, TypeError, MemoryError)
+
+
 def read_npz(where, path, keys, optional=()):
     """``{key: array}`` for ``keys`` (required) and ``optional`` keys of an ``.npz`` archive.
 
-    Object arrays are refused (``allow_pickle=False``): an npz never runs code here.
+    Object arrays are refused (``allow_pickle=False``): an npz never runs code here. Each
+    member's declared shape is checked against the bytes the archive holds for it, and all
+    of them against the memory limit, before any is read.
     """
     try:
         with open(path, "rb") as handle:  # closed even when np.load fails half-way
             try:
                 archive = np.load(handle, allow_pickle=False)
-            except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            except _NPZ_ERRORS as exc:
                 raise DatasetError(f"{where}: cannot read {str(path)!r} as an npz archive: "
                                    f"{exc}") from exc
             if not hasattr(archive, "files"):  # a plain .npy file
@@ -97,8 +109,136 @@ def read_npz(where, path, keys, optional=()):
                 if missing:
                     raise DatasetError(f"{where}: {str(path)!r} lacks the array(s) {missing} "
                                        f"(it holds {sorted(archive.files)})")
-                return {k: archive[k] for k in (*keys, *optional) if k in archive.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+                wanted = [k for k in (*keys, *optional) if k in archive.files]
+                _check_npz_sizes(where, path, archive, wanted)
+                return {k: archive[k] for k in wanted}
+    except _NPZ_ERRORS as exc:
         if isinstance(exc, DatasetError):
             raise
-        raise DatasetError(f"{where}: cannot read {str(path)!r}: {exc}") from exc
+        raise DatasetError(f"{where}: cannot read {str(path)!r}: {type(exc).__name__}: "
+                           f"{exc}") from exc
+
+
+def _check_npz_sizes(where, path, archive, keys):
+    """Each member's declared array size against its stored bytes, then the total against
+    memory (``np.load`` allocates the declared size before it reads a byte)."""
+    from .._validate import check_memory
+    from ._untrusted import DEFLATE_MAX_RATIO
+
+    total = 0
+    for key in keys:
+        info = archive.zip.getinfo(f"{key}.npy")
+        with archive.zip.open(info) as member:
+            fmt = np.lib.format
+            read_header = fmt.read_array_header_1_0 if fmt.read_magic(member) == (1, 0) \
+                else fmt.read_array_header_2_0
+            shape, _, dtype = read_header(member)
+        declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        stored = info.file_size if info.compress_type == zipfile.ZIP_STORED \
+            else min(info.file_size, DEFLATE_MAX_RATIO * info.compress_size)
+        if declared > stored:
+            raise DatasetError(f"{where}: {key!r} in {str(path)!r} declares shape {shape} "
+                               f"({declared:,d} bytes) but the archive holds {stored:,d}")
+        total += declared
+    check_memory(where, "path", total, f"the arrays of {str(path)!r}",
+                 "the archive declares more than fits in memory")
+
+
+# ---------------------------------------------------------------------- writing files
+def check_writable(where, name, path, *, error_cls=None):
+    """Check, before any work, that a file can be written at ``path``: its directory exists
+    and is writable, and ``path`` is not a directory. Returns ``path`` as a Path."""
+    from .._errors import ArgumentError
+
+    error_cls = ArgumentError if error_cls is None else error_cls
+    missing_cls = DatasetNotFoundError if issubclass(error_cls, DatasetError) else error_cls
+    path = _as_path(where, name, path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        fail_path(missing_cls, where, name, "is in a directory that does not exist", path)
+    if path.is_dir():
+        fail_path(error_cls, where, name, "is a directory, not a file name", path)
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists()
+                                                   and not os.access(path, os.W_OK)):
+        fail_path(error_cls, where, name, "cannot be written (permission denied)", path)
+    return path
+
+
+_TMP_PATTERN = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.tmp$")
+_CLEANUP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT")
+                         if hasattr(signal, name))
+
+
+@contextlib.contextmanager
+def temporary_beside(path):
+    """A temporary file name beside ``path`` (``.<name>.<pid>.tmp``), removed on exit.
+
+    Write there, then ``os.replace`` it onto ``path``: an interrupted write never leaves a
+    truncated ``path``. The temporary file is also removed when SIGTERM, SIGHUP or SIGINT
+    arrives meanwhile (the signal is then re-raised with the handler that was in place, so
+    the process still ends as it would have). Stale temporary files of ``path`` left by
+    processes that no longer run (killed with SIGKILL) are removed first.
+    """
+    path = Path(path)
+    _remove_stale(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with _removed_on_signal(tmp):
+        try:
+            yield tmp
+        finally:
+            _unlink(tmp)
+
+
+@contextlib.contextmanager
+def _removed_on_signal(tmp):
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be installed from the main thread
+        return
+    previous = {sig: signal.getsignal(sig) for sig in _CLEANUP_SIGNALS}
+
+    def restore():
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+    def on_signal(signum, frame):
+        _unlink(tmp)
+        restore()
+        signal.raise_signal(signum)
+
+    for sig in previous:
+        signal.signal(sig, on_signal)
+    try:
+        yield
+    finally:
+        restore()
+
+
+def _remove_stale(path):
+    """Remove ``.<name>.<pid>.tmp`` siblings of ``path`` whose process no longer runs."""
+    try:
+        siblings = list(path.parent.iterdir()) if path.parent.is_dir() else []
+    except OSError:
+        return
+    for sibling in siblings:
+        match = _TMP_PATTERN.match(sibling.name)
+        if match and match["name"] == path.name and not _pid_alive(int(match["pid"])):
+            _unlink(sibling)
+
+
+def _pid_alive(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or cannot tell: leave its file alone
+    return True
+
+
+def _unlink(path):
+    try:
+        Path(path).unlink()
+    except FileNotFoundError:
+        pass

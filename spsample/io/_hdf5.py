@@ -1,8 +1,8 @@
 """spsample's dataset file: one HDF5 layout, read whole or by row ranges.
 
-Layout (format version 1)::
+Layout (format version 1; version 2 when the features are sparse)::
 
-    /                      attrs: format="spsample", version=1, name (str), num_nodes (int)
+    /                      attrs: format="spsample", version=1|2, name (str), num_nodes (int)
     /graph/indptr          int64, shape (n + 1,)       CSR row pointers (required)
     /graph/indices         int64, shape (nnz,)         column ids, sorted within rows (required)
     /graph/weights         float64, shape (nnz,)       edge weights (absent when unweighted)
@@ -11,6 +11,13 @@ Layout (format version 1)::
     /splits/<name>/train   int64 node ids              one group per split, in insertion
     /splits/<name>/val     int64 node ids              order (the first, or the one named
     /splits/<name>/test    int64 node ids              "default", is the default split)
+
+Sparse features (version 2) are a group instead of the ``/features`` dataset::
+
+    /features              attrs: format="csr", shape=(n, f)
+    /features/indptr       int64, shape (n + 1,)
+    /features/indices      int32 (int64 when f >= 2**31), shape (nnz,), sorted within rows
+    /features/data         any numeric dtype, shape (nnz,)
 
 Row ``v`` of the CSR lists the vertices ``v`` aggregates from (see :class:`spsample.Graph`).
 Large arrays are chunked and gzip-compressed by default; features are chunked by whole rows
@@ -24,6 +31,7 @@ Row-range reads (for a loader that owns rows ``[lo, hi)``) need only three slice
 :func:`read_rows`, :func:`read_feature_rows` and :func:`open_rows` do exactly that.
 """
 
+import math
 import os
 from pathlib import Path
 
@@ -37,15 +45,18 @@ from .._errors import (
     SpsampleError,
 )
 from .._graph import Graph
-from .._validate import as_index_array, as_int, check_range, fail
+from .._validate import as_index_array, as_int, check_memory, check_range, fail
 from ._dataset import SPLIT_PARTS, Dataset
-from ._files import fail_path
+from ._files import fail_path, temporary_beside
+from ._untrusted import check_stored, csr_from_parts
 
 __all__ = ["save", "load", "open_rows", "read_rows", "read_feature_rows", "RowReader",
            "FORMAT", "VERSION"]
 
 FORMAT = "spsample"
-VERSION = 1
+VERSION = 2
+#: The version written for files without sparse features (readable by older spsample).
+_DENSE_VERSION = 1
 _CHUNK_BYTES = 256 * 1024
 
 
@@ -53,8 +64,10 @@ _CHUNK_BYTES = 256 * 1024
 def save(dataset, path, *, compression="gzip"):
     """Write ``dataset`` to ``path`` in spsample's HDF5 layout (see the module docstring).
 
-    The file is written beside ``path`` under a temporary name and renamed into place, so an
-    interrupted save never leaves a truncated dataset behind.
+    The file is written beside ``path`` under a temporary name (``.<name>.<pid>.tmp``) and
+    renamed into place, so an interrupted save never leaves a truncated dataset behind; the
+    temporary file is removed on SIGTERM, SIGHUP and SIGINT too, and stale ones of killed
+    processes are removed by the next save to ``path``.
 
     Parameters
     ----------
@@ -90,31 +103,45 @@ def save(dataset, path, *, compression="gzip"):
              str(path))
     if path.is_dir():
         fail_path(DatasetError, where, "path", "is a directory, not a file name", path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    g = dataset.graph
-    try:
+    with temporary_beside(path) as tmp:
         with h5py.File(tmp, "w", track_order=True) as f:
-            f.attrs.update(format=FORMAT, version=VERSION, name=dataset.name,
-                           num_nodes=g.num_nodes)
-            grp = f.create_group("graph")
-            _write(grp, "indptr", g.indptr, compression)
-            _write(grp, "indices", g.indices, compression)
-            if g.weights is not None:
-                _write(grp, "weights", g.weights, compression)
-            if dataset.features is not None:
-                _write(f, "features", dataset.features, compression)
-            if dataset.labels is not None:
-                _write(f, "labels", dataset.labels, compression)
-            splits = f.create_group("splits", track_order=True)
-            for name, part in dataset.splits.items():
-                sg = splits.create_group(name)
-                for key in SPLIT_PARTS:
-                    _write(sg, key, part[key], compression)
+            _write_dataset(f, dataset, compression)
         os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     return path
+
+
+def _write_dataset(f, dataset, compression):
+    """Write every part of ``dataset`` into the open file ``f`` (the module's layout)."""
+    g = dataset.graph
+    version = VERSION if dataset.sparse_features else _DENSE_VERSION
+    f.attrs.update(format=FORMAT, version=version, name=dataset.name, num_nodes=g.num_nodes)
+    grp = f.create_group("graph")
+    _write(grp, "indptr", g.indptr, compression)
+    _write(grp, "indices", g.indices, compression)
+    if g.weights is not None:
+        _write(grp, "weights", g.weights, compression)
+    if dataset.sparse_features:
+        _write_csr(f, "features", dataset.features, compression)
+    elif dataset.features is not None:
+        _write(f, "features", dataset.features, compression)
+    if dataset.labels is not None:
+        _write(f, "labels", dataset.labels, compression)
+    splits = f.create_group("splits", track_order=True)
+    for name, part in dataset.splits.items():
+        sg = splits.create_group(name)
+        for key in SPLIT_PARTS:
+            _write(sg, key, part[key], compression)
+
+
+def _write_csr(group, name, matrix, compression):
+    """Create the group ``group[name]`` holding CSR ``matrix`` (see the module docstring)."""
+    matrix = matrix if matrix.has_sorted_indices else matrix.sorted_indices()
+    grp = group.create_group(name)
+    grp.attrs.update(format="csr", shape=np.array(matrix.shape, dtype=np.int64))
+    index_dtype = np.int32 if matrix.shape[1] < 2**31 else np.int64
+    _write(grp, "indptr", np.asarray(matrix.indptr, dtype=np.int64), compression)
+    _write(grp, "indices", np.asarray(matrix.indices, dtype=index_dtype), compression)
+    _write(grp, "data", matrix.data, compression)
 
 
 def _write(group, name, arr, compression):
@@ -156,27 +183,132 @@ def load(path, *, features=True):
     where = "spsample.load"
     path = _as_path(where, path)
     with _open(where, path) as f:
-        indptr = _read(where, path, f, "graph/indptr")
-        indices = _read(where, path, f, "graph/indices")
-        weights = _read(where, path, f, "graph/weights", required=False)
-        feats = _read(where, path, f, "features", required=False) if features else None
-        labels = _read(where, path, f, "labels", required=False)
-        splits = {}
-        if "splits" in f:
-            for name in f["splits"]:
-                splits[name] = {key: _read(where, path, f, f"splits/{name}/{key}")
-                                for key in SPLIT_PARTS}
-        name = f.attrs.get("name", "")
-        num_nodes = f.attrs.get("num_nodes")
+        try:
+            dsets = _datasets_to_read(where, path, f, features)
+            _check_sizes(where, path, dsets)
+            arrays = {name: _read_all(where, path, dset) for name, dset in dsets.items()}
+            if "features/indptr" in arrays:
+                arrays["features"] = _csr_features(where, path, f["features"], arrays)
+            name = f.attrs.get("name", "")
+            num_nodes = f.attrs.get("num_nodes")
+        except SpsampleError:
+            raise
+        except (OSError, KeyError, RuntimeError, ValueError, TypeError) as exc:
+            raise DatasetError(f"{where}: cannot read {str(path)!r} (truncated or corrupt?): "
+                               f"{type(exc).__name__}: {exc}") from exc
+    splits = {}
+    for key in arrays:
+        if key.startswith("splits/"):
+            split, part = key.split("/")[1:]
+            splits.setdefault(split, {})[part] = arrays[key]
     try:
-        graph = Graph.from_csr(indptr, indices, weights=weights)
-        if num_nodes is not None and int(num_nodes) != graph.num_nodes:
-            raise DatasetError(f"attribute num_nodes={int(num_nodes)} disagrees with "
-                               f"/graph/indptr ({graph.num_nodes} nodes)")
-        return Dataset(graph, features=feats, labels=labels, splits=splits, name=str(name))
+        graph = Graph.from_csr(arrays["graph/indptr"], arrays["graph/indices"],
+                               weights=arrays.get("graph/weights"))
+        _check_num_nodes(num_nodes, graph.num_nodes)
+        return Dataset(graph, features=arrays.get("features"), labels=arrays.get("labels"),
+                       splits=splits, name=_as_name(name))
     except SpsampleError as exc:
         raise DatasetError(f"{where}: argument 'path' {str(path)!r} holds an invalid "
                            f"dataset: {exc}") from exc
+
+
+def _datasets_to_read(where, path, f, features):
+    """``{name: h5py.Dataset}`` of everything :func:`load` reads, in reading order."""
+    dsets = {name: _dataset(where, path, f, name) for name in ("graph/indptr", "graph/indices")}
+    for name in ("graph/weights", "labels"):
+        if name in f:
+            dsets[name] = _dataset(where, path, f, name)
+    if features and "features" in f:
+        if _is_csr_group(f["features"]):
+            for part in _CSR_PARTS:
+                dsets[f"features/{part}"] = _dataset(where, path, f, f"features/{part}")
+        else:
+            dsets["features"] = _dataset(where, path, f, "features")
+    if "splits" in f:
+        splits = f["splits"]
+        if not hasattr(splits, "keys"):
+            raise DatasetError(f"{where}: /splits of {str(path)!r} must be a group")
+        for split in splits:
+            for key in SPLIT_PARTS:
+                dsets[f"splits/{split}/{key}"] = _dataset(where, path, f,
+                                                          f"splits/{split}/{key}")
+    return dsets
+
+
+_CSR_PARTS = ("indptr", "indices", "data")
+
+
+def read_sparse_features(path):
+    """The CSR ``/features`` group of ``path`` (a version-2 file) as a checked matrix."""
+    where = "spsample.io.read_sparse_features"
+    path = _as_path(where, path)
+    with _open(where, path) as f:
+        if "features" not in f or not _is_csr_group(f["features"]):
+            raise DatasetError(f"{where}: {str(path)!r} has no sparse /features")
+        dsets = {f"features/{p}": _dataset(where, path, f, f"features/{p}")
+                 for p in _CSR_PARTS}
+        _check_sizes(where, path, dsets)
+        arrays = {name: _read_all(where, path, dset) for name, dset in dsets.items()}
+        return _csr_features(where, path, f["features"], arrays)
+
+
+def _is_csr_group(obj):
+    """Whether ``obj`` is a group holding sparse features (``attrs["format"] == "csr"``)."""
+    if hasattr(obj, "shape"):
+        return False
+    fmt = obj.attrs.get("format")
+    return isinstance(fmt, (str, bytes)) and fmt in ("csr", b"csr")
+
+
+def _csr_features(where, path, group, arrays):
+    """The CSR matrix of the ``/features`` group, its parts checked (:func:`csr_from_parts`)."""
+    shape = np.asarray(group.attrs.get("shape", ()))
+    if shape.shape != (2,) or shape.dtype.kind not in "iu":
+        raise DatasetError(f"{where}: /features of {str(path)!r} needs a 'shape' attribute of "
+                           f"two integers, not {shape!r:.40}")
+    return csr_from_parts(where, f"/features of {str(path)!r}", arrays.pop("features/data"),
+                          arrays.pop("features/indices"), arrays.pop("features/indptr"),
+                          tuple(int(s) for s in shape))
+
+
+def _check_sizes(where, path, dsets):
+    """Every dataset holds the data its shape declares, and all of them fit in memory."""
+    total = 0
+    for dset in dsets.values():
+        check_stored(where, path, dset)
+        total += math.prod(dset.shape) * dset.dtype.itemsize
+    has_features = "features" in dsets or "features/data" in dsets
+    hint = ("pass features=False to leave /features in the file (read rows later with "
+            "spsample.io.read_feature_rows)" if has_features else
+            "the file declares more than fits in memory")
+    check_memory(where, "path", total, f"the arrays of {str(path)!r}", hint)
+
+
+def _check_num_nodes(num_nodes, n):
+    """The file's ``num_nodes`` attribute (optional) must be the integer ``n``."""
+    if num_nodes is None:
+        return
+    value = np.asarray(num_nodes)
+    if value.shape != () or value.dtype.kind not in "iu" or int(value) != n:
+        raise DatasetError(f"attribute num_nodes={_shown(num_nodes)} disagrees with "
+                           f"/graph/indptr ({n} nodes)")
+
+
+def _shown(value):
+    """An attribute's value for a message: NumPy scalars as plain numbers, at most 40
+    characters."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return f"{value!r:.40}"
+
+
+def _as_name(value):
+    """The ``name`` attribute as a str (h5py gives str, or bytes for fixed-length strings)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if not isinstance(value, str):
+        raise DatasetError(f"attribute name={_shown(value)} must be a string")
+    return value
 
 
 class RowReader:
@@ -197,6 +329,7 @@ class RowReader:
         where = "spsample.io.open_rows"
         self.path = _as_path(where, path)
         self._file = _open(where, self.path)
+        self._csr = None
         try:
             self._indptr = _dataset(where, self.path, self._file, "graph/indptr")
             self._indices = _dataset(where, self.path, self._file, "graph/indices")
@@ -206,7 +339,27 @@ class RowReader:
             self._file.close()
             raise
         self.num_nodes = int(self._indptr.shape[0]) - 1
-        self.num_features = 0 if self._features is None else int(self._features.shape[1])
+        self.num_features = self._feature_width(where)
+
+    def _feature_width(self, where):
+        """``f`` of ``/features`` (a dataset or a CSR group), 0 without features."""
+        feats = self._features
+        if feats is None:
+            return 0
+        if _is_csr_group(feats):
+            shape = np.asarray(feats.attrs.get("shape", ()))
+            parts = [feats.get(part) for part in _CSR_PARTS]
+            if shape.shape != (2,) or shape.dtype.kind not in "iu" or None in parts:
+                self._file.close()
+                raise DatasetError(f"{where}: /features of {str(self.path)!r} is not a valid "
+                                   "CSR group (shape attribute, indptr, indices, data)")
+            self._csr = dict(zip(_CSR_PARTS, parts))
+            return int(shape[1])
+        if not hasattr(feats, "shape") or feats.ndim != 2:
+            self._file.close()
+            raise DatasetError(f"{where}: /features of {str(self.path)!r} must be a 2-D "
+                               "dataset or a CSR group")
+        return int(feats.shape[1])
 
     def read_rows(self, lo, hi):
         """CSR rows ``[lo, hi)`` of the graph.
@@ -245,6 +398,8 @@ class RowReader:
             raise DatasetError(f"{where}: {str(self.path)!r} has no /features")
         ids = as_index_array(where, "ids", ids)
         check_range(where, "ids", ids, 0, self.num_nodes)
+        if self._csr is not None:
+            return self._read_csr_rows(where, ids)
         dset = self._features
         uniq, inverse = np.unique(ids, return_inverse=True)
         out = np.empty((uniq.size,) + dset.shape[1:], dtype=dset.dtype)
@@ -260,6 +415,28 @@ class RowReader:
             raise DatasetError(f"{where}: cannot read /features of {str(self.path)!r}: "
                                f"{exc}") from exc
         return out[inverse]
+
+    def _read_csr_rows(self, where, ids):
+        """Rows ``ids`` of CSR ``/features``, densified: one read of the row range they span
+        (checked like every array from a file before it is used)."""
+        uniq, inverse = np.unique(ids, return_inverse=True)
+        if uniq.size == 0:
+            return np.zeros((0, self.num_features), dtype=self._csr["data"].dtype)
+        lo, hi = int(uniq[0]), int(uniq[-1]) + 1
+        try:
+            indptr = np.asarray(self._csr["indptr"][lo:hi + 1], dtype=np.int64)
+            start, stop = int(indptr[0]), int(indptr[-1])
+            if not 0 <= start <= stop <= self._csr["indices"].shape[0]:
+                raise DatasetError(f"{where}: /features/indptr of {str(self.path)!r} points "
+                                   f"outside /features/indices ([{start}, {stop}))")
+            indices = self._csr["indices"][start:stop]
+            data = self._csr["data"][start:stop]
+        except OSError as exc:
+            raise DatasetError(f"{where}: cannot read /features of {str(self.path)!r}: "
+                               f"{exc}") from exc
+        block = csr_from_parts(where, f"/features of {str(self.path)!r}", data, indices,
+                               indptr - start, (hi - lo, self.num_features))
+        return block[uniq - lo].toarray()[inverse]
 
     def close(self):
         """Close the file (idempotent)."""
@@ -309,23 +486,47 @@ def _as_path(where, path):
 
 
 def _open(where, path):
-    """Open ``path`` read-only and check it is an spsample file of a known version."""
+    """Open ``path`` read-only and check it is an spsample file of a known version.
+
+    The file is closed again whenever the check fails (no handle leaks)."""
     import h5py
 
     if not path.exists():
         fail_path(DatasetNotFoundError, where, "path", "does not exist", path)
+    if path.is_dir():
+        fail_path(DatasetError, where, "path", "is a directory, not an spsample HDF5 file "
+                  "(run `spsample convert` on it first)", path)
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
         raise DatasetError(f"{where}: argument 'path' is not a readable HDF5 file "
-                           f"({str(path)!r}: {exc})") from exc
-    fmt, version = f.attrs.get("format"), f.attrs.get("version")
-    if fmt != FORMAT or version is None or int(version) > VERSION:
+                           f"({str(path)!r}: {exc}); if it is a dataset in another format, "
+                           "run `spsample convert` on it first") from exc
+    try:
+        _check_format(where, path, f)
+    except BaseException:
         f.close()
-        fail_path(DatasetError, where, "path",
-             f"is not an spsample dataset of version <= {VERSION} "
-             f"(format={fmt!r}, version={version!r})", path)
+        raise
     return f
+
+
+def _check_format(where, path, f):
+    try:
+        fmt, version = f.attrs.get("format"), f.attrs.get("version")
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise DatasetError(f"{where}: cannot read the attributes of {str(path)!r}: "
+                           f"{exc}") from exc
+    if isinstance(fmt, bytes):
+        fmt = fmt.decode("utf-8", errors="replace")
+    number = np.asarray(version) if version is not None else None
+    good = (isinstance(fmt, str) and fmt == FORMAT and number is not None
+            and number.shape == ()
+            and number.dtype.kind in "iu" and 1 <= int(number) <= VERSION)
+    if not good:
+        fail_path(DatasetError, where, "path",
+                  f"is not an spsample dataset of version <= {VERSION} "
+                  f"(format={_shown(fmt)}, version={_shown(version)}); run `spsample convert` "
+                  "on other formats first", path)
 
 
 def _dataset(where, path, f, name):
@@ -335,15 +536,15 @@ def _dataset(where, path, f, name):
         raise DatasetError(f"{where}: cannot read /{name} of {str(path)!r}: {exc}") from exc
     if obj is None or not hasattr(obj, "shape"):
         raise DatasetError(f"{where}: {str(path)!r} lacks the required dataset /{name}")
+    if obj.shape is None:
+        raise DatasetError(f"{where}: /{name} of {str(path)!r} is empty (no dataspace)")
     return obj
 
 
-def _read(where, path, f, name, *, required=True):
-    if not required and name not in f:
-        return None
-    dset = _dataset(where, path, f, name)
+def _read_all(where, path, dset):
+    """The whole of ``dset`` (sizes checked before, see :func:`_check_sizes`)."""
     try:
         return dset[()]
-    except (OSError, ValueError) as exc:
-        raise DatasetError(f"{where}: cannot read /{name} of {str(path)!r} "
+    except (OSError, ValueError, TypeError) as exc:
+        raise DatasetError(f"{where}: cannot read {dset.name} of {str(path)!r} "
                            f"(truncated or corrupt?): {exc}") from exc

@@ -13,6 +13,7 @@ placed at the positions ``ind.<name>.test.index`` gives; train = ``range(len(y))
 import collections
 import hashlib
 import pickle
+import warnings
 
 import numpy as np
 
@@ -21,11 +22,13 @@ from .._errors import (
     ArgumentTypeError,
     DatasetError,
     DatasetNotFoundError,
+    SpsampleWarning,
 )
 from .._graph import Graph
 from .._validate import fail
-from ._dataset import Dataset
+from ._dataset import Dataset, check_sparse_option, features_as
 from ._files import as_bool, as_dir, fail_path
+from ._untrusted import check_count_by_file, check_dense, csr_from_parts
 
 __all__ = ["from_planetoid", "planetoid_names"]
 
@@ -89,7 +92,8 @@ def planetoid_names(directory):
     return sorted(p.name[4:-6] for p in as_dir("planetoid_names", directory).glob("ind.*.graph"))
 
 
-def from_planetoid(directory, name=None, *, missing_features="zero", verify=True):
+def from_planetoid(directory, name=None, *, missing_features="zero", verify=True,
+                   sparse_features=None):
     """Read a Planetoid dataset (cora, citeseer, pubmed) from its pickles.
 
     Parameters
@@ -106,6 +110,9 @@ def from_planetoid(directory, name=None, *, missing_features="zero", verify=True
     verify : bool
         Check the files' SHA-256 against ``SHA256SUMS`` in ``directory`` or its parent, when
         that file lists them (before anything is unpickled).
+    sparse_features : bool or None
+        Return the features as a ``scipy.sparse`` CSR matrix (``True``), a dense array
+        (``False``), or sparse when at most 5 % of the entries are non-zero (``None``).
 
     Returns
     -------
@@ -122,6 +129,14 @@ def from_planetoid(directory, name=None, *, missing_features="zero", verify=True
         ``directory`` or a required file is missing.
     DatasetError
         A file fails its checksum, refuses to unpickle, or has inconsistent shapes.
+    ResourceLimitError
+        Dense features would not fit in memory (``sparse_features``).
+
+    Warns
+    -----
+    SpsampleWarning
+        When more than a tenth of the nodes have no feature row (pubmed without ``allx``:
+        18,657 of 19,717).
 
     Examples
     --------
@@ -135,6 +150,7 @@ def from_planetoid(directory, name=None, *, missing_features="zero", verify=True
     if missing_features not in ("zero", "nan"):
         fail(ArgumentError, where, "missing_features", "must be 'zero' or 'nan'", missing_features)
     verify = as_bool(where, "verify", verify)
+    sparse_features = check_sparse_option(where, sparse_features)
     name = _pick_name(where, directory, name)
     paths = {part: directory / f"ind.{name}.{part}" for part in _PARTS + ("test.index",)}
     for part, p in paths.items():
@@ -146,7 +162,8 @@ def from_planetoid(directory, name=None, *, missing_features="zero", verify=True
         _verify(where, directory, paths.values())
     raw = {part: _unpickle(where, p) for part, p in paths.items() if part != "test.index"}
     test_index = _read_index(where, paths["test.index"])
-    return _assemble(where, name, raw, test_index, missing_features)
+    return _assemble(where, name, raw, test_index, paths,
+                     dict(missing_features=missing_features, sparse_features=sparse_features))
 
 
 def _pick_name(where, directory, name):
@@ -207,7 +224,9 @@ def _check_shapes(where, name, raw, test_index):
         if value is None and part == "allx":
             parts[part] = None
             continue
-        if not hasattr(value, "toarray"):
+        if hasattr(value, "toarray"):
+            value = _checked_csr(where, f"ind.{name}.{part}", value)
+        else:
             if not isinstance(value, np.ndarray):
                 bad(part, f"must hold an array or a sparse matrix, not {type(value).__name__}")
             if value.dtype == object or value.dtype.kind not in "biuf":
@@ -239,8 +258,28 @@ def _check_shapes(where, name, raw, test_index):
     return x, y, tx, ty, allx, ally
 
 
-def _graph_edges(where, name, graph_dict):
-    """``(src, dst)`` int64 arrays of a Planetoid ``{node: [neighbours]}`` dict."""
+def _checked_csr(where, what, matrix):
+    """A new CSR matrix from the parts of an unpickled one, after checking them (the pickle
+    sets ``indptr``, ``indices`` and ``shape`` directly: nothing checked them yet)."""
+    state = getattr(matrix, "__dict__", {})
+    missing = [k for k in ("data", "indices", "indptr", "_shape") if k not in state]
+    if missing:
+        raise DatasetError(f"{where}: {what} holds a sparse matrix without {missing}")
+    return csr_from_parts(where, what, state["data"], state["indices"], state["indptr"],
+                          state["_shape"])
+
+
+def _graph_edges(where, name, graph_dict, path):
+    """``(src, dst)`` int64 arrays of a Planetoid ``{node: [neighbours]}`` dict.
+
+    The number of entries is bounded by the file's size first: lists shared between keys
+    would otherwise let a small pickle expand into billions of edges."""
+    try:
+        count = sum(len(vs) for vs in graph_dict.values())
+    except TypeError as exc:
+        raise DatasetError(f"{where}: ind.{name}.graph must map integer node ids to lists of "
+                           f"integer node ids ({exc})") from exc
+    check_count_by_file(where, f"ind.{name}.graph", count, path)
     try:
         src = np.fromiter((u for u, vs in graph_dict.items() for _ in vs), dtype=np.int64)
         dst = np.fromiter((v for vs in graph_dict.values() for v in vs), dtype=np.int64)
@@ -250,27 +289,58 @@ def _graph_edges(where, name, graph_dict):
     return src, dst
 
 
-def _assemble(where, name, raw, test_index, missing_features):
+def _check_gaps(where, name, n, num_rows):
+    """Refuse a test index whose gaps outnumber the nodes with rows (citeseer has 15 gaps in
+    3,327 nodes): ``n`` follows from one number in a text file."""
+    if n - num_rows > num_rows:
+        raise DatasetError(f"{where}: ind.{name}.test.index names node {n - 1}, leaving "
+                           f"{n - num_rows:,d} nodes without features or labels (more than "
+                           f"the {num_rows:,d} with them)")
+
+
+def _features(where, name, known, tx, test_index, n, options):
+    """The (n, f) float32 features: ``known`` rows first, ``tx`` row ``i`` at node
+    ``test_index[i]``, the fill row (zeros or NaN) elsewhere; sparse or dense as asked."""
+    import scipy.sparse as sp
+
+    k, t, f = known.shape[0], tx.shape[0], tx.shape[1]
+    source = np.full(n, k + t, dtype=np.int64)          # row k + t of the stack: the fill row
+    source[:k] = np.arange(k)
+    source[test_index] = k + np.arange(t)
+    missing = int(np.count_nonzero(source == k + t))
+    nan_fill = options["missing_features"] == "nan" and missing
+    fill = np.full((1, f), np.nan if nan_fill else 0.0, dtype=np.float32)
+    parts = [sp.csr_matrix(part, dtype=np.float32) for part in (known, tx, fill)]
+    nnz = sum(p.nnz for p in parts[:2]) + (missing * f if nan_fill else 0)
+    check_dense(where, "directory", (nnz, 3), np.float32, f"the entries of ind.{name}",
+                "the Planetoid files declare more than fits in memory")
+    matrix = sp.vstack(parts, format="csr")[source]
+    if missing * 10 > n:
+        warnings.warn(f"{where}: {missing:,d} of the {n:,d} nodes of ind.{name} have no feature "
+                      f"row (filled with {'NaN' if nan_fill else 'zeros'}); only "
+                      f"{n - missing:,d} nodes have features", SpsampleWarning, stacklevel=4)
+    return features_as(where, "sparse_features", matrix, options["sparse_features"],
+                       f"the features of ind.{name}")
+
+
+def _assemble(where, name, raw, test_index, paths, options):
     x, y, tx, ty, allx, ally = _check_shapes(where, name, raw, test_index)
     num_train, num_known = y.shape[0], ally.shape[0]
     lo, hi = int(test_index.min()), int(test_index.max())
     if lo < num_known:
         raise DatasetError(f"{where}: ind.{name}.test.index has id {lo} < len(ally) = {num_known}")
     n = hi + 1  # test ids span [lo, hi]; gaps (citeseer) are nodes without features or label
-    f = tx.shape[1]
-    fill = 0.0 if missing_features == "zero" else np.nan
-    features = np.full((n, f), fill, dtype=np.float32)
-    known = allx if allx is not None else x
-    features[:known.shape[0]] = _dense(known)
-    sorted_test = np.sort(test_index)
+    _check_gaps(where, name, n, num_known + test_index.size)
     # tx row i belongs to node test_index[i] (PyG's x[test_index] = x[sorted_test_index] after
     # stacking tx in sorted order is the same assignment).
-    features[test_index] = _dense(tx)
+    features = _features(where, name, allx if allx is not None else x, tx, test_index, n,
+                         options)
+    sorted_test = np.sort(test_index)
     labels = np.full(n, -1, dtype=np.int64)
     labels[:num_known] = _argmax_or_missing(ally)
     labels[test_index] = _argmax_or_missing(ty)
 
-    src, dst = _graph_edges(where, name, raw["graph"])
+    src, dst = _graph_edges(where, name, raw["graph"], paths["graph"])
     top = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
     if top > n:
         raise DatasetError(f"{where}: ind.{name}.graph names node {top - 1} but features "
@@ -285,10 +355,6 @@ def _assemble(where, name, raw, test_index, missing_features):
         "test": sorted_test,
     }}
     return Dataset(graph, features=features, labels=labels, splits=splits, name=name)
-
-
-def _dense(matrix):
-    return matrix.toarray() if hasattr(matrix, "toarray") else np.asarray(matrix)
 
 
 def _argmax_or_missing(onehot):

@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from .._errors import ArgumentError, ArgumentTypeError
+from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._validate import fail
 
 __all__ = ["FeatureSource", "ArrayFeatures", "HDF5Features", "FetchFeatures",
@@ -98,8 +98,12 @@ class HDF5Features(FeatureSource):
 
     Raises
     ------
-    ArgumentError
-        The file does not exist or lacks ``key``, or the dataset is not 2-dimensional.
+    ArgumentError, ArgumentTypeError
+        The file does not exist or lacks ``key``, or the dataset is not 2-dimensional and
+        numeric.
+    DatasetError
+        The file is not readable HDF5, or the dataset holds fewer rows than its shape
+        declares; :meth:`fetch` raises it for rows a truncated or corrupt file cannot give.
     """
 
     def __init__(self, source, key="features"):
@@ -108,27 +112,60 @@ class HDF5Features(FeatureSource):
         where = "HDF5Features"
         self._file = None
         if isinstance(source, (str, os.PathLike)):
-            if not os.path.exists(source):
-                fail(ArgumentError, where, "source", "does not exist", str(source))
-            self._file = h5py.File(source, "r")
-            if key not in self._file:
-                self._file.close()
-                fail(ArgumentError, where, "key", f"is not a dataset of {str(source)!r}", key)
-            dset = self._file[key]
+            dset = self._open(where, source, key)
         elif isinstance(source, h5py.Dataset):
             dset = source
         else:
             fail(ArgumentTypeError, where, "source", "must be a path or an h5py.Dataset",
                  type(source))
-        if dset.ndim != 2:
+        try:
+            self._check(where, dset)
+        except BaseException:
             self.close()
-            fail(ArgumentError, where, "source", "must be a 2-dimensional (n, f) dataset",
-                 dset.shape)
+            raise
         self.dataset = dset
         self.num_nodes, self.num_features = (int(s) for s in dset.shape)
         self.dtype = dset.dtype
         self._block = int(dset.chunks[0]) if dset.chunks else 1024
         self.rows_read = 0        # statistics: rows transferred from the file (incl. chunk slack)
+
+    def _open(self, where, source, key):
+        """Open the file and return its dataset ``key`` (typed errors for every failure)."""
+        import h5py
+
+        if not os.path.exists(source):
+            fail(ArgumentError, where, "source", "does not exist", str(source))
+        try:
+            self._file = h5py.File(source, "r")
+        except OSError as exc:
+            fail(DatasetError, where, "source", f"is not a readable HDF5 file ({exc})",
+                 str(source))
+        try:
+            dset = self._file.get(key)
+        except (OSError, KeyError, RuntimeError) as exc:
+            self.close()
+            fail(DatasetError, where, "key", f"cannot be read from {str(source)!r} ({exc})",
+                 key)
+        if not isinstance(dset, h5py.Dataset):
+            self.close()
+            fail(ArgumentError, where, "key", f"is not a dataset of {str(source)!r}", key)
+        return dset
+
+    @staticmethod
+    def _check(where, dset):
+        """2-D, numeric, and holding the rows its shape declares."""
+        from ..io._untrusted import check_stored
+
+        if dset.ndim != 2:
+            fail(ArgumentError, where, "source", "must be a 2-dimensional (n, f) dataset",
+                 dset.shape)
+        if dset.dtype.kind not in "biuf":
+            fail(ArgumentTypeError, where, "source", f"must hold real numbers, not "
+                 f"{dset.dtype}", show_value=False)
+        try:
+            check_stored(where, dset.file.filename, dset)
+        except (OSError, RuntimeError) as exc:
+            fail(DatasetError, where, "source", f"cannot be inspected ({exc})", dset.name)
 
     def fetch(self, n_id):
         n_id = np.asarray(n_id, dtype=np.int64)
@@ -152,7 +189,12 @@ class HDF5Features(FeatureSource):
         ends = np.r_[starts[1:], uniq.size]
         for s, e in zip(starts.tolist(), ends.tolist()):
             lo, hi = int(uniq[s]), int(uniq[e - 1]) + 1
-            out[s:e] = self.dataset[lo:hi][uniq[s:e] - lo]
+            try:
+                out[s:e] = self.dataset[lo:hi][uniq[s:e] - lo]
+            except (OSError, ValueError, RuntimeError) as exc:
+                raise DatasetError(f"HDF5Features.fetch: cannot read rows [{lo}, {hi}) of "
+                                   f"{self.dataset.name} (truncated or corrupt file?): "
+                                   f"{exc}") from exc
             self.rows_read += hi - lo
         return out
 
@@ -202,6 +244,26 @@ def _as_numpy(rows):
     return np.asarray(rows)
 
 
+def _hdf5_source(path):
+    """An spsample file's features: :class:`HDF5Features` for a dataset, the whole CSR
+    matrix in memory (:class:`SparseFeatures`) for sparse features (version 2 files)."""
+    import h5py
+
+    from ..io._hdf5 import _is_csr_group
+
+    try:
+        with h5py.File(path, "r") as f:
+            sparse = "features" in f and _is_csr_group(f["features"])
+    except OSError:
+        sparse = False  # HDF5Features reports it
+    if not sparse:
+        return HDF5Features(path)
+    from ..io._hdf5 import read_sparse_features
+    from ._sparse import SparseFeatures
+
+    return SparseFeatures(read_sparse_features(path))
+
+
 def as_feature_source(value, where="Loader", name="features"):
     """Turn what the user passed into a :class:`FeatureSource` (``None`` stays ``None``).
 
@@ -231,7 +293,7 @@ def as_feature_source(value, where="Loader", name="features"):
                  tuple(value.shape))
         return ArrayFeatures(value)
     if isinstance(value, (str, os.PathLike)):
-        return HDF5Features(value)
+        return _hdf5_source(value)
     if type(value).__module__.startswith("h5py"):
         return HDF5Features(value)
     if callable(getattr(value, "fetch", None)):

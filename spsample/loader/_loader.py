@@ -8,6 +8,7 @@ import numpy as np
 from .._errors import ArgumentError, ArgumentTypeError, SeedError
 from .._graph import Graph
 from .._sample import check_seeds, sample
+from .._threads import apply_env_threads
 from .._validate import as_index_array, as_int, fail
 from ..samplers import Sampler
 from ._batch import make_batch
@@ -112,6 +113,7 @@ class Loader:
     def __init__(self, data, seeds=None, *, sampler, batch_size, bulk_size=4, features=None,
                  labels=None, shuffle=True, seed=0, device="cpu", dtype="float32",
                  pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0):
+        apply_env_threads()  # SPSAMPLE_THREADS, once per process
         self.graph, dataset = _resolve_data(data)
         self.num_nodes = int(self.graph.num_nodes)
         if not isinstance(sampler, Sampler):

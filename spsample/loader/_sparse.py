@@ -17,6 +17,9 @@ from ._features import FeatureSource
 
 __all__ = ["SparseRows", "SparseFeatures"]
 
+_USE = ("project it first with x.matmul_t(layer.weight) (no densifying), or call "
+        "x.to_dense() (N x f values per batch); see the README, 'Sparse features stay sparse'")
+
 
 @dataclass(eq=False)
 class SparseRows:
@@ -55,7 +58,8 @@ class SparseRows:
     def __getitem__(self, rows):
         """``x[:k]``: the first ``k`` rows (a prefix: views, no copy)."""
         if not (isinstance(rows, slice) and rows.start in (None, 0) and rows.step in (None, 1)):
-            raise TypeError("SparseRows supports only prefix slices x[:k]")
+            raise TypeError(f"SparseRows supports only prefix slices x[:k] (got {rows!r}); "
+                            f"{_USE}")
         k = min(self.shape[0], self.shape[0] if rows.stop is None else int(rows.stop))
         end = int(self.indptr[k])
         return SparseRows(self.indptr[:k + 1], self.indices[:end], self.values[:end],
@@ -114,6 +118,13 @@ class SparseRows:
         return SparseRows(self.indptr.pin_memory(), self.indices.pin_memory(),
                           self.values.pin_memory(), self.num_cols)
 
+    def __getattr__(self, name):
+        # only reached for names SparseRows lacks, e.g. tensor methods a dense layer calls
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"'SparseRows' object has no attribute {name!r}: batch.x holds "
+                             f"CSR rows of sparse features, not a tensor; {_USE}")
+
     def __repr__(self):
         return f"SparseRows(shape={self.shape}, nnz={int(self.indices.shape[0])})"
 
@@ -141,8 +152,9 @@ class SparseFeatures(FeatureSource):
     def __init__(self, matrix):
         import scipy.sparse as sp
 
-        self.matrix = sp.csr_matrix(matrix)
-        self.matrix.sort_indices()
+        matrix = sp.csr_matrix(matrix)
+        # sorted_indices() copies: sort_indices() would sort the caller's arrays in place
+        self.matrix = matrix if matrix.has_sorted_indices else matrix.sorted_indices()
         self.num_nodes, self.num_features = (int(s) for s in self.matrix.shape)
 
     @classmethod

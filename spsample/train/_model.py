@@ -88,6 +88,21 @@ def make_layer(in_channels, out_channels, conv="auto"):
     return SAGELayer(in_channels, out_channels)
 
 
+def _pyg_sage_on_sparse_rows(conv, pair, edges):
+    """PyG ``SAGEConv`` (mean, root weight, no projection) on sparse rows, never densified.
+
+    ``lin_l(mean_j x_j) + lin_r(x_i) = mean_j(x_j W_l^T) + b_l + x_i W_r^T``: the linear maps
+    commute with the mean, so the rows are projected first (``SparseRows.matmul_t``, one
+    ``embedding_bag``) and PyG's own ``propagate`` averages the projections. Same parameters,
+    same function as ``conv(dense x)`` up to float rounding."""
+    x_src, x_dst = pair
+    h = x_src.matmul_t(conv.lin_l.weight)
+    out = conv.propagate(edges.edge_index, x=(h, None), size=(edges.num_src, edges.num_dst))
+    if conv.lin_l.bias is not None:
+        out = out + conv.lin_l.bias
+    return out + x_dst.matmul_t(conv.lin_r.weight)
+
+
 class GraphSAGE(torch.nn.Module):
     """GraphSAGE with mean aggregation, ReLU and dropout between layers.
 
@@ -104,14 +119,16 @@ class GraphSAGE(torch.nn.Module):
         Dropout probability on each layer's input, ``0 <= dropout < 1``.
     conv : {"auto", "pyg", "torch"}
         Layer implementation: PyG's ``SAGEConv`` or the built-in :class:`SAGELayer`.
-        ``"auto"`` picks PyG when installed. Batches from layer-wise samplers (with
-        ``edge_weight``) always aggregate with their weights, which needs ``"torch"``
-        layers; ``"auto"`` with ``layerwise=True`` picks them.
+        ``"auto"`` picks PyG when it is installed and the model sees neither layer-wise
+        batches nor sparse rows; the built-in layers otherwise. Batches from layer-wise
+        samplers (with ``edge_weight``) aggregate with their weights, which needs ``"torch"``
+        layers.
     layerwise : bool
         Whether the model will see layer-wise (weighted) batches.
     sparse_input : bool
         Whether ``x`` will be :class:`~spsample.loader.SparseRows`; ``"auto"`` then picks the
-        built-in layers (PyG's would need the rows densified, which they are if given).
+        built-in layers. Either kind takes sparse rows without densifying them: the first
+        layer projects the rows (``embedding_bag``) before it aggregates.
 
     Examples
     --------
@@ -163,8 +180,6 @@ class GraphSAGE(torch.nn.Module):
         x = batch.x if x is None else x
         if x is None:
             fail(ArgumentError, where, "batch", "has no features (x is None)", None)
-        if self.uses_pyg and isinstance(x, SparseRows):
-            x = x.to_dense()
         for i, conv in enumerate(self.convs):
             edges = batch.layer(i)
             if isinstance(x, SparseRows):
@@ -172,7 +187,9 @@ class GraphSAGE(torch.nn.Module):
             else:
                 x = torch.nn.functional.dropout(x, p=self.dropout, training=self.training)
             pair = (x[:edges.num_src], x[:edges.num_dst])
-            if self.uses_pyg:
+            if self.uses_pyg and isinstance(x, SparseRows):
+                x = _pyg_sage_on_sparse_rows(conv, pair, edges)
+            elif self.uses_pyg:
                 x = conv(pair, edges.edge_index, size=(edges.num_src, edges.num_dst))
             else:
                 x = conv(pair, edges.edge_index, edges.edge_weight)

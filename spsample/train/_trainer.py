@@ -10,6 +10,7 @@ optimizer, the next epoch, the best-validation state and the history; resuming f
 ``index_add_``/``index_select`` run in a fixed order).
 """
 
+import math
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -18,7 +19,8 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._optional import import_torch
-from .._validate import as_int, fail
+from .._validate import as_int, check_memory, fail
+from ..io._dataset import SPARSE_DENSITY
 from ..loader._sparse import SparseRows
 from ._ddp import GradientAllReduce, world_of
 from ._model import GraphSAGE
@@ -29,6 +31,8 @@ torch = import_torch("spsample.train")
 __all__ = ["TrainConfig", "Trainer", "make_sampler", "SAMPLERS"]
 
 SAMPLERS = ("nodewise", "ladies", "fastgcn")
+#: Default fanouts: neighbours per vertex (node-wise), nodes per layer (layer-wise).
+DEFAULT_FANOUTS = {False: (10, 10), True: (256, 256)}
 _CHECKPOINT_FORMAT = "spsample-train-1"
 # Config fields that must match between a checkpoint and the run resuming it (the others,
 # e.g. epochs or the progress bar, may change).
@@ -44,8 +48,9 @@ class TrainConfig:
     Attributes
     ----------
     sampler : {"nodewise", "ladies", "fastgcn"}
-    fanouts : tuple of int
+    fanouts : tuple of int or None
         Hop 1 first; one GNN layer per hop. For layer-wise samplers: nodes per layer.
+        ``None``: :data:`DEFAULT_FANOUTS` (10, 10 node-wise; 256, 256 layer-wise).
     eval_fanouts : tuple of int or None
         Sampling for validation and test; ``None``: every neighbour (``-1``) per hop for
         node-wise, the training fanouts for layer-wise samplers.
@@ -64,8 +69,10 @@ class TrainConfig:
         GraphSAGE layer implementation (see :class:`GraphSAGE`).
     sparse_features : {"auto", "on", "off"}
         Keep the features in CSR form (:class:`~spsample.loader.SparseFeatures`) and project
-        them without densifying: ``"auto"`` does so when at most 5 % of the entries are
-        non-zero (bag-of-words features) and ``conv`` is not ``"pyg"``.
+        them without densifying: ``"auto"`` does so for ``scipy.sparse`` dataset features and
+        for dense ones with at most 5 % non-zero entries (bag-of-words features); ``"off"``
+        densifies (after checking the memory that takes). Both layer kinds (``conv``) take
+        sparse rows: each projects them before aggregating.
     normalize : {"row", "none"}
         ``"row"`` divides each feature row by its sum (bag-of-words features), per batch.
     seed : int
@@ -80,7 +87,7 @@ class TrainConfig:
     """
 
     sampler: str = "nodewise"
-    fanouts: tuple = (10, 10)
+    fanouts: tuple = None
     eval_fanouts: tuple = None
     batch_size: int = 32
     eval_batch_size: int = 512
@@ -104,6 +111,8 @@ class TrainConfig:
         where = "TrainConfig"
         if self.sampler not in SAMPLERS:
             fail(ArgumentError, where, "sampler", f"must be one of {SAMPLERS}", self.sampler)
+        if self.fanouts is None:
+            self.fanouts = DEFAULT_FANOUTS[self.sampler != "nodewise"]
         if isinstance(self.fanouts, (str, bytes)) or not hasattr(self.fanouts, "__len__"):
             fail(ArgumentTypeError, where, "fanouts", "must be a sequence of int", self.fanouts)
         self.fanouts = tuple(int(f) for f in self.fanouts)
@@ -120,8 +129,9 @@ class TrainConfig:
             self.split_seed = as_int(where, "split_seed", self.split_seed, minimum=0)
         for name in ("lr", "weight_decay", "dropout"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                fail(ArgumentError, where, name, "must be a non-negative number", value)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or value < 0:
+                fail(ArgumentError, where, name, "must be a finite non-negative number", value)
             setattr(self, name, float(value))
         if self.lr <= 0:
             fail(ArgumentError, where, "lr", "must be > 0", self.lr)
@@ -177,7 +187,8 @@ class Trainer:
     history : list of dict
         One entry per epoch run so far: ``epoch``, ``loss`` (mean over the epoch's seeds, all
         ranks), ``losses`` (this rank's per-step losses), ``val_accuracy``, ``seconds``,
-        ``sampled_edges`` (all ranks).
+        ``sampled_edges`` (all ranks), ``sampling_edges_per_s`` (sampled edges per second
+        spent sampling, the mean rank's time: the pipeline overlaps it with training).
     epoch : int
         The next epoch to train.
     sparse_features : bool
@@ -256,15 +267,23 @@ class Trainer:
 
     @staticmethod
     def _feature_source(features, config):
-        """``(features for the loaders, whether they are sparse)``."""
+        """``(features for the loaders, whether they are sparse)``.
+
+        Sparse (``scipy.sparse``) dataset features stay sparse unless ``sparse_features`` is
+        ``"off"``; dense ones become CSR when ``"on"``, or ``"auto"`` and at most 5 % of the
+        entries are non-zero. Densifying sparse features checks the memory it needs first."""
         from ..loader import SparseFeatures
 
         mode = config.sparse_features
-        if mode == "off" or (mode == "auto" and config.conv == "pyg"):
+        if type(features).__module__.startswith("scipy.sparse"):
+            if mode != "off":
+                return SparseFeatures(features), True
+            return _densified(features), False
+        if mode == "off":
             return features, False
         if mode == "auto":
             nonzero = np.count_nonzero(features) / max(1, features.size)
-            if nonzero > 0.05:
+            if nonzero > SPARSE_DENSITY:
                 return features, False
         return SparseFeatures.from_dense(features), True
 
@@ -311,10 +330,13 @@ class Trainer:
                 stats = dict(batches.stats)
         seconds = time.perf_counter() - t0
         totals = self._sum([loss_sum, seen, stats["sampled_edges"], stats["sample_seconds"]])
+        mean_sample_seconds = totals[3] / self.world_size
         entry = dict(epoch=epoch, loss=totals[0] / max(totals[1], 1), losses=losses,
                      seconds=seconds, sampled_edges=int(totals[2]),
                      sample_seconds=float(stats["sample_seconds"]),
-                     fetch_seconds=float(stats["fetch_seconds"]))
+                     fetch_seconds=float(stats["fetch_seconds"]),
+                     sampling_edges_per_s=totals[2] / mean_sample_seconds
+                     if mean_sample_seconds > 0 else 0.0)
         self.epoch = epoch + 1
         return entry
 
@@ -372,6 +394,8 @@ class Trainer:
 
         epochs = self.config.epochs if epochs is None else as_int("Trainer.fit", "epochs",
                                                                      epochs, minimum=0)
+        if checkpoint is not None:
+            self.check_checkpoint_path(checkpoint)
         t0 = time.perf_counter()
         show = progress and self.rank == 0
         run = []
@@ -424,11 +448,15 @@ class Trainer:
                     best=dict(self.best), world_size=self.world_size)
 
     def load_state_dict(self, state):
-        """Resume from :meth:`state_dict` (checks the run's settings match)."""
+        """Resume from :meth:`state_dict` (checks the run's settings match).
+
+        Raises
+        ------
+        ArgumentError
+            Naming ``state``: not a checkpoint of this format, a missing or malformed entry,
+            other settings, another world size, or a model/optimizer that does not fit."""
         where = "Trainer.load_state_dict"
-        if not isinstance(state, dict) or state.get("format") != _CHECKPOINT_FORMAT:
-            fail(ArgumentError, where, "state", "is not an spsample training checkpoint",
-                 type(state))
+        _check_checkpoint(where, state)
         mine = asdict(self.config)
         for key in _RESUME_KEYS:
             theirs = state["config"].get(key)
@@ -440,31 +468,91 @@ class Trainer:
             fail(ArgumentError, where, "state", f"was saved by {state['world_size']} ranks, "
                  f"this run has {self.world_size} (the sample stream would differ)",
                  state["world_size"])
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
+        try:
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as exc:
+            fail(ArgumentError, where, "state", f"holds a model or optimizer that does not fit "
+                 f"this run ({type(exc).__name__}: {str(exc)[:200]})", show_value=False)
         self.epoch = int(state["epoch"])
         self.history = list(state["history"])
         self.best = dict(state["best"])
 
     def save_checkpoint(self, path):
-        """Write :meth:`state_dict` to ``path`` (rank 0; atomically, via a temporary file)."""
+        """Write :meth:`state_dict` to ``path`` (rank 0; atomically, via a temporary file
+        beside it that is removed on SIGTERM too)."""
+        from ..io._files import temporary_beside
+
         if self.rank != 0:
             return
-        tmp = f"{os.fspath(path)}.tmp"
-        torch.save(self.state_dict(), tmp)
-        os.replace(tmp, path)
+        with temporary_beside(path) as tmp:
+            torch.save(self.state_dict(), tmp)
+            os.replace(tmp, path)
 
     def load_checkpoint(self, path):
-        """Resume from a file written by :meth:`save_checkpoint` (every rank reads it)."""
-        if not os.path.exists(path):
-            fail(ArgumentError, "Trainer.load_checkpoint", "path", "does not exist",
+        """Resume from a file written by :meth:`save_checkpoint` (every rank reads it).
+
+        Raises
+        ------
+        ArgumentError
+            Naming ``path``: missing, empty, truncated, not a torch file, or not a checkpoint
+            of a run with these settings."""
+        where = "Trainer.load_checkpoint"
+        if not os.path.isfile(path):
+            fail(ArgumentError, where, "path", "does not exist or is not a file",
                  os.fspath(path))
-        self.load_state_dict(torch.load(path, map_location=self.config.device,
-                                        weights_only=True))
+        try:
+            state = torch.load(path, map_location=self.config.device, weights_only=True)
+        except Exception as exc:  # noqa: BLE001 -- any failure to deserialize: not a checkpoint
+            fail(ArgumentError, where, "path", f"is not a readable spsample checkpoint "
+                 f"(empty, truncated or another kind of file: {type(exc).__name__}: "
+                 f"{str(exc)[:200]})", os.fspath(path))
+        try:
+            self.load_state_dict(state)
+        except ArgumentError as exc:
+            raise ArgumentError(f"{where}: argument 'path' {os.fspath(path)!r}: "
+                                f"{exc}") from exc
+
+    def check_checkpoint_path(self, path):
+        """Check before training that a checkpoint can be written at ``path`` (rank 0)."""
+        from ..io._files import check_writable
+
+        if self.rank == 0:
+            check_writable("Trainer.fit", "checkpoint", path)
 
     def close(self):
         """Release the communicator duplicate."""
         self.reduce.close()
+
+
+#: Entry -> type of a checkpoint written by :meth:`Trainer.state_dict`.
+_CHECKPOINT_ENTRIES = {"format": str, "epoch": int, "config": dict, "model": dict,
+                       "optimizer": dict, "history": list, "best": dict, "world_size": int}
+
+
+def _check_checkpoint(where, state):
+    """Raise :class:`ArgumentError` naming ``state`` unless it has every entry, typed."""
+    if not isinstance(state, dict) or state.get("format") != _CHECKPOINT_FORMAT:
+        fail(ArgumentError, where, "state", f"is not an spsample training checkpoint "
+             f"(format {_CHECKPOINT_FORMAT!r})", type(state).__name__)
+    for key, kind in _CHECKPOINT_ENTRIES.items():
+        if key not in state:
+            fail(ArgumentError, where, "state", f"lacks the entry {key!r}", sorted(state))
+        if not isinstance(state[key], kind) or isinstance(state[key], bool):
+            fail(ArgumentError, where, "state", f"has a {key!r} of type "
+                 f"{type(state[key]).__name__}, not {kind.__name__}", key)
+    for key in ("val_accuracy", "epoch", "model"):
+        if key not in state["best"]:
+            fail(ArgumentError, where, "state", f"lacks the entry best[{key!r}]", key)
+
+
+def _densified(matrix):
+    """A sparse feature matrix as a dense array, after checking it fits in memory."""
+    rows, cols = matrix.shape
+    check_memory("TrainConfig", "sparse_features", rows * cols * matrix.dtype.itemsize,
+                 f"the features as a dense {rows:,d} x {cols:,d} {matrix.dtype} array",
+                 "use sparse_features='auto' (CLI: --sparse-features auto) to keep them sparse")
+    return matrix.toarray()
 
 
 def _plain(config):
