@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DistributedError, SeedError
-from .._graph import Graph
+from .._graph import Graph, frozen_array
 from .._sample import check_sample_args, check_unique_per_batch, run_bulk, split_batches
 from .._validate import as_index_array, check_range, fail
 from ..samplers._layerwise import column_weights as _serial_column_weights
@@ -57,9 +57,9 @@ class DistGraph:
         self.grid = grid
         self.num_nodes = int(num_nodes)
         self.lo, self.hi = int(lo), int(lo) + indptr.size - 1
-        for arr in (indptr, indices, weights):
-            if arr is not None:
-                arr.flags.writeable = False
+        # read-only views no one can make writeable again (native code trusts them)
+        indptr, indices = frozen_array(indptr), frozen_array(indices)
+        weights = None if weights is None else frozen_array(weights)
         self.indptr, self.indices, self.weights = indptr, indices, weights
         self.replicated = bool(replicated)
         comm = grid.comm if replicated else grid.col_comm

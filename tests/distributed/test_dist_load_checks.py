@@ -205,3 +205,13 @@ def test_valid_file_still_loads_every_row_once(tmp_path):
     ok = sum(hi - lo for lo, hi, _ in rows) == N and sum(e for _, _, e in rows) == 3 * N
     ok &= dg.num_edges == 3 * N and dg.num_nodes == N
     assert_all(ok, rows)
+
+
+def test_block_arrays_cannot_be_made_writeable(tmp_path):
+    """Native kernels read a DistGraph's blocks: no one may flip them writeable."""
+    from spsample.distributed import DistGraph, Grid
+    g = spsample.rmat(6, seed=1)
+    dg = DistGraph.from_graph(g, Grid())
+    for arr in (dg.indptr, dg.indices):
+        with pytest.raises(ValueError):
+            arr.flags.writeable = True
