@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <list>
 #include <map>
 #include <mutex>
 #include <new>
@@ -33,49 +34,51 @@ struct CSRView {
 // kernels do not pay the OS for faulting in fresh zeroed pages (a quarter of the layer-wise
 // time). No block is handed out while an array
 // views it, so results of earlier calls never alias later ones. The pool keeps at most
-// `limit` bytes (set_pool_limit; 0 = no pooling); a request takes the smallest held block
-// that fits and is at most 1.5x the request, else malloc.
+// `limit` bytes (set_pool_limit; 0 = no pooling), the most recently given blocks first; a
+// request takes the smallest held block that fits and is at most 1.5x the request, else malloc.
 class BlockPool {
   public:
     void* take(size_t bytes, size_t* cap) {
         {
             std::lock_guard<std::mutex> lock(mutex_);
-            auto it = free_.lower_bound(bytes);
-            if (it != free_.end() && it->first <= bytes + bytes / 2) {
-                void* p = it->second;
+            auto it = by_size_.lower_bound(bytes);
+            if (it != by_size_.end() && it->first <= bytes + bytes / 2) {
+                void* p = it->second->p;
                 *cap = it->first;
                 held_ -= it->first;
-                free_.erase(it);
+                lru_.erase(it->second);
+                by_size_.erase(it);
                 return p;
             }
         }
         *cap = bytes;
         return std::malloc(bytes ? bytes : 1);
     }
+    // Keep p for reuse; when that brings the pool over its limit, the least recently given
+    // blocks are freed (the newest are the likeliest to fit the next call).
     void give(void* p, size_t cap) {
+        std::vector<void*> drop;
         {
             std::lock_guard<std::mutex> lock(mutex_);
-            if (held_ + cap <= limit_) {
-                free_.emplace(cap, p);
+            if (cap > limit_) {
+                drop.push_back(p);
+            } else {
+                lru_.push_front(Held{p, cap, {}});
+                lru_.front().where = by_size_.emplace(cap, lru_.begin());
                 held_ += cap;
-                return;
+                evict_over_limit(drop);
             }
         }
-        std::free(p);
+        for (void* q : drop) std::free(q);
     }
     void set_limit(size_t limit) {
-        std::multimap<size_t, void*> drop;
+        std::vector<void*> drop;
         {
             std::lock_guard<std::mutex> lock(mutex_);
             limit_ = limit;
-            while (held_ > limit_ && !free_.empty()) {
-                auto it = std::prev(free_.end());
-                held_ -= it->first;
-                drop.insert(*it);
-                free_.erase(it);
-            }
+            evict_over_limit(drop);
         }
-        for (auto& kv : drop) std::free(kv.second);
+        for (void* q : drop) std::free(q);
     }
     std::pair<size_t, size_t> stats() {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -83,10 +86,28 @@ class BlockPool {
     }
 
   private:
+    struct Held;
+    using BySize = std::multimap<size_t, std::list<Held>::iterator>;
+    struct Held {
+        void* p;
+        size_t cap;
+        BySize::iterator where;
+    };
     std::mutex mutex_;
-    std::multimap<size_t, void*> free_;  // capacity in bytes -> block
+    std::list<Held> lru_;   // most recently given first
+    BySize by_size_;        // capacity in bytes -> block
     size_t held_ = 0;
     size_t limit_ = size_t(1) << 30;
+
+    void evict_over_limit(std::vector<void*>& drop) {
+        while (held_ > limit_ && !lru_.empty()) {
+            Held& old = lru_.back();
+            held_ -= old.cap;
+            drop.push_back(old.p);
+            by_size_.erase(old.where);
+            lru_.pop_back();
+        }
+    }
 };
 
 // Never destroyed: capsules may free blocks during interpreter shutdown.

@@ -158,12 +158,9 @@ struct LayerWiseScratch {
     std::vector<int64_t> chosen;
     std::vector<double> run;             // the edge pass's column sums (LADIES)
     std::vector<double> inv_p;           // 1 / P[l][local] (unweighted LADIES edge values)
-    // Edge pass: the entries whose column is in n_id ("hits") of the rows of B_{L-1}
+    // Edge pass: the entries whose column is in n_id ("hits") of the rows of B_{L-1} (their
+    // records go to the minibatch's LayerWiseOut)
     PodBuf<uint32_t> hit_off;           // offsets within one row
-    PodBuf<uint32_t> rec_lu;            // hit -> local id of its column
-    PodBuf<uint32_t> rec_off;           // hit -> offset of its entry in the row
-    PodBuf<uint8_t> rec_lmin;           // hit -> first layer the edge belongs to
-    PodBuf<int64_t> row_hits;           // row -> first hit (rows + 1)
 
     void resize(int64_t n, bool weighted) {
         if (weighted) acc.assign(n, 0.0);
@@ -521,19 +518,24 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         for (; x < bsize[t]; ++x) stage[x] = static_cast<uint8_t>(t);
     // Pass 1: the hits of every row, compacted branch-free (stage 1 keeps the offsets whose
     // column is in n_id; stage 2 resolves them to records and drops a_vu <= 0).
-    sc.row_hits.resize(rows + 1);
+    // The hit records go straight into the minibatch's own (pooled) buffers, which pass 2
+    // reads later: sized for every entry, touched only for the hits.
+    for (auto* buf : {&out.row_first, &out.row_hits}) buf->use_pool();
+    for (auto* buf : {&out.rec_lu, &out.rec_off}) buf->use_pool();
+    out.rec_lmin.use_pool();
+    out.row_hits.resize(rows + 1);
     int64_t max_deg = 0;
     for (int64_t i = 0; i < rows; ++i) max_deg = std::max(max_deg, row_start[i + 1] - row_start[i]);
     sc.hit_off.resize(max_deg + 16);
     const int64_t D = row_start[rows];
-    sc.rec_lu.resize(D + 1);
-    sc.rec_off.resize(D + 1);
-    sc.rec_lmin.resize(D + 1);
+    out.rec_lu.resize(D + 1);
+    out.rec_off.resize(D + 1);
+    out.rec_lmin.resize(D + 1);
     uint32_t* hit_off = sc.hit_off.data();
-    uint32_t* rec_lu = sc.rec_lu.data();
-    uint32_t* rec_off = sc.rec_off.data();
-    uint8_t* rec_lmin = sc.rec_lmin.data();
-    int64_t* row_hits = sc.row_hits.data();
+    uint32_t* rec_lu = out.rec_lu.data();
+    uint32_t* rec_off = out.rec_off.data();
+    uint8_t* rec_lmin = out.rec_lmin.data();
+    int64_t* row_hits = out.row_hits.data();
     int64_t hist[257] = {0};
     int64_t m = 0;
     // LADIES: run[x] = the serial column sum of a_vx**2 over the rows so far (x in n_id; only
@@ -585,13 +587,9 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     // Exact output sizes: layer l holds the hits with lmin <= l.
     out.edge_count.assign(L, 0);
     for (int l = 0; l < L; ++l) out.edge_count[l] = (l == 0 ? 0 : out.edge_count[l - 1]) + hist[l];
-    // Keep what pass 2 needs (the hits compacted, the rows' first entries).
+    // Keep what pass 2 needs besides the records: the rows' first entries.
     out.bsize = bsize;
     out.row_first.assign(row_first.data(), row_first.data() + rows);
-    out.row_hits.assign(row_hits, row_hits + rows + 1);
-    out.rec_lu.assign(rec_lu, rec_lu + m);
-    out.rec_off.assign(rec_off, rec_off + m);
-    out.rec_lmin.assign(rec_lmin, rec_lmin + m);
     LW_TICK(4)
     // Forget this minibatch's vertices (O(touched + n_id)).
     for (size_t c = 0; c < sc.touched.size(); ++c) {  // (weighted LADIES only)

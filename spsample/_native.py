@@ -113,11 +113,12 @@ def get_num_threads():
 
 
 def set_pool_limit(nbytes):
-    """Bytes of freed layer-wise output blocks the kernels keep for reuse; returns the old limit.
+    """Bytes of freed output blocks the kernels keep for reuse; returns the old limit.
 
-    The layer-wise kernels write each minibatch's edges into one block; when NumPy frees the
-    last array viewing a block it goes back to a process-wide pool, and later calls reuse it
-    (already-resident memory, so no page faults). A block is never reused while an array views
+    A bulk's flat arrays are blocks of a process-wide pool: when NumPy frees the last array
+    viewing one it goes back to the pool (the kernels' per-minibatch buffers too, once
+    flattened), and later calls reuse it (already-resident memory, so no page faults; the
+    least recently returned blocks are freed first). A block is never reused while an array views
     it. The default limit is 1 GiB; ``0`` turns pooling off and frees what is held. No-op
     (returns 0) without the extension.
     """
@@ -637,6 +638,10 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
     np.cumsum(count, out=row_ptr[1:])
     return RowMatrix(row_ptr, column, None, edge)
 
+
+if AVAILABLE:      # the pool's default limit (set_pool_limit)
+    from ._validate import memory_limit as _memory_limit  # noqa: E402
+    _kernels.set_pool_limit(int(min(2**31, _memory_limit() // 8)))
 
 # SPSAMPLE_THREADS (spsample._threads) applies from the first use of the native kernels on,
 # before any explicit set_num_threads call (which then wins).
