@@ -20,12 +20,15 @@
 namespace spsample {
 
 // A CSR adjacency. indptr: int64 (n + 1), non-decreasing from 0 to nnz; indices: int64 (nnz),
-// each in [0, n), sorted and unique within a row; weights: float64 (nnz), >= 0, or nullptr.
+// each in [0, n), sorted and unique within a row; weights: float64 (nnz), >= 0, or nullptr;
+// indices32: the same column ids as uint32 (half the bytes for the kernels' random reads), or
+// nullptr.
 struct CSRView {
     const int64_t* indptr;
     const int64_t* indices;
     const double* weights;
     int64_t n;
+    const uint32_t* indices32 = nullptr;
 };
 
 // Large output blocks, recycled: a bulk's flat arrays (given back when NumPy frees the last array

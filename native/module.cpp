@@ -344,7 +344,7 @@ struct FlatGuard {
 
 // ---- the row-wise engine (rowwise.h) ---------------------------------------------------------
 CSRView graph_view(const py::tuple& t, std::vector<py::object>& keep) {
-    require(t.size() == 3, "a graph is (indptr, indices, weights)");
+    require(t.size() == 4, "a graph is (indptr, indices, weights, indices32)");
     I64 indptr = t[0].cast<I64>(), indices = t[1].cast<I64>();
     require(indptr.ndim() == 1 && indptr.size() >= 2 && indices.ndim() == 1, "graph arrays must be 1-d");
     const int64_t n = indptr.size() - 1;
@@ -358,6 +358,12 @@ CSRView graph_view(const py::tuple& t, std::vector<py::object>& keep) {
         require(w.ndim() == 1 && w.size() == indices.size(), "weights must match indices");
         g.weights = w.data();
         keep.push_back(w);
+    }
+    if (!t[3].is_none()) {
+        U32 idx32 = t[3].cast<U32>();
+        require(idx32.ndim() == 1 && idx32.size() == indices.size(), "indices32 must match indices");
+        g.indices32 = idx32.data();
+        keep.push_back(idx32);
     }
     return g;
 }

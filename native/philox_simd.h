@@ -127,6 +127,61 @@ static inline void column_words(const uint32_t* u, int64_t c, uint32_t hw, uint3
     column_words_generic(u, c, hw, bid, key, out);
 }
 
+// Words 0 .. count - 1 of the 8 streams (key_word[i], hw, bid) under `key` (Stream of rng.h):
+// out[i * stride + w]. The node-wise rules draw words 0 .. s - 1 of each row's stream; eight
+// rows' blocks are computed side by side. Integer-only: every version gives Stream's words.
+static inline void stream_words8_generic(const uint32_t* key_word, uint32_t hw, uint32_t bid, Key key,
+                                         int64_t count, uint32_t* out, int64_t stride) {
+    for (int i = 0; i < 8; ++i) {
+        Stream st(key_word[i], hw, bid, key);
+        for (int64_t w = 0; w < count; ++w) out[i * stride + w] = st.word(static_cast<uint64_t>(w));
+    }
+}
+
+#ifdef SPSAMPLE_LW_X86
+__attribute__((target("avx2"))) static void stream_words8_avx2(const uint32_t* key_word, uint32_t hw,
+                                                                 uint32_t bid, Key key, int64_t count,
+                                                                 uint32_t* out, int64_t stride) {
+    const __m256i m0 = _mm256_set1_epi32(static_cast<int>(PHILOX_M0));
+    const __m256i m1 = _mm256_set1_epi32(static_cast<int>(PHILOX_M1));
+    const __m256i vertex = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(key_word));
+    alignas(32) uint32_t w[4][8];
+    for (int64_t block = 0; 4 * block < count; ++block) {
+        __m256i x0 = _mm256_set1_epi32(static_cast<int>(block));
+        __m256i x1 = vertex;
+        __m256i x2 = _mm256_set1_epi32(static_cast<int>(hw));
+        __m256i x3 = _mm256_set1_epi32(static_cast<int>(bid));
+        uint32_t ka = key.k0, kb = key.k1;
+        for (int r = 0; r < 10; ++r) {
+            __m256i hi0, lo0, hi1, lo1;
+            mulhilo8(x0, m0, hi0, lo0);
+            mulhilo8(x2, m1, hi1, lo1);
+            x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), _mm256_set1_epi32(static_cast<int>(ka)));
+            x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), _mm256_set1_epi32(static_cast<int>(kb)));
+            x1 = lo1;
+            x3 = lo0;
+            ka += PHILOX_W0;
+            kb += PHILOX_W1;
+        }
+        _mm256_store_si256(reinterpret_cast<__m256i*>(w[0]), x0);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(w[1]), x1);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(w[2]), x2);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(w[3]), x3);
+        const int64_t first = 4 * block, n = count - first < 4 ? count - first : 4;
+        for (int i = 0; i < 8; ++i)
+            for (int64_t j = 0; j < n; ++j) out[i * stride + first + j] = w[j][i];
+    }
+}
+#endif
+
+static inline void stream_words8(const uint32_t* key_word, uint32_t hw, uint32_t bid, Key key,
+                                 int64_t count, uint32_t* out, int64_t stride) {
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx2()) return stream_words8_avx2(key_word, hw, bid, key, count, out, stride);
+#endif
+    stream_words8_generic(key_word, hw, bid, key, count, out, stride);
+}
+
 }  // namespace spsample
 
 #endif  // SPSAMPLE_PHILOX_SIMD_H

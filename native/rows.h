@@ -73,7 +73,8 @@ static inline int64_t nodewise_row(const CSRView& g, int64_t start, int64_t d, i
     sc.fit(d, s, o.weighted);
     int64_t c;
     if (!o.weighted) {
-        c = o.replace ? uniform_rep_row(st, d, s, sc) : floyd_row(st, d, s, sc);
+        auto word = [&](int64_t i) { return st.word(static_cast<uint64_t>(i)); };
+        c = o.replace ? uniform_rep_row(word, d, s, sc) : floyd_row(word, d, s, sc);
     } else {
         const double* w = g.weights + start;
         c = o.replace ? weighted_rep_row(st, w, d, s, sc) : weighted_row(st, w, d, s, sc);

@@ -78,6 +78,8 @@ struct RowWiseScratch {
     RowScratch rows;                   // the rules' buffers
     PodBuf<int64_t> fv, fl, fr, fa;    // frontier: vertex, local id, row id, aux vertex
     PodBuf<int64_t> start, deg, erow;  // extents; row id of each new edge
+    std::vector<uint32_t> words;       // uniform rules: the next rows' stream words, ahead
+    std::vector<int32_t> word_slot;    // row -> its words in `words`, or -1
     PodBuf<uint32_t> nbr;              // global ids of the hop's sampled neighbours
     std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
 };
@@ -148,6 +150,46 @@ static int64_t build_frontier(const FrontierSpec& f, int64_t j, MiniBatchOut& ou
     return m;
 }
 
+// Words drawn ahead for the uniform rules: for rows [r0, r0 + WORD_ROWS) that draw (s <= WORD_MAX
+// words each), eight rows' streams at a time (stream_words8, vectorised), into sc.words; row
+// r's slot in sc.word_slot[r - r0] (-1: it draws from its Stream as usual).
+constexpr int64_t WORD_ROWS = 64;
+constexpr int64_t WORD_MAX = 64;
+
+template <bool REPLACE>
+static void draw_words_ahead(const HopSpec& hs, int64_t r0, int64_t r1, uint32_t hw, uint32_t bid,
+                             Key key, RowWiseScratch& sc) {
+    sc.words.resize(WORD_ROWS * WORD_MAX);
+    sc.word_slot.assign(WORD_ROWS, -1);
+    uint32_t key_word[8];
+    int32_t lane_row[8];
+    int lanes = 0, slots = 0;
+    int64_t count = 0;
+    auto flush = [&]() {
+        for (int i = lanes; i < 8; ++i) key_word[i] = key_word[lanes - 1];
+        uint32_t block[8 * WORD_MAX];
+        stream_words8(key_word, hw, bid, key, count, block, WORD_MAX);
+        for (int i = 0; i < lanes; ++i) {
+            std::copy(block + i * WORD_MAX, block + i * WORD_MAX + count,
+                      sc.words.data() + static_cast<int64_t>(slots) * WORD_MAX);
+            sc.word_slot[lane_row[i]] = slots++;
+        }
+        lanes = 0;
+        count = 0;
+    };
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t d = sc.deg[r];
+        const int64_t s = hs.fanout_vec ? hs.fanout_vec[sc.fv[r]] : hs.fanout;
+        const bool draws = d > 0 && s > 0 && s <= WORD_MAX && (REPLACE || d > s);
+        if (!draws) continue;
+        key_word[lanes] = static_cast<uint32_t>(hs.key == K_ROW ? sc.fr[r] : sc.fv[r]);
+        lane_row[lanes++] = static_cast<int32_t>(r - r0);
+        count = std::max(count, s);
+        if (lanes == 8) flush();
+    }
+    if (lanes) flush();
+}
+
 // Pass 2 of one hop: every row's kept positions -> (dst, edge id[, row id]). Returns E.
 template <int32_t RULE>
 static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw,
@@ -182,7 +224,10 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     int64_t* eid = ho.eid.data();
     int64_t* erow = keep_rows ? sc.erow.data() : nullptr;
     int64_t E = 0;
+    constexpr bool UNIFORM = RULE == S_UNIFORM || RULE == S_UNIFORM_REP;
     for (int64_t r = 0; r < m; ++r) {
+        if (UNIFORM && r % WORD_ROWS == 0)
+            draw_words_ahead<RULE == S_UNIFORM_REP>(hs, r, std::min(m, r + WORD_ROWS), hw, bid, key, sc);
         const int64_t d = rd[r];
         if (d == 0) continue;
         const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[r]] : hs.fanout;
@@ -218,10 +263,16 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         sc.rows.fit(d, s, weighted || RULE == S_REJECTION);
         int64_t c = 0;
         const int64_t t = fa ? fa[r] : fv[r];
-        if (RULE == S_UNIFORM) {
-            c = floyd_row(stream, d, s, sc.rows);
-        } else if (RULE == S_UNIFORM_REP) {
-            c = uniform_rep_row(stream, d, s, sc.rows);
+        if (UNIFORM) {
+            const int32_t slot = sc.word_slot[r % WORD_ROWS];
+            const uint32_t* ahead = sc.words.data() + static_cast<int64_t>(slot) * WORD_MAX;
+            auto from_stream = [&](int64_t i) { return stream.word(static_cast<uint64_t>(i)); };
+            auto drawn = [&](int64_t i) { return ahead[i]; };
+            if (RULE == S_UNIFORM)
+                c = slot >= 0 ? floyd_row(drawn, d, s, sc.rows) : floyd_row(from_stream, d, s, sc.rows);
+            else
+                c = slot >= 0 ? uniform_rep_row(drawn, d, s, sc.rows)
+                              : uniform_rep_row(from_stream, d, s, sc.rows);
         } else if (RULE == S_REJECTION) {
             bool exceeded = false;
             c = rejection_row(stream, d, s, hs.bound,
@@ -314,10 +365,18 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
         sc.nbr.resize(E);
         uint32_t* nbr = sc.nbr.data();
         const int64_t* eid = ho.eid.data();
-        const int64_t* indices = g.indices;
-        for (int64_t e = 0; e < E; ++e) {
-            if (e + PF_EDGES < E) __builtin_prefetch(indices + eid[e + PF_EDGES]);
-            nbr[e] = static_cast<uint32_t>(indices[eid[e]]);
+        if (g.indices32) {
+            const uint32_t* indices = g.indices32;
+            for (int64_t e = 0; e < E; ++e) {
+                if (e + PF_EDGES < E) __builtin_prefetch(indices + eid[e + PF_EDGES]);
+                nbr[e] = indices[eid[e]];
+            }
+        } else {
+            const int64_t* indices = g.indices;
+            for (int64_t e = 0; e < E; ++e) {
+                if (e + PF_EDGES < E) __builtin_prefetch(indices + eid[e + PF_EDGES]);
+                nbr[e] = static_cast<uint32_t>(indices[eid[e]]);
+            }
         }
         // pass 4: relabel (first occurrence wins), appending new vertices to n_id
         ho.src.resize(E);

@@ -80,9 +80,11 @@ static inline int64_t row_bound(int64_t d, int64_t s, bool replace) {
     return d < s ? d : s;
 }
 
-// Floyd's s distinct positions out of d > s >= 1, ascending. Complexity: O(s + d / 64) for
-// d <= 1024 (bitmap), O(s^2) comparisons for s <= 32, else O(s log s) (hashed).
-static inline int64_t floyd_row(Stream& st, int64_t d, int64_t s, RowScratch& sc) {
+// Floyd's s distinct positions out of d > s >= 1, ascending; word(i) is word i of the row's
+// stream (a Stream, or words computed ahead). Complexity: O(s + d / 64) for d <= 1024
+// (bitmap), O(s^2) comparisons for s <= 32, else O(s log s) (hashed).
+template <class Words>
+static inline int64_t floyd_row(Words&& word, int64_t d, int64_t s, RowScratch& sc) {
     int64_t* pos = sc.pos.data();
     if (d <= 64 * BITMAP_WORDS) {  // membership in a bitmap of d bits; read out in order
         uint64_t bits[BITMAP_WORDS];
@@ -90,7 +92,7 @@ static inline int64_t floyd_row(Stream& st, int64_t d, int64_t s, RowScratch& sc
         for (int64_t q = 0; q < words; ++q) bits[q] = 0;
         for (int64_t i = 0; i < s; ++i) {
             const int64_t j = d - s + i;
-            const int64_t t = static_cast<int64_t>(uniform_int(st.word(i), j + 1));
+            const int64_t t = static_cast<int64_t>(uniform_int(word(i), j + 1));
             const bool hit = (bits[t >> 6] >> (t & 63)) & 1u;
             const int64_t x = hit ? j : t;
             bits[x >> 6] |= uint64_t(1) << (x & 63);
@@ -108,7 +110,7 @@ static inline int64_t floyd_row(Stream& st, int64_t d, int64_t s, RowScratch& sc
     if (s <= 32) {
         for (int64_t i = 0; i < s; ++i) {
             const int64_t j = d - s + i;
-            const int64_t t = static_cast<int64_t>(uniform_int(st.word(i), j + 1));
+            const int64_t t = static_cast<int64_t>(uniform_int(word(i), j + 1));
             bool hit = false;
             for (int64_t q = 0; q < i; ++q) hit |= (pos[q] == t);
             pos[i] = hit ? j : t;
@@ -117,7 +119,7 @@ static inline int64_t floyd_row(Stream& st, int64_t d, int64_t s, RowScratch& sc
         sc.posset.clear(s);
         for (int64_t i = 0; i < s; ++i) {
             const int64_t j = d - s + i;
-            const int64_t t = static_cast<int64_t>(uniform_int(st.word(i), j + 1));
+            const int64_t t = static_cast<int64_t>(uniform_int(word(i), j + 1));
             bool inserted;
             sc.posset.find_or_insert(static_cast<uint32_t>(t), 0, inserted);
             if (inserted) {
@@ -132,10 +134,11 @@ static inline int64_t floyd_row(Stream& st, int64_t d, int64_t s, RowScratch& sc
     return s;
 }
 
-// s uniform draws with replacement from d >= 1 positions, ascending.
-static inline int64_t uniform_rep_row(Stream& st, int64_t d, int64_t s, RowScratch& sc) {
+// s uniform draws with replacement from d >= 1 positions, ascending (word as floyd_row's).
+template <class Words>
+static inline int64_t uniform_rep_row(Words&& word, int64_t d, int64_t s, RowScratch& sc) {
     int64_t* pos = sc.pos.data();
-    for (int64_t i = 0; i < s; ++i) pos[i] = static_cast<int64_t>(uniform_int(st.word(i), d));
+    for (int64_t i = 0; i < s; ++i) pos[i] = static_cast<int64_t>(uniform_int(word(i), d));
     sort_small(pos, s);
     return s;
 }
