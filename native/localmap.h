@@ -104,6 +104,49 @@ class LocalMap {
     }
 };
 
+// The per-minibatch relabelling of the row-wise engine: a dense table of n 32-bit local ids when
+// the graph has at most DENSE_MAX vertices (one random access per lookup, half a hash slot's
+// bytes, no probing; reset after each minibatch through its n_id), a LocalMap otherwise.
+class VertexMap {
+  public:
+    static constexpr int64_t DENSE_MAX = int64_t(1) << 24;  // 64 MiB of table per thread at most
+    static constexpr uint32_t NONE = 0xFFFFFFFFu;
+
+    // Start a minibatch of about `expected` vertices of a graph of n vertices.
+    void begin(int64_t n, uint64_t expected) {
+        dense_ = n <= DENSE_MAX;
+        if (!dense_) {
+            hash_.clear(expected);
+        } else if (static_cast<int64_t>(table_.size()) != n) {
+            table_.assign(static_cast<size_t>(n), NONE);
+        }
+    }
+
+    inline uint32_t find_or_insert(uint32_t v, uint32_t next, bool& inserted) {
+        if (!dense_) return hash_.find_or_insert(v, next, inserted);
+        uint32_t& slot = table_[v];
+        inserted = slot == NONE;
+        if (inserted) slot = next;
+        return slot;
+    }
+
+    inline void prefetch(uint32_t v) const {
+        if (dense_) __builtin_prefetch(&table_[v]);
+        else hash_.prefetch(v);
+    }
+
+    // End the minibatch: forget its vertices (n_id holds every vertex inserted).
+    void end(const int64_t* n_id, size_t count) {
+        if (!dense_) return;
+        for (size_t i = 0; i < count; ++i) table_[static_cast<size_t>(n_id[i])] = NONE;
+    }
+
+  private:
+    bool dense_ = false;
+    std::vector<uint32_t> table_;
+    LocalMap hash_;
+};
+
 }  // namespace spsample
 
 #endif  // SPSAMPLE_LOCALMAP_H

@@ -74,7 +74,7 @@ struct RowWisePlan {
 
 // Per-thread scratch, reused across minibatches and hops.
 struct RowWiseScratch {
-    LocalMap map;                      // vertex -> local id of the current minibatch
+    VertexMap map;                     // vertex -> local id of the current minibatch
     RowScratch rows;                   // the rules' buffers
     PodBuf<int64_t> fv, fl, fr, fa;    // frontier: vertex, local id, row id, aux vertex
     PodBuf<int64_t> start, deg, erow;  // extents; row id of each new edge
@@ -335,7 +335,7 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
         ho.eid.use_pool();
     }
     if (static_cast<int>(sc.edge_row_id.size()) < L) sc.edge_row_id.resize(L);
-    sc.map.clear(static_cast<uint64_t>(b) * 16);
+    sc.map.begin(plan.n, static_cast<uint64_t>(b) * 16);
     for (int64_t i = 0; i < b; ++i) {
         bool ins;
         sc.map.find_or_insert(static_cast<uint32_t>(seeds[i]), static_cast<uint32_t>(i), ins);
@@ -401,6 +401,7 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
         out.counts.push_back(static_cast<int64_t>(n_id.size()) - hop_end.back());
         hop_end.push_back(static_cast<int64_t>(n_id.size()));
     }
+    sc.map.end(n_id.data(), n_id.size());
 }
 
 }  // namespace spsample
