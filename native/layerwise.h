@@ -161,6 +161,7 @@ struct LayerWiseScratch {
     // Edge pass: the entries whose column is in n_id ("hits") of the rows of B_{L-1} (their
     // records go to the minibatch's LayerWiseOut)
     PodBuf<uint32_t> hit_off;           // offsets within one row
+    int64_t last_hits = 0;              // hits of the thread's previous minibatch
 
     void resize(int64_t n, bool weighted) {
         if (weighted) acc.assign(n, 0.0);
@@ -519,7 +520,8 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     // Pass 1: the hits of every row, compacted branch-free (stage 1 keeps the offsets whose
     // column is in n_id; stage 2 resolves them to records and drops a_vu <= 0).
     // The hit records go straight into the minibatch's own (pooled) buffers, which pass 2
-    // reads later: sized for every entry, touched only for the hits.
+    // reads later. They start at 5/4 of the thread's previous minibatch's hits (at most one
+    // per entry) and grow, checked once per row.
     for (auto* buf : {&out.row_first, &out.row_hits}) buf->use_pool();
     for (auto* buf : {&out.rec_lu, &out.rec_off}) buf->use_pool();
     out.rec_lmin.use_pool();
@@ -528,9 +530,10 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
     for (int64_t i = 0; i < rows; ++i) max_deg = std::max(max_deg, row_start[i + 1] - row_start[i]);
     sc.hit_off.resize(max_deg + 16);
     const int64_t D = row_start[rows];
-    out.rec_lu.resize(D + 1);
-    out.rec_off.resize(D + 1);
-    out.rec_lmin.resize(D + 1);
+    int64_t cap = std::min<int64_t>(D + 1, std::max<int64_t>(4096, sc.last_hits + sc.last_hits / 4));
+    out.rec_lu.resize(cap);
+    out.rec_off.resize(cap);
+    out.rec_lmin.resize(cap);
     uint32_t* hit_off = sc.hit_off.data();
     uint32_t* rec_lu = out.rec_lu.data();
     uint32_t* rec_off = out.rec_off.data();
@@ -551,6 +554,18 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
             row_hits[i] = m;
             const uint32_t* row_cols = idx32 + e0;
             const int64_t t = member_offsets(row_cols, deg, member_bit, hit_off);
+            if (m + t > cap) {  // keep the m records, then at least double
+                cap = std::min<int64_t>(D + 1, std::max(2 * cap, m + t + 1));
+                out.rec_lu.resize(m);
+                out.rec_off.resize(m);
+                out.rec_lmin.resize(m);
+                out.rec_lu.resize(cap);
+                out.rec_off.resize(cap);
+                out.rec_lmin.resize(cap);
+                rec_lu = out.rec_lu.data();
+                rec_off = out.rec_off.data();
+                rec_lmin = out.rec_lmin.data();
+            }
             for (int64_t j = 0; j < t; ++j) {
                 const uint32_t off = hit_off[j];
                 const int64_t e = e0 + off;
@@ -568,6 +583,7 @@ static void layerwise_minibatch(const CSRView& g, const int64_t* seeds, int64_t 
         if (!o.fastgcn) out.P[si].assign(run.begin(), run.begin() + bsize[si + 1]);
     }
     row_hits[rows] = m;
+    sc.last_hits = m;
     // The records' first layers, counted afterwards in four interleaved histograms: one
     // histogram incremented per hit chained each hit to the previous one's store (lm takes
     // a few values).
@@ -630,6 +646,10 @@ static void layerwise_write(const CSRView& g, const LayerWiseOptions& o, const L
             for (size_t x = 0; x < inv.size(); ++x) inv[x] = 1.0 / P[x];
             P = inv.data();
         }
+        if (o.fastgcn && l == 0) {  // q of the minibatch's vertices, by local id (no random reads)
+            inv.resize(st.n_id.size());
+            for (size_t x = 0; x < inv.size(); ++x) inv[x] = o.q_global[n_id[x]];
+        }
         const bool reciprocal = !o.fastgcn && !w;
         int64_t c = 0;
         const int64_t layer_rows = st.bsize[l];
@@ -648,7 +668,7 @@ static void layerwise_write(const CSRView& g, const LayerWiseOptions& o, const L
                 const double a = w ? w[e] : 1.0;
                 const bool in_layer = rec_lmin[h] <= l;
                 // (P[l] covers B_{l+1} only: a hit outside the layer reads P[0] instead)
-                const double p = o.fastgcn ? o.q_global[n_id[lu]] : P[in_layer ? lu : 0];
+                const double p = o.fastgcn ? inv[lu] : P[in_layer ? lu : 0];
                 const double value = reciprocal ? p : a / p;
                 int64_t* const d = in_layer ? dst + c : sink;
                 int64_t* const s = in_layer ? src + c : sink;
