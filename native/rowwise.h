@@ -96,15 +96,18 @@ static int64_t build_frontier(const FrontierSpec& f, int64_t j, MiniBatchOut& ou
                               PodBuf<int64_t>& fv, bool only_vertex) {
     PodBuf<int64_t>& n_id = out.n_id;
     int64_t m = 0;
+    auto size_rows = [&](int64_t rows) {
+        fv.resize(rows);
+        if (!only_vertex) {
+            sc.fl.resize(rows);
+            sc.fr.resize(rows);
+        }
+    };
     if (f.kind == F_NEW_NODES || f.kind == F_ALL_NODES) {
         const int64_t lo = f.kind == F_ALL_NODES ? 0 : (f.hop == 0 ? 0 : hop_end[f.hop - 1]);
         const int64_t hi = f.kind == F_ALL_NODES ? hop_end.back() : hop_end[f.hop];
         m = hi - lo;
-        fv.resize(m);
-        if (!only_vertex) {
-            sc.fl.resize(m);
-            sc.fr.resize(m);
-        }
+        size_rows(m);
         for (int64_t r = 0; r < m; ++r) {
             fv[r] = n_id[lo + r];
             if (!only_vertex) sc.fl[r] = sc.fr[r] = lo + r;
@@ -114,11 +117,7 @@ static int64_t build_frontier(const FrontierSpec& f, int64_t j, MiniBatchOut& ou
         const int64_t* ends = f.kind == F_EDGE_SRC ? e.src.data() : e.dst.data();
         const int64_t* rid = sc.edge_row_id[f.hop - 1].data();
         m = static_cast<int64_t>(e.src.size());
-        fv.resize(m);
-        if (!only_vertex) {
-            sc.fl.resize(m);
-            sc.fr.resize(m);
-        }
+        size_rows(m);
         for (int64_t r = 0; r < m; ++r) {
             fv[r] = n_id[ends[r]];
             if (!only_vertex) {
@@ -129,11 +128,7 @@ static int64_t build_frontier(const FrontierSpec& f, int64_t j, MiniBatchOut& ou
     } else {  // F_ROWS
         const int64_t a = f.rows_offsets[j], b = f.rows_offsets[j + 1];
         m = b - a;
-        fv.resize(m);
-        if (!only_vertex) {
-            sc.fl.resize(m);
-            sc.fr.resize(m);
-        }
+        size_rows(m);
         for (int64_t r = 0; r < m; ++r) {
             const int64_t v = f.rows_vertex[a + r];
             fv[r] = v;

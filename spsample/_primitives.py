@@ -508,7 +508,7 @@ def select_rows(P, fanout, streams, *, replace=False, weighted=False, method="ke
         if not (weighted and replace):
             fail(ArgumentError, where, "method", "'rejection' draws weighted with replacement "
                  "(weighted=True, replace=True)", method)
-        bound = _positive(where, "bound", bound)
+        bound = positive_number(where, "bound", bound)
     if streams.keyed_by == "column":
         fail(ArgumentError, where, "streams", "must be keyed per vertex or per row (per-column "
              "streams are for select_threshold)", streams.keyed_by)
@@ -558,7 +558,8 @@ def _bool(where, name, value):
     return bool(value)
 
 
-def _positive(where, name, value):
+def positive_number(where, name, value):
+    """``value`` as a positive finite float, or a typed error naming ``name``."""
     import numbers
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         from ._errors import ArgumentTypeError

@@ -1,13 +1,8 @@
 """Samplers written only as constructors: LABOR-0 and (node2vec) random walks."""
 
-import numbers
-
-import numpy as np
-
 from .. import _primitives as prim
-from .._errors import ArgumentError, ArgumentTypeError
 from .._lazy import Streams, gather
-from .._validate import as_int, check_no_unknown, fail
+from .._validate import as_int, check_no_unknown
 from ._protocol import Sampler
 
 __all__ = ["LABOR", "RandomWalk"]
@@ -71,7 +66,8 @@ class RandomWalk(Sampler):
         check_no_unknown(type(self).__name__, unknown, self.options)
         walk_length = as_int("RandomWalk", "walk_length", walk_length, minimum=1)
         super().__init__([1] * walk_length)
-        self.p, self.q = _positive("p", p), _positive("q", q)
+        self.p = prim.positive_number("RandomWalk", "p", p)
+        self.q = prim.positive_number("RandomWalk", "q", q)
 
     def config(self):
         return {"sampler": type(self).__name__, "walk_length": self.num_hops, "p": self.p,
@@ -105,11 +101,3 @@ class RandomWalk(Sampler):
     def extract(self, state, Q, S, ctx):
         state.add_sampled(Q, S)
 
-
-def _positive(name, value):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        fail(ArgumentTypeError, "RandomWalk", name, "must be a positive number", value)
-    value = float(value)
-    if not (np.isfinite(value) and value > 0):
-        fail(ArgumentError, "RandomWalk", name, "must be positive and finite", value)
-    return value
