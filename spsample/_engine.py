@@ -27,7 +27,8 @@ from ._lazy import NotLowerable
 from ._validate import check_memory
 from .samplers._protocol import HopContext
 
-__all__ = ["run_bulk", "run_numpy", "trace", "lower_sampler", "estimate_output_bytes"]
+__all__ = ["run_bulk", "run_numpy", "trace", "lower_sampler", "estimate_output_bytes",
+           "UNTRACEABLE"]
 
 _WARNED = set()
 
@@ -55,6 +56,12 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY
     return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend)
 
 
+#: What a constructor raises when it cannot run on traced placeholders (it reads data that
+#: does not exist yet, or uses a placeholder as an array): such a sampler is evaluated with
+#: NumPy instead. Anything else (spsample's own errors, MemoryError, ...) propagates.
+UNTRACEABLE = (NotLowerable, TypeError, AttributeError, IndexError, KeyError)
+
+
 def _trace_quietly(sampler, graph, batch_ids, seed, epoch):
     """The plans, or ``None`` when the constructors cannot be traced (the engine then warns in
     :func:`lower_sampler`, or evaluates them with NumPy)."""
@@ -62,7 +69,7 @@ def _trace_quietly(sampler, graph, batch_ids, seed, epoch):
         return trace(sampler, graph, batch_ids, seed, epoch)
     except SpsampleError:
         raise
-    except Exception:  # NotLowerable, or a constructor that cannot run on placeholders
+    except UNTRACEABLE:
         return None
 
 

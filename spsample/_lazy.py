@@ -358,7 +358,7 @@ class RowView:
         if self.frontier.symbolic:
             raise NotLowerable(f"the entries of the traced view {self!r}")
         if "extents" not in self._cache:
-            v = self.frontier.vertex
+            v = self.frontier.vertex - getattr(self.graph, "row_offset", 0)   # a block of rows
             start = self.graph.indptr[v]
             self._cache["extents"] = (start, self.graph.indptr[v + 1] - start)
         return self._cache["extents"]
@@ -450,8 +450,8 @@ def evaluate(expr, env):
         return expr.vector[env.column]
     if op == "row":
         return expr.vector[env.vertex]
-    if op == "edge":
-        return expr.vector[env.edge_id]
+    if op == "edge":            # (a block of rows numbers its edges from its first)
+        return expr.vector[env.edge_id + getattr(env.view.graph, "edge_offset", 0)]
     if op == "mul":
         return evaluate(expr.args[0], env) * evaluate(expr.args[1], env)
     if op == "add":

@@ -239,6 +239,17 @@ class DistGraph:
                     self._column_weights = _distributed_column_weights(self)
         return self._column_weights
 
+    def cached(self, name, compute):
+        """Whole-graph quantities samplers ask for while they are traced: FastGCN's column
+        weights (collective on the first call) and the layer-wise weights of this rank's
+        rows; others have no distributed form (the sampler's hops then fetch rows)."""
+        if name == "fastgcn_column_weights":
+            return self.column_weights()
+        if name == "layerwise_weights" and self.weights is not None:
+            return self.weights * self.layerwise_scale()
+        from .._lazy import NotLowerable
+        raise NotLowerable(f"the whole-graph quantity {name!r} has no distributed form")
+
     def layerwise_scale(self):
         """The power of two that layer-wise samplers scale the weights by (``2**-e``, the
         largest weight of the whole graph scaled into ``[0.5, 1)``; see

@@ -6,6 +6,7 @@ import pytest
 
 import spsample
 from spsample.distributed import DistGraph
+from spsample import primitives as prim
 from spsample.primitives import Streams
 
 from _dist_helpers import (assert_all, grid_for, mpi_timeout, my_batches, rmat10,  # noqa: F401
@@ -31,6 +32,39 @@ class RandomWalk(spsample.NodeWise):
         return Streams.per_row(Q, ctx)
 
 
+class ColumnScaled(spsample.NodeWise):
+    """Weighted by a per-column vector (row-local values: sampled by the owners)."""
+
+    def __init__(self, fanouts, n=1024):
+        super().__init__(fanouts, weighted=True)
+        self.vec = 1.0 / (1.0 + np.arange(n) % 7)
+
+    def check_graph(self, graph):
+        pass
+
+    def probabilities(self, graph, Q, ctx):
+        return prim.gather(graph, Q).scale_columns(self.vec)
+
+
+class Tree(spsample.NodeWise):
+    """No deduplication: a tree per seed."""
+
+    def extract(self, state, Q, S, ctx):
+        state.add_sampled(Q, S, dedup=False)
+
+
+class PerVertexFanout(spsample.NodeWise):
+    """Fanout 1 + v % 4 for vertex v (-1 for v % 5 == 0), with replacement."""
+
+    def __init__(self, n=1024):
+        super().__init__([2, 2], replace=True)
+        v = np.arange(n)
+        self.fan = np.where(v % 5 == 0, -1, 1 + v % 4)
+
+    def select(self, P, Q, ctx):
+        return prim.select_rows(P, self.fan, self.streams(Q, ctx), replace=True)
+
+
 SAMPLERS = {
     "nodewise": lambda: spsample.NodeWise([5, 3]),
     "nodewise-all": lambda: spsample.NodeWise([-1, 2]),
@@ -40,6 +74,25 @@ SAMPLERS = {
     "randomwalk": lambda: RandomWalk(3),
     "labor": lambda: spsample.LABOR([5, 3]),
     "node2vec": lambda: spsample.RandomWalk(3, p=0.5, q=2.0),
+    "colscaled": lambda: ColumnScaled([4, 3]),
+    "tree": lambda: Tree([3, 2]),
+    "per-vertex-fanout": lambda: PerVertexFanout(),
+}
+# Where each hop runs: pushed to the rows' owners when its selection is row-local (node-wise
+# rules, LABOR, walks keyed per row); node2vec's later hops look up the previous rows (pulled);
+# layer-wise hops pull.
+EXPECTED_MODES = {
+    "nodewise": lambda st: [st] * 2,
+    "nodewise-all": lambda st: [st] * 2,
+    "nodewise-replace": lambda st: [st] * 2,
+    "ladies": lambda st: ["pull"] * 2,
+    "fastgcn": lambda st: ["pull"] * 2,
+    "randomwalk": lambda st: [st] * 3,
+    "labor": lambda st: [st] * 2,
+    "node2vec": lambda st: [st, "pull", "pull"],
+    "colscaled": lambda st: [st] * 2,
+    "tree": lambda st: [st] * 2,
+    "per-vertex-fanout": lambda st: [st] * 2,
 }
 WEIGHTED_SAMPLERS = {
     "nodewise-weighted": lambda: spsample.NodeWise([5, 3], weighted=True),
@@ -83,8 +136,7 @@ def test_unweighted_equals_single_process(rmat10, name, strategy, c):
     dg = DistGraph.from_graph(rmat10, grid_for(c))
     out, b0, b1 = distributed(dg, rmat10, SAMPLERS[name], strategy)
     assert_all(matches(out, reference(rmat10, name, SAMPLERS[name]), b0, b1), (name, strategy, c))
-    expected_mode = "push" if strategy == "push" and name.startswith("nodewise") else "pull"
-    assert_all(dg.last_stats["mode"] == expected_mode)
+    assert_all(dg.last_stats["modes"] == EXPECTED_MODES[name](strategy), dg.last_stats["modes"])
 
 
 @pytest.mark.parametrize("c", REPLICATIONS)
@@ -183,4 +235,22 @@ def test_push_volume_near_ideal(rmat10):
     mine = [st["alltoallv"]["sent"] + st["alltoall"]["sent"],
             8 * (s["remote_frontier"] + s["remote_samples"])]
     sent, ideal = comm.allreduce(np.array(mine, dtype=np.int64))   # requests and replies
+    assert_all(sent == 0 if comm.size == 1 else sent <= 1.2 * ideal, (sent, ideal))
+
+
+def test_push_of_walks_keyed_per_row_near_ideal(rmat10):
+    """Walks keyed per row send the row's key with its vertex: 16 bytes per remote row out,
+    8 per step back."""
+    comm, grid = world_comm(), grid_for(1)
+    dg = DistGraph.from_graph(rmat10, grid)
+    seeds = np.random.default_rng(1).permutation(rmat10.num_nodes)
+    b0, b1 = my_batches(8)
+    grid.reset_stats()
+    spsample.sample(dg, seeds[b0 * 64:b1 * 64], sampler=RandomWalk(4), batch_size=64,
+                    batch_offset=b0)
+    st, s = grid.stats(), dg.last_stats
+    mine = [st["alltoallv"]["sent"] + st["alltoall"]["sent"],
+            16 * s["remote_frontier"] + 8 * s["remote_samples"]]
+    sent, ideal = comm.allreduce(np.array(mine, dtype=np.int64))
+    assert_all(dg.last_stats["modes"] == ["push"] * 4)
     assert_all(sent == 0 if comm.size == 1 else sent <= 1.2 * ideal, (sent, ideal))
