@@ -37,6 +37,7 @@ from .._backend import NUMPY
 from .._errors import SamplerError
 from .._lazy import Expr, Frontier, RowSelection, RowView, Streams, ThresholdSelection
 from ..samplers._protocol import BulkState, HopContext
+from ._layerpush import LayerPush, layer_pushable
 
 __all__ = ["run_distributed", "hop_modes"]
 
@@ -49,18 +50,23 @@ def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
     key = _rng.split_seed(seed)
     scratch = {}
     plans = _trace(dg, sampler, batch_ids, seed, epoch)
-    modes = _agreed_modes(dg, hop_modes(plans, strategy, sampler.num_hops))
+    modes = _agreed_modes(dg, hop_modes(plans, strategy, sampler.num_hops,
+                                        weighted=dg.weights is not None))
+    layer_push = None
     rules = [_native_rule(plans[h]) if plans else None for h, m in enumerate(modes) if m == "pull"]
     fetch = _FetchHop(dg, native_rows=bool(rules) and all(r is not None for r in rules))
     for name in ("frontier", "remote_frontier", "samples", "remote_samples", "fetched_rows",
-                 "fetched_entries", "exchange_s", "owner_s", "local_s"):
+                 "fetched_entries", "exchange_s", "owner_s", "local_s", "draws"):
         stats[name] = 0
     for hop, fanout in enumerate(sampler.fanouts, start=1):
         ctx = HopContext(hop=hop, fanout=fanout, seed=seed, epoch=epoch, key=key,
                          hop_word=_rng.hop_word(epoch, hop), batch_ids=batch_ids,
                          backend=NUMPY, scratch=scratch, graph=dg)
         state.begin_hop(hop)
-        if modes[hop - 1] == "push":
+        if modes[hop - 1] == "push" and plans[hop - 1].kind == "layer":
+            layer_push = layer_push or LayerPush(dg)
+            layer_push(plans[hop - 1], state, ctx, stats)
+        elif modes[hop - 1] == "push":
             _PushHop(dg, plans[hop - 1])(state, ctx, stats)
         else:
             plan = plans[hop - 1] if plans else None
@@ -82,12 +88,15 @@ def _trace(dg, sampler, batch_ids, seed, epoch):
         return None
 
 
-def hop_modes(plans, strategy, num_hops):
+def hop_modes(plans, strategy, num_hops, *, weighted=False):
     """``"push"`` or ``"pull"`` per hop: push where the strategy asks for it and the hop's
-    selection is row-local (:func:`row_local`), pull otherwise."""
+    selection is row-local (:func:`row_local`) or a layer-wise selection that needs no float
+    sums across owners (:func:`~spsample.distributed._layerpush.layer_pushable`), pull
+    otherwise."""
     if plans is None or strategy != "push":
         return ["pull"] * num_hops
-    return ["push" if row_local(plan) else "pull" for plan in plans]
+    return ["push" if row_local(plan) or layer_pushable(plan, weighted) else "pull"
+            for plan in plans]
 
 
 def _agreed_modes(dg, modes):

@@ -79,14 +79,14 @@ SAMPLERS = {
     "per-vertex-fanout": lambda: PerVertexFanout(),
 }
 # Where each hop runs: pushed to the rows' owners when its selection is row-local (node-wise
-# rules, LABOR, walks keyed per row); node2vec's later hops look up the previous rows (pulled);
-# layer-wise hops pull.
+# rules, LABOR, walks keyed per row) or layer-wise without float sums across owners (LADIES on
+# an unweighted graph, FastGCN); node2vec's later hops look up the previous rows (pulled).
 EXPECTED_MODES = {
     "nodewise": lambda st: [st] * 2,
     "nodewise-all": lambda st: [st] * 2,
     "nodewise-replace": lambda st: [st] * 2,
-    "ladies": lambda st: ["pull"] * 2,
-    "fastgcn": lambda st: ["pull"] * 2,
+    "ladies": lambda st: [st] * 2,
+    "fastgcn": lambda st: [st] * 2,
     "randomwalk": lambda st: [st] * 3,
     "labor": lambda st: [st] * 2,
     "node2vec": lambda st: [st, "pull", "pull"],
@@ -254,3 +254,35 @@ def test_push_of_walks_keyed_per_row_near_ideal(rmat10):
     sent, ideal = comm.allreduce(np.array(mine, dtype=np.int64))
     assert_all(dg.last_stats["modes"] == ["push"] * 4)
     assert_all(sent == 0 if comm.size == 1 else sent <= 1.2 * ideal, (sent, ideal))
+
+
+@pytest.mark.parametrize("make", [lambda: spsample.LADIES([64, 64]), lambda: spsample.FastGCN([64, 64])],
+                         ids=["ladies", "fastgcn"])
+def test_layerwise_push_volume_near_ideal_and_below_pull(make):
+    """Layer-wise push moves 8 bytes per registered row out and back, 16 per draw, 8 per member
+    id and per returned edge (16 with FastGCN's values), plus the owners' small distinct sets;
+    pull moves whole rows."""
+    comm, grid = world_comm(), grid_for(1)
+    graph = spsample.rmat(12, seed=3)
+    dg = DistGraph.from_graph(graph, grid)
+    dg.column_weights()        # FastGCN's global q: computed once per graph, not per bulk
+    seeds = np.random.default_rng(2).permutation(graph.num_nodes)
+    b0, b1 = my_batches(8)
+    sent = {}
+    for strategy in ("push", "pull"):
+        grid.reset_stats()
+        out = spsample.sample(dg, seeds[b0 * 128:b1 * 128], sampler=make(), batch_size=128,
+                              batch_offset=b0, strategy=strategy)
+        st, s = grid.stats(), dg.last_stats
+        sent[strategy] = st["alltoallv"]["sent"] + st.get("alltoall", {"sent": 0})["sent"]
+        if strategy == "push":
+            edge_bytes = 16 if isinstance(make(), spsample.FastGCN) else 8
+            ideal = (16 * s["frontier"] + 16 * s["draws"] + 8 * s["members_sent"]
+                     + 8 * s.get("distinct_ids", 0) + edge_bytes * s["layer_edges"])
+            ref = spsample.sample(graph, seeds[:8 * 128], sampler=make(), batch_size=128)
+            same = all(a.equals(b) for a, b in zip(out, ref[b0:b1]))
+    push, ideal, pull = comm.allreduce(np.array([sent["push"], ideal, sent["pull"]],
+                                                dtype=np.int64))
+    assert_all(same and dg.last_stats["modes"] == ["pull", "pull"])
+    assert_all(push == 0 if comm.size == 1 else push <= 1.2 * ideal, (push, ideal))
+    assert_all(comm.size == 1 or push < pull, (push, pull))
