@@ -275,11 +275,13 @@ class DistGraph:
         Parameters
         ----------
         strategy : {"push", "pull"}
-            Node-wise samplers (``NodeWise`` and subclasses keeping its probability, stream and
-            selection rules): ``"push"`` sends each frontier vertex to its owner, which samples
-            and returns ``(vertex, edge id)`` per sample; ``"pull"`` fetches the frontier's rows
-            of ``A`` and samples locally. Other samplers (LADIES, FastGCN, custom frontiers or
-            streams) always fetch the rows they need (exact sums, any sampler on the protocol).
+            ``"push"``: hops whose selection is row-local (node-wise rules, LABOR, walks,
+            compositions of a row's own values) send each frontier row to its owner, which
+            samples it and returns ``(vertex, edge id)`` per sample; layer-wise hops without
+            float sums across owners (LADIES on an unweighted graph, FastGCN) move degrees,
+            drawn entries and the layer's edges instead of rows; other hops fetch the rows they
+            need. ``"pull"``: every hop fetches the frontier's rows of ``A`` and samples
+            locally. ``last_stats["modes"]`` says where each hop ran.
 
         Raises
         ------
