@@ -27,7 +27,7 @@ from ._lazy import NotLowerable
 from ._validate import check_memory
 from .samplers._protocol import HopContext
 
-__all__ = ["run_bulk", "run_numpy", "trace", "lower_sampler", "estimate_output_bytes",
+__all__ = ["run_bulk", "run_numpy", "run_hops", "trace", "lower_sampler", "estimate_output_bytes",
            "UNTRACEABLE"]
 
 _WARNED = set()
@@ -136,12 +136,20 @@ def _contexts(sampler, graph, batch_ids, seed, epoch, backend, symbolic):
 
 def run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY):
     """The NumPy evaluation of the sampler's constructors over the whole bulk (the oracle)."""
+    return run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch,
+                    lambda state, ctx: sampler.sample_hop(graph, state, ctx), backend)
+
+
+def run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch, hop, backend=NUMPY):
+    """The hop loop on a concrete bulk state: the seeds, then ``hop(state, ctx)`` for every hop
+    (the NumPy evaluation of the constructors, or the distributed strategies), then the flat
+    result."""
     state = BulkState(graph.num_nodes, batch_ids)
     state.begin_hop(0)
     state.add_nodes(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes), seeds)
     for ctx in _contexts(sampler, graph, batch_ids, seed, epoch, backend, symbolic=False):
         state.begin_hop(ctx.hop)
-        sampler.sample_hop(graph, state, ctx)
+        hop(state, ctx)
         state.end_hop()
     return state.finish(sizes)
 

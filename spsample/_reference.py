@@ -15,8 +15,7 @@ import numpy as np
 
 from . import _rng
 from ._engine import trace
-from ._lazy import (REJECTION_ATTEMPTS, ColumnSelection, GlobalSelection, RowSelection,
-                    ThresholdSelection)
+from ._lazy import REJECTION_ATTEMPTS, ColumnSelection, ThresholdSelection
 from ._minibatch import MiniBatch
 
 __all__ = ["reference_sample", "reference_minibatch"]

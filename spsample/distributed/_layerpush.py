@@ -296,12 +296,12 @@ class LayerPush:
         reply, reply_sizes = self._serve_edges(received, rcounts, q)
         answer, _ = col.alltoallv(reply, reply_sizes)
         self._record_edges(answer, per_dest, state, Q, fastgcn, plan)
-        stats["layer_edges"] = stats.get("layer_edges", 0) + int(state.hop_edges[state.hop - 1]["dst"].size)
+        edges = state.hop_edges[state.hop - 1]["dst"].size
+        stats["layer_edges"] = stats.get("layer_edges", 0) + int(edges)
         stats["members_sent"] = stats.get("members_sent", 0) + int(
             sum(ids.size for groups in per_dest for _, ids in groups))
 
     def _serve_edges(self, received, rcounts, q):
-        dg = self.dg
         parts = []
         for groups, _ in self._groups(received, rcounts):
             out = []

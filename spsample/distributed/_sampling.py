@@ -32,50 +32,41 @@ import numpy as np
 
 from .. import _native
 from .. import _primitives as prim
-from .. import _rng
-from .._backend import NUMPY
 from .._errors import SamplerError
 from .._lazy import Expr, Frontier, RowSelection, RowView, Streams, ThresholdSelection
-from ..samplers._protocol import BulkState, HopContext
 from ._layerpush import LayerPush, layer_pushable
 
 __all__ = ["run_distributed", "hop_modes"]
 
 
 def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy, stats):
-    """All hops of this rank's bulk; every rank runs the same number of hops (collective)."""
-    state = BulkState(dg.num_nodes, batch_ids)
-    state.begin_hop(0)
-    state.add_nodes(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes), seeds)
-    key = _rng.split_seed(seed)
-    scratch = {}
+    """All hops of this rank's bulk on the engine's hop loop, each hop where its traced plan
+    allows; every rank runs the same number of hops (collective)."""
+    from .._engine import run_hops
     plans = _trace(dg, sampler, batch_ids, seed, epoch)
     modes = _agreed_modes(dg, hop_modes(plans, strategy, sampler.num_hops,
                                         weighted=dg.weights is not None))
-    layer_push = None
     rules = [_native_rule(plans[h]) if plans else None for h, m in enumerate(modes) if m == "pull"]
     fetch = _FetchHop(dg, native_rows=bool(rules) and all(r is not None for r in rules))
+    layer_push = LayerPush(dg)
     for name in ("frontier", "remote_frontier", "samples", "remote_samples", "fetched_rows",
                  "fetched_entries", "exchange_s", "owner_s", "local_s", "draws"):
         stats[name] = 0
-    for hop, fanout in enumerate(sampler.fanouts, start=1):
-        ctx = HopContext(hop=hop, fanout=fanout, seed=seed, epoch=epoch, key=key,
-                         hop_word=_rng.hop_word(epoch, hop), batch_ids=batch_ids,
-                         backend=NUMPY, scratch=scratch, graph=dg)
-        state.begin_hop(hop)
-        if modes[hop - 1] == "push" and plans[hop - 1].kind == "layer":
-            layer_push = layer_push or LayerPush(dg)
-            layer_push(plans[hop - 1], state, ctx, stats)
-        elif modes[hop - 1] == "push":
-            _PushHop(dg, plans[hop - 1])(state, ctx, stats)
+
+    def hop(state, ctx):
+        plan = plans[ctx.hop - 1] if plans else None
+        if modes[ctx.hop - 1] == "push" and plan.kind == "layer":
+            layer_push(plan, state, ctx, stats)
+        elif modes[ctx.hop - 1] == "push":
+            _PushHop(dg, plan)(state, ctx, stats)
         else:
-            plan = plans[hop - 1] if plans else None
             rule = _native_rule(plan) if fetch.native_rows else None
             fetch(sampler, state, ctx, stats, native_rule=rule, plan=plan)
-        state.end_hop()
+
+    out = run_hops(dg, seeds, sizes, batch_ids, sampler, seed, epoch, hop)
     stats["modes"] = modes
     stats["mode"] = modes[0] if len(set(modes)) == 1 else "mixed"
-    return state.finish(sizes)
+    return out
 
 
 def _trace(dg, sampler, batch_ids, seed, epoch):
