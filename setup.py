@@ -60,6 +60,7 @@ def _extensions():
     sources = ["native/module.cpp"]
     headers = ["native/common.h", "native/rng.h", "native/localmap.h", "native/select.h",
                "native/rowwise.h", "native/layerwise.h", "native/rows.h", "native/philox_simd.h"]
+    headers += [os.path.join("native", "device", f) for f in sorted(os.listdir("native/device"))]
     return [Pybind11Extension(
         "spsample._native_kernels", sources, depends=headers, include_dirs=["native"],
         cxx_std=17, extra_compile_args=COMPILE_ARGS + OPENMP_ARGS, extra_link_args=OPENMP_ARGS)]
