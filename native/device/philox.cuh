@@ -15,17 +15,12 @@
 
 #include "hd.cuh"
 
-#if !defined(__CUDACC_RTC__)
-#include <cmath>
-#endif
-
 namespace spsample {
 
-constexpr uint32_t PHILOX_M0 = 0xD2511F53u;
-constexpr uint32_t PHILOX_M1 = 0xCD9E8D57u;
-constexpr uint32_t PHILOX_W0 = 0x9E3779B9u;
-constexpr uint32_t PHILOX_W1 = 0xBB67AE85u;
-constexpr uint32_t NO_VERTEX = 0xFFFFFFFFu;
+inline constexpr uint32_t PHILOX_M0 = 0xD2511F53u;
+inline constexpr uint32_t PHILOX_M1 = 0xCD9E8D57u;
+inline constexpr uint32_t PHILOX_W0 = 0x9E3779B9u;
+inline constexpr uint32_t PHILOX_W1 = 0xBB67AE85u;
 
 // A Philox key (seed mod 2**32, seed div 2**32).
 struct Key {
@@ -155,11 +150,7 @@ SPSAMPLE_HD inline double frexp_exact(double x, int* e) {
 SPSAMPLE_HD inline double det_log(double x) {
     const double SQRT_HALF = 0.7071067811865476;
     int e_int = 0;
-#if defined(SPSAMPLE_DEVICE)
     double m = frexp_exact(x, &e_int);
-#else
-    double m = std::frexp(x, &e_int);
-#endif
     if (m < SQRT_HALF) {
         m = m * 2.0;
         e_int -= 1;

@@ -33,9 +33,9 @@
 
 namespace spsample {
 
-constexpr int64_t REJECTION_ATTEMPTS = 256;  // spsample._lazy.REJECTION_ATTEMPTS
+inline constexpr int64_t REJECTION_ATTEMPTS = 256;  // spsample._lazy.REJECTION_ATTEMPTS
 // Rows up to 64 * BITMAP_WORDS entries long draw their Floyd sample in a bitmap (no sort).
-constexpr int64_t BITMAP_WORDS = 16;
+inline constexpr int64_t BITMAP_WORDS = 16;
 
 // Upper bound on the entries a row of length d keeps at fanout s (exact for uniform rules).
 SPSAMPLE_HD inline int64_t row_bound(int64_t d, int64_t s, bool replace) {
@@ -359,7 +359,7 @@ struct Instr {
     double value;
 };
 
-constexpr int VALUE_STACK = 32;  // deepest program the lowering accepts
+inline constexpr int VALUE_STACK = 32;  // deepest program the lowering accepts
 
 // A value program as the bodies read it (pointers only).
 struct ValueCode {
