@@ -28,7 +28,8 @@ import itertools
 import numpy as np
 
 from . import _native
-from ._errors import ArgumentError, MissingDependencyError, ResourceLimitError, SamplerError
+from ._errors import (ArgumentError, MissingDependencyError, ResourceLimitError, SamplerError,
+                      SpsampleError)
 from ._validate import fail
 
 __all__ = ["INSTR_DTYPE", "EmulatedDevice", "CupyDevice", "get_device", "run_rowwise",
@@ -38,6 +39,7 @@ __all__ = ["INSTR_DTYPE", "EmulatedDevice", "CupyDevice", "get_device", "run_row
 INSTR_DTYPE = np.dtype([("op", "<i4"), ("ctx", "<i4"), ("arg", "<i4"), ("value", "<f8")], align=True)
 _KERNEL_PREFIX = "spsample_k_"
 _CUDA_BLOCK = 256
+_DLPACK_CUDA, _DLPACK_CUDA_MANAGED = 2, 13
 _CUDA_MAX_GRID = 65535 * 32
 
 
@@ -152,6 +154,24 @@ def _import_cupy():
     return cupy
 
 
+def host_seeds(seeds):
+    """``(on_gpu, host_seeds)``: whether ``seeds`` lives on a CUDA device (a CuPy array, or a
+    DLPack tensor such as a torch CUDA tensor), and the seeds as something NumPy reads."""
+    if type(seeds).__module__.startswith("cupy"):
+        return True, seeds.get()
+    dl = getattr(seeds, "__dlpack_device__", None)
+    if dl is None or isinstance(seeds, np.ndarray):
+        return False, seeds
+    try:
+        on_gpu = int(dl()[0]) in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED)
+    except Exception:  # not a DLPack producer after all
+        return False, seeds
+    if not on_gpu:
+        return False, seeds
+    cupy = _import_cupy()
+    return True, cupy.from_dlpack(seeds).get()
+
+
 def gpu_available():
     """Whether ``device='cuda'`` can run here (CuPy imports and sees a GPU)."""
     try:
@@ -181,16 +201,21 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         Naming ``device`` when the sampler does not lower onto the row-wise kernels (layer-wise
         samplers, or constructors the engine cannot lower).
     """
-    from ._engine import trace
-    from ._lazy import NotLowerable
+    from ._engine import estimate_output_bytes, trace
+    from ._validate import check_memory
     dev = get_device(device)
     try:
         plans = trace(sampler, graph, batch_ids, seed, epoch)
+        check_memory("sample", "sampler", estimate_output_bytes(plans, graph, sizes),
+                     "the sampled output", "lower the fanouts, batch_size or the number of seeds "
+                     "per call")
         lowered = _native.lower(plans, graph, int(batch_ids.size))
-    except NotLowerable as exc:
+    except SpsampleError:
+        raise
+    except Exception as exc:  # NotLowerable, or a constructor that cannot run on placeholders
+        what = getattr(exc, "what", None) or f"{type(exc).__name__}: {exc}"
         fail(ArgumentError, "sample", "device", f"runs only samplers that lower onto the native "
-             f"engine; {type(sampler).__name__} does not ({getattr(exc, 'what', exc)})",
-             show_value=False)
+             f"engine; {type(sampler).__name__} does not ({what})", show_value=False)
     if lowered.kernel != "rowwise":
         fail(ArgumentError, "sample", "device", f"runs row-wise samplers (NodeWise, LABOR, "
              f"RandomWalk, ...); {type(sampler).__name__} is layer-wise, which has no GPU kernels "
