@@ -25,7 +25,7 @@ import sys
 
 from ._errors import MissingDependencyError
 
-__all__ = ["SOURCE_DIR", "KERNEL_FILE", "NVRTC_OPTIONS", "NVCC_OPTIONS", "kernel_source",
+__all__ = ["SOURCE_DIR", "KERNEL_FILE", "CHECK_FILE", "NVRTC_OPTIONS", "NVCC_OPTIONS", "kernel_source",
            "device_headers", "find_nvrtc", "nvrtc_compile", "nvcc_compile", "CompileError"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,6 +35,7 @@ _CANDIDATES = [os.path.join(_HERE, "_cuda"), os.path.join(os.path.dirname(_HERE)
 SOURCE_DIR = next((d for d in _CANDIDATES if os.path.isfile(os.path.join(d, "rowwise.cuh"))),
                   _CANDIDATES[-1])
 KERNEL_FILE = "rowwise.cuh"
+CHECK_FILE = "all_bodies.cu"   # instantiates the bodies the kernels do not call (compile checks)
 NVRTC_OPTIONS = ("-std=c++17", "--fmad=false")
 NVCC_OPTIONS = ("-std=c++17", "--fmad=false", "-arch=sm_90", "-Werror", "all-warnings")
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"\s*$', re.M)
