@@ -331,7 +331,7 @@ class RowWiseDriver:
     # ---------------------------------------------------------------- frontiers
     def _frontier(self, spec, outputs):
         kind, hop, off_index, vert_index = spec
-        xp, held = self.xp, np.diff(self.nid_off)
+        held = np.diff(self.nid_off)
         lo = ends = erow = given = None
         F = _native._FRONTIER
         if kind in (F["new_nodes"], F["all_nodes"]):
