@@ -83,4 +83,5 @@ def _extensions():
         cxx_std=17, extra_compile_args=COMPILE_ARGS + OPENMP_ARGS, extra_link_args=OPENMP_ARGS)]
 
 
-setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithCudaSources})
+setup(ext_modules=_extensions(),
+      cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithCudaSources})

@@ -53,12 +53,14 @@ static inline int64_t uniform_rep_row(Words&& word, int64_t d, int64_t s, RowScr
 }
 
 // Weighted without replacement over values w[0..d) (s >= 1 or -1): Efraimidis-Spirakis.
-static inline int64_t weighted_row(Stream& st, const double* w, int64_t d, int64_t s, RowScratch& sc) {
+static inline int64_t weighted_row(Stream& st, const double* w, int64_t d, int64_t s,
+                                   RowScratch& sc) {
     return weighted_row(st, [w](int64_t p) { return w[p]; }, d, s, sc.pos.data(), sc.keys.data());
 }
 
 // Weighted with replacement over values w[0..d) (s >= 1 or -1): exponential races.
-static inline int64_t weighted_rep_row(Stream& st, const double* w, int64_t d, int64_t s, RowScratch& sc) {
+static inline int64_t weighted_rep_row(Stream& st, const double* w, int64_t d, int64_t s,
+                                       RowScratch& sc) {
     return weighted_rep_row(st, [w](int64_t p) { return w[p]; }, d, s, sc.pos.data());
 }
 

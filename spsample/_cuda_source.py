@@ -25,13 +25,15 @@ import sys
 
 from ._errors import MissingDependencyError
 
-__all__ = ["SOURCE_DIR", "KERNEL_FILE", "CHECK_FILE", "NVRTC_OPTIONS", "NVCC_OPTIONS", "kernel_source",
+__all__ = ["SOURCE_DIR", "KERNEL_FILE", "CHECK_FILE", "NVRTC_OPTIONS", "NVCC_OPTIONS",
+           "kernel_source",
            "device_headers", "find_nvrtc", "nvrtc_compile", "nvcc_compile", "CompileError"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # An installed package carries the headers in spsample/_cuda (setup.py copies them); a source
 # checkout (editable install) reads them from native/device.
-_CANDIDATES = [os.path.join(_HERE, "_cuda"), os.path.join(os.path.dirname(_HERE), "native", "device")]
+_CANDIDATES = [os.path.join(_HERE, "_cuda"),
+               os.path.join(os.path.dirname(_HERE), "native", "device")]
 SOURCE_DIR = next((d for d in _CANDIDATES if os.path.isfile(os.path.join(d, "rowwise.cuh"))),
                   _CANDIDATES[-1])
 KERNEL_FILE = "rowwise.cuh"
@@ -80,7 +82,8 @@ def kernel_source(source_dir=None, main=KERNEL_FILE):
 def find_nvrtc():
     """The path of ``libnvrtc`` (the ``nvidia-cuda-nvrtc`` wheel's, else the toolkit's or the
     loader's), or ``None``."""
-    roots = [os.path.join(p, "nvidia") for p in sys.path if p and os.path.isdir(os.path.join(p, "nvidia"))]
+    roots = [os.path.join(p, "nvidia") for p in sys.path
+             if p and os.path.isdir(os.path.join(p, "nvidia"))]
     cands = []
     for root in roots:
         cands += glob.glob(os.path.join(root, "*", "lib", "libnvrtc.so*"))
@@ -107,7 +110,8 @@ def nvrtc_compile(source, arch="sm_90", options=NVRTC_OPTIONS, library=None):
     """
     path = library or find_nvrtc()
     if path is None:
-        raise MissingDependencyError("checking the GPU kernels needs NVRTC: pip install nvidia-cuda-nvrtc")
+        raise MissingDependencyError("checking the GPU kernels needs NVRTC: "
+                                     "pip install nvidia-cuda-nvrtc")
     lib = ctypes.CDLL(path)
     prog = ctypes.c_void_p()
     src = source.encode()
@@ -120,9 +124,11 @@ def nvrtc_compile(source, arch="sm_90", options=NVRTC_OPTIONS, library=None):
         status = lib.nvrtcCompileProgram(prog, len(opts), arr)
         log = _nvrtc_string(lib, prog, "nvrtcGetProgramLogSize", "nvrtcGetProgramLog")
         if status != 0:
-            raise CompileError(f"NVRTC ({os.path.basename(path)}, {arch}) rejected the kernels", log)
-        ptx = _nvrtc_string(lib, prog, "nvrtcGetPTXSize", "nvrtcGetPTX") if arch.startswith("compute_") \
-            else None
+            raise CompileError(f"NVRTC ({os.path.basename(path)}, {arch}) rejected the kernels",
+                               log)
+        ptx = None
+        if arch.startswith("compute_"):
+            ptx = _nvrtc_string(lib, prog, "nvrtcGetPTXSize", "nvrtcGetPTX")
         return ptx, log
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
@@ -159,7 +165,8 @@ def nvcc_compile(source_dir=None, nvcc=None, workdir=None, options=NVCC_OPTIONS)
     """
     nvcc = nvcc or shutil.which("nvcc")
     if nvcc is None:
-        raise MissingDependencyError("compiling the GPU kernels needs nvcc (the CUDA toolkit) on PATH")
+        raise MissingDependencyError("compiling the GPU kernels needs nvcc (the CUDA toolkit) "
+                                     "on PATH")
     files = device_headers(source_dir)
     import tempfile
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:

@@ -36,7 +36,8 @@ __all__ = ["INSTR_DTYPE", "EmulatedDevice", "CupyDevice", "get_device", "run_row
            "sample_on_device", "gpu_available"]
 
 # The layout of native/device/rules.cuh's Instr (int32 op, ctx, arg; float64 value).
-INSTR_DTYPE = np.dtype([("op", "<i4"), ("ctx", "<i4"), ("arg", "<i4"), ("value", "<f8")], align=True)
+INSTR_DTYPE = np.dtype([("op", "<i4"), ("ctx", "<i4"), ("arg", "<i4"), ("value", "<f8")],
+                       align=True)
 _KERNEL_PREFIX = "spsample_k_"
 _CUDA_BLOCK = 256
 _DLPACK_CUDA, _DLPACK_CUDA_MANAGED = 2, 13
@@ -135,8 +136,8 @@ class CupyDevice:
         try:
             fn((blocks,), (_CUDA_BLOCK,), (self.xp.asarray(np.array(args, dtype=np.int64)),))
         except self.xp.cuda.memory.OutOfMemoryError as exc:
-            raise ResourceLimitError(f"sample: argument 'device': the GPU is out of memory ({exc})") \
-                from None
+            raise ResourceLimitError(
+                f"sample: argument 'device': the GPU is out of memory ({exc})") from None
 
 
 def _import_cupy():

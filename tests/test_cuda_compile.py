@@ -46,7 +46,8 @@ def test_the_host_only_include_check_can_fail(tmp_path):
     for f in cs.device_headers():
         shutil.copy(f, tmp_path)
     p = tmp_path / "rules.cuh"
-    p.write_text(p.read_text().replace('#include "hd.cuh"', '#include "hd.cuh"\n#include <vector>', 1))
+    text = p.read_text().replace('#include "hd.cuh"', '#include "hd.cuh"\n#include <vector>', 1)
+    p.write_text(text)
     assert ("rules.cuh", "vector") in cs.host_only_includes(str(tmp_path))
 
 
@@ -74,7 +75,8 @@ def test_device_code_has_no_fused_multiply_add():
 
 _BREAKS = {
     # a host-only library call inside a __host__ __device__ body (compiles fine on the host)
-    "host call in a body": ("rules.cuh", "SPSAMPLE_HD inline void sort_small(int64_t* a, int64_t k) {\n",
+    "host call in a body": ("rules.cuh",
+                            "SPSAMPLE_HD inline void sort_small(int64_t* a, int64_t k) {\n",
                             "    if (k > 1000) std::abort();\n", "#include <cstdlib>\n"),
     # an error in device-only code, which the host build never sees
     "device-only branch": ("hd.cuh", "return static_cast<uint64_t>(__double_as_longlong(x));",

@@ -60,7 +60,8 @@ def _hub_graph():
     hub = np.arange(1, n)
     src = np.concatenate([hub, np.zeros(n - 1, dtype=np.int64), rng.integers(0, n, 3000)])
     dst = np.concatenate([np.zeros(n - 1, dtype=np.int64), hub, rng.integers(0, n, 3000)])
-    return spsample.Graph.from_edge_index(src, dst, num_nodes=n, weights=rng.random(src.size) + 0.05)
+    w = rng.random(src.size) + 0.05
+    return spsample.Graph.from_edge_index(src, dst, num_nodes=n, weights=w)
 
 
 _RANDOM = random_graph(300, 2400, seed=11)
@@ -85,7 +86,7 @@ def test_weighted_graph(i):
 
 _HUB_SAMPLERS = [
     lambda g: spsample.NodeWise([40, 3]),           # Floyd hashed (d > 1024, s > 32), heapsort
-    lambda g: spsample.NodeWise([-1, 2]),           # the hub row whole: 10**5 edges, then 10**5 rows
+    lambda g: spsample.NodeWise([-1, 2]),           # the hub row whole (10**5 edges), 10**5 rows
     lambda g: spsample.NodeWise([5, 2], replace=True),
     lambda g: spsample.NodeWise([40, 2], weighted=True),
     lambda g: spsample.NodeWise([3, 2], weighted=True, replace=True),
@@ -161,7 +162,8 @@ def test_dedup_table_keeps_first_occurrences_under_races():
                              _gpu.EmulatedDevice(threads=3, order_seed=5, grid=4, block=8),
                              np.array([5, 5, 5]), np.arange(k), (1, 2), 0)
     drv.nid, drv.nid_off = nid, np.array([0, 5, 10, 15])
-    local = drv._append_unique(np.concatenate(items).astype(np.int64), np.array([0, 400, 800, 1200]))
+    local = drv._append_unique(np.concatenate(items).astype(np.int64),
+                               np.array([0, 400, 800, 1200]))
     for j in range(k):
         order = {int(v): i for i, v in enumerate(held[j])}
         expect = []
@@ -186,7 +188,8 @@ def test_rejection_bound_exceeded_is_a_typed_error():
             with pytest.raises(SamplerError, match="bound"):
                 spsample.sample(g, [0], device="emulated", **kw)
             return
-        assert spsample.sample(g, [0], device="emulated", **kw)[0].equals(spsample.sample(g, [0], **kw)[0])
+        emulated = spsample.sample(g, [0], device="emulated", **kw)
+        assert emulated[0].equals(spsample.sample(g, [0], **kw)[0])
     pytest.fail("no seed reached the bound")
 
 

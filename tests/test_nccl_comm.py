@@ -136,8 +136,9 @@ class _FakeComm:
         return parts
 
     def allReduce(self, send, recv, count, dtype, op, stream):
-        parts = [np.frombuffer(p, dtype=dtype) for p in self._collective(send, count * np.dtype(dtype).itemsize)]
-        out = {"sum": np.sum, "max": np.max, "min": np.min}[op](np.stack(parts), axis=0).astype(dtype)
+        raw = self._collective(send, count * np.dtype(dtype).itemsize)
+        parts = np.stack([np.frombuffer(p, dtype=dtype) for p in raw])
+        out = {"sum": np.sum, "max": np.max, "min": np.min}[op](parts, axis=0).astype(dtype)
         ctypes.memmove(recv, out.tobytes(), out.nbytes)
 
     def allGather(self, send, recv, count, dtype, stream):
@@ -212,7 +213,8 @@ def test_alltoallv_with_and_without_a_plan_and_its_bytes(size):
     def body(comm):
         r = comm.rank
         counts = np.array([(r + p) % 3 for p in range(comm.size)], dtype=np.int64)
-        rows = np.concatenate([np.full((c, 2), 10 * r + p, dtype=np.int32) for p, c in enumerate(counts)]) \
+        rows = np.concatenate([np.full((c, 2), 10 * r + p, dtype=np.int32)
+                               for p, c in enumerate(counts)]) \
             if counts.sum() else np.zeros((0, 2), np.int32)
         recv, rc = comm.alltoallv(rows, counts)
         recv2, _ = comm.alltoallv(rows.view(DevArray), counts, recvcounts=rc)
@@ -221,9 +223,10 @@ def test_alltoallv_with_and_without_a_plan_and_its_bytes(size):
     for r, (counts, recv, rc, recv2, stats) in enumerate(out):
         expect_rc = np.array([out[p][0][r] for p in range(size)])
         assert np.array_equal(rc, expect_rc)
-        expect = np.concatenate([np.full((c, 2), 10 * p + r, np.int32) for p, c in enumerate(expect_rc)])
+        expect = np.concatenate([np.full((c, 2), 10 * p + r, np.int32)
+                                 for p, c in enumerate(expect_rc)])
         assert type(recv) is np.ndarray and np.array_equal(recv, expect)      # host in, host out
-        assert isinstance(recv2, DevArray) and np.array_equal(recv2, expect)  # device in, device out
+        assert isinstance(recv2, DevArray) and np.array_equal(recv2, expect)  # device in and out
         sent = 8 * int(counts.sum() - counts[r])
         got = 8 * int(expect_rc.sum() - expect_rc[r])
         assert stats["alltoallv"] == {"calls": 2, "sent": 2 * sent, "received": 2 * got}
@@ -240,16 +243,19 @@ def test_reductions_gathers_and_objects(size):
         m = comm.allreduce(np.array([r, -r], dtype=np.int64), op="max")
         g = comm.allgather(np.array([r, r * r], dtype=np.int64))
         v = comm.allgatherv(np.arange(r + 1, dtype=np.float32))
-        return s, m, g, v, comm.bcast(("hello", r), root=size - 1), comm.allgather_object(r), comm.stats()
+        b = comm.bcast(("hello", r), root=size - 1)
+        return s, m, g, v, b, comm.allgather_object(r), comm.stats()
     out, _ = run_ranks(size, body)
     total = sum(range(size))
     for r, (s, m, g, v, b, objs, stats) in enumerate(out):
         assert np.array_equal(s, [total, 2.5 * total]) and np.array_equal(m, [size - 1, 0])
         assert np.array_equal(g, [[p, p * p] for p in range(size)])
-        assert np.array_equal(v, np.concatenate([np.arange(p + 1, dtype=np.float32) for p in range(size)]))
+        parts = [np.arange(p + 1, dtype=np.float32) for p in range(size)]
+        assert np.array_equal(v, np.concatenate(parts))
         assert b == ("hello", size - 1) and objs == list(range(size))
         other = 4 * sum(p + 1 for p in range(size) if p != r)
-        assert stats["allgatherv"] == {"calls": 1, "sent": 4 * (r + 1) * (size - 1), "received": other}
+        assert stats["allgatherv"] == {"calls": 1, "sent": 4 * (r + 1) * (size - 1),
+                                       "received": other}
         assert stats["allreduce"]["sent"] == (16 + 16 if size > 1 else 0)
 
 

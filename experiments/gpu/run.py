@@ -156,7 +156,8 @@ def bench(args, cupy):
         for name in args.samplers.split(","):
             sampler = make_sampler(name, fanouts)
             kw = dict(sampler=sampler, batch_size=args.batch_size, seed=0)
-            cpu, cbest, cmed = timed(lambda: spsample.sample(g, seeds, **kw), args.repeat, lambda: None)
+            cpu, cbest, cmed = timed(lambda: spsample.sample(g, seeds, **kw), args.repeat,
+                                     lambda: None)
             row = {"graph": f"rmat{scale}", "sampler": name, "sampled_edges": cpu.num_edges,
                    "cpu": {"threads": _native.get_num_threads(), "seconds": cbest,
                            "seconds_median": cmed, "edges_per_s": cpu.num_edges / cbest}}
@@ -173,7 +174,8 @@ def bench(args, cupy):
             if name == "nodewise":
                 row["cugraph"] = cugraph_epoch(g, seeds, fanouts, args.repeat, sync)
                 if "edges_per_s" in row["cugraph"] and "edges_per_s" in row["gpu"]:
-                    row["ratio_to_cugraph"] = row["gpu"]["edges_per_s"] / row["cugraph"]["edges_per_s"]
+                    row["ratio_to_cugraph"] = (row["gpu"]["edges_per_s"] /
+                                               row["cugraph"]["edges_per_s"])
             print(json.dumps(row), flush=True)
             rows.append(row)
             del cpu
@@ -190,7 +192,8 @@ def plot(rows, path):
     labels = [f"{r['graph']}\n{r['sampler']}" for r in rows]
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(rows)), 4))
-    for i, (key, colour) in enumerate((("cpu", "tab:blue"), ("gpu", "tab:green"), ("cugraph", "tab:red"))):
+    series = (("cpu", "tab:blue"), ("gpu", "tab:green"), ("cugraph", "tab:red"))
+    for i, (key, colour) in enumerate(series):
         vals = [r.get(key, {}).get("edges_per_s", 0) / 1e6 for r in rows]
         ax.bar(x + (i - 1) * 0.27, vals, 0.27, label=key, color=colour)
     ax.set_xticks(x, labels)

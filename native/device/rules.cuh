@@ -9,7 +9,8 @@
 // multiplicity under replacement) to pos[] and returns how many. Rules (s = fanout, -1 = all):
 //
 //   uniform, no replacement : d <= s (or s = -1) keeps the row; else Floyd's algorithm, draw i
-//                             uses word i: t = uniform_int(word_i, d - s + i + 1), taken -> d - s + i
+//                             uses word i: t = uniform_int(word_i, d - s + i + 1),
+//                             taken -> d - s + i
 //   uniform, replacement    : s positions uniform_int(word_i, d) (none when d = 0)
 //   weighted, no replacement: among entries of weight > 0, the s smallest keys
 //                             neg_log(open_unit(word_p)) / w_p, ties to the smaller position
@@ -19,7 +20,8 @@
 //                             open_unit(w1) * bound < value(p); after A rejections the exact
 //                             keys on words 2 A s + i d + p (no sample if no value is > 0)
 //   threshold (LABOR-0)     : d <= s (or s = -1) keeps the row; else entry p of column u is kept
-//                             iff word0(u) * d < s * 2**32, word0(u) = word 0 of stream (u, hw, bid)
+//                             iff word0(u) * d < s * 2**32, word0(u) = word 0 of stream
+//                             (u, hw, bid)
 //
 // Scratch of a row of length d at fanout s (the caller provides it):
 //   pos   row_bound(d, s, replace) int64 (d for the threshold rule): the kept positions
@@ -317,7 +319,8 @@ SPSAMPLE_HD inline int64_t rejection_row(Stream& st, int64_t d, int64_t s, doubl
 // ------------------------------------------------------------------------------- LABOR-0
 // Whether LABOR-0 keeps an entry of a row of length d > s whose column's word is `word`.
 SPSAMPLE_HD inline bool threshold_keeps(uint32_t word, int64_t d, int64_t s) {
-    return static_cast<uint64_t>(word) * static_cast<uint64_t>(d) < (static_cast<uint64_t>(s) << 32);
+    const uint64_t limit = static_cast<uint64_t>(s) << 32;
+    return static_cast<uint64_t>(word) * static_cast<uint64_t>(d) < limit;
 }
 
 // LABOR-0's threshold rule for a row (columns col(0..d)) longer than s >= 0, one column's word

@@ -395,9 +395,11 @@ class NcclComm(Communicator):
                 if peer == me:
                     continue
                 if send_bytes[peer]:
-                    self._comm.send(send.data.ptr + int(so[peer]), int(send_bytes[peer]), u8, peer, stream)
+                    self._comm.send(send.data.ptr + int(so[peer]), int(send_bytes[peer]), u8,
+                                    peer, stream)
                 if recv_bytes[peer]:
-                    self._comm.recv(recv.data.ptr + int(ro[peer]), int(recv_bytes[peer]), u8, peer, stream)
+                    self._comm.recv(recv.data.ptr + int(ro[peer]), int(recv_bytes[peer]), u8,
+                                    peer, stream)
         finally:
             self._nccl.groupEnd()
 
@@ -406,7 +408,8 @@ class NcclComm(Communicator):
         self._check_op(op)
         send, host = self._device(array)
         recv = self._cp.empty_like(send)
-        self._comm.allReduce(send.data.ptr, recv.data.ptr, send.size, self._dtype(send, "allreduce"),
+        self._comm.allReduce(send.data.ptr, recv.data.ptr, send.size,
+                             self._dtype(send, "allreduce"),
                              getattr(self._nccl, self._REDUCE[op]), self._stream())
         nbytes = send.nbytes if self.size > 1 else 0
         self._count("allreduce", nbytes, nbytes)
@@ -422,7 +425,7 @@ class NcclComm(Communicator):
 
     def allgatherv(self, array):
         send, host = self._device(array)
-        rows = np.asarray(self._back_host(self.allgather(np.array([send.shape[0]], np.int64))))[:, 0]
+        rows = self.allgather(np.array([send.shape[0]], np.int64))[:, 0]
         row_bytes = _row_bytes(send)
         recv = self._cp.empty((int(rows.sum()),) + send.shape[1:], dtype=send.dtype)
         counts = rows * row_bytes
@@ -440,7 +443,8 @@ class NcclComm(Communicator):
     def alltoallv(self, sendbuf, sendcounts, recvcounts=None):
         where = "NcclComm.alltoallv"
         if not isinstance(sendbuf, (np.ndarray, self._cp.ndarray)) or sendbuf.ndim < 1:
-            fail(ArgumentTypeError, where, "sendbuf", "must be a NumPy or CuPy array with ndim >= 1",
+            fail(ArgumentTypeError, where, "sendbuf",
+                 "must be a NumPy or CuPy array with ndim >= 1",
                  type(sendbuf))
         counts = np.asarray(self._back_host(sendcounts), dtype=np.int64)
         if counts.shape != (self.size,) or (counts < 0).any() or counts.sum() != sendbuf.shape[0]:
