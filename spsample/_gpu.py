@@ -24,6 +24,7 @@ and raise :class:`~spsample.ArgumentError` naming ``device``.
 """
 
 import itertools
+import weakref
 
 import numpy as np
 
@@ -96,11 +97,11 @@ class CupyDevice:
 
     name = "cuda"
     _module = None
+    _uploads = {}   # id(read-only host array) -> device copy, dropped when the host array dies
 
     def __init__(self):
         cupy = _import_cupy()
         self.xp = cupy
-        self._uploads = {}
 
     def module(self):
         if CupyDevice._module is None:
@@ -115,11 +116,12 @@ class CupyDevice:
         if isinstance(arr, self.xp.ndarray):
             return arr
         if isinstance(arr, np.ndarray) and not arr.flags.writeable:
-            hit = self._uploads.get(id(arr))
-            if hit is None or hit[0] is not arr:
-                hit = (arr, self.xp.asarray(arr))
-                self._uploads[id(arr)] = hit
-            return hit[1]
+            key = id(arr)
+            hit = CupyDevice._uploads.get(key)
+            if hit is None:
+                hit = CupyDevice._uploads[key] = self.xp.asarray(arr)
+                weakref.finalize(arr, CupyDevice._uploads.pop, key, None)
+            return hit
         return self.xp.asarray(arr)
 
     def download(self, arr):
