@@ -647,6 +647,27 @@ bool have_openmp() {
 
 }  // namespace
 
+// ---- host emulation of the GPU kernels (emulate.h, device/rowwise.cuh) ---------------------
+#include "emulate.h"
+
+namespace {
+
+// Run kernel `name` as a launch of grid x block threads on the host (see emulate.h). `args` is
+// the kernel's argument array built by spsample/_gpu.py (addresses of live NumPy buffers).
+void emulate_kernel(const std::string& name, int64_t grid, int64_t block, const I64& args,
+                    int threads, int64_t order_seed) {
+    const EmulatedKernel kernel = emulated_kernel(name);
+    require(kernel != nullptr, "no GPU kernel named " + name);
+    require(grid >= 1 && block >= 1 && grid * block <= (int64_t(1) << 24), "grid and block sizes");
+    require(threads >= 1 && threads <= 64, "threads in [1, 64]");
+    require(args.ndim() == 1, "args must be 1-d");
+    const int64_t* a = args.data();
+    py::gil_scoped_release release;
+    emulate_launch(kernel, grid, block, a, threads, order_seed);
+}
+
+}  // namespace
+
 // ---- per-request row sampling (rows.h): the owner side of distributed push ----------------
 #include "rows.h"
 
@@ -735,6 +756,9 @@ PYBIND11_MODULE(_native_kernels, m) {
     });
 #endif
     m.def("det_log", &det_log_array);
+    m.def("emulate", &emulate_kernel, py::arg("name"), py::arg("grid"), py::arg("block"),
+          py::arg("args"), py::arg("threads"), py::arg("order_seed"));
+    m.def("emulated_kernels", &emulated_kernel_names);
     m.def("set_pool_limit", &set_pool_limit, py::arg("bytes"));
     m.def("pool_stats", &pool_stats);
     m.def("max_threads", &max_threads);

@@ -197,6 +197,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     const int64_t* fr = sc.fr.data();
     const int64_t* fa = hs.has_aux ? sc.fa.data() : nullptr;
     const bool keep_rows = hs.keep_row_ids;
+    const ValueCode vc = hs.values.view();
     const bool weighted = RULE == S_WEIGHTED || RULE == S_WEIGHTED_REP;
     const bool replace = RULE == S_UNIFORM_REP || RULE == S_WEIGHTED_REP || RULE == S_REJECTION;
     // output capacity: the exact bound of the uniform rules, an upper bound otherwise (LABOR:
@@ -246,7 +247,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             if (s < 0 || d <= s) {
                 for (int64_t p = 0; p < d; ++p) emit(p);
             } else {
-                threshold_row(g.indices + st, d, s, hw, bid, key, emit);
+                threshold_row_simd(g.indices + st, d, s, hw, bid, key, emit);
             }
             continue;
         }
@@ -271,7 +272,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         } else if (RULE == S_REJECTION) {
             bool exceeded = false;
             c = rejection_row(stream, d, s, hs.bound,
-                              [&](int64_t p) { return entry_value(hs.values, g, fv[r], t, st, p); },
+                              [&](int64_t p) { return entry_value(vc, g, fv[r], t, st, p); },
                               sc.rows, exceeded);
             if (exceeded) throw BoundExceeded("a value exceeds the rejection bound");
         } else {
@@ -281,7 +282,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                 w = g.weights + st;
             } else {
                 double* vals = sc.rows.vals.data();
-                for (int64_t p = 0; p < d; ++p) vals[p] = entry_value(hs.values, g, fv[r], t, st, p);
+                for (int64_t p = 0; p < d; ++p) vals[p] = entry_value(vc, g, fv[r], t, st, p);
                 w = vals;
             }
             c = RULE == S_WEIGHTED ? weighted_row(stream, w, d, s, sc.rows)

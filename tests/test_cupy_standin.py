@@ -1,0 +1,104 @@
+"""The CuPy backend's glue without a GPU: ``device="cuda"`` over a stand-in for CuPy whose
+arrays are NumPy memory (``.data.ptr`` = a host address), whose ``RawModule`` compiles the
+code it is given with the real NVRTC (the options checked) and whose kernels run on the host
+emulator. So everything of ``CupyDevice`` but CuPy itself runs here: the source and options
+handed to ``RawModule``, the kernels' names, the grid of each launch, the argument arrays, the
+uploads (cached for a graph's read-only arrays) and downloads; the result equals the CPU's.
+"""
+
+import types
+
+import numpy as np
+import pytest
+
+import spsample
+from spsample import _cuda_source, _gpu, _native
+
+from graphs import random_graph
+from test_nccl_comm import DevArray, _fake_cupy
+
+pytestmark = pytest.mark.skipif(not _native.AVAILABLE, reason="native kernels not built")
+
+
+class FakeRawModule:
+    compiled = []
+    launches = []
+
+    def __init__(self, code, options):
+        assert "--fmad=false" in options and "-std=c++17" in options
+        if _cuda_source.find_nvrtc():
+            _cuda_source.nvrtc_compile(code, arch="sm_90", options=options)
+        FakeRawModule.compiled.append(code)
+
+    def get_function(self, name):
+        assert name.startswith("spsample_k_") and name[11:] in _native._kernels.emulated_kernels()
+
+        def launch(grid, block, args):
+            (a,), = [args]
+            assert isinstance(a, DevArray) and a.dtype == np.int64
+            assert len(grid) == 1 and block == (256,) and 1 <= grid[0] <= 65535 * 32
+            FakeRawModule.launches.append(name)
+            _native._kernels.emulate(name[11:], grid[0], block[0], np.asarray(a), 2,
+                                     len(self.launches))
+        return launch
+
+
+def _standin():
+    cp = _fake_cupy()
+    wrap = lambda f: (lambda *a, **k: f(*a, **k).view(DevArray))  # noqa: E731
+    cp.RawModule = FakeRawModule
+    cp.arange = wrap(np.arange)
+    cp.cumsum = np.cumsum
+    cp.uint32, cp.uint64, cp.float64 = np.uint32, np.uint64, np.float64
+    cp.cuda.memory = types.SimpleNamespace(OutOfMemoryError=MemoryError)
+    return cp
+
+
+@pytest.fixture
+def standin(monkeypatch):
+    cp = _standin()
+    monkeypatch.setattr(_gpu, "_import_cupy", lambda: cp)
+    monkeypatch.setattr(_gpu.CupyDevice, "_module", None)
+    monkeypatch.setattr(_gpu.CupyDevice, "_uploads", {})
+    FakeRawModule.compiled, FakeRawModule.launches = [], []
+    return cp
+
+
+@pytest.mark.parametrize("make", [lambda: spsample.NodeWise([5, 3]),
+                                  lambda: spsample.LABOR([4, 2]),
+                                  lambda: spsample.NodeWise([3, 2], weighted=True),
+                                  lambda: spsample.RandomWalk(3, p=0.5, q=2.0)], ids=range(4))
+def test_cuda_path_over_a_cupy_standin_equals_the_cpu(standin, make):
+    g = random_graph(400, 3000, seed=6, weighted=True)
+    seeds = np.random.default_rng(2).permutation(400)[:90]
+    kw = dict(sampler=make(), batch_size=25, seed=8, epoch=3)
+    gpu = spsample.sample(g, seeds, device="cuda", **kw)
+    assert gpu.path == "cuda" and isinstance(gpu.n_id, DevArray)
+    cpu = spsample.sample(g, seeds, **kw)
+    assert len(gpu) == len(cpu) and all(a.equals(b) for a, b in zip(gpu, cpu))
+    assert len(FakeRawModule.compiled) == 1                      # compiled once per process
+    assert FakeRawModule.compiled[0] == _cuda_source.kernel_source()
+    assert {"spsample_k_frontier", "spsample_k_select", "spsample_k_assign"} <= \
+        set(FakeRawModule.launches)
+    uploaded = {id(a) for a in _gpu.CupyDevice._uploads.values()}
+    assert len(uploaded) >= 2                                     # the graph's arrays, cached
+    spsample.sample(g, seeds, device="cuda", **kw)
+    assert {id(a) for a in _gpu.CupyDevice._uploads.values()} == uploaded
+
+
+class CupyLike(DevArray):
+    """Looks like a cupy.ndarray to the backend's type check (module name, .get())."""
+    __module__ = "cupy._core.core"
+
+    def get(self):
+        return np.array(self, copy=True).view(np.ndarray)
+
+
+def test_cupy_seeds_select_the_cuda_path(standin):
+    g = random_graph(100, 600, seed=1)
+    seeds = np.arange(0, 100, 3)
+    kw = dict(sampler=spsample.NodeWise([2]), batch_size=10)
+    out = spsample.sample(g, seeds.view(CupyLike), **kw)
+    assert out.path == "cuda"
+    assert all(a.equals(b) for a, b in zip(out, spsample.sample(g, seeds, **kw)))
+    assert spsample.sample(g, seeds.view(CupyLike), device="cpu", **kw).path == "native"
