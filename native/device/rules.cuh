@@ -1,6 +1,6 @@
 // Per-row selection rules of node-wise sampling (spsample._primitives.choose_positions and
 // threshold_positions, bit for bit) and the value programs that weigh a row's entries: the
-// single-source bodies that the CPU engine (select.h, rowwise.h, rows.h) and the GPU kernels
+// single-source bodies that the CPU engine (select.h, rowwise.h) and the GPU kernels
 // (rowwise.cuh) both call. Rules of hd.cuh: no allocation, no exceptions, no containers;
 // scratch comes in as pointers sized by the caller (row_scratch_* below).
 //

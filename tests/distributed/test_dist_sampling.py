@@ -6,6 +6,7 @@ import pytest
 
 import spsample
 from spsample.distributed import DistGraph
+from spsample import _native
 from spsample import primitives as prim
 from spsample.primitives import Streams
 
@@ -137,6 +138,31 @@ def test_unweighted_equals_single_process(rmat10, name, strategy, c):
     out, b0, b1 = distributed(dg, rmat10, SAMPLERS[name], strategy)
     assert_all(matches(out, reference(rmat10, name, SAMPLERS[name]), b0, b1), (name, strategy, c))
     assert_all(dg.last_stats["modes"] == EXPECTED_MODES[name](strategy), dg.last_stats["modes"])
+
+
+ROW_LOCAL = ["nodewise", "nodewise-replace", "randomwalk", "labor", "colscaled", "tree",
+             "per-vertex-fanout"]
+
+
+@pytest.mark.skipif(not _native.AVAILABLE, reason="native kernels not built")
+@pytest.mark.parametrize("strategy", ["push", "pull"])
+@pytest.mark.parametrize("name", ROW_LOCAL)
+def test_row_local_hops_run_natively_with_the_numpy_bits(rmat10, name, strategy):
+    """Row-local hops (every rule the row-wise kernels implement, users' compositions too) are
+    selected by the native kernels on the owners (push) or on the fetched rows (pull); with the
+    kernels off, the NumPy evaluation of the same hop gives the same bits."""
+    dg = DistGraph.from_graph(rmat10, grid_for(1))
+    ref = reference(rmat10, name, SAMPLERS[name])
+    previous = _native.enabled()
+    try:
+        for native in (True, False):
+            _native.set_enabled(native)
+            out, b0, b1 = distributed(dg, rmat10, SAMPLERS[name], strategy)
+            want = ["native" if native else "numpy"] * len(dg.last_stats["modes"])
+            assert_all(matches(out, ref, b0, b1), (name, strategy, native))
+            assert_all(dg.last_stats["selection"] == want, dg.last_stats["selection"])
+    finally:
+        _native.set_enabled(previous)
 
 
 @pytest.mark.parametrize("c", REPLICATIONS)
