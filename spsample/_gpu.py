@@ -1,7 +1,9 @@
-"""The GPU backend: lowered row-wise samplers run by the kernels of ``native/device/rowwise.cuh``.
+"""The GPU backend: lowered samplers run by the kernels of ``native/device`` (``rowwise.cuh``
+for the row-wise engine, ``layerwise.cuh`` for the layer-wise one).
 
-One driver (:class:`RowWiseDriver`) launches the kernels hop after hop for the whole bulk and
-takes the prefix sums between them. It runs on a *device*:
+A driver (:class:`RowWiseDriver` here, :class:`spsample._gpu_layers.LayerWiseDriver`) launches
+the kernels hop after hop for the whole bulk and takes the prefix sums (and, layer-wise, the
+stable sorts) between them. It runs on a *device*:
 
 * :class:`CupyDevice` -- an NVIDIA GPU: arrays are CuPy arrays, the kernels are compiled by
   ``cupy.RawModule`` from :func:`spsample._cuda_source.kernel_source` (the same ``.cuh`` files
@@ -14,13 +16,14 @@ takes the prefix sums between them. It runs on a *device*:
 Both run the same Python driver, so everything but the launch itself and CuPy's array calls
 is exercised on the host by the emulator tests, which require the CPU engine's (and the NumPy
 oracle's) bits. Results do not depend on the device: the kernels decide per row from keyed
-Philox streams, and deduplication keeps first occurrences through an order-independent table
-(``native/device/dedup.cuh``).
+Philox streams, deduplication keeps first occurrences through an order-independent table
+(``native/device/dedup.cuh``), and the layer-wise column sums are taken serially per column in
+the CPU's order (never by floating-point atomics).
 
-What runs on a GPU: every sampler that lowers onto the row-wise engine (``NodeWise`` uniform,
-weighted, with replacement, fanout vectors; ``LABOR``; ``RandomWalk`` and node2vec; users'
-compositions). Layer-wise samplers (``LADIES``, ``FastGCN``) are not implemented on the GPU
-and raise :class:`~spsample.ArgumentError` naming ``device``.
+What runs on a GPU: every sampler that lowers onto the native engines -- ``NodeWise`` uniform,
+weighted, with replacement, fanout vectors; ``LABOR``; ``RandomWalk`` and node2vec; ``LADIES``
+(weighted and unweighted) and ``FastGCN``; users' compositions of the same lazy matrices. A
+sampler the engine cannot lower raises :class:`~spsample.ArgumentError` naming ``device``.
 """
 
 import itertools
@@ -78,6 +81,10 @@ class EmulatedDevice:
     def ptr(self, arr):
         return 0 if arr is None else int(arr.ctypes.data)
 
+    def stable_argsort(self, arr):
+        """The permutation that sorts ``arr``, equal elements in their order (int64)."""
+        return np.argsort(arr, kind="stable")
+
     def launch(self, kernel, n, args):
         if n <= 0:
             return
@@ -129,6 +136,11 @@ class CupyDevice:
 
     def ptr(self, arr):
         return 0 if arr is None else int(arr.data.ptr)
+
+    def stable_argsort(self, arr):
+        """The permutation that sorts ``arr``, equal elements in their order (CuPy's sort is
+        always stable: Thrust's)."""
+        return self.xp.argsort(arr)
 
     def launch(self, kernel, n, args):
         if n <= 0:
@@ -201,8 +213,8 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
     Raises
     ------
     ArgumentError
-        Naming ``device`` when the sampler does not lower onto the row-wise kernels (layer-wise
-        samplers, or constructors the engine cannot lower).
+        Naming ``device`` when the sampler does not lower onto the native kernels (constructors
+        the engine cannot lower).
     """
     from ._engine import estimate_output_bytes, trace
     from ._validate import check_memory
@@ -219,10 +231,9 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         what = getattr(exc, "what", None) or f"{type(exc).__name__}: {exc}"
         fail(ArgumentError, "sample", "device", f"runs only samplers that lower onto the native "
              f"engine; {type(sampler).__name__} does not ({what})", show_value=False)
-    if lowered.kernel != "rowwise":
-        fail(ArgumentError, "sample", "device", f"runs row-wise samplers (NodeWise, LABOR, "
-             f"RandomWalk, ...); {type(sampler).__name__} is layer-wise, which has no GPU kernels "
-             "yet: sample it with device=None", show_value=False)
+    if lowered.kernel == "layerwise":
+        from ._gpu_layers import run_layerwise
+        return run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
     return run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
 
 
@@ -238,27 +249,25 @@ def run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
     return RowWiseDriver(lowered.spec, device, sizes, batch_ids, (k0, k1), int(epoch)).run(seeds)
 
 
-class RowWiseDriver:
-    """The launches of one bulk: every hop of every minibatch (see ``native/device/rowwise.cuh``).
+class DeviceDriver:
+    """What the row-wise and layer-wise drivers share: launches, prefix sums, and each
+    minibatch's ``n_id`` on the device with its deduplicated growth.
 
-    State between hops: ``nid`` (device; each minibatch's ``n_id``, minibatch after minibatch)
-    with ``nid_off`` (host, ``k + 1``), the node count of every minibatch at the end of every
-    hop (``ends``, host), and every hop's edges (device) with their offsets (host).
+    State: ``nid`` (device; each minibatch's ``n_id``, minibatch after minibatch) with
+    ``nid_off`` (host, ``k + 1``).
     """
 
-    def __init__(self, spec, device, sizes, batch_ids, key, epoch):
-        self.spec, self.dev, self.xp = spec, device, device.xp
+    def __init__(self, device, sizes, batch_ids, key, epoch):
+        self.dev, self.xp = device, device.xp
         self.k = int(sizes.size)
         self.key, self.epoch = key, epoch
         self.batch_ids = device.upload(np.ascontiguousarray(batch_ids, dtype=np.int64))
         self.sizes = np.asarray(sizes, dtype=np.int64)
-        self.graphs = [tuple(device.upload(a) for a in g) for g in spec["graphs"]]
-        self.f64 = [device.upload(v) for v in spec["f64"]]
-        self.i64 = [device.upload(v) for v in spec["i64"]]
-        self.i64_host = spec["i64"]
         self._live = []
-        self.vec_table = device.upload(np.array([device.ptr(v) for v in self.f64] or [0],
-                                                dtype=np.int64))
+
+    def hop_word(self, h):
+        """Counter word 2 of hop ``h``'s streams (``spsample._rng.hop_word``)."""
+        return ((self.epoch & 0xFFFFFF) << 8) | (h & 255)
 
     # ---------------------------------------------------------------- small helpers
     def _off(self, counts):
@@ -288,6 +297,85 @@ class RowWiseDriver:
             self.dev.launch(kernel, n, args)
         finally:
             self._live = []
+
+    # ---------------------------------------------------------------- extraction
+    def _append_unique(self, items, item_off):
+        """Local ids of ``items`` (device; minibatch j's are ``item_off[j]:item_off[j + 1]``),
+        appending the vertices new to their minibatch in first-occurrence order."""
+        xp, k = self.xp, self.k
+        held = np.diff(self.nid_off)
+        per = np.diff(item_off)
+        caps = np.array([_capacity(int(a) + int(b)) for a, b in zip(held, per)], dtype=np.int64)
+        tab_off = self._off(caps)
+        slots = xp.zeros(int(tab_off[-1]), dtype=xp.uint64)
+        I, N = int(item_off[-1]), int(self.nid_off[-1])
+        nid_off_d, item_off_d = self.dev.upload(self.nid_off), self.dev.upload(item_off)
+        tab_off_d = self.dev.upload(tab_off)
+        self._launch("table_nodes", N, [N, k, self._p(self.nid), self._p(nid_off_d),
+                                           self._p(tab_off_d), self._p(slots)])
+        item_args = [I, k, self._p(items), self._p(item_off_d), self._p(tab_off_d), self._p(slots)]
+        self._launch("table_items", I, item_args)
+        flags = self._empty(I)
+        self._launch("first_flags", I, item_args + [self._p(flags)])
+        rank, total = self._dev_off(flags)
+        local, newv = self._empty(I), self._empty(total)
+        self._launch("assign", I, item_args + [self._p(rank), self._p(self.dev.upload(held)),
+                                                  self._p(local), self._p(newv)])
+        added = np.diff(np.asarray(self.dev.download(rank[item_off_d]), dtype=np.int64))
+        self._merge(newv, added)
+        return local
+
+    def _append_all(self, items, item_off):
+        """Local ids of ``items`` appended without deduplication (one new vertex each)."""
+        xp = self.xp
+        held = np.diff(self.nid_off)
+        per = np.diff(item_off)
+        shift = self.dev.upload(np.repeat(held - item_off[:-1], per))
+        local = shift + xp.arange(int(item_off[-1]), dtype=xp.int64)
+        self._merge(items, per)
+        return local
+
+    def _merge(self, add, added):
+        """Append ``added[j]`` vertices of ``add`` (device, minibatch after minibatch) to each
+        minibatch's ``n_id``."""
+        new_off = self._off(np.diff(self.nid_off) + added)
+        N2 = int(new_off[-1])
+        out = self._empty(N2)
+        self._launch("merge_nodes", N2, [
+            N2, self.k, self._p(self.dev.upload(new_off)), self._p(self.nid),
+            self._p(self.dev.upload(self.nid_off)), self._p(add),
+            self._p(self.dev.upload(self._off(added))), self._p(out)])
+        self.nid, self.nid_off = out, new_off
+
+    def _member_table(self):
+        """Per-minibatch dedup tables of the current ``n_id``, valued by local id:
+        ``(slots, tab_off)`` (device; ``native/device/dedup.cuh``)."""
+        N = int(self.nid_off[-1])
+        tab_off = self._off([_capacity(int(h)) for h in np.diff(self.nid_off)])
+        slots = self.xp.zeros(int(tab_off[-1]), dtype=self.xp.uint64)
+        tab_off = self.dev.upload(tab_off)
+        self._launch("table_nodes", N, [N, self.k, self._p(self.nid),
+                                           self._p(self.dev.upload(self.nid_off)),
+                                           self._p(tab_off), self._p(slots)])
+        return slots, tab_off
+
+
+class RowWiseDriver(DeviceDriver):
+    """The launches of one bulk: every hop of every minibatch (see ``native/device/rowwise.cuh``).
+
+    State between hops besides ``nid``: the node count of every minibatch at the end of every
+    hop (``ends``, host), and every hop's edges (device) with their offsets (host).
+    """
+
+    def __init__(self, spec, device, sizes, batch_ids, key, epoch):
+        super().__init__(device, sizes, batch_ids, key, epoch)
+        self.spec = spec
+        self.graphs = [tuple(device.upload(a) for a in g) for g in spec["graphs"]]
+        self.f64 = [device.upload(v) for v in spec["f64"]]
+        self.i64 = [device.upload(v) for v in spec["i64"]]
+        self.i64_host = spec["i64"]
+        self.vec_table = device.upload(np.array([device.ptr(v) for v in self.f64] or [0],
+                                                dtype=np.int64))
 
     # ---------------------------------------------------------------- the bulk
     def run(self, seeds):
@@ -364,7 +452,7 @@ class RowWiseDriver:
     # ---------------------------------------------------------------- selection
     def _rule_args(self, h, hs):
         fanout_vec = None if hs["fanout_vec"] < 0 else self.i64[hs["fanout_vec"]]
-        hw = ((self.epoch & 0xFFFFFF) << 8) | (h & 255)
+        hw = self.hop_word(h)
         return [hs["select"], hs["fanout"], self._p(fanout_vec), hw, self.key[0], self.key[1],
                 self._p(self.batch_ids)]
 
@@ -420,56 +508,6 @@ class RowWiseDriver:
                                        self._p(dst), self._p(eid), self._p(erow), self._p(dst2),
                                        self._p(eid2), self._p(erow2)])
         return dst2, eid2, erow2, new_off, E
-
-    # ---------------------------------------------------------------- extraction
-    def _append_unique(self, items, item_off):
-        """Local ids of ``items`` (device; minibatch j's are ``item_off[j]:item_off[j + 1]``),
-        appending the vertices new to their minibatch in first-occurrence order."""
-        xp, k = self.xp, self.k
-        held = np.diff(self.nid_off)
-        per = np.diff(item_off)
-        caps = np.array([_capacity(int(a) + int(b)) for a, b in zip(held, per)], dtype=np.int64)
-        tab_off = self._off(caps)
-        slots = xp.zeros(int(tab_off[-1]), dtype=xp.uint64)
-        I, N = int(item_off[-1]), int(self.nid_off[-1])
-        nid_off_d, item_off_d = self.dev.upload(self.nid_off), self.dev.upload(item_off)
-        tab_off_d = self.dev.upload(tab_off)
-        self._launch("table_nodes", N, [N, k, self._p(self.nid), self._p(nid_off_d),
-                                           self._p(tab_off_d), self._p(slots)])
-        item_args = [I, k, self._p(items), self._p(item_off_d), self._p(tab_off_d), self._p(slots)]
-        self._launch("table_items", I, item_args)
-        flags = self._empty(I)
-        self._launch("first_flags", I, item_args + [self._p(flags)])
-        rank, total = self._dev_off(flags)
-        local, newv = self._empty(I), self._empty(total)
-        self._launch("assign", I, item_args + [self._p(rank), self._p(self.dev.upload(held)),
-                                                  self._p(local), self._p(newv)])
-        added = np.diff(np.asarray(self.dev.download(rank[item_off_d]), dtype=np.int64))
-        self._merge(newv, added)
-        return local
-
-    def _append_all(self, items, item_off):
-        """Local ids of ``items`` appended without deduplication (one new vertex each)."""
-        xp = self.xp
-        held = np.diff(self.nid_off)
-        per = np.diff(item_off)
-        shift = self.dev.upload(np.repeat(held - item_off[:-1], per))
-        local = shift + xp.arange(int(item_off[-1]), dtype=xp.int64)
-        self._merge(items, per)
-        return local
-
-    def _merge(self, add, added):
-        """Append ``added[j]`` vertices of ``add`` (device, minibatch after minibatch) to each
-        minibatch's ``n_id``."""
-        new_off = self._off(np.diff(self.nid_off) + added)
-        N2 = int(new_off[-1])
-        out = self._empty(N2)
-        self._launch("merge_nodes", N2, [
-            N2, self.k, self._p(self.dev.upload(new_off)), self._p(self.nid),
-            self._p(self.dev.upload(self.nid_off)), self._p(add),
-            self._p(self.dev.upload(self._off(added))), self._p(out)])
-        self.nid, self.nid_off = out, new_off
-
 
 def _capacity(entries):
     """native/device/dedup.cuh's dedup_capacity."""
