@@ -60,16 +60,20 @@ class EmulatedDevice:
         in order.
     grid, block : int
         The emulated launch shape: few threads, so that the kernels' grid-stride loops wrap.
+    long_row : int
+        Rows longer than this whose rule decides per entry run as chunks, one thread each
+        (``native/device/rowwise.cuh``, ``row_chunks``); the GPU's threshold by default.
     """
 
     name = "emulated"
     xp = np
 
-    def __init__(self, threads=2, order_seed=0, grid=3, block=5):
+    def __init__(self, threads=2, order_seed=0, grid=3, block=5, long_row=None):
         if not _native.AVAILABLE:
             raise MissingDependencyError("emulating the GPU kernels needs the native extension: "
                                          f"pip install -e . ({_native.IMPORT_ERROR})")
         self.threads, self.grid, self.block = int(threads), int(grid), int(block)
+        self.long_row = CupyDevice.long_row if long_row is None else int(long_row)
         self._orders = None if order_seed is None else itertools.count(int(order_seed) * 1000003)
 
     def upload(self, arr):
@@ -103,6 +107,7 @@ class CupyDevice:
     """
 
     name = "cuda"
+    long_row = 512      # rows longer than this that decide per entry run as 128-entry chunks
     _module = None
     _uploads = {}   # id(read-only host array) -> device copy, dropped when the host array dies
 
@@ -470,11 +475,7 @@ class RowWiseDriver(DeviceDriver):
     def _select(self, h, hs, rows, fa):
         xp, m, g = self.xp, rows["m"], self.graphs[hs["graph"]]
         rule = self._rule_args(h, hs)
-        ext = {name: self._empty(m) for name in ("start", "deg", "fan", "bound", "set", "keys")}
-        self._launch("extents", m, [m, *rule, self._p(g[0]), self._p(g[1]), self._p(rows["fv"]),
-                                       self._p(rows["fb"]),
-                                       *(self._p(ext[n]) for n in ("start", "deg", "fan", "bound",
-                                                                   "set", "keys"))])
+        ext = self._extents(m, rule, g, rows)
         out_off, E = self._dev_off(ext["bound"])
         set_off, n_set = self._dev_off(ext["set"])
         key_off, n_keys = self._dev_off(ext["keys"])
@@ -490,7 +491,12 @@ class RowWiseDriver(DeviceDriver):
             self._p(fa), *(self._p(ext[n]) for n in ("start", "deg", "fan")), self._p(out_off),
             self._p(set_off), self._p(key_off), self._p(set_buf), self._p(key_buf),
             self._p(g[0]), self._p(g[1]), self._p(g[2]), *self._value_args(hs), bound_bits,
-            self._p(dst), self._p(eid), self._p(erow), self._p(count), self._p(err)])
+            self._p(dst), self._p(eid), self._p(erow), self._p(count), self._p(err),
+            self.dev.long_row])
+        if ext["C"]:
+            self._launch("select_chunks", ext["C"], ext["chunk_args"] + [
+                self._p(rows["fl"]), self._p(rows["fr"]), self._p(ext["ccum"]),
+                self._p(out_off), self._p(dst), self._p(eid), self._p(erow)])
         if int(err[0]):
             raise SamplerError("sample: select_rows: argument 'bound' is exceeded (a value "
                                "exceeds the rejection bound)")
@@ -499,6 +505,30 @@ class RowWiseDriver(DeviceDriver):
         row_off_d = self.dev.upload(rows["off"])
         off = np.asarray(self.dev.download(out_off[row_off_d]), dtype=np.int64)
         return dict(dst=dst, eid=eid, erow=erow, off=off, E=E)
+
+    def _extents(self, m, rule, g, rows):
+        """Each row's extent, fanout, output bound and scratch sizes (k_extents); rows longer
+        than the device's ``long_row`` that decide per entry are cut into chunks, whose kept
+        counts (k_chunk_counts) make up their bounds."""
+        names = ("start", "deg", "fan", "bound", "set", "keys", "chunks")
+        ext = {name: self._empty(m) for name in names}
+        self._launch("extents", m, [m, *rule, self._p(g[0]), self._p(g[1]), self._p(rows["fv"]),
+                                       self._p(rows["fb"]),
+                                       *(self._p(ext[n]) for n in names[:-1]),
+                                       self.dev.long_row, self._p(ext["chunks"])])
+        chunk_off, C = self._dev_off(ext["chunks"])
+        ext["C"] = C
+        if C:
+            ext["chunk_off"] = chunk_off     # alive as long as the arguments that point to it
+            ext["chunk_args"] = [C, m, self._p(chunk_off), *rule,
+                                 *(self._p(ext[n]) for n in ("start", "deg", "fan")),
+                                 self._p(rows["fb"]), self._p(g[1])]
+            ccount = self._empty(C)
+            self._launch("chunk_counts", C, ext["chunk_args"] + [self._p(ccount)])
+            ccum, _ = self._dev_off(ccount)
+            ext["bound"] = ext["bound"] + (ccum[chunk_off[1:]] - ccum[chunk_off[:-1]])
+            ext["ccum"] = ccum
+        return ext
 
     def _compact(self, m, out_off, count, dst, eid, erow):
         new_off, E = self._dev_off(count)

@@ -157,6 +157,51 @@ def test_index_order_and_threads_do_not_change_results(make, g):
         assert _same(spsample.sample(g, seeds, device=dev, **kw), ref)
 
 
+class RecordingDevice(_gpu.EmulatedDevice):
+    """The emulator, recording the kernels it launches."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.launched = []
+
+    def launch(self, kernel, n, args):
+        self.launched.append(kernel)
+        super().launch(kernel, n, args)
+
+
+@pytest.mark.parametrize("make", [lambda g: spsample.NodeWise([-1, 2]),
+                                  lambda g: spsample.LABOR([30, 4]),
+                                  lambda g: spsample.NodeWise([-1, 2], replace=True)],
+                         ids=["all", "labor", "all-replace"])
+def test_long_rows_run_as_chunks_with_the_same_bits(make):
+    """The hub row (degree 10**5) runs as 128-entry chunks above the long-row threshold and in
+    one thread below it (threshold 10**6): the same bits as the CPU either way."""
+    g = _hub_graph(False)
+    seeds = np.array([0, 5, 77, 1000, 99_999, 4, 8])
+    kw = dict(sampler=make(g), batch_size=4, seed=3)
+    cpu = spsample.sample(g, seeds, **kw)
+    for long_row, chunked in ((512, True), (10**6, False)):
+        dev = RecordingDevice(threads=2, order_seed=5, long_row=long_row)
+        assert _same(spsample.sample(g, seeds, device=dev, **kw), cpu)
+        assert ("select_chunks" in dev.launched) == chunked
+
+
+@pytest.mark.parametrize("long_row", [0, 2, 7])
+@pytest.mark.parametrize("make", [
+    lambda: spsample.NodeWise([-1, 3]), lambda: spsample.NodeWise([40, 2]),
+    lambda: spsample.LABOR([3, 2]), lambda: spsample.LABOR([-1, 2]),
+    lambda: spsample.NodeWise([-1, 2], replace=True), lambda: spsample.NodeWise([3, 2])],
+    ids=range(6))
+def test_any_long_row_threshold_gives_the_same_bits(make, long_row):
+    """Every row of the random graph chunked (threshold 0), most of them (2), some (7)."""
+    seeds = np.random.default_rng(long_row).permutation(300)[:60]
+    kw = dict(sampler=make(), batch_size=16, seed=11)
+    dev = RecordingDevice(threads=2, order_seed=long_row, long_row=long_row)
+    assert _same(spsample.sample(_RANDOM, seeds, device=dev, **kw),
+                 spsample.sample(_RANDOM, seeds, **kw))
+    assert long_row > 0 or "select_chunks" in dev.launched
+
+
 def test_emulator_runs_every_index_once_in_a_shuffled_order():
     """The emulator calls the kernel for every (block, thread) of the launch: a grid-stride
     loop over n items with grid * block << n threads writes every item exactly once."""
