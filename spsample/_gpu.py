@@ -74,6 +74,8 @@ class EmulatedDevice:
                                          f"pip install -e . ({_native.IMPORT_ERROR})")
         self.threads, self.grid, self.block = int(threads), int(grid), int(block)
         self.long_row = CupyDevice.long_row if long_row is None else int(long_row)
+        if self.long_row < 0:
+            fail(ArgumentError, "EmulatedDevice", "long_row", "must be >= 0", long_row)
         self._orders = None if order_seed is None else itertools.count(int(order_seed) * 1000003)
 
     def upload(self, arr):

@@ -25,7 +25,7 @@ from ._errors import ArgumentError
 from ._gpu import DeviceDriver
 from ._validate import fail
 
-__all__ = ["run_layerwise", "LayerWiseDriver"]
+__all__ = ["run_layerwise", "LayerWiseDriver", "check_key_range"]
 
 
 def run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
@@ -43,11 +43,22 @@ def run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
     """
     _, _, seeds, sizes, batch_ids, k0, k1 = _native._bulk_args(graph, seeds, sizes, batch_ids,
                                                                  seed, epoch)
-    if int(sizes.size) * max(graph.num_nodes, 1) >= 2**63:
-        fail(ArgumentError, "sample", "device", "samples layer-wise bulks of fewer than 2**63 / "
-             "num_nodes minibatches", int(sizes.size))
+    check_key_range(int(sizes.size), graph.num_nodes)
     driver = LayerWiseDriver(lowered.spec, graph, device, sizes, batch_ids, (k0, k1), int(epoch))
     return driver.run(seeds)
+
+
+def check_key_range(k, n):
+    """The kernels key entries ``j * n + u`` (minibatch ``j < k``, column ``u < n``) in int64.
+
+    Raises
+    ------
+    ArgumentError
+        Naming ``device`` when ``k * n`` reaches ``2**63``.
+    """
+    if k * max(n, 1) >= 2**63:
+        fail(ArgumentError, "sample", "device", f"samples layer-wise bulks of fewer than 2**63 / "
+             f"num_nodes = {2**63 // max(n, 1)} minibatches", k)
 
 
 class LayerWiseDriver(DeviceDriver):

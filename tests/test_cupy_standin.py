@@ -112,3 +112,22 @@ def test_cupy_seeds_select_the_cuda_path(standin):
     assert out.path == "cuda"
     assert all(a.equals(b) for a, b in zip(out, spsample.sample(g, seeds, **kw)))
     assert spsample.sample(g, seeds.view(CupyLike), device="cpu", **kw).path == "native"
+
+
+def test_the_gpu_benchmark_script_runs_over_the_standin(standin, monkeypatch):
+    """experiments/gpu/run.py's benchmark loop (every sampler, CPU == GPU identity) on a tiny
+    R-MAT graph: the script's first run on a GPU should not be its first run."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "experiments" / "gpu" / "run.py"
+    spec = importlib.util.spec_from_file_location("gpu_run", path)
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    standin.cuda.Device = lambda *a: types.SimpleNamespace(synchronize=lambda: None)
+    monkeypatch.setitem(sys.modules, "cupy", standin)
+    args = run.parse_args(["--scales", "9", "--batches", "3", "--batch-size", "40",
+                           "--repeat", "1", "--layer-fanouts", "30,30"])
+    rows = run.bench(args, standin)
+    assert [r["sampler"] for r in rows] == list(run.SAMPLERS)
+    assert all(r["identical"] and r["gpu"]["edges_per_s"] > 0 for r in rows)

@@ -271,6 +271,15 @@ def test_a_sampler_that_does_not_lower_names_the_device_argument(sampler):
                         device="emulated")
 
 
+def test_bad_long_row_and_layerwise_key_range_are_typed_errors():
+    from spsample._gpu_layers import check_key_range
+    with pytest.raises(ArgumentError, match="'long_row'"):
+        _gpu.EmulatedDevice(long_row=-1)
+    check_key_range(2**31 - 1, 2**32 - 2)
+    with pytest.raises(ArgumentError, match="'device'.*minibatches"):
+        check_key_range(2**32, 2**32 - 2)
+
+
 @pytest.mark.parametrize("device", ["gpu", "cuda:0", 3])
 def test_bad_device_is_a_typed_error(device):
     with pytest.raises(ArgumentError, match="'device'"):
