@@ -1,7 +1,8 @@
 """On a machine with an NVIDIA GPU and CuPy (marked ``gpu``; skipped cleanly elsewhere): the
 kernels compiled by ``cupy.RawModule`` from ``native/device`` give the CPU engine's bits for
-every sampler (row-wise and layer-wise) and graph of ``tests/test_gpu_emulation.py``; seeds as CuPy arrays and
-torch CUDA tensors (DLPack) select the GPU; NcclComm runs on real NCCL at world size 1.
+every sampler (row-wise and layer-wise) and graph of ``tests/test_gpu_emulation.py``; seeds as
+CuPy arrays and torch CUDA tensors (DLPack) select the GPU; NcclComm runs on real NCCL at world
+size 1.
 
 Run it (and the benchmark) with ``python3 experiments/gpu/run.py``; this machine's CI has no
 GPU, so these tests have only run where that script ran.
