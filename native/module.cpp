@@ -728,7 +728,7 @@ bool have_openmp() {
 
 }  // namespace
 
-// ---- host emulation of the GPU kernels (emulate.h, device/rowwise.cuh) ---------------------
+// ---- host emulation of the GPU kernels (emulate.h, device/kernels.cuh) ---------------------
 #include "emulate.h"
 
 namespace {
