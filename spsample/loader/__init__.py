@@ -12,6 +12,7 @@
 Needs torch; PyG and DGL are optional.
 """
 
+from ._adjacency import Adjacency, build_adjacency
 from ._batch import Batch, Block, LayerEdges, make_batch
 from ._features import ArrayFeatures, FeatureSource, FetchFeatures, HDF5Features, as_feature_source
 from ._loader import EpochIterator, Loader, epoch_order
@@ -19,7 +20,8 @@ from ._pipeline import Prefetcher
 from ._pyg import PyGSampler, have_pyg
 from ._sparse import SparseFeatures, SparseRows
 
-__all__ = ["Loader", "EpochIterator", "epoch_order", "Batch", "Block", "LayerEdges",
+__all__ = ["Loader", "EpochIterator", "epoch_order", "Batch", "Block", "LayerEdges", "Adjacency",
+           "build_adjacency",
            "make_batch", "FeatureSource", "ArrayFeatures", "HDF5Features", "FetchFeatures",
            "as_feature_source", "SparseFeatures", "SparseRows", "Prefetcher", "PyGSampler",
            "have_pyg"]
