@@ -14,7 +14,7 @@ import sys
 import warnings
 
 COMMANDS = {
-    "train": "Train GraphSAGE with spsample minibatches (default: the embedded Cora dataset).",
+    "train": "Train a GNN (GraphSAGE, GCN) with spsample minibatches (default: the embedded Cora).",
     "sample": "Print sampling statistics for a dataset.",
     "convert": "Convert a graph dataset (Planetoid, npz, CSV, SNAP, OGB, ...) into spsample's "
                "HDF5.",
