@@ -51,6 +51,8 @@ def add_arguments(parser):
                         help=f"hidden channels (default: {d.hidden})")
     parser.add_argument("--dropout", type=float, default=d.dropout,
                         help=f"dropout probability (default: {d.dropout})")
+    parser.add_argument("--no-input-dropout", action="store_true",
+                        help="dropout between layers only, not on the features")
     parser.add_argument("--model", choices=MODELS, default=d.model,
                         help="sage (GraphSAGE) or gcn (importance-weighted GCN); auto: sage "
                              "for nodewise and labor, gcn for ladies and fastgcn")
@@ -155,6 +157,7 @@ def _config(args):
         batch_size=args.batch_size, eval_batch_size=args.eval_batch_size,
         bulk_size=args.bulk_size, epochs=args.epochs, lr=args.lr, scale_lr=args.scale_lr,
         weight_decay=args.weight_decay, hidden=args.hidden, dropout=args.dropout,
+        input_dropout=not args.no_input_dropout,
         model=args.model, conv=args.conv, aggregation=args.aggregation,
         sparse_features=args.sparse_features, normalize=args.normalize,
         seed=args.seed, split=args.split, split_seed=args.split_seed, device=args.device,

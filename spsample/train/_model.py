@@ -194,7 +194,9 @@ class _SampledGNN(torch.nn.Module):
             fail(ArgumentError, where, "batch", "has no features (x is None)", None)
         return x
 
-    def _dropout(self, x):
+    def _dropout(self, x, layer):
+        if layer == 0 and not self.input_dropout:
+            return x
         if isinstance(x, SparseRows):
             return x.dropout(self.dropout, self.training)
         return _dropout(x, self.dropout, self.training)
@@ -221,6 +223,9 @@ class GraphSAGE(_SampledGNN):
         Equal to the sampler's number of hops.
     dropout : float
         Dropout probability on each layer's input, ``0 <= dropout < 1``.
+    input_dropout : bool
+        Drop out the features too (the first layer's input); ``False``: between layers only
+        (as DGL's and PyG's examples do).
     conv : {"auto", "torch", "pyg"}
         Layer implementation: the built-in :class:`SAGELayer` (``"auto"``, ``"torch"``) or
         PyG's ``SAGEConv`` (``"pyg"``, unchanged; node-wise batches only: it has no edge
@@ -248,8 +253,8 @@ class GraphSAGE(_SampledGNN):
     where = "GraphSAGE"
 
     def __init__(self, in_channels, hidden_channels, out_channels, num_layers=2, *,
-                 dropout=0.5, conv="auto", aggregation="spmm", layerwise=False,
-                 sparse_input=False):
+                 dropout=0.5, input_dropout=True, conv="auto", aggregation="spmm",
+                 layerwise=False, sparse_input=False):
         super().__init__()
         sizes = _check_sizes(self.where, in_channels, hidden_channels, out_channels,
                              num_layers, dropout, aggregation)
@@ -263,6 +268,7 @@ class GraphSAGE(_SampledGNN):
         self.convs = torch.nn.ModuleList(make_layer(a, b, conv)
                                          for a, b in zip(widths[:-1], widths[1:]))
         self.dropout = float(dropout)
+        self.input_dropout = bool(input_dropout)
         self.num_layers = num_layers
         self.aggregation = aggregation
         self.uses_pyg = conv == "pyg"
@@ -277,7 +283,7 @@ class GraphSAGE(_SampledGNN):
                  "edge_weight")
         x = self._layer_input(batch, x)
         for i, conv in enumerate(self.convs):
-            x = self._dropout(x)
+            x = self._dropout(x, i)
             if self.uses_pyg:
                 le = batch.layer(i)
                 pair = (x[:le.num_src], x[:le.num_dst])
@@ -303,7 +309,7 @@ class GCN(_SampledGNN):
 
     Parameters
     ----------
-    in_channels, hidden_channels, out_channels, num_layers, dropout, aggregation
+    in_channels, hidden_channels, out_channels, num_layers, dropout, input_dropout, aggregation
         As for :class:`GraphSAGE`.
 
     Examples
@@ -320,7 +326,7 @@ class GCN(_SampledGNN):
     uses_pyg = False
 
     def __init__(self, in_channels, hidden_channels, out_channels, num_layers=2, *,
-                 dropout=0.5, aggregation="spmm"):
+                 dropout=0.5, input_dropout=True, aggregation="spmm"):
         super().__init__()
         sizes = _check_sizes(self.where, in_channels, hidden_channels, out_channels,
                              num_layers, dropout, aggregation)
@@ -328,6 +334,7 @@ class GCN(_SampledGNN):
         widths = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
         self.convs = torch.nn.ModuleList(GCNLayer(a, b) for a, b in zip(widths[:-1], widths[1:]))
         self.dropout = float(dropout)
+        self.input_dropout = bool(input_dropout)
         self.num_layers = num_layers
         self.aggregation = aggregation
 
@@ -335,7 +342,7 @@ class GCN(_SampledGNN):
         """Logits of the batch's seeds, shape (batch_size, out_channels)."""
         x = self._layer_input(batch, x)
         for i, conv in enumerate(self.convs):
-            x = self._dropout(x)
+            x = self._dropout(x, i)
             edges, le = self._edges(batch, i)
             x = conv(x[:le.num_src], edges, le.num_dst, le.edge_weight)
             if i < self.num_layers - 1:

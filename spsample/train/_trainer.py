@@ -42,9 +42,9 @@ MODELS = ("auto", "sage", "gcn")
 _CHECKPOINT_FORMAT = "spsample-train-1"
 # Config fields that must match between a checkpoint and the run resuming it (the others,
 # e.g. epochs or the progress bar, may change).
-_RESUME_KEYS = ("sampler", "fanouts", "batch_size", "hidden", "dropout", "model", "conv",
-                "sparse_features", "lr", "weight_decay", "seed", "normalize", "split",
-                "split_seed", "scale_lr")
+_RESUME_KEYS = ("sampler", "fanouts", "batch_size", "hidden", "dropout", "input_dropout",
+                "model", "conv", "sparse_features", "lr", "weight_decay", "seed", "normalize",
+                "split", "split_seed", "scale_lr")
 
 
 @dataclass
@@ -71,6 +71,8 @@ class TrainConfig:
         Multiply ``lr`` by the number of ranks (the linear scaling rule for data parallelism).
     hidden : int
     dropout : float
+    input_dropout : bool
+        Drop out the features too (else between layers only).
     model : {"auto", "sage", "gcn"}
         :class:`GraphSAGE` or :class:`GCN`; ``"auto"``: GraphSAGE for node-wise and LABOR
         batches, the GCN with importance-weighted aggregation for LADIES and FastGCN.
@@ -118,6 +120,7 @@ class TrainConfig:
     scale_lr: bool = False
     hidden: int = 128
     dropout: float = 0.5
+    input_dropout: bool = True
     model: str = "auto"
     conv: str = "auto"
     aggregation: str = "spmm"
@@ -357,8 +360,11 @@ class Trainer:
             sampler_threads=None if config.sampler_threads == "auto" else config.sampler_threads)
         return self.thread_plan
 
-    def train_epoch(self, progress=None):
-        """Train one epoch (``self.epoch``) and return its history entry."""
+    def train_epoch(self, progress=None, step_hook=None):
+        """Train one epoch (``self.epoch``) and return its history entry.
+
+        ``step_hook(trainer, step)``, when given, is called after each optimizer step (e.g.
+        to evaluate mid-epoch; its time counts in the epoch's ``seconds``)."""
         loader, epoch = self.train_loader, self.epoch
         model, optimizer = self.model, self.optimizer
         plan = self.balance_threads()
@@ -390,6 +396,8 @@ class Trainer:
                     if self.reduce(batch is not None):
                         optimizer.step()
                     phases["optimizer_seconds"] += time.perf_counter() - t1
+                    if step_hook is not None:
+                        step_hook(self, len(losses))
                     if progress is not None:
                         progress.update(1)
                         if losses:
@@ -635,7 +643,7 @@ def _uses_adjacency(config):
 def _build_model(dataset, config):
     """The :class:`GraphSAGE` or :class:`GCN` of ``config`` for ``dataset``."""
     common = dict(num_layers=len(config.fanouts), dropout=config.dropout,
-                  aggregation=config.aggregation)
+                  input_dropout=config.input_dropout, aggregation=config.aggregation)
     if config.model_class == "gcn":
         if config.conv == "pyg":
             fail(ArgumentError, "TrainConfig", "conv", "'pyg' is a GraphSAGE layer; the GCN "
