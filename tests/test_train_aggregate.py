@@ -145,3 +145,22 @@ def test_dropout_is_reproducible_through_torch_seed_and_masks_gradients():
     lanes = torch.stack([dropout(torch.ones(4096), 0.5) != 0 for _ in range(64)]).double()
     # the four 16-bit lanes of a word are independent, each kept with probability 1/2
     assert lanes.view(64, -1, 4).mean(dim=(0, 1)).sub(0.5).abs().max() < 0.02
+
+
+def test_sparse_rows_projection_gradient_equals_the_dense_one():
+    import scipy.sparse as sp
+
+    from spsample.loader._sparse import sparse_rows
+
+    m = sp.random(30, 50, density=0.1, format="csr", random_state=1)
+    rows = sparse_rows(m, torch.float64)
+    w = torch.randn(7, 50, dtype=torch.float64, requires_grad=True)
+    g = torch.randn(30, 7, dtype=torch.float64)
+    rows.matmul_t(w).backward(g)
+    dense = torch.from_numpy(m.toarray())
+    w2 = w.detach().clone().requires_grad_()
+    (dense @ w2.t()).backward(g)
+    torch.testing.assert_close(w.grad, w2.grad, **TOL)
+    assert torch.autograd.gradcheck(lambda v: rows[:12].matmul_t(v),
+                                    (torch.randn(3, 50, dtype=torch.float64,
+                                                 requires_grad=True),))
