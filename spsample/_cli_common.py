@@ -48,6 +48,29 @@ def check_finite(command, flag, value):
                             f"(got {value})")
 
 
+def dataset_path(command, name):
+    """The path of dataset ``name``: an existing file, or an embedded dataset's file.
+
+    Raises
+    ------
+    DatasetError, DatasetNotFoundError
+        A folder, or neither a file nor an embedded name (the message says what to do).
+    """
+    from .io import embedded_names, embedded_path
+
+    where = f"spsample {command}"
+    if os.path.isdir(name):
+        raise DatasetError(f"{where}: argument 'dataset' is a folder, not an spsample HDF5 "
+                           f"file (got {name!r}); {DATASET_HINT}")
+    if os.path.exists(name):
+        return name
+    if name in embedded_names():
+        return str(embedded_path(name))
+    raise DatasetNotFoundError(f"{where}: argument 'dataset' is neither a file nor an "
+                               f"embedded dataset ({', '.join(embedded_names())}) "
+                               f"(got {name!r})")
+
+
 def load_dataset(command, name, *, features=True):
     """The dataset ``name``: an spsample HDF5 file or an embedded dataset's name.
 

@@ -3,14 +3,20 @@
 With no arguments it trains on the Cora dataset embedded in the package and prints the test
 accuracy of the best-validation model. DATASET is an spsample HDF5 file (``spsample convert``
 makes one) or the name of an embedded dataset. Under ``mpiexec -n P`` the ranks train
-data-parallel (each a disjoint share of every epoch's minibatches, gradients all-reduced).
+data-parallel (each a disjoint share of every epoch's minibatches, gradients all-reduced) on
+sharded data: ``--replication c`` arranges the ranks as ``P / c`` process rows of ``c``
+replicas; each rank reads only its process row's block of graph rows and feature rows
+(``DistGraph.load``, ``FeatureStore.load``), samples by pushing frontiers to the rows' owners
+and fetches feature rows by all-to-all. ``--replicate-graph`` keeps the whole dataset on
+every rank instead (with ``--replication``: the whole graph, features sharded). The
+minibatches, and so the losses, are the same whichever layout is chosen.
 """
 
 import json
 import os
 import sys
 
-from ._cli_common import check_finite, check_output, load_dataset
+from ._cli_common import check_finite, check_output, dataset_path, load_dataset
 
 
 def add_arguments(parser):
@@ -93,6 +99,19 @@ def add_arguments(parser):
                         help="save a checkpoint to PATH after every epoch")
     parser.add_argument("--resume", default=None, metavar="PATH",
                         help="resume from a checkpoint (same settings; continues to --epochs)")
+    parser.add_argument("--replication", type=int, default=None, metavar="C",
+                        help="under mpiexec: the ranks as P/C process rows of C replicas, each "
+                             "rank holding its process row's block of graph and feature rows "
+                             "(C divides P; default 1: every rank a distinct block; C = P "
+                             "holds everything everywhere). `spsample plan` recommends one")
+    parser.add_argument("--replicate-graph", action="store_true",
+                        help="under mpiexec: every rank holds the whole graph (sampling needs "
+                             "no communication); alone it keeps the whole dataset on every "
+                             "rank, with --replication C the features stay sharded")
+    parser.add_argument("--strategy", choices=("push", "pull"), default=d.strategy,
+                        help="sharded graph: push the frontier to the rows' owners, which "
+                             "select (default), or pull the rows to the requester; same "
+                             "minibatches")
     parser.add_argument("--mpi", choices=("auto", "on", "off"), default="auto",
                         help="data-parallel over MPI ranks: auto = when launched by mpiexec "
                              "with more than one rank")
@@ -108,8 +127,11 @@ def run(args):
 
     comm = _communicator(args.mpi)
     rank = 0 if comm is None else comm.Get_rank()
-    dataset = load_dataset("train", args.dataset)
     config = _config(args)
+    if _sharded(args, comm):
+        dataset = _load_sharded(args, comm)
+    else:
+        dataset = load_dataset("train", args.dataset)
     trainer = Trainer(dataset, config, comm=comm)
     if args.resume:
         _resume(trainer, args.resume)
@@ -139,6 +161,25 @@ def _check_flags(args):
                             f"(got {args.resume!r})")
 
 
+def _sharded(args, comm):
+    """Whether the run shards its data: under MPI unless ``--replicate-graph`` alone; on one
+    process only with an explicit ``--replication`` (which must then be 1)."""
+    if comm is None:
+        return args.replication is not None and args.replication != 1
+    return not args.replicate_graph or args.replication is not None
+
+
+def _load_sharded(args, comm):
+    """A ShardedDataset of ``args.dataset`` on a grid of ``--replication`` (every rank
+    resolves the name; any failure ends every rank with the same error)."""
+    from .distributed import Grid, ShardedDataset
+    from .distributed._collective import agree
+
+    grid = Grid(comm, replication=1 if args.replication is None else args.replication)
+    path = agree(grid.comm, "spsample train", lambda: dataset_path("train", args.dataset))
+    return ShardedDataset.load(path, grid, replicate_graph=args.replicate_graph)
+
+
 def _resume(trainer, path):
     from ._errors import ArgumentError
 
@@ -162,13 +203,20 @@ def _config(args):
         sparse_features=args.sparse_features, normalize=args.normalize,
         seed=args.seed, split=args.split, split_seed=args.split_seed, device=args.device,
         pipeline=not args.no_pipeline, threads=args.threads,
-        sampler_threads=args.sampler_threads)
+        sampler_threads=args.sampler_threads, strategy=args.strategy)
 
 
 def _summary(args, dataset, trainer, comm):
     """The run's first line: dataset, split, sampler, layers and feature form."""
     config = trainer.config
     world = "" if comm is None else f", {comm.Get_size()} ranks"
+    layout = trainer.data_layout()
+    if layout["layout"] == "sharded":
+        graph = "whole graph" if layout["graph_replicated"] else \
+            f"graph {layout['graph_rows_held']}"
+        world += (f" (replication {layout['replication']}: {graph} and features "
+                  f"{layout['feature_rows_held']} of {layout['num_nodes']} rows per rank, "
+                  f"{config.strategy} sampling)")
     model = "GCN" if config.model_class == "gcn" else "GraphSAGE"
     if trainer.model.uses_pyg:
         layers = "PyG SAGEConv"

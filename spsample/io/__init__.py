@@ -25,7 +25,15 @@ from ._converters import (
 )
 from ._dataset import Dataset
 from ._embedded import embedded_names, embedded_path, load_cora
-from ._hdf5 import RowReader, load, open_rows, read_feature_rows, read_rows, save
+from ._hdf5 import (
+    RowReader,
+    load,
+    open_rows,
+    read_feature_rows,
+    read_node_targets,
+    read_rows,
+    save,
+)
 from ._planetoid import from_planetoid
 
 __all__ = [
@@ -35,6 +43,7 @@ __all__ = [
     "open_rows",
     "read_rows",
     "read_feature_rows",
+    "read_node_targets",
     "RowReader",
     "convert",
     "detect_format",

@@ -51,6 +51,7 @@ from ._files import fail_path, temporary_beside
 from ._untrusted import check_stored, csr_from_parts
 
 __all__ = ["save", "load", "open_rows", "read_rows", "read_feature_rows", "RowReader",
+           "read_node_targets",
            "FORMAT", "VERSION"]
 
 FORMAT = "spsample"
@@ -236,6 +237,63 @@ def _datasets_to_read(where, path, f, features):
 
 
 _CSR_PARTS = ("indptr", "indices", "data")
+
+
+def read_node_targets(path):
+    """Everything of a dataset file but its graph and features: what each rank of a sharded
+    run holds whole (labels and splits are ``O(n)`` integers; the graph and features are read
+    by blocks of rows, see :func:`open_rows`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    dict
+        ``name`` (str), ``num_nodes``, ``num_edges``, ``num_features`` (int),
+        ``weighted`` (bool), ``labels`` (int64 ndarray, shape (n,), or None) and ``splits``
+        (``{name: {"train", "val", "test": int64 ndarray}}``), checked as :func:`load`
+        checks them.
+
+    Raises
+    ------
+    DatasetNotFoundError, DatasetError
+        As :func:`load`.
+    """
+    from ._dataset import _check_labels, _check_splits
+
+    where = "spsample.io.read_node_targets"
+    path = _as_path(where, path)
+    with RowReader(path) as reader:
+        f = reader._file
+        try:
+            dsets = _datasets_to_read(where, path, f, features=False)
+            dsets = {k: v for k, v in dsets.items() if not k.startswith("graph/")}
+            _check_sizes(where, path, dsets)
+            arrays = {name: _read_all(where, path, dset) for name, dset in dsets.items()}
+            name = _as_name(f.attrs.get("name", ""))
+            num_edges = int(reader._indices.shape[0])
+        except SpsampleError:
+            raise
+        except (OSError, KeyError, RuntimeError, ValueError, TypeError) as exc:
+            raise DatasetError(f"{where}: cannot read {str(path)!r} (truncated or corrupt?): "
+                               f"{type(exc).__name__}: {exc}") from exc
+        n, width, weighted = reader.num_nodes, reader.num_features, reader._weights is not None
+    splits = {}
+    for key in arrays:
+        if key.startswith("splits/"):
+            split, part = key.split("/")[1:]
+            splits.setdefault(split, {})[part] = arrays[key]
+    try:
+        labels = arrays.get("labels")
+        labels = None if labels is None else _check_labels(where, labels, n)
+        splits = _check_splits(where, splits, n)
+    except SpsampleError as exc:
+        raise DatasetError(f"{where}: argument 'path' {str(path)!r} holds an invalid "
+                           f"dataset: {exc}") from exc
+    return dict(name=name, num_nodes=n, num_edges=num_edges, num_features=width,
+                weighted=weighted, labels=labels, splits=splits)
 
 
 def read_sparse_features(path):

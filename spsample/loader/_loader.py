@@ -81,6 +81,9 @@ class Loader:
         Prepare the next bulks in a background thread.
     queue_size : int
         Bulks prepared ahead by the pipeline, ``>= 1``.
+    strategy : {"push", "pull"} or None
+        Where a :class:`~spsample.distributed.DistGraph` selects (see
+        ``DistGraph.sample``); ``None``: its default (push). Ignored for a ``Graph``.
     adjacency : bool
         Also build each batch's per-layer CSR aggregation matrices and their transposes
         (:meth:`Batch.adjacency`, what the built-in layers multiply by) in the producer, off
@@ -117,7 +120,7 @@ class Loader:
     def __init__(self, data, seeds=None, *, sampler, batch_size, bulk_size=4, features=None,
                  labels=None, shuffle=True, seed=0, device="cpu", dtype="float32",
                  pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0,
-                 adjacency=False):
+                 adjacency=False, strategy=None):
         apply_env_threads()  # SPSAMPLE_THREADS, once per process
         self.graph, dataset = _resolve_data(data)
         self.num_nodes = int(self.graph.num_nodes)
@@ -154,6 +157,8 @@ class Loader:
         self.rank, self.world_size = _resolve_world(rank, world_size, comm)
         self.collective = not isinstance(self.graph, Graph) or isinstance(self.features,
                                                                           FetchFeatures)
+        self._sample_options = _resolve_strategy(strategy, self.graph)
+        self._grids = _grids_of(self.graph, self.features)
         self.last_stats = None
 
     # ------------------------------------------------------------------ sizes
@@ -219,22 +224,26 @@ class Loader:
         if self.collective:      # every rank makes the same number of collective calls
             n_bulks = -(-max(self.steps_per_epoch - start, 0) // k)
             starts += [None] * (n_bulks - len(starts))
+        options = self._sample_options
         for j in starts:
-            t0 = time.perf_counter()
+            t0, sent0 = time.perf_counter(), self._bytes_sent()
             if j is None:        # padding for a collective call; sampled, fetched, dropped
                 # (same batch_size on every rank: a DistGraph checks that the ranks agree)
                 mbs = sample(self.graph, order[:1], sampler=self.sampler, batch_size=b,
                              seed=self.seed, epoch=epoch,
-                             batch_offset=self.num_batches + self.rank)
+                             batch_offset=self.num_batches + self.rank, **options)
             else:
                 stop = min(j + k, hi)
                 mbs = sample(self.graph, order[j * b: min(m, stop * b)], sampler=self.sampler,
-                             batch_size=b, seed=self.seed, epoch=epoch, batch_offset=j)
-            t1 = time.perf_counter()
+                             batch_size=b, seed=self.seed, epoch=epoch, batch_offset=j,
+                             **options)
+            t1, sent1 = time.perf_counter(), self._bytes_sent()
             n_ids = [mb.n_id for mb in mbs]
             xs = self.features.fetch_bulk(n_ids) if self.features is not None \
                 else [None] * len(mbs)
-            t2 = time.perf_counter()
+            t2, sent2 = time.perf_counter(), self._bytes_sent()
+            _add_bytes(stats["sampling_bytes"], sent0, sent1)
+            _add_bytes(stats["fetch_bytes"], sent1, sent2)
             if j is None:
                 stats["fetch_seconds"] += t2 - t1
                 continue
@@ -257,6 +266,15 @@ class Loader:
             stats["sampled_edges"] += sum(sum(mb.num_sampled_edges) for mb in mbs)
             yield batches
 
+    def _bytes_sent(self):
+        """``{collective: bytes this rank sent}`` so far on the grids of the graph and the
+        features (empty for in-memory data)."""
+        total = {}
+        for grid in self._grids:
+            for kind, entry in grid.stats().items():
+                total[kind] = total.get(kind, 0) + entry["sent"]
+        return total
+
     def __repr__(self):
         return (f"Loader(num_nodes={self.num_nodes}, seeds={self.seeds.size}, "
                 f"sampler={self.sampler!r}, batch_size={self.batch_size}, "
@@ -276,14 +294,16 @@ class EpochIterator:
         producer, overlapped with training when the pipeline is on), ``wait_seconds`` (the
         consumer waiting for the producer), and ``epoch_seconds`` (from the iterator's start
         to its end or ``close()``; :func:`~spsample.loader.balance_threads` reads the
-        producer's share from them).
+        producer's share from them). ``sampling_bytes`` and ``fetch_bytes``: ``{collective:
+        bytes}`` this rank sent while sampling and while fetching features (distributed data;
+        padding bulks included, they are traffic too).
     """
 
     def __init__(self, loader, epoch, start=0):
         self.epoch = epoch
         self.stats = dict(batches=0, seeds=0, sampled_nodes=0, sampled_edges=0,
                           sample_seconds=0.0, fetch_seconds=0.0, convert_seconds=0.0,
-                          wait_seconds=0.0)
+                          wait_seconds=0.0, sampling_bytes={}, fetch_bytes={})
         self._t0 = time.perf_counter()
         loader.last_stats = self.stats
         lo, hi = loader.batch_range()
@@ -341,7 +361,37 @@ class EpochIterator:
             pass
 
 
+def _add_bytes(acc, before, after):
+    for kind, sent in after.items():
+        delta = sent - before.get(kind, 0)
+        if delta:
+            acc[kind] = acc.get(kind, 0) + delta
+
+
 # ---------------------------------------------------------------------- argument resolution
+def _resolve_strategy(strategy, graph):
+    """The ``strategy`` option for ``sample`` (only a DistGraph takes one)."""
+    if strategy is None:
+        return {}
+    from ..distributed import STRATEGIES
+
+    if strategy not in STRATEGIES:
+        fail(ArgumentError, _WHERE, "strategy", f"must be None or one of {STRATEGIES}",
+             strategy)
+    return {} if isinstance(graph, Graph) else {"strategy": strategy}
+
+
+def _grids_of(graph, features):
+    """The distinct process grids of a DistGraph and a FeatureStore-like fetch source."""
+    grids = []
+    for owner in (graph, getattr(features, "store", None)):
+        grid = getattr(owner, "grid", None)
+        if grid is not None and callable(getattr(grid, "stats", None)) \
+                and all(grid is not g for g in grids):
+            grids.append(grid)
+    return grids
+
+
 def _resolve_data(data):
     if isinstance(data, Graph):
         return data, None

@@ -47,6 +47,9 @@ class GradientAllReduce:
         self.comm = comm.Dup() if comm is not None and self.size > 1 else None
         numel = sum(p.numel() for p in self.params)
         self._buffer = np.zeros(numel + 1, dtype=np.float64)
+        #: Bytes this rank contributed to gradient all-reduces so far (the buffer of each
+        #: call; an allreduce moves about twice that over the wire, whatever the algorithm).
+        self.bytes_sent = 0
 
     def broadcast_parameters(self, root=0):
         """Copy ``root``'s parameters to every rank (replicas start identical)."""
@@ -76,6 +79,7 @@ class GradientAllReduce:
                 offset += n
             buf[-1] = 1.0
         self.comm.Allreduce(_in_place(), buf)
+        self.bytes_sent += buf.nbytes
         count = int(round(buf[-1]))
         if count == 0:
             return 0

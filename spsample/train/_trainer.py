@@ -21,6 +21,7 @@ import numpy as np
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._optional import import_torch
 from .._validate import as_int, check_memory, fail
+from ..distributed import ShardedDataset
 from ..io._dataset import SPARSE_DENSITY
 from ..loader._sparse import SparseRows
 from ..loader._threads import local_ranks
@@ -34,6 +35,8 @@ torch = import_torch("spsample.train")
 __all__ = ["TrainConfig", "Trainer", "make_sampler", "SAMPLERS"]
 
 SAMPLERS = ("nodewise", "labor", "ladies", "fastgcn")
+#: Where a sharded dataset's graph is sampled (``spsample.distributed.STRATEGIES``).
+STRATEGIES = ("push", "pull")
 #: Samplers whose hops are layers of nodes with importance-weighted edges.
 LAYERWISE = ("ladies", "fastgcn")
 #: Default fanouts: neighbours per vertex (node-wise, LABOR), nodes per layer (layer-wise).
@@ -106,6 +109,9 @@ class TrainConfig:
         Default: ``seed``.
     device : str
     pipeline : bool
+    strategy : {"push", "pull"}
+        Where a sharded dataset's graph is sampled (see ``DistGraph.sample``): push sends
+        the frontier to the rows' owners, pull fetches the rows. Same minibatches either way.
     """
 
     sampler: str = "nodewise"
@@ -133,6 +139,7 @@ class TrainConfig:
     pipeline: bool = True
     threads: object = "auto"
     sampler_threads: object = "auto"
+    strategy: str = "push"
 
     def __post_init__(self):
         where = "TrainConfig"
@@ -169,7 +176,8 @@ class TrainConfig:
                  self.sparse_features)
         if self.normalize not in ("row", "none"):
             fail(ArgumentError, where, "normalize", "must be 'row' or 'none'", self.normalize)
-        for name, choices in (("model", MODELS), ("aggregation", AGGREGATIONS)):
+        for name, choices in (("model", MODELS), ("aggregation", AGGREGATIONS),
+                              ("strategy", STRATEGIES)):
             if getattr(self, name) not in choices:
                 fail(ArgumentError, where, name, f"must be one of {choices}",
                      getattr(self, name))
@@ -212,14 +220,19 @@ class Trainer:
 
     Parameters
     ----------
-    dataset : spsample.Dataset
-        With features and labels; its splits, or a random one (``config.split``).
+    dataset : spsample.Dataset or spsample.distributed.ShardedDataset
+        With features and labels; its splits, or a random one (``config.split``). A
+        ``ShardedDataset`` keeps the graph as a ``DistGraph`` (sampled with
+        ``config.strategy``) and the features in a ``FeatureStore`` (fetched by all-to-all):
+        no rank holds all rows; the minibatches, and so the training, are the same as with
+        the whole dataset on every rank.
     config : TrainConfig, optional
         Defaults: the demo's settings.
     comm : mpi4py communicator, optional
         Data-parallel training over its ranks: each trains on a disjoint, contiguous share of
         every epoch's minibatches (global ids), and gradients are averaged by one
         ``Allreduce`` per step. Every rank must build the Trainer with the same arguments.
+        Default for a ``ShardedDataset``: its grid's ranks.
     **overrides
         Fields of :class:`TrainConfig`, e.g. ``epochs=5``.
 
@@ -236,7 +249,10 @@ class Trainer:
         ``convert_seconds`` (the producer, overlapped with training when the pipeline is
         on), ``wait_seconds`` (training waiting for batches), ``forward_seconds``,
         ``backward_seconds``, ``optimizer_seconds`` (with the gradient all-reduce);
-        ``threads`` and ``sampler_threads`` (the epoch's split) and ``producer_share``.
+        ``threads`` and ``sampler_threads`` (the epoch's split) and ``producer_share``;
+        ``bytes``: what the ranks sent together during the epoch's training,
+        ``{"sampling": {collective: bytes}, "feature_fetch": {...}, "gradient_allreduce":
+        {"allreduce": bytes}}`` (the all-reduce counts each rank's buffer once).
     thread_plan : spsample.loader.ThreadPlan
         The split of the last epoch.
     epoch : int
@@ -264,11 +280,14 @@ class Trainer:
             config = TrainConfig(**{**asdict(config), **overrides})
         if not isinstance(config, TrainConfig):
             fail(ArgumentTypeError, "Trainer", "config", "must be a TrainConfig", type(config))
-        if not isinstance(dataset, Dataset):
-            fail(ArgumentTypeError, "Trainer", "dataset", "must be a spsample.Dataset",
-                 type(dataset))
+        sharded = isinstance(dataset, ShardedDataset)
+        if not isinstance(dataset, Dataset) and not sharded:
+            fail(ArgumentTypeError, "Trainer", "dataset", "must be a spsample.Dataset or a "
+                 "spsample.distributed.ShardedDataset", type(dataset))
         if dataset.features is None or dataset.labels is None:
             fail(DatasetError, "Trainer", "dataset", "needs features and labels", dataset.name)
+        if sharded:
+            comm = _grid_comm(dataset, comm)
         self.config, self.dataset = config, dataset
         self.rank, self.world_size = world_of(comm)
         self.comm = comm
@@ -283,7 +302,8 @@ class Trainer:
         common = dict(bulk_size=config.bulk_size, features=features,
                       labels=dataset.labels, seed=config.seed, device=config.device,
                       pipeline=config.pipeline, rank=self.rank, world_size=self.world_size,
-                      adjacency=_uses_adjacency(config))
+                      adjacency=_uses_adjacency(config),
+                      strategy=config.strategy if sharded else None)
         self.train_loader = Loader(dataset.graph, self.train_idx, sampler=sampler,
                                    batch_size=config.batch_size, shuffle=True, **common)
         self.eval_loaders = {
@@ -322,9 +342,16 @@ class Trainer:
         Sparse (``scipy.sparse``) dataset features stay sparse unless ``sparse_features`` is
         ``"off"``; dense ones become CSR when ``"on"``, or ``"auto"`` and at most 5 % of the
         entries are non-zero. Densifying sparse features checks the memory it needs first."""
+        from ..distributed import FeatureStore
         from ..loader import SparseFeatures
 
         mode = config.sparse_features
+        if isinstance(features, FeatureStore):      # dense shards, fetched by all-to-all
+            if mode == "on":
+                fail(ArgumentError, "TrainConfig", "sparse_features", "'on' needs the whole "
+                     "feature matrix on every rank; a ShardedDataset holds dense shards (use "
+                     "'auto' or 'off')", mode)
+            return features, False
         if type(features).__module__.startswith("scipy.sparse"):
             if mode != "off":
                 return SparseFeatures(features), True
@@ -371,6 +398,7 @@ class Trainer:
         model.train()
         t0 = time.perf_counter()
         losses, seen, loss_sum, edges = [], 0, 0.0, 0
+        gradient_bytes = self.reduce.bytes_sent
         phases = dict(forward_seconds=0.0, backward_seconds=0.0, optimizer_seconds=0.0)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(_epoch_seed(self.config.seed, epoch, self.rank))
@@ -406,6 +434,7 @@ class Trainer:
                                                  edges_per_s=f"{rate:.3g}", refresh=False)
                 stats = dict(batches.stats)
         seconds = time.perf_counter() - t0
+        traffic = self._traffic(stats, self.reduce.bytes_sent - gradient_bytes)
         totals = self._sum([loss_sum, seen, stats["sampled_edges"], stats["sample_seconds"]])
         mean_sample_seconds = totals[3] / self.world_size
         entry = dict(epoch=epoch, loss=totals[0] / max(totals[1], 1), losses=losses,
@@ -417,9 +446,23 @@ class Trainer:
                      threads=plan.model, sampler_threads=plan.sampler,
                      producer_share=plan.share,
                      sampling_edges_per_s=totals[2] / mean_sample_seconds
-                     if mean_sample_seconds > 0 else 0.0)
+                     if mean_sample_seconds > 0 else 0.0, bytes=traffic)
         self.epoch = epoch + 1
         return entry
+
+    def _traffic(self, stats, gradient_bytes):
+        """The epoch's bytes per phase and collective, summed over the ranks."""
+        mine = {"sampling": dict(stats.get("sampling_bytes", {})),
+                "feature_fetch": dict(stats.get("fetch_bytes", {})),
+                "gradient_allreduce": {"allreduce": int(gradient_bytes)} if gradient_bytes
+                else {}}
+        everyone = [mine] if self.reduce.comm is None else self.reduce.comm.allgather(mine)
+        total = {phase: {} for phase in mine}
+        for entry in everyone:
+            for phase, kinds in entry.items():
+                for kind, sent in kinds.items():
+                    total[phase][kind] = total[phase].get(kind, 0) + int(sent)
+        return total
 
     @torch.no_grad()
     def evaluate(self, part="val"):
@@ -469,7 +512,9 @@ class Trainer:
             ``best_epoch``, ``epochs``, ``seconds`` (this call), ``train_seconds``,
             ``sampled_edges``, ``sampled_edges_per_s`` (sampled edges per second of training,
             end to end), ``sampling_edges_per_s`` (per second spent sampling), ``loss``
-            (last epoch), ``world_size``, ``path`` (native or numpy), ``config``.
+            (last epoch), ``world_size``, ``path`` (native or numpy), ``bytes_per_epoch``
+            (the mean of the epochs' ``bytes`` over this call's epochs, with a ``total`` per
+            phase), ``data`` (:meth:`data_layout`), ``config``.
 
         The thread counts of torch and of the native sampler are balanced before each epoch
         (``config.threads``) and restored to the caller's when ``fit`` returns.
@@ -524,7 +569,26 @@ class Trainer:
             loss=self.history[-1]["loss"] if self.history else None,
             losses=[e["loss"] for e in self.history], world_size=self.world_size,
             path=_native.active_path(), dataset=self.dataset.name,
+            bytes_per_epoch=_mean_bytes(run), data=self.data_layout(),
             config=_plain(self.config))
+
+    def data_layout(self):
+        """Where the data lives: ``layout`` ("replicated": every rank holds the whole
+        dataset; "sharded": a ShardedDataset), ``replication`` (c; the world size when
+        replicated), ``graph_rows_held`` and ``feature_rows_held`` (the most any rank holds),
+        ``num_nodes``."""
+        n = self.dataset.num_nodes
+        if not isinstance(self.dataset, ShardedDataset):
+            return dict(layout="replicated", replication=self.world_size, num_nodes=n,
+                        graph_rows_held=n, feature_rows_held=n)
+        held = np.array(self.dataset.held_rows(), dtype=np.float64)
+        if self.reduce.comm is not None:
+            out = np.empty_like(held)
+            self.reduce.comm.Allreduce(held, out, op=_mpi_max())
+            held = out
+        return dict(layout="sharded", replication=self.dataset.grid.replication,
+                    graph_replicated=bool(self.dataset.graph.replicated), num_nodes=n,
+                    graph_rows_held=int(held[0]), feature_rows_held=int(held[1]))
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self):
@@ -632,6 +696,39 @@ def _check_checkpoint(where, state):
     for key in ("val_accuracy", "epoch", "model"):
         if key not in state["best"]:
             fail(ArgumentError, where, "state", f"lacks the entry best[{key!r}]", key)
+
+
+def _grid_comm(dataset, comm):
+    """The mpi4py communicator of a ShardedDataset's grid (None on one process); a ``comm``
+    given as well must have the grid's size."""
+    grid = dataset.grid
+    if comm is not None:
+        _, size = world_of(comm)
+        if size != grid.size:
+            fail(ArgumentError, "Trainer", "comm", f"must have the {grid.size} ranks of the "
+                 "dataset's grid", size)
+        return comm
+    return getattr(grid.comm, "mpi_comm", None) if grid.size > 1 else None
+
+
+def _mpi_max():
+    from mpi4py import MPI
+
+    return MPI.MAX
+
+
+def _mean_bytes(entries):
+    """Mean bytes per epoch of ``entries``' ``bytes``, per phase and collective, plus a
+    ``total`` per phase."""
+    out = {}
+    for entry in entries:
+        for phase, kinds in entry.get("bytes", {}).items():
+            acc = out.setdefault(phase, {})
+            for kind, sent in kinds.items():
+                acc[kind] = acc.get(kind, 0) + sent / len(entries)
+    for kinds in out.values():
+        kinds["total"] = sum(kinds.values())
+    return out
 
 
 def _uses_adjacency(config):
