@@ -59,8 +59,11 @@ def calibrate(args):
 
 
 def kernel_rate(graph, name, batch_size, minibatches=16, repeat=3):
-    """Sampled edges per second of one process, one thread (best of ``repeat``)."""
+    """Sampled edges per second of one process, one thread (best of ``repeat``); for
+    layer-wise samplers, entries of the frontier rows per second (what their selection
+    reads, the unit of ``Machine.sample_rate`` for them)."""
     import spsample
+    from spsample._plan import LAYERWISE, Workload
     make = {"nodewise": spsample.NodeWise, "labor": spsample.LABOR, "ladies": spsample.LADIES}
     fanouts = SAMPLERS[name][:2] if name == "ladies" else SAMPLERS[name]
     seeds = np.random.default_rng(0).choice(graph.num_nodes, batch_size * minibatches,
@@ -71,6 +74,10 @@ def kernel_rate(graph, name, batch_size, minibatches=16, repeat=3):
         bulk = spsample.sample(graph, seeds, sampler=make[name](list(fanouts)),
                                batch_size=batch_size)
         best = min(best, time.perf_counter() - t0)
+    if name in LAYERWISE:
+        w = Workload.from_bulk(graph, make[name](list(fanouts)), bulk, name=name,
+                               batch_size=batch_size)
+        return len(bulk) * w.rows * w.row_degree / best
     return bulk.num_edges / best
 
 
@@ -130,32 +137,96 @@ def fit_network(net):
 
 # ------------------------------------------------------------------------------ validate
 def validate(args):
+    """Predicted against measured bytes and phase times of every run; with ``--fit-below P``
+    the machine's overheads are first fitted to the runs with fewer than P ranks, so the runs
+    with P or more ranks test an extrapolation in p."""
     from spsample._plan import Machine, feature_bytes, predict, sampling_bytes
 
     machine = Machine.load(args.machine)
-    rows, workloads = [], {}
-    for path in args.runs:
+    runs = list(runs_of(args.runs))
+    if args.fit_below:
+        machine = fit_overheads(machine, [r for r in runs if r[2]["p"] < args.fit_below])
+        print(f"fitted on the runs with p < {args.fit_below}: distributed_factor "
+              f"{machine.distributed_factor:.2f}, hop_overhead_s {machine.hop_overhead_s:.4f}, "
+              f"fetch_overhead_s {machine.fetch_overhead_s:.4f}")
+        if args.fitted_out:
+            Path(args.fitted_out).write_text(json.dumps(machine.__dict__, indent=1))
+    rows = []
+    for w, cfg, run in runs:
+        p, c, k, strategy = run["p"], run["c"], run["k"], run["strategy"]
+        pred = predict(w, machine, p, c, k, strategy)
+        s = run["summary"]
+        rows.append({
+            "p": p, "c": c, "k": k, "sampler": run["sampler"], "strategy": strategy,
+            "fitted": bool(args.fit_below) and p < args.fit_below,
+            "bytes_pred": p * sampling_bytes(w, p, c, k, strategy),
+            "bytes_meas": s["sampling_bytes"],
+            "feature_bytes_pred": p * feature_bytes(w, p, c, k),
+            "feature_bytes_meas": s["feature_bytes"],
+            "sample_s_pred": pred["sample_s"], "sample_s_meas": s["sample_s_max"],
+            "fetch_s_pred": pred["fetch_s"], "fetch_s_meas": s["fetch_s_max"]})
+    print_validation(rows)
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows, indent=1))
+
+
+def runs_of(paths):
+    """``(workload, config, run)`` for every run of the scaling JSON files."""
+    workloads = {}
+    for path in paths:
         doc = json.loads(Path(path).read_text())
         cfg = doc["config"]
         for run in doc["runs"]:
             key = (cfg["data"] or cfg.get("scale"), run["sampler"], cfg["batch_size"])
             if key not in workloads:
                 workloads[key] = workload_of_run(cfg, run["sampler"])
-            w = workloads[key]
-            p, c, k, strategy = run["p"], run["c"], run["k"], run["strategy"]
-            pred = predict(w, machine, p, c, k, strategy)
-            s = run["summary"]
-            rows.append({
-                "p": p, "c": c, "k": k, "sampler": run["sampler"], "strategy": strategy,
-                "bytes_pred": p * sampling_bytes(w, p, c, k, strategy),
-                "bytes_meas": s["sampling_bytes"],
-                "feature_bytes_pred": p * feature_bytes(w, p, c, k),
-                "feature_bytes_meas": s["feature_bytes"],
-                "sample_s_pred": pred["sample_s"], "sample_s_meas": s["sample_s_max"],
-                "fetch_s_pred": pred["fetch_s"], "fetch_s_meas": s["fetch_s_max"]})
-    print_validation(rows)
-    if args.out:
-        Path(args.out).write_text(json.dumps(rows, indent=1))
+            yield workloads[key], cfg, run
+
+
+def fit_overheads(machine, runs):
+    """The machine with ``distributed_factor`` and ``hop_overhead_s`` (sampling) and its
+    factor and ``fetch_overhead_s`` (fetch) fitted by least squares on relative errors to
+    the runs with c < p: measured = factor * work + overhead + latency."""
+    from dataclasses import replace
+
+    from spsample._plan import cost_terms
+
+    a_s, b_s, a_f, b_f = [], [], [], []
+    for w, _, run in runs:
+        p, c, k = run["p"], run["c"], run["k"]
+        if c >= p:
+            continue
+        t = cost_terms(w, machine, p, c, k, run["strategy"])
+        ms, mf = run["summary"]["sample_s_max"], run["summary"]["fetch_s_max"]
+        if ms > 0:
+            a_s.append([t["sample_work_s"] / ms, w.hops / ms])
+            b_s.append(1.0 - t["sample_latency_s"] / ms)
+        if mf > 0:
+            a_f.append([t["fetch_work_s"] / mf, 1.0 / mf])
+            b_f.append(1.0 - t["fetch_latency_s"] / mf)
+    (factor, hop), _ = _nonnegative_lstsq(np.array(a_s), np.array(b_s))
+    (factor_f, fetch), _ = _nonnegative_lstsq(np.array(a_f), np.array(b_f))
+    # one factor for both phases: the sampling one (the kernels dominate there)
+    return replace(machine, distributed_factor=max(factor, 1e-3), hop_overhead_s=hop,
+                   fetch_overhead_s=fetch,
+                   notes=machine.notes + f"; overheads fitted to {len(b_s)} scaling runs "
+                   f"(fetch factor alone would be {factor_f:.2f})")
+
+
+def _nonnegative_lstsq(a, b):
+    """argmin |a x - b| with x >= 0 for two unknowns (tries the boundary when needed)."""
+    best = None
+    candidates = [np.linalg.lstsq(a, b, rcond=None)[0]]
+    for j in range(a.shape[1]):
+        x = np.zeros(a.shape[1])
+        x[j] = max(0.0, float(np.linalg.lstsq(a[:, [j]], b, rcond=None)[0][0]))
+        candidates.append(x)
+    for x in candidates:
+        if np.all(x >= 0):
+            err = float(np.sum((a @ x - b) ** 2))
+            if best is None or err < best[1]:
+                best = (x, err)
+    return best
 
 
 def workload_of_run(cfg, sampler):
@@ -188,7 +259,7 @@ def print_validation(rows):
               f"({100 * error(r['sample_s_pred'], r['sample_s_meas']):+.0f}%) | "
               f"{r['fetch_s_pred']:.3f}/{r['fetch_s_meas']:.3f} "
               f"({100 * error(r['fetch_s_pred'], r['fetch_s_meas']):+.0f}%)")
-    print("\nmedian |error| by p (runs with c < p):")
+    print("\nmedian |error| by p (runs with c < p; * = runs the overheads were fitted to):")
     for p in sorted({r["p"] for r in rows}):
         sel = [r for r in rows if r["p"] == p and r["c"] < p]
         if not sel:
@@ -196,7 +267,8 @@ def print_validation(rows):
         med = {name: 100 * np.median([abs(error(r[f"{name}_pred"], r[f"{name}_meas"]))
                                       for r in sel])
                for name in ("bytes", "feature_bytes", "sample_s", "fetch_s")}
-        print(f"  p = {p:2d}: bytes {med['bytes']:.1f} %, feature bytes "
+        mark = "*" if any(r.get("fitted") for r in sel) else " "
+        print(f" {mark}p = {p:2d}: bytes {med['bytes']:.1f} %, feature bytes "
               f"{med['feature_bytes']:.1f} %, sampling time {med['sample_s']:.0f} %, "
               f"fetch time {med['fetch_s']:.0f} %  ({len(sel)} runs)")
 
@@ -284,6 +356,9 @@ def main(argv=None):
     v.add_argument("runs", nargs="+")
     v.add_argument("--machine", default=str(HERE / "machines" / "local.json"))
     v.add_argument("--out", default=None)
+    v.add_argument("--fit-below", type=int, default=0, metavar="P",
+                   help="fit the distributed overheads to the runs with fewer than P ranks")
+    v.add_argument("--fitted-out", default=None, help="write the fitted machine file here")
     pr = sub.add_parser("project")
     pr.add_argument("--machine", default="spsample/data/machines/perlmutter.json")
     pr.add_argument("--ranks", type=lambda s: [int(x) for x in s.split(",")],

@@ -61,7 +61,9 @@ class Machine:
     beta_intra, beta_inter : float
         Bytes per second per rank inside a node and between nodes.
     sample_rate : dict
-        Sampled edges per second per rank, by sampler (``nodewise``, ``labor``, ``ladies``).
+        Per rank and sampler (``nodewise``, ``labor``, ``ladies``): sampled edges per second
+        for the node-wise samplers; for the layer-wise ones (``ladies``, ``fastgcn``) entries
+        of the frontier rows per second (their selection reads every entry of those rows).
     gather_rate : float
         Bytes per second of a feature gather from local memory.
     train_rate : float
@@ -70,6 +72,13 @@ class Machine:
         Bytes.
     measured : bool
         Whether the numbers were measured (this machine) or assumed (a projection).
+    hop_overhead_s, fetch_overhead_s : float
+        Fixed seconds per hop of a distributed bulk (tracing, checks, bookkeeping) and per
+        feature fetch; 0 unless fitted to scaling runs (``experiments/model.py validate
+        --fit-below``).
+    distributed_factor : float
+        How much slower kernels and copies run in a distributed bulk than in the one-process
+        calibration (1 unless fitted).
     """
 
     name: str
@@ -85,6 +94,9 @@ class Machine:
     memory_per_rank: float = 16e9
     measured: bool = False
     notes: str = ""
+    hop_overhead_s: float = 0.0
+    fetch_overhead_s: float = 0.0
+    distributed_factor: float = 1.0
 
     @classmethod
     def load(cls, path):
@@ -108,6 +120,10 @@ class Machine:
             _check_positive(where, f"sample_rate[{name!r}]", rate)
         if data.get("train_rate", 0) != 0:
             _check_positive(where, "train_rate", data["train_rate"])
+        for key in ("hop_overhead_s", "fetch_overhead_s"):
+            if data.get(key, 0) != 0:
+                _check_positive(where, key, data[key])
+        _check_positive(where, "distributed_factor", data.get("distributed_factor", 1.0))
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
     def beta(self, p):
@@ -255,8 +271,21 @@ def sampling_bytes(w, p, c, k, strategy):
         rows, entries, _ = w.per_bulk(k)
         return remote * (24.0 * rows + 8.0 * entries) * k
     if w.sampler in LAYERWISE:
-        return remote * (16.0 * w.rows + 16.0 * w.draws + 8.0 * w.unique + 8.0 * w.edges) * k
+        # the minibatch's new vertices (membership) go to every owner, remote or not
+        members = 8.0 * w.unique * (p // c)
+        return remote * (16.0 * w.rows + 16.0 * w.draws + members + 8.0 * w.edges
+                         + _distinct_report_bytes(w, p // c)) * k
     return 8.0 * remote * (w.rows + w.edges) * k
+
+
+def _distinct_report_bytes(w, owners):
+    """Layer-wise push: per minibatch and layer, each owner reports the distinct columns of
+    its share of the layer's rows when there are at most ``s`` of them (else a flag). Their
+    number is taken as the share's entries (an upper bound: rows share columns)."""
+    layers = max(w.hops, 1)
+    s = w.draws / layers
+    entries = w.rows / layers * w.row_degree / owners
+    return layers * owners * 8.0 * (entries if entries <= s else 1.0)
 
 
 def feature_bytes(w, p, c, k):
@@ -275,15 +304,14 @@ def predict(w, machine, p, c, k, strategy="push"):
     """
     _check_grid(p, c, k)
     beta, slow = machine.beta(p), machine.slowdown(p)
-    peers = p // c - 1
-    collective = machine.alpha_s + peers * machine.alpha_peer_s if peers else 0.0
-    rate = machine.sample_rate.get(w.sampler) or machine.sample_rate["nodewise"]
-    s_bytes = sampling_bytes(w, p, c, k, strategy)
-    f_bytes = feature_bytes(w, p, c, k)
-    unique = w.per_bulk(k)[2]
-    sample_s = (k * w.edges / rate + s_bytes / beta) * slow + 2 * w.hops * collective
-    fetch_s = (f_bytes / beta + k * unique * w.feature_dim * 4 / machine.gather_rate) * slow \
-        + collective
+    terms = cost_terms(w, machine, p, c, k, strategy)
+    s_bytes, f_bytes = terms["sampling_bytes"], terms["feature_bytes"]
+    spread = p > c          # c = p samples and fetches locally, as one process does
+    factor = machine.distributed_factor if spread else 1.0
+    sample_s = factor * terms["sample_work_s"] + terms["sample_latency_s"] \
+        + (w.hops * machine.hop_overhead_s if spread else 0.0)
+    fetch_s = factor * terms["fetch_work_s"] + terms["fetch_latency_s"] \
+        + (machine.fetch_overhead_s if spread else 0.0)
     train_s = k * w.edges / machine.train_rate * slow if machine.train_rate else 0.0
     allreduce_s = 0.0
     if w.params and p > 1:
@@ -292,6 +320,26 @@ def predict(w, machine, p, c, k, strategy="push"):
             "allreduce_s": allreduce_s, "total_s": sample_s + fetch_s + train_s + allreduce_s,
             "sampling_bytes": s_bytes, "feature_bytes": f_bytes,
             "memory_bytes": memory_per_rank(w, p, c, k)}
+
+
+def cost_terms(w, machine, p, c, k, strategy="push"):
+    """The parts of :func:`predict`'s phase times that do not depend on the fitted overheads:
+    kernel and copy seconds (``sample_work_s``, ``fetch_work_s``: rates, bytes / β, slowed
+    down by oversubscription) and collective latencies (``*_latency_s``); plus the bytes."""
+    beta, slow = machine.beta(p), machine.slowdown(p)
+    peers = p // c - 1
+    collective = machine.alpha_s + peers * machine.alpha_peer_s if peers else 0.0
+    rate = machine.sample_rate.get(w.sampler) or machine.sample_rate["nodewise"]
+    work = w.rows * w.row_degree if w.sampler in LAYERWISE else w.edges
+    s_bytes = sampling_bytes(w, p, c, k, strategy)
+    f_bytes = feature_bytes(w, p, c, k)
+    unique = w.per_bulk(k)[2]
+    return {"sample_work_s": (k * work / rate + s_bytes / beta) * slow,
+            "sample_latency_s": 2 * w.hops * collective,
+            "fetch_work_s": (f_bytes / beta + k * unique * w.feature_dim * 4
+                             / machine.gather_rate) * slow,
+            "fetch_latency_s": collective,
+            "sampling_bytes": s_bytes, "feature_bytes": f_bytes}
 
 
 def memory_per_rank(w, p, c, k):
