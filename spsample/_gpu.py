@@ -223,7 +223,29 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         fail(ArgumentError, "sample", "device", f"runs row-wise samplers (NodeWise, LABOR, "
              f"RandomWalk, ...); {type(sampler).__name__} is layer-wise, which has no GPU kernels "
              "yet: sample it with device=None", show_value=False)
+    _check_gpu_hops(lowered, sampler, seed, epoch)
     return run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
+
+
+def _check_gpu_hops(lowered, sampler, seed, epoch):
+    """The GPU kernels key hop ``h``'s streams by ``(epoch, h)`` and the seed, read single-hop
+    frontiers and have no temporal cut or ``"last"`` rule: refuse plans that need more."""
+    key = tuple(int(x) for x in _rng_key(seed))
+    for h, hs in enumerate(lowered.spec["hops"], start=1):
+        f = hs["frontier"]
+        plain = (hs["time"] < 0 and hs["select"] != _native._S_LAST
+                 and hs["hop_word"] == ((int(epoch) & 0xFFFFFF) << 8 | (h & 255))
+                 and tuple(hs["rng_key"]) == key and (len(f) < 5 or f[4] == f[1]))
+        if not plain:
+            fail(ArgumentError, "sample", "device", "runs plain row-wise hops; "
+                 f"{type(sampler).__name__} uses a temporal cut, the 'last' rule, per-relation "
+                 "streams or hop ranges, which have no GPU kernels yet: sample it with "
+                 "device=None", show_value=False)
+
+
+def _rng_key(seed):
+    from ._rng import split_seed
+    return split_seed(seed)
 
 
 def run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
