@@ -53,6 +53,7 @@ _LAZY = {
     "HopContext": ".samplers",
     # datasets on disk
     "Dataset": ".io",
+    "HeteroDataset": ".io",
     "save": ".io",
     "load": ".io",
     "convert": ".io",

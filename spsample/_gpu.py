@@ -355,7 +355,7 @@ class RowWiseDriver:
 
     # ---------------------------------------------------------------- frontiers
     def _frontier(self, spec, outputs):
-        kind, hop, off_index, vert_index = spec
+        kind, hop, off_index, vert_index = spec[:4]   # [4]: hop_last (== hop here)
         held = np.diff(self.nid_off)
         lo = ends = erow = given = None
         F = _native._FRONTIER

@@ -57,6 +57,8 @@ FORMAT = "spsample"
 VERSION = 2
 #: The version written for files without sparse features (readable by older spsample).
 _DENSE_VERSION = 1
+#: The newest version read: 3 is the heterogeneous layout (``_hetero_hdf5.py``).
+_MAX_VERSION = 3
 _CHUNK_BYTES = 256 * 1024
 
 
@@ -92,9 +94,12 @@ def save(dataset, path, *, compression="gzip"):
     """
     import h5py
 
+    from ._hetero_dataset import HeteroDataset
+    from ._hetero_hdf5 import write_hetero
     where = "spsample.save"
-    if not isinstance(dataset, Dataset):
-        fail(ArgumentTypeError, where, "dataset", "must be a spsample.Dataset", type(dataset))
+    if not isinstance(dataset, (Dataset, HeteroDataset)):
+        fail(ArgumentTypeError, where, "dataset", "must be a spsample.Dataset or "
+             "HeteroDataset", type(dataset))
     if compression not in ("gzip", None):
         fail(DatasetError, where, "compression", "must be 'gzip' or None", compression)
     path = _as_path(where, path)
@@ -105,7 +110,10 @@ def save(dataset, path, *, compression="gzip"):
         fail_path(DatasetError, where, "path", "is a directory, not a file name", path)
     with temporary_beside(path) as tmp:
         with h5py.File(tmp, "w", track_order=True) as f:
-            _write_dataset(f, dataset, compression)
+            if isinstance(dataset, HeteroDataset):
+                write_hetero(f, dataset, compression)
+            else:
+                _write_dataset(f, dataset, compression)
         os.replace(tmp, path)
     return path
 
@@ -169,8 +177,9 @@ def load(path, *, features=True):
 
     Returns
     -------
-    Dataset
-        The graph is rebuilt (and validated) with :meth:`Graph.from_csr`.
+    Dataset or HeteroDataset
+        The graph is rebuilt (and validated) with :meth:`Graph.from_csr` (a heterogeneous
+        file's with :meth:`HeteroGraph.from_edge_index`).
 
     Raises
     ------
@@ -180,9 +189,12 @@ def load(path, *, features=True):
         ``path`` is not an spsample HDF5 file, is truncated, lacks a required array (the
         message names it, e.g. ``/graph/indptr``), or holds inconsistent arrays.
     """
+    from ._hetero_hdf5 import is_hetero_file, read_hetero
     where = "spsample.load"
     path = _as_path(where, path)
     with _open(where, path) as f:
+        if is_hetero_file(f):
+            return read_hetero(where, path, f, features)
         try:
             dsets = _datasets_to_read(where, path, f, features)
             _check_sizes(where, path, dsets)
@@ -521,10 +533,10 @@ def _check_format(where, path, f):
     number = np.asarray(version) if version is not None else None
     good = (isinstance(fmt, str) and fmt == FORMAT and number is not None
             and number.shape == ()
-            and number.dtype.kind in "iu" and 1 <= int(number) <= VERSION)
+            and number.dtype.kind in "iu" and 1 <= int(number) <= _MAX_VERSION)
     if not good:
         fail_path(DatasetError, where, "path",
-                  f"is not an spsample dataset of version <= {VERSION} "
+                  f"is not an spsample dataset of version <= {_MAX_VERSION} "
                   f"(format={_shown(fmt)}, version={_shown(version)}); run `spsample convert` "
                   "on other formats first", path)
 
