@@ -59,6 +59,7 @@ _LAZY = {
     "convert": ".io",
     # torch training loop
     "Loader": ".loader",
+    "LinkLoader": ".loader",
     # sub-packages
     "distributed": ".distributed",
     "io": ".io",

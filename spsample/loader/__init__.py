@@ -13,6 +13,8 @@ Needs torch; PyG and DGL are optional.
 """
 
 from ._batch import Batch, Block, LayerEdges, make_batch
+from ._hetero import HeteroBatch, HeteroLoader, make_hetero_batch
+from ._link import LinkBatch, LinkLoader
 from ._features import ArrayFeatures, FeatureSource, FetchFeatures, HDF5Features, as_feature_source
 from ._loader import EpochIterator, Loader, epoch_order
 from ._pipeline import Prefetcher
@@ -22,4 +24,5 @@ from ._sparse import SparseFeatures, SparseRows
 __all__ = ["Loader", "EpochIterator", "epoch_order", "Batch", "Block", "LayerEdges",
            "make_batch", "FeatureSource", "ArrayFeatures", "HDF5Features", "FetchFeatures",
            "as_feature_source", "SparseFeatures", "SparseRows", "Prefetcher", "PyGSampler",
-           "have_pyg"]
+           "have_pyg", "HeteroBatch", "HeteroLoader", "make_hetero_batch",
+           "LinkLoader", "LinkBatch"]
