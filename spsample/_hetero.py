@@ -304,8 +304,11 @@ class HeteroGraph:
 
     def type_of(self, global_ids):
         """Index into :attr:`node_types` of each global id (int64 array)."""
-        starts = np.array([self._offsets[t] for t in self._types], dtype=np.int64)
-        return np.searchsorted(starts, np.asarray(global_ids, dtype=np.int64), side="right") - 1
+        ids = np.asarray(global_ids, dtype=np.int64)
+        out = np.zeros(ids.shape, dtype=np.int64)
+        for t in self._types[1:]:                 # few types: one comparison pass each
+            out += ids >= self._offsets[t]
+        return out
 
     def to_homogeneous(self):
         """Every relation in one :class:`~spsample.Graph` over the global ids (weights summed

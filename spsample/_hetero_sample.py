@@ -396,7 +396,8 @@ def split_hetero(graph, bulk, schedule, *, input_type=None):
     node_hop = schedule.step_hops()[node_step]
     ti = graph.type_of(bulk.n_id)
     key = node_mb * T + ti
-    order = np.argsort(key, kind="stable")
+    # a stable sort of small keys is a radix sort in NumPy (int16)
+    order = np.argsort(key.astype(np.int16) if k * T < 2 ** 15 else key, kind="stable")
     per_group = np.bincount(key, minlength=k * T)
     group_first = np.cumsum(per_group) - per_group
     rank = np.empty(order.size, dtype=np.int64)
@@ -444,11 +445,13 @@ def _relation_edges(graph, bulk, schedule, rank, node_offsets):
                 continue
             i, st = by_step[(rel, hop)]
             h = bulk.hops[i]
-            edge_mb = np.repeat(np.arange(k, dtype=np.int64), np.diff(h.offsets))
-            base = node_offsets[edge_mb]
+            # bulk position = the minibatch's first node + the minibatch-local position
+            pos = np.repeat(node_offsets[:-1], np.diff(h.offsets))
+            dst = rank.take(np.add(pos, h.dst, out=np.empty_like(pos)))
+            src = rank.take(np.add(pos, h.src, out=pos))
             eid = h.edge_id
             if isinstance(st.graph, TimeSortedGraph):
                 eid = st.graph.canonical_edge[eid]
-            hops.append((rank[base + h.dst], rank[base + h.src], eid, h.offsets))
+            hops.append((dst, src, eid, h.offsets))
         out[rel] = hops
     return out

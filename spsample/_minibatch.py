@@ -74,9 +74,10 @@ class MiniBatch:
         """All hops' edges as one PyG-style ``(2, E)`` int64 array ``[src; dst]`` in local ids."""
         if not self.edges:
             return np.zeros((2, 0), dtype=np.int64)
-        src = np.concatenate([s for _, s in self.edges])
-        dst = np.concatenate([d for d, _ in self.edges])
-        return np.stack([src, dst])
+        out = np.empty((2, sum(int(d.size) for d, _ in self.edges)), dtype=np.int64)
+        np.concatenate([s for _, s in self.edges], out=out[0])     # one copy, no stack
+        np.concatenate([d for d, _ in self.edges], out=out[1])
+        return out
 
     def global_edges(self, hop):
         """``(dst, src)`` of hop ``hop`` (1-based) in global vertex ids."""
