@@ -372,8 +372,12 @@ FrontierSpec frontier_spec(const py::tuple& t, const std::vector<I64>& ivecs, in
     FrontierSpec f;
     f.kind = t[0].cast<int32_t>();
     f.hop = t[1].cast<int32_t>();
+    f.hop_last = t.size() > 4 ? t[4].cast<int32_t>() : f.hop;
     require(f.kind >= F_NEW_NODES && f.kind <= F_ROWS, "unknown frontier kind");
-    if (f.kind == F_NEW_NODES) require(f.hop >= 0 && f.hop < hop, "new_nodes of a hop not sampled yet");
+    if (f.kind == F_NEW_NODES)
+        require(f.hop >= 0 && f.hop < hop && f.hop_last >= f.hop - 1 && f.hop_last < hop &&
+                    (f.hop > 0 || f.hop_last >= 0),
+                "new_nodes of hops not sampled yet");
     if (f.kind == F_EDGE_SRC || f.kind == F_EDGE_DST)
         require(f.hop >= 1 && f.hop < hop, "edge ends of a hop not sampled yet");
     if (f.kind == F_ROWS) {
@@ -451,6 +455,19 @@ HopSpec hop_spec(const py::dict& d, const std::vector<CSRView>& graphs, const st
     hop_rule(hs, d, graphs[hs.graph], aux, fvecs, ivecs, n);
     hs.dedup = d["dedup"].cast<bool>();
     hs.keep_row_ids = d["keep_row_ids"].cast<bool>();
+    const py::tuple rk = d["rng_key"].cast<py::tuple>();
+    hs.hop_word = d["hop_word"].cast<uint32_t>();
+    hs.rng_key = Key{rk[0].cast<uint32_t>(), rk[1].cast<uint32_t>()};
+    const int64_t ti = d["time"].cast<int64_t>(), bi = d["batch_time"].cast<int64_t>();
+    if (ti >= 0) {  // sortedness within rows is checked by spsample (RowView.until)
+        require(ti < static_cast<int64_t>(fvecs.size()) && bi >= 0 &&
+                    bi < static_cast<int64_t>(fvecs.size()), "time vectors missing");
+        const CSRView& g = graphs[hs.graph];
+        require(fvecs[ti].size() == g.indptr[g.n], "entry times of the wrong length");
+        require(fvecs[bi].size() == k, "one cut time per minibatch");
+        hs.entry_time = fvecs[ti].data();
+        hs.batch_time = fvecs[bi].data();
+    }
     return hs;
 }
 
@@ -459,7 +476,7 @@ void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* a
               const std::vector<F64>& fvecs, const std::vector<I64>& ivecs, int64_t n) {
     hs.values = value_program(d["program"].cast<py::list>(), fvecs, g, aux, n);
     hs.select = d["select"].cast<int32_t>();
-    require(hs.select >= S_UNIFORM && hs.select <= S_THRESHOLD, "unknown selection");
+    require(hs.select >= S_UNIFORM && hs.select <= S_LAST, "unknown selection");
     if (hs.select == S_WEIGHTED || hs.select == S_WEIGHTED_REP || hs.select == S_REJECTION)
         require(!hs.values.code.empty(), "a weighted rule needs values");
     hs.fanout = d["fanout"].cast<int64_t>();
@@ -499,7 +516,7 @@ py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes
     for (const auto& v : fvecs) require(v.ndim() == 1, "vectors must be 1-d");
     for (const auto& v : ivecs) require(v.ndim() == 1, "vectors must be 1-d");
     const int L = static_cast<int>(hops.size());
-    require(L >= 1 && L <= 255, "1 to 255 hops");
+    require(L >= 1 && L <= 65535, "1 to 65535 hops");
     for (int h = 1; h <= L; ++h)
         plan.hops.push_back(hop_spec(hops[h - 1].cast<py::dict>(), plan.graphs, fvecs, ivecs, h, b.k, plan.n));
     for (int h = 1; h <= L; ++h) {  // edge ends read later need this hop's row ids

@@ -3,13 +3,18 @@
 //
 // A plan (lowered from the traced constructors by spsample/_native.py) gives per hop:
 //
-//   Q   the frontier: vertices first reached at hop h' (F_NEW_NODES), every vertex so far
+//   Q   the frontier: vertices first reached at hops h'..h'' (F_NEW_NODES; one hop, or the
+//       consecutive sub-hops of one heterogeneous hop), every vertex so far
 //       (F_ALL_NODES), the sources / destinations of hop h''s edges (F_EDGE_SRC / F_EDGE_DST, one
 //       row per edge, walks), or given rows (F_ROWS: added to the minibatch first if absent);
 //       optionally an aligned aux frontier (the previous vertices of walks) for value lookups
-//   P   rows of one graph of the plan, valued by a ValueProgram when the rule is weighted
-//   S   a rule of select.h, the row's stream keyed by its vertex (K_VERTEX) or its stable row
-//       id (K_ROW), fanout per hop or per row vertex
+//   P   rows of one graph of the plan, valued by a ValueProgram when the rule is weighted;
+//       optionally cut at a time (temporal sampling: the graph's rows are sorted by entry time,
+//       and a row keeps its prefix of entries with time <= the minibatch's time)
+//   S   a rule of select.h, or the last s entries (S_LAST, no randomness), the row's stream
+//       keyed by its vertex (K_VERTEX) or its stable row id (K_ROW) under the hop's own counter
+//       word 2 and Philox key (per relation for heterogeneous graphs), fanout per hop or per
+//       row vertex
 //   extraction: new vertices deduplicated per minibatch (LocalMap, first occurrence in edge
 //       order) or appended per edge (no dedup); the edges in local ids
 //
@@ -38,13 +43,15 @@ namespace spsample {
 
 enum FrontierKind : int32_t { F_NEW_NODES = 0, F_ALL_NODES = 1, F_EDGE_SRC = 2, F_EDGE_DST = 3, F_ROWS = 4 };
 enum SelectKind : int32_t {
-    S_UNIFORM = 0, S_UNIFORM_REP = 1, S_WEIGHTED = 2, S_WEIGHTED_REP = 3, S_REJECTION = 4, S_THRESHOLD = 5
+    S_UNIFORM = 0, S_UNIFORM_REP = 1, S_WEIGHTED = 2, S_WEIGHTED_REP = 3, S_REJECTION = 4, S_THRESHOLD = 5,
+    S_LAST = 6
 };
 enum StreamKey : int32_t { K_VERTEX = 0, K_ROW = 1 };
 
 struct FrontierSpec {
     int32_t kind = F_NEW_NODES;
     int32_t hop = 0;                        // F_NEW_NODES: node hop; F_EDGE_*: edge hop (>= 1)
+    int32_t hop_last = 0;                   // F_NEW_NODES: last node hop of the range (>= hop - 1)
     const int64_t* rows_offsets = nullptr;  // F_ROWS: per bulk position (k + 1)
     const int64_t* rows_vertex = nullptr;   // F_ROWS: the rows' vertices
 };
@@ -62,6 +69,10 @@ struct HopSpec {
     int32_t key = K_VERTEX;
     bool dedup = true;
     bool keep_row_ids = false;            // a later hop reads this hop's edge ends
+    uint32_t hop_word = 0;                // counter word 2 of the rows' streams
+    Key rng_key{0, 0};                    // Philox key of the rows' streams
+    const double* entry_time = nullptr;   // per entry of the graph, non-decreasing within rows
+    const double* batch_time = nullptr;   // per bulk position: the time rows are cut at
 };
 
 struct RowWisePlan {
@@ -105,7 +116,7 @@ static int64_t build_frontier(const FrontierSpec& f, int64_t j, MiniBatchOut& ou
     };
     if (f.kind == F_NEW_NODES || f.kind == F_ALL_NODES) {
         const int64_t lo = f.kind == F_ALL_NODES ? 0 : (f.hop == 0 ? 0 : hop_end[f.hop - 1]);
-        const int64_t hi = f.kind == F_ALL_NODES ? hop_end.back() : hop_end[f.hop];
+        const int64_t hi = f.kind == F_ALL_NODES ? hop_end.back() : hop_end[f.hop_last];
         m = hi - lo;
         size_rows(m);
         for (int64_t r = 0; r < m; ++r) {
@@ -243,6 +254,10 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             if (keep_rows) erow[E] = row_id;
             ++E;
         };
+        if (RULE == S_LAST) {  // the latest s entries of a row sorted by time
+            for (int64_t p = (s < 0 || d <= s) ? 0 : d - s; p < d; ++p) emit(p);
+            continue;
+        }
         if (RULE == S_THRESHOLD) {
             if (s < 0 || d <= s) {
                 for (int64_t p = 0; p < d; ++p) emit(p);
@@ -304,6 +319,7 @@ static int64_t select_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint3
         case S_WEIGHTED: return select_rows_pass<S_WEIGHTED>(hs, g, m, hw, bid, key, sc, ho, budget);
         case S_WEIGHTED_REP: return select_rows_pass<S_WEIGHTED_REP>(hs, g, m, hw, bid, key, sc, ho, budget);
         case S_REJECTION: return select_rows_pass<S_REJECTION>(hs, g, m, hw, bid, key, sc, ho, budget);
+        case S_LAST: return select_rows_pass<S_LAST>(hs, g, m, hw, bid, key, sc, ho, budget);
         default: return select_rows_pass<S_THRESHOLD>(hs, g, m, hw, bid, key, sc, ho, budget);
     }
 }
@@ -340,7 +356,7 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
     for (int h = 1; h <= L; ++h) {
         const HopSpec& hs = plan.hops[h - 1];
         const CSRView& g = plan.graphs[hs.graph];
-        const uint32_t hw = hop_word(plan.epoch, h);
+        const uint32_t hw = hs.hop_word;
         // pass 1: the frontier and its rows' extents
         const int64_t m = build_frontier(hs.frontier, j, out, hop_end, sc, sc.fv, false);
         if (hs.has_aux) build_frontier(hs.aux, j, out, hop_end, sc, sc.fa, true);
@@ -353,9 +369,16 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
             sc.start[r] = st;
             sc.deg[r] = g.indptr[fv[r] + 1] - st;
         }
+        if (hs.entry_time) {  // temporal: each row's prefix of entries no later than the time
+            const double t = hs.batch_time[j];
+            for (int64_t r = 0; r < m; ++r) {
+                const double* first = hs.entry_time + sc.start[r];
+                sc.deg[r] = std::upper_bound(first, first + sc.deg[r], t) - first;
+            }
+        }
         // pass 2: selection
         HopOut& ho = out.hops[h - 1];
-        const int64_t E = select_pass(hs, g, m, hw, bid, plan.key, sc, ho, budget);
+        const int64_t E = select_pass(hs, g, m, hw, bid, hs.rng_key, sc, ho, budget);
         if (hs.keep_row_ids) sc.edge_row_id[h - 1].assign(sc.erow.data(), sc.erow.data() + E);
         // pass 3: gather the sampled neighbours
         sc.nbr.resize(E);

@@ -30,6 +30,7 @@ from ._errors import (
     SpsampleError,
 )
 from ._graph import Graph
+from ._hetero import HeteroGraph
 
 __version__ = "0.1.0"
 
@@ -46,15 +47,19 @@ _LAZY = {
     "LABOR": ".samplers",
     "RandomWalk": ".samplers",
     "Bulk": "._minibatch",
+    "HeteroMiniBatch": "._hetero_sample",
+    "HeteroBulk": "._hetero_sample",
     "BulkState": ".samplers",
     "HopContext": ".samplers",
     # datasets on disk
     "Dataset": ".io",
+    "HeteroDataset": ".io",
     "save": ".io",
     "load": ".io",
     "convert": ".io",
     # torch training loop
     "Loader": ".loader",
+    "LinkLoader": ".loader",
     # sub-packages
     "distributed": ".distributed",
     "io": ".io",
@@ -66,6 +71,7 @@ _LAZY = {
 
 __all__ = [
     "Graph",
+    "HeteroGraph",
     "SpsampleError",
     "ArgumentError",
     "ArgumentTypeError",

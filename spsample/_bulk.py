@@ -68,9 +68,14 @@ class BulkState:
         Global minibatch ids.
     symbolic : bool
         Trace instead of sampling (see the module docstring).
+    steps : sequence of (int, str), optional
+        A heterogeneous bulk: per engine hop ("step") ``1..S``, the heterogeneous hop it
+        belongs to and the node type it adds (its relation's source type). Frontiers then take
+        heterogeneous hops (:meth:`new_nodes` with a node type); without it every hop is one
+        step.
     """
 
-    def __init__(self, num_nodes, batch_ids, *, symbolic=False):
+    def __init__(self, num_nodes, batch_ids, *, symbolic=False, steps=None):
         self.num_nodes = int(num_nodes)
         self.batch_ids = np.asarray(batch_ids, dtype=np.int64)
         self.k = self.batch_ids.size
@@ -84,6 +89,8 @@ class BulkState:
         self._node_cache = {}
         self._table = self._first = None
         self._merged = {}
+        self.step_hops = None if steps is None else [0] + [int(h) for h, _ in steps]
+        self.step_types = None if steps is None else [None] + [t for _, t in steps]
 
     # ------------------------------------------------------------------ hop bookkeeping
     def begin_hop(self, hop):
@@ -113,14 +120,34 @@ class BulkState:
             raise NotLowerable(f"BulkState.{what} while tracing")
 
     # ------------------------------------------------------------------ frontiers (Q)
-    def new_nodes(self, hop):
+    def new_nodes(self, hop, node_type=None):
         """``Q``: the vertices first reached at ``hop`` (0 = the seeds), per minibatch in local
-        order."""
-        hop = self._check_hop("new_nodes", hop, 0)
+        order. On a heterogeneous bulk, ``node_type`` keeps the vertices of that type (the
+        steps of ``hop`` that add it); ``None`` keeps every type (rows of other types are empty
+        in a relation's block, so they sample nothing)."""
+        first, last = self._step_range(self._check_hop("new_nodes", hop, 0), node_type)
         if self.symbolic:
-            return SymbolicFrontier("new_nodes", hop)
-        batch, vertex, local = self._nodes_of(hop)
-        return Frontier._of("new_nodes", hop, batch, vertex, local, local)
+            return SymbolicFrontier("new_nodes", first, hop_last=last)
+        batch, vertex, local = self._nodes_of_range(first, last)
+        return Frontier._of("new_nodes", first, batch, vertex, local, local, hop_last=last)
+
+    def _step_range(self, hop, node_type):
+        """``(first, last)`` engine steps holding the new vertices of ``hop`` (of
+        ``node_type``); an empty range ``(a, a - 1)`` when there are none."""
+        if self.step_hops is None or hop == 0:
+            return hop, hop
+        found = [s for s in range(1, self.hop) if self.step_hops[s] == hop
+                 and (node_type is None or self.step_types[s] == node_type)]
+        if not found:
+            before = sum(1 for s in range(1, self.hop) if self.step_hops[s] <= hop)
+            if before == 0:
+                fail(SamplerError, "BulkState.new_nodes", "hop", "names a hop with no steps",
+                     hop)
+            return before, before - 1
+        if found[-1] - found[0] + 1 != len(found):
+            fail(SamplerError, "BulkState.new_nodes", "node_type", "is added by non-consecutive "
+                 "steps of the hop", node_type)
+        return found[0], found[-1]
 
     def all_nodes(self):
         """``Q_b``: every vertex so far, ordered by (minibatch, local id)."""
@@ -187,6 +214,15 @@ class BulkState:
     def _check_hop(self, where, hop, lowest):
         from ._validate import as_int
         hop = as_int(f"BulkState.{where}", "hop", hop)
+        if self.step_hops is not None:
+            if lowest == 1:
+                fail(SamplerError, f"BulkState.{where}", "hop", "edge-end frontiers (walks) are "
+                     "not available on heterogeneous graphs", hop)
+            current = self.step_hops[self.hop] if self.hop < len(self.step_hops) else 0
+            if not 0 <= hop < max(current, 1):
+                fail(SamplerError, f"BulkState.{where}", "hop",
+                     f"must be a hop already sampled (0..{current - 1})", hop)
+            return hop
         highest = self.hop - 1 if lowest == 1 else self.hop - 1
         if hop < lowest or hop > max(highest, lowest - 1):
             fail(SamplerError, f"BulkState.{where}", "hop",
@@ -395,6 +431,18 @@ class BulkState:
                 merged = tuple(np.concatenate([p[i] for p in parts])[order] for i in range(3))
             self._merged[hop] = merged
         return self._merged[hop]
+
+    def _nodes_of_range(self, first, last):
+        """:meth:`_nodes_of` for the steps ``first..last`` together (by minibatch, local)."""
+        if last <= first:
+            if last == first:
+                return self._nodes_of(first)
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
+        parts = [self._nodes_of(h) for h in range(first, last + 1)]
+        batch = np.concatenate([p[0] for p in parts])
+        order = np.argsort(batch, kind="stable")
+        return tuple(np.concatenate([p[i] for p in parts])[order] for i in range(3))
 
     def _edges_of(self, hop):
         e = self.hop_edges[hop - 1]

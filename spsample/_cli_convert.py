@@ -71,6 +71,9 @@ def run(args):
     ds = convert(args.src, args.dst, format=args.format, name=args.name,
                  features_dtype=args.features_dtype,
                  compression=None if args.no_compression else "gzip", **options)
+    if hasattr(ds.graph, "relations"):
+        print(_hetero_summary(ds, args.dst))
+        return 0
     print(_summary(ds, args.dst))
     hint = _direction_hint(ds, args.format or _format_of(args.src), options)
     if hint:
@@ -97,6 +100,28 @@ def _summary(ds, dst):
         features += f" (sparse, {100 * density:.2g}% non-zero)"
     return (f"{ds.name or '(unnamed)'}: {ds.num_nodes} nodes, {ds.num_edges} edges "
             f"({direction}), {features}, {ds.num_classes} classes, splits: {splits} -> {dst}")
+
+
+def _hetero_summary(ds, dst):
+    """One line for a heterogeneous dataset: types, relations, edges, labels, splits."""
+    g = ds.graph
+    nodes = ", ".join(f"{t} {n}" for t, n in g.num_nodes.items())
+    edges = sum(g.num_edges.values())
+    extra = []
+    if g.is_temporal:
+        extra.append("temporal")
+    if ds.target_type:
+        extra.append(f"{ds.num_classes} classes of {ds.target_type}")
+    if ds.features:
+        extra.append("features of " + ", ".join(f"{t} ({f.shape[1]})"
+                                                 for t, f in ds.features.items()))
+    if ds.splits:
+        extra.append("splits " + ", ".join(ds.splits))
+    if ds.edge_splits:
+        extra.append("edge splits " + ", ".join(f"{p} {sum(e.shape[1] for e in r.values())}"
+                                                for p, r in ds.edge_splits.items()))
+    return (f"{ds.name or '(unnamed)'}: heterogeneous, nodes: {nodes}; {len(g.relations)} "
+            f"relations, {edges} edges; {'; '.join(extra) or 'graph only'} -> {dst}")
 
 
 def _symmetric(graph):

@@ -39,8 +39,22 @@ def add_arguments(parser):
     parser.add_argument("--eval-fanouts", type=_int_list, default=None, metavar="F1,F2,...",
                         help="fanouts for validation/test (default: all neighbours for "
                              "nodewise and labor, the training fanouts for layer-wise samplers)")
-    parser.add_argument("--batch-size", type=int, default=d.batch_size,
-                        help=f"seeds per minibatch (default: {d.batch_size})")
+    parser.add_argument("--task", choices=("node", "link"), default="node",
+                        help="node classification (default; a heterogeneous file trains a "
+                             "heterogeneous GraphSAGE on its target type) or link "
+                             "prediction (GraphSAGE encoder + dot-product decoder; test AUC "
+                             "and MRR)")
+    parser.add_argument("--relation", type=_relation, default=None, metavar="SRC,NAME,DST",
+                        help="--task link on a heterogeneous file: the relation to predict "
+                             "(default: the first)")
+    parser.add_argument("--neg-ratio", type=float, default=1.0,
+                        help="--task link: negatives per training edge (default: 1)")
+    parser.add_argument("--eval-negatives", type=int, default=20,
+                        help="--task link: strict negatives per validation/test edge for AUC "
+                             "and MRR (default: 20)")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help=f"seeds per minibatch (default: {d.batch_size}; 512 edges for "
+                             "--task link)")
     parser.add_argument("--eval-batch-size", type=int, default=d.eval_batch_size,
                         help=f"seeds per evaluation minibatch (default: {d.eval_batch_size})")
     parser.add_argument("--bulk-size", type=int, default=d.bulk_size,
@@ -128,10 +142,16 @@ def run(args):
     comm = _communicator(args.mpi)
     rank = 0 if comm is None else comm.Get_rank()
     config = _config(args)
-    if _sharded(args, comm):
+    if _sharded(args, comm) and args.task != "link":
         dataset = _load_sharded(args, comm)
     else:
         dataset = load_dataset("train", args.dataset)
+        from .io import HeteroDataset
+
+        if args.task == "link" or isinstance(dataset, HeteroDataset):
+            from ._cli_tasks import run_task
+
+            return run_task(args, dataset, comm)
     trainer = Trainer(dataset, config, comm=comm)
     if args.resume:
         _resume(trainer, args.resume)
@@ -176,8 +196,21 @@ def _load_sharded(args, comm):
     from .distributed._collective import agree
 
     grid = Grid(comm, replication=1 if args.replication is None else args.replication)
-    path = agree(grid.comm, "spsample train", lambda: dataset_path("train", args.dataset))
+    path = agree(grid.comm, "spsample train", lambda: _homogeneous(dataset_path("train",
+                                                                             args.dataset)))
     return ShardedDataset.load(path, grid, replicate_graph=args.replicate_graph)
+
+
+def _homogeneous(path):
+    """``path``, unless it holds a heterogeneous dataset (those train in one process)."""
+    from ._errors import ArgumentError
+    from .io._hdf5 import open_layout
+
+    if open_layout(path) == "hetero":
+        raise ArgumentError("spsample train: argument 'dataset' is a heterogeneous dataset, "
+                            f"which trains in one process, not sharded under mpiexec (got "
+                            f"{path!r})")
+    return path
 
 
 def _resume(trainer, path):
@@ -195,7 +228,8 @@ def _config(args):
 
     return TrainConfig(
         sampler=args.sampler, fanouts=args.fanouts, eval_fanouts=args.eval_fanouts,
-        batch_size=args.batch_size, eval_batch_size=args.eval_batch_size,
+        batch_size=TrainConfig.batch_size if args.batch_size is None else args.batch_size,
+        eval_batch_size=args.eval_batch_size,
         bulk_size=args.bulk_size, epochs=args.epochs, lr=args.lr, scale_lr=args.scale_lr,
         weight_decay=args.weight_decay, hidden=args.hidden, dropout=args.dropout,
         input_dropout=not args.no_input_dropout,
@@ -281,6 +315,16 @@ def _threads_arg(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected 'auto' or an integer >= 1, got {text!r}")
     return value
+
+
+def _relation(text):
+    """``SRC,NAME,DST`` -> a relation triple (argparse type)."""
+    import argparse
+
+    parts = tuple(part.strip() for part in text.split(","))
+    if len(parts) != 3 or not all(parts):
+        raise argparse.ArgumentTypeError(f"expected SRC,NAME,DST, got {text!r}")
+    return parts
 
 
 def _int_list(text):

@@ -33,9 +33,14 @@ __all__ = ["run_bulk", "run_numpy", "run_hops", "trace", "lower_sampler", "estim
 _WARNED = set()
 
 
-def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY):
+def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY, *,
+             schedule=None, seed_time=None):
     """Sample one bulk: validated ``seeds`` cut into minibatches of ``sizes`` with global ids
     ``batch_ids``. Returns a :class:`~spsample.Bulk`.
+
+    ``schedule`` (a heterogeneous graph's :class:`~spsample._hetero_sample.Schedule`) runs one
+    engine hop per (hop, relation) step on the relations' blocks (``graph`` is then the first
+    step's block); ``seed_time`` (float64, one per minibatch) is the temporal cut.
 
     Raises
     ------
@@ -44,16 +49,17 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY
         not fit the memory available; while sampling, when the output grows past it.
     """
     native = backend is NUMPY and _native.enabled()
-    plans = _trace_quietly(sampler, graph, batch_ids, seed, epoch)
+    extra = dict(schedule=schedule, seed_time=seed_time)
+    plans = _trace_quietly(sampler, graph, batch_ids, seed, epoch, **extra)
     if plans is not None:
-        check_memory("sample", "sampler", estimate_output_bytes(plans, graph, sizes),
+        check_memory("sample", "sampler", estimate_output_bytes(plans, schedule or graph, sizes),
                      "the sampled output", "lower the fanouts, batch_size or the number of seeds "
                      "per call")
     if native:
-        lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch, plans)
+        lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch, plans, **extra)
         if lowered is not None:
             return _native.run(lowered, graph, seeds, sizes, batch_ids, seed, epoch)
-    return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend)
+    return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend, **extra)
 
 
 #: What a constructor raises when it cannot run on traced placeholders (it reads data that
@@ -62,11 +68,11 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY
 UNTRACEABLE = (NotLowerable, TypeError, AttributeError, IndexError, KeyError)
 
 
-def _trace_quietly(sampler, graph, batch_ids, seed, epoch):
+def _trace_quietly(sampler, graph, batch_ids, seed, epoch, **extra):
     """The plans, or ``None`` when the constructors cannot be traced (the engine then warns in
     :func:`lower_sampler`, or evaluates them with NumPy)."""
     try:
-        return trace(sampler, graph, batch_ids, seed, epoch)
+        return trace(sampler, graph, batch_ids, seed, epoch, **extra)
     except SpsampleError:
         raise
     except UNTRACEABLE:
@@ -83,8 +89,11 @@ def estimate_output_bytes(plans, graph, sizes):
     ``min(fanout, max degree)`` per row (its expected size); layer-wise hops, whose outputs are
     bounded by the minibatch's vertex sets, end the estimate.
     """
-    n, nnz = graph.num_nodes, graph.num_edges
-    max_degree = graph.cached("max_degree", lambda: int(np.diff(graph.indptr).max()))
+    if hasattr(graph, "degree_stats"):               # a heterogeneous schedule
+        n, (nnz, max_degree) = graph.num_nodes, graph.degree_stats()
+    else:
+        n, nnz = graph.num_nodes, graph.num_edges
+        max_degree = graph.cached("max_degree", lambda: int(np.diff(graph.indptr).max()))
     total = 0
     sizes = np.asarray(sizes, dtype=np.int64)
     for b, count in zip(*np.unique(sizes, return_counts=True)):
@@ -108,7 +117,7 @@ def estimate_output_bytes(plans, graph, sizes):
 
 def _rows_bound(Q, new, edges, nodes, sizes):
     if Q.kind == "new_nodes":
-        return new[Q.hop]
+        return sum(new[Q.hop:Q.hop_last + 1])
     if Q.kind == "all_nodes":
         return nodes
     if Q.kind in ("edge_sources", "edge_destinations"):
@@ -125,36 +134,59 @@ def _row_bound(sel, max_degree):
     return s if getattr(sel, "replace", False) else min(s, max_degree)
 
 
-def _contexts(sampler, graph, batch_ids, seed, epoch, backend, symbolic):
+def _contexts(sampler, graph, batch_ids, seed, epoch, backend, symbolic, schedule=None,
+              seed_time=None):
+    """``(graph of the step, HopContext)`` per engine hop: the sampler's hops on a plain graph,
+    the schedule's (hop, relation) steps on a heterogeneous one."""
     key = _rng.split_seed(seed)
     scratch = {}
-    for hop, fanout in enumerate(sampler.fanouts, start=1):
-        yield HopContext(hop=hop, fanout=fanout, seed=seed, epoch=epoch, key=key,
-                         hop_word=_rng.hop_word(epoch, hop), batch_ids=batch_ids,
-                         backend=backend, scratch=scratch, symbolic=symbolic, graph=graph)
+    common = dict(seed=seed, epoch=epoch, batch_ids=batch_ids, backend=backend,
+                  scratch=scratch, symbolic=symbolic, seed_time=seed_time)
+    if schedule is None:
+        for hop, fanout in enumerate(sampler.fanouts, start=1):
+            yield graph, HopContext(hop=hop, fanout=fanout, key=key, step=hop, graph=graph,
+                                    hop_word=_rng.hop_word(epoch, hop), **common)
+        return
+    for step, st in enumerate(schedule.steps, start=1):
+        yield st.graph, HopContext(hop=st.hop, fanout=st.fanout, key=st.key, step=step,
+                                   hop_word=_rng.hop_word(epoch, st.hop), graph=st.graph,
+                                   relation=st.relation, src_type=st.relation[0],
+                                   dst_type=st.relation[2], **common)
 
 
-def run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY):
+def _state(graph, batch_ids, schedule, symbolic):
+    if schedule is None:
+        return BulkState(graph.num_nodes, batch_ids, symbolic=symbolic)
+    return BulkState(schedule.num_nodes, batch_ids, symbolic=symbolic,
+                     steps=[(st.hop, st.relation[0]) for st in schedule.steps])
+
+
+def run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY, *,
+              schedule=None, seed_time=None):
     """The NumPy evaluation of the sampler's constructors over the whole bulk (the oracle)."""
     return run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch,
-                    lambda state, ctx: sampler.sample_hop(graph, state, ctx), backend)
+                    lambda state, ctx: sampler.sample_hop(ctx.graph, state, ctx), backend,
+                    schedule=schedule, seed_time=seed_time)
 
 
-def run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch, hop, backend=NUMPY):
+def run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch, hop, backend=NUMPY, *,
+             schedule=None, seed_time=None):
     """The hop loop on a concrete bulk state: the seeds, then ``hop(state, ctx)`` for every hop
     (the NumPy evaluation of the constructors, or the distributed strategies), then the flat
-    result."""
-    state = BulkState(graph.num_nodes, batch_ids)
+    result. ``ctx.graph`` is the graph of the step (a relation's block on a heterogeneous
+    graph)."""
+    state = _state(graph, batch_ids, schedule, symbolic=False)
     state.begin_hop(0)
     state.add_nodes(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes), seeds)
-    for ctx in _contexts(sampler, graph, batch_ids, seed, epoch, backend, symbolic=False):
-        state.begin_hop(ctx.hop)
+    for _, ctx in _contexts(sampler, graph, batch_ids, seed, epoch, backend, False, schedule,
+                            seed_time):
+        state.begin_hop(ctx.step)
         hop(state, ctx)
         state.end_hop()
     return state.finish(sizes)
 
 
-def trace(sampler, graph, batch_ids, seed, epoch):
+def trace(sampler, graph, batch_ids, seed, epoch, *, schedule=None, seed_time=None):
     """The sampler's hops as :class:`~spsample._bulk.HopPlan` objects (nothing is sampled).
 
     Raises
@@ -162,22 +194,23 @@ def trace(sampler, graph, batch_ids, seed, epoch):
     NotLowerable
         When a constructor reads data that exists only once sampled (e.g. ``Q.vertex``).
     """
-    state = BulkState(graph.num_nodes, batch_ids, symbolic=True)
+    state = _state(graph, batch_ids, schedule, symbolic=True)
     state.begin_hop(0)
-    for ctx in _contexts(sampler, graph, batch_ids, seed, epoch, NUMPY, symbolic=True):
-        state.begin_hop(ctx.hop)
-        sampler.sample_hop(graph, state, ctx)
+    for step_graph, ctx in _contexts(sampler, graph, batch_ids, seed, epoch, NUMPY, True,
+                                     schedule, seed_time):
+        state.begin_hop(ctx.step)
+        sampler.sample_hop(step_graph, state, ctx)
         state.end_hop()
     return state.plans
 
 
-def lower_sampler(sampler, graph, batch_ids, seed, epoch, plans=None):
+def lower_sampler(sampler, graph, batch_ids, seed, epoch, plans=None, **extra):
     """The sampler traced (unless ``plans`` are given) and lowered
     (:class:`spsample._native.Lowered`), or ``None`` (after a one-time warning naming the
     constructor) when it cannot run natively."""
     try:
         if plans is None:
-            plans = trace(sampler, graph, batch_ids, seed, epoch)
+            plans = trace(sampler, graph, batch_ids, seed, epoch, **extra)
         return _native.lower(plans, graph, int(batch_ids.size))
     except NotLowerable as exc:
         _warn_not_lowered(sampler, exc, getattr(exc, "constructor", None) or _culprit(sampler, exc))

@@ -241,7 +241,29 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
     if lowered.kernel == "layerwise":
         from ._gpu_layers import run_layerwise
         return run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
+    _check_gpu_hops(lowered, sampler, seed, epoch)
     return run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
+
+
+def _check_gpu_hops(lowered, sampler, seed, epoch):
+    """The GPU kernels key hop ``h``'s streams by ``(epoch, h)`` and the seed, read single-hop
+    frontiers and have no temporal cut or ``"last"`` rule: refuse plans that need more."""
+    key = tuple(int(x) for x in _rng_key(seed))
+    for h, hs in enumerate(lowered.spec["hops"], start=1):
+        f = hs["frontier"]
+        plain = (hs["time"] < 0 and hs["select"] != _native._S_LAST
+                 and hs["hop_word"] == ((int(epoch) & 0xFFFFFF) << 8 | (h & 255))
+                 and tuple(hs["rng_key"]) == key and (len(f) < 5 or f[4] == f[1]))
+        if not plain:
+            fail(ArgumentError, "sample", "device", "runs plain row-wise hops; "
+                 f"{type(sampler).__name__} uses a temporal cut, the 'last' rule, per-relation "
+                 "streams or hop ranges, which have no GPU kernels yet: sample it with "
+                 "device=None", show_value=False)
+
+
+def _rng_key(seed):
+    from ._rng import split_seed
+    return split_seed(seed)
 
 
 def run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
@@ -428,7 +450,7 @@ class RowWiseDriver(DeviceDriver):
 
     # ---------------------------------------------------------------- frontiers
     def _frontier(self, spec, outputs):
-        kind, hop, off_index, vert_index = spec
+        kind, hop, off_index, vert_index = spec[:4]   # [4]: hop_last (== hop here)
         held = np.diff(self.nid_off)
         lo = ends = erow = given = None
         F = _native._FRONTIER

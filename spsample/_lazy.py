@@ -74,12 +74,18 @@ class Frontier:
     kind, hop : str, int
         What the rows are: ``"new_nodes"``, ``"all_nodes"``, ``"edge_sources"``,
         ``"edge_destinations"``, ``"rows"`` (given), or ``"arrays"`` (built from arrays).
+    hop_last : int
+        ``"new_nodes"``: the vertices first reached at engine hops ``hop .. hop_last`` (the
+        sub-hops of one heterogeneous hop; ``hop`` alone on a plain graph; an empty range when
+        ``hop_last == hop - 1``).
     """
 
     symbolic = False
 
+    hop_last = None
+
     def __init__(self, batch, vertex, local=None, *, row_id=None):
-        self.kind, self.hop = "arrays", 0
+        self.kind, self.hop, self.hop_last = "arrays", 0, 0
         self.batch = np.asarray(batch, dtype=np.int64)
         self.vertex = np.asarray(vertex, dtype=np.int64)
         self.local = self.vertex * 0 - 1 if local is None else np.asarray(local, dtype=np.int64)
@@ -87,9 +93,9 @@ class Frontier:
                        else np.asarray(row_id, dtype=np.int64))
 
     @classmethod
-    def _of(cls, kind, hop, batch, vertex, local, row_id):
+    def _of(cls, kind, hop, batch, vertex, local, row_id, hop_last=None):
         f = cls.__new__(cls)
-        f.kind, f.hop = kind, hop
+        f.kind, f.hop, f.hop_last = kind, hop, hop if hop_last is None else hop_last
         f.batch, f.vertex, f.local, f.row_id = batch, vertex, local, row_id
         return f
 
@@ -102,9 +108,12 @@ class Frontier:
             return True
         if not isinstance(other, Frontier) or self.symbolic or other.symbolic:
             return (isinstance(other, Frontier) and self.symbolic and other.symbolic
-                    and (self.kind, self.hop) == (other.kind, other.hop))
-        return (self.kind, self.hop) == (other.kind, other.hop) and len(self) == len(other) and \
+                    and self._what() == other._what())
+        return self._what() == other._what() and len(self) == len(other) and \
             np.array_equal(self.batch, other.batch) and np.array_equal(self.vertex, other.vertex)
+
+    def _what(self):
+        return (self.kind, self.hop, self.hop_last)
 
     def aligned_with(self, other):
         """Whether row ``r`` of ``other`` belongs to the same minibatch and edge/row as row ``r``
@@ -136,7 +145,8 @@ class Frontier:
 
     def __repr__(self):
         numbered = self.kind not in ("all_nodes", "arrays")
-        what = f"{self.kind}" + (f"({self.hop})" if numbered else "")
+        hops = f"{self.hop}" if self.hop_last in (None, self.hop) else f"{self.hop}..{self.hop_last}"
+        what = f"{self.kind}" + (f"({hops})" if numbered else "")
         return f"Frontier({what}{', symbolic' if self.symbolic else f', {len(self)} rows'})"
 
 
@@ -145,8 +155,9 @@ class SymbolicFrontier(Frontier):
 
     symbolic = True
 
-    def __init__(self, kind, hop, rows=None):   # noqa: D107 (not public)
+    def __init__(self, kind, hop, rows=None, hop_last=None):   # noqa: D107 (not public)
         self.kind, self.hop = kind, hop
+        self.hop_last = hop if hop_last is None else hop_last
         self.given = rows       # kind "rows": (batch, vertex) arrays of the user's rows
 
     def __len__(self):
@@ -282,10 +293,11 @@ class RowView:
     expr : Expr or None
     """
 
-    __slots__ = ("graph", "frontier", "expr", "_cache")
+    __slots__ = ("graph", "frontier", "expr", "cutoff", "_cache")
 
-    def __init__(self, graph, frontier, expr=None):
+    def __init__(self, graph, frontier, expr=None, cutoff=None):
         self.graph, self.frontier, self.expr = graph, frontier, expr
+        self.cutoff = cutoff     # (entry time, per-minibatch time) of until(), or None
         self._cache = {}
 
     @property
@@ -293,7 +305,7 @@ class RowView:
         return self.frontier.symbolic
 
     def _with(self, expr):
-        return RowView(self.graph, self.frontier, expr)
+        return RowView(self.graph, self.frontier, expr, self.cutoff)
 
     def _value(self):
         return Expr("const", value=1.0) if self.expr is None else self.expr
@@ -324,6 +336,33 @@ class RowView:
         """Entry with edge id ``e`` (its position in ``A.indices``) times ``arr[e]``."""
         return self * Expr("edge", vector=_as_vector("RowView.scale_edges", "arr", arr,
                                                       self.graph.num_edges))
+
+    def until(self, time, batch_time):
+        """The entries no later than their minibatch's time: row ``r`` keeps the entries
+        ``e`` with ``time[e] <= batch_time[Q.batch[r]]`` (temporal sampling: a mask on P).
+
+        Parameters
+        ----------
+        time : float64, shape (nnz,)
+            A time per entry of the graph, non-decreasing within every row (so the kept
+            entries are a prefix of each row: the rows of a
+            :class:`~spsample._hetero.TimeSortedGraph`). Checked once per array.
+        batch_time : float64, shape (k,)
+            The time of each minibatch of the bulk (``ctx.seed_time``).
+
+        Raises
+        ------
+        ArgumentError
+            Wrong lengths, non-finite times, or times not sorted within a row.
+        """
+        where = "RowView.until"
+        time = _sorted_entry_time(where, self.graph, time)
+        bt = np.array(batch_time, dtype=np.float64)       # a copy: the caller's stays as is
+        if bt.ndim != 1 or (bt.size and not np.isfinite(bt).all()):
+            fail(ArgumentError, where, "batch_time", "must be a 1-D array of finite times",
+                 bt.shape)
+        bt.flags.writeable = False
+        return RowView(self.graph, self.frontier, self.expr, (time, bt))
 
     def __mul__(self, other):
         if isinstance(other, RowView) and other.frontier.same_rows(self.frontier) \
@@ -360,7 +399,11 @@ class RowView:
         if "extents" not in self._cache:
             v = self.frontier.vertex - getattr(self.graph, "row_offset", 0)   # a block of rows
             start = self.graph.indptr[v]
-            self._cache["extents"] = (start, self.graph.indptr[v + 1] - start)
+            degree = self.graph.indptr[v + 1] - start
+            if self.cutoff is not None:
+                time, batch_time = self.cutoff
+                degree = prefix_lengths(time, start, degree, batch_time[self.frontier.batch])
+            self._cache["extents"] = (start, degree)
         return self._cache["extents"]
 
     def row_lengths(self):
@@ -411,6 +454,47 @@ class RowView:
 
     def __repr__(self):
         return f"RowView({self.frontier!r}, values={self.expr!r})"
+
+
+def _sorted_entry_time(where, graph, time):
+    """``time`` checked once per (graph, array): one finite value per entry, sorted within
+    every row."""
+    def check():
+        arr = np.asarray(time)
+        if arr.shape != (graph.num_edges,) or arr.dtype != np.float64:
+            fail(ArgumentError, where, "time", f"must be float64 of shape ({graph.num_edges},)",
+                 arr.shape)
+        if arr.size and not np.isfinite(arr).all():
+            fail(ArgumentError, where, "time", "must hold finite (sortable) times",
+                 show_value=False)
+        row = np.repeat(np.arange(graph.num_nodes, dtype=np.int64), graph.degree())
+        if arr.size > 1 and np.any((row[1:] == row[:-1]) & (arr[1:] < arr[:-1])):
+            fail(ArgumentError, where, "time", "must be non-decreasing within every row (rows "
+                 "sorted by time: HeteroGraph.time_sorted)", show_value=False)
+        return time
+    cached = getattr(graph, "cached", None)
+    if cached is None:
+        return check()
+    checked = cached(("sorted_entry_time", id(time)), lambda: (time, check()))
+    return checked[1] if checked[0] is time else check()
+
+
+def prefix_lengths(time, start, degree, bound):
+    """Per row ``r``: how many of its entries ``time[start[r] : start[r] + degree[r]]``
+    (sorted) are ``<= bound[r]`` (a vectorised binary search, ``upper_bound``)."""
+    lo = np.asarray(start, dtype=np.int64).copy()
+    hi = lo + degree
+    first = lo.copy()
+    while True:
+        active = lo < hi
+        if not active.any():
+            break
+        mid = (lo + hi) >> 1
+        le = np.zeros(lo.size, dtype=bool)
+        le[active] = time[mid[active]] <= bound[active]
+        lo = np.where(active & le, mid + 1, lo)
+        hi = np.where(active & ~le, mid, hi)
+    return lo - first
 
 
 def gather(graph, Q):

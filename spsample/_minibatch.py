@@ -29,6 +29,10 @@ class MiniBatch:
         Index of each sampled edge in the graph's CSR ``indices`` (for edge features).
     weight : list of float64 arrays, or None
         Layer-wise samplers only: the importance-rescaled, row-normalised edge values.
+    batch : int64 array of shape (N,), or None
+        Disjoint sampling only (``NodeWise(..., disjoint=True)``, temporal sampling): the seed
+        (position ``0 .. batch_size - 1``) whose subgraph each vertex belongs to; the seeds'
+        subgraphs share no vertex (a vertex reached from two seeds appears twice in ``n_id``).
 
     Examples
     --------
@@ -46,6 +50,7 @@ class MiniBatch:
     edges: List[Tuple[np.ndarray, np.ndarray]]
     edge_ids: List[np.ndarray]
     weight: Optional[List[np.ndarray]] = None
+    batch: Optional[np.ndarray] = None
     meta: dict = field(default_factory=dict)
 
     @property
@@ -69,9 +74,10 @@ class MiniBatch:
         """All hops' edges as one PyG-style ``(2, E)`` int64 array ``[src; dst]`` in local ids."""
         if not self.edges:
             return np.zeros((2, 0), dtype=np.int64)
-        src = np.concatenate([s for _, s in self.edges])
-        dst = np.concatenate([d for d, _ in self.edges])
-        return np.stack([src, dst])
+        out = np.empty((2, sum(int(d.size) for d, _ in self.edges)), dtype=np.int64)
+        np.concatenate([s for _, s in self.edges], out=out[0])     # one copy, no stack
+        np.concatenate([d for d, _ in self.edges], out=out[1])
+        return out
 
     def global_edges(self, hop):
         """``(dst, src)`` of hop ``hop`` (1-based) in global vertex ids."""
@@ -85,7 +91,8 @@ class MiniBatch:
         -------
         dict with keys ``node`` (n_id), ``row`` (source = sampled neighbour, local),
         ``col`` (destination, local), ``edge`` (global edge ids), ``batch`` (None: one
-        minibatch per output), ``num_sampled_nodes`` and ``num_sampled_edges`` (lists).
+        minibatch per output; disjoint sampling: the seed of each vertex, as PyG's disjoint
+        output), ``num_sampled_nodes`` and ``num_sampled_edges`` (lists).
         Pass them to ``torch_geometric.sampler.SamplerOutput(**fields)``.
 
         Raises
@@ -103,7 +110,8 @@ class MiniBatch:
             "row": torch.from_numpy(np.ascontiguousarray(ei[0])),
             "col": torch.from_numpy(np.ascontiguousarray(ei[1])),
             "edge": torch.from_numpy(edge),
-            "batch": None,
+            "batch": None if self.batch is None else torch.from_numpy(
+                np.ascontiguousarray(self.batch)),
             "num_sampled_nodes": list(self.num_sampled_nodes),
             "num_sampled_edges": self.num_sampled_edges,
         }
@@ -116,7 +124,9 @@ class MiniBatch:
                 and np.array_equal(self.n_id, other.n_id)
                 and list(self.num_sampled_nodes) == list(other.num_sampled_nodes)
                 and len(self.edges) == len(other.edges)
-                and (self.weight is None) == (other.weight is None))
+                and (self.weight is None) == (other.weight is None)
+                and (self.batch is None) == (other.batch is None)
+                and (self.batch is None or np.array_equal(self.batch, other.batch)))
         if not same:
             return False
         for (d1, s1), (d2, s2), e1, e2 in zip(self.edges, other.edges, self.edge_ids, other.edge_ids):
@@ -177,10 +187,12 @@ class Bulk(list):
         Hop 1 first.
     path : str
         ``"native"`` or ``"numpy"``: which engine produced it.
+    node_batch : int64, shape (N,), or None
+        Disjoint sampling: the seed of each vertex (``MiniBatch.batch``).
     """
 
     def __init__(self, batch_ids, batch_sizes, n_id, node_offsets, num_sampled_nodes, hops,
-                 *, layerwise=False, path="numpy"):
+                 *, layerwise=False, path="numpy", node_batch=None):
         self.batch_ids = np.asarray(batch_ids, dtype=np.int64)
         self.batch_sizes = np.asarray(batch_sizes, dtype=np.int64)
         self.n_id = n_id
@@ -188,6 +200,7 @@ class Bulk(list):
         self.num_sampled_nodes = num_sampled_nodes
         self.hops = hops
         self.path = path
+        self.node_batch = node_batch
         super().__init__(self._views(layerwise))
 
     def _views(self, layerwise):
@@ -203,9 +216,11 @@ class Bulk(list):
                 ids.append(h.edge_id[a:b])
                 if layerwise:
                     weights.append(h.weight[a:b])
+            nb = None if self.node_batch is None else self.node_batch[no[j]:no[j + 1]]
             out.append(MiniBatch(batch_id=bids[j], n_id=self.n_id[no[j]:no[j + 1]],
                                  batch_size=sizes[j], num_sampled_nodes=counts[j], edges=edges,
-                                 edge_ids=ids, weight=weights if layerwise else None))
+                                 edge_ids=ids, weight=weights if layerwise else None,
+                                 batch=nb))
         return out
 
     @property

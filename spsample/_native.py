@@ -228,7 +228,7 @@ def _internal_columns(indices, n):
 # ------------------------------------------------------------------------------ lowering
 # Codes shared with native/rowwise.h and native/select.h.
 _FRONTIER = {"new_nodes": 0, "all_nodes": 1, "edge_sources": 2, "edge_destinations": 3, "rows": 4}
-_S_UNIFORM, _S_UNIFORM_REP, _S_WEIGHTED, _S_WEIGHTED_REP, _S_REJECTION, _S_THRESHOLD = range(6)
+_S_UNIFORM, _S_UNIFORM_REP, _S_WEIGHTED, _S_WEIGHTED_REP, _S_REJECTION, _S_THRESHOLD, _S_LAST = range(7)
 _V_CONST, _V_WEIGHT, _V_COLUMN, _V_ROW, _V_EDGE, _V_INDICATOR, _V_FOUND, _V_MUL, _V_ADD, _V_SQUARE = range(10)
 _VALUE_STACK = 32
 
@@ -321,7 +321,7 @@ def _frontier_spec(Q, hop, k, tables, referenced):
         batch, vertex = Q.given
         offsets = np.searchsorted(batch, np.arange(k + 1)).astype(np.int64)
         return (code, hop, tables.vector(offsets, tables.i64), tables.vector(_i64(vertex), tables.i64))
-    return (code, Q.hop, -1, -1)
+    return (code, Q.hop, -1, -1, Q.hop if Q.hop_last is None else Q.hop_last)
 
 
 class _Program:
@@ -411,7 +411,9 @@ def _lower_rows(plans, graph, k, indices32=True):
                 raise _NotLowered("select", "streams not keyed per vertex or per row of the frontier "
                                   "(Streams.per_vertex / Streams.per_row)")
             spec["key"] = 0 if streams.keyed_by == "vertex" else 1
-            if not sel.weighted:
+            if sel.method == "last":
+                spec["select"] = _S_LAST
+            elif not sel.weighted:
                 spec["select"] = _S_UNIFORM_REP if sel.replace else _S_UNIFORM
             elif sel.method == "rejection":
                 spec["select"], spec["bound"] = _S_REJECTION, float(sel.bound)
@@ -431,6 +433,12 @@ def _lower_rows(plans, graph, k, indices32=True):
             spec["select"] = _S_THRESHOLD
         else:
             raise _NotLowered("select", f"{type(sel).__name__} in a node-wise hop")
+        spec["hop_word"], spec["rng_key"] = int(streams.hop_word), tuple(streams.key)
+        spec["time"] = spec["batch_time"] = -1
+        if P.cutoff is not None:
+            time, batch_time = P.cutoff
+            spec["time"] = tables.vector(time, tables.f64)
+            spec["batch_time"] = tables.vector(batch_time, tables.f64)
         spec["fanout"] = int(sel.fanout) if sel.fanout_vector is None else 0
         spec["fanout_vec"] = -1 if sel.fanout_vector is None else tables.vector(
             np.ascontiguousarray(sel.fanout_vector, dtype=np.int64), tables.i64)

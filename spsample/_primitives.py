@@ -226,9 +226,10 @@ def choose_positions(d, s, streams, *, replace=False, values=None, method="keys"
     replace : bool
     values : callable ``(rows, positions) -> float64 values``, or None
         The entries' values, for the weighted rules (``None``: uniform).
-    method : {"keys", "rejection"}
+    method : {"keys", "rejection", "last"}
         Weighted draws with replacement by exact keys, or by rejection against ``bound``
-        (see :class:`spsample._lazy.RowSelection`).
+        (see :class:`spsample._lazy.RowSelection`); ``"last"``: the last ``s`` positions of
+        each row, no randomness (temporal ``"last"``: rows sorted by time).
 
     Returns
     -------
@@ -236,6 +237,8 @@ def choose_positions(d, s, streams, *, replace=False, values=None, method="keys"
     positions : int64, shape (counts.sum(),)
         Row after row, ascending within a row.
     """
+    if method == "last":
+        return last_positions(d, s)
     if values is None:
         if replace:
             return _uniform_with_replacement(d, s, streams)
@@ -248,6 +251,16 @@ def choose_positions(d, s, streams, *, replace=False, values=None, method="keys"
     if replace:
         return _weighted_with_replacement(d, s, streams, seg, pos, w)
     return _weighted_without_replacement(d, s, streams, seg, pos, w)
+
+
+def last_positions(d, s):
+    """``(counts, positions)``: the last ``min(d, s)`` positions of each row (all for
+    ``s = -1``), ascending."""
+    counts = np.where(s < 0, d, np.minimum(d, s)).astype(np.int64)
+    row = np.repeat(np.arange(d.size, dtype=np.int64), counts)
+    first = np.cumsum(counts) - counts
+    pos = np.arange(row.size, dtype=np.int64) - first[row] + (d - counts)[row]
+    return counts, pos
 
 
 def _assemble(counts, parts):
@@ -477,9 +490,11 @@ def select_rows(P, fanout, streams, *, replace=False, weighted=False, method="ke
         The rows' random streams: ``Streams.per_vertex(Q, ctx)`` (node-wise) or
         ``Streams.per_row(Q, ctx)`` (walks).
     replace, weighted : bool
-    method : {"keys", "rejection"}
+    method : {"keys", "rejection", "last"}
         Weighted draws with replacement: exact keys (O(d) per draw) or rejection against
         ``bound`` (O(bound / mean value) per draw; every value must be ``<= bound``).
+        ``"last"``: the last ``fanout`` entries of each row, no randomness (uniform, without
+        replacement; temporal sampling's ``"last"`` on rows sorted by time).
     bound : float, optional
         Upper bound of the values, for ``method="rejection"``.
 
@@ -501,8 +516,11 @@ def select_rows(P, fanout, streams, *, replace=False, weighted=False, method="ke
     _check_type(where, "streams", streams, Streams, "a Streams (Streams.per_vertex/per_row)")
     fanout, vector = _fanout_arg(where, fanout, P.graph.num_nodes)
     replace, weighted = _bool(where, "replace", replace), _bool(where, "weighted", weighted)
-    if method not in ("keys", "rejection"):
-        fail(ArgumentError, where, "method", "must be 'keys' or 'rejection'", method)
+    if method not in ("keys", "rejection", "last"):
+        fail(ArgumentError, where, "method", "must be 'keys', 'rejection' or 'last'", method)
+    if method == "last" and (weighted or replace):
+        fail(ArgumentError, where, "method", "'last' takes a row's last entries (weighted=False, "
+             "replace=False)", method)
     if weighted and P.expr is None:
         fail(ArgumentError, where, "weighted", "needs a valued view (e.g. P.with_weights())",
              show_value=False)

@@ -21,12 +21,19 @@ from ._minibatch import MiniBatch
 __all__ = ["reference_sample", "reference_minibatch"]
 
 
-def reference_sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0):
-    """Same contract as :func:`spsample.sample`, one minibatch at a time (a list)."""
+def reference_sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0,
+                     schedule=None, seed_time=None, batch_ids=None):
+    """Same contract as :func:`spsample.sample`, one minibatch at a time (a list).
+
+    ``schedule`` and ``seed_time`` (one per minibatch) as the engine takes them (a
+    heterogeneous bulk's steps, a temporal cut; global vertex ids); ``batch_ids`` overrides the
+    consecutive ids from ``batch_offset``."""
     seeds = [int(s) for s in np.asarray(seeds).ravel()]
     starts = list(range(0, len(seeds), batch_size))
-    batch_ids = np.arange(batch_offset, batch_offset + len(starts), dtype=np.int64)
-    plans = trace(sampler, graph, batch_ids, seed, epoch)
+    if batch_ids is None:
+        batch_ids = np.arange(batch_offset, batch_offset + len(starts), dtype=np.int64)
+    batch_ids = np.asarray(batch_ids, dtype=np.int64)
+    plans = trace(sampler, graph, batch_ids, seed, epoch, schedule=schedule, seed_time=seed_time)
     return [_Minibatch(graph, seeds[a:a + batch_size], j, int(batch_ids[j]), seed, epoch).run(plans)
             for j, a in enumerate(starts)]
 
@@ -75,8 +82,11 @@ class _Minibatch:
             self.n_id.append(v)
         return self.local[v]
 
-    def word(self, key_word, i):
-        return _rng.stream_word_scalar(i, key_word, self.hw, self.batch_id, self.key)
+    def word(self, key_word, i, streams=None):
+        """Word ``i`` of stream ``key_word``: under the hop's counter word and key, or those of
+        ``streams`` (a heterogeneous hop's relation keys its own)."""
+        hw, key = (self.hw, self.key) if streams is None else (streams.hop_word, streams.key)
+        return _rng.stream_word_scalar(i, key_word, hw, self.batch_id, key)
 
     def _draw(self, t):
         """Layer-wise draw t's uniform: words 2t, 2t + 1 of stream NO_VERTEX."""
@@ -87,7 +97,7 @@ class _Minibatch:
         """``[(vertex, local, row_id)]`` of this minibatch's rows of ``Q``."""
         if Q.kind in ("new_nodes", "all_nodes"):
             lo = 0 if Q.kind == "all_nodes" or Q.hop == 0 else self.hop_end[Q.hop - 1]
-            hi = self.hop_end[-1] if Q.kind == "all_nodes" else self.hop_end[Q.hop]
+            hi = self.hop_end[-1] if Q.kind == "all_nodes" else self.hop_end[Q.hop_last]
             return [(self.n_id[x], x, x) for x in range(lo, hi)]
         if Q.kind in ("edge_sources", "edge_destinations"):
             e = self.edges[Q.hop - 1]
@@ -104,19 +114,25 @@ class _Minibatch:
         indptr, indices, _ = self.lists(P.graph)
         aux = None
         dst, eids, row_ids = [], [], []
+        st = sel.streams
         for r, (v, lv, rid) in enumerate(rows):
             start, d = indptr[v], indptr[v + 1] - indptr[v]
+            if P.cutoff is not None:         # temporal: the row's entries up to the time
+                time, batch_time = P.cutoff
+                d = bisect.bisect_right(time[start:start + d].tolist(),
+                                        float(batch_time[self.position]))
             s = sel.fanout if sel.fanout_vector is None else int(sel.fanout_vector[v])
             if isinstance(sel, ThresholdSelection):
                 positions = _threshold(d, s, [indices[start + p] for p in range(d)],
-                                       lambda u: self.word(u, 0))
+                                       lambda u: self.word(u, 0, st))
             else:
                 if sel.weighted and aux is None:
                     aux = _aux_rows(self, P, hop) or []
                 t = aux[r] if aux else v
                 key_word = v if sel.streams.keyed_by == "vertex" else rid
                 value = (lambda p: _value(P, self, v, start + p, t)) if sel.weighted else None
-                positions = _row_rule(sel, d, s, value, lambda i, kw=key_word: self.word(kw, i))
+                positions = _row_rule(sel, d, s, value,
+                                      lambda i, kw=key_word: self.word(kw, i, st))
             for p in positions:
                 dst.append(lv)
                 eids.append(start + p)
@@ -213,6 +229,8 @@ def _row_rule(sel, d, s, value, word):
     """Positions a row keeps under a RowSelection (ascending, with multiplicity)."""
     if d == 0 or s == 0:
         return []
+    if sel.method == "last":                     # the latest entries, no randomness
+        return list(range(d if s < 0 else max(0, d - s), d))
     if not sel.weighted:
         if s < 0:
             return list(range(d))

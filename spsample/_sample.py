@@ -4,7 +4,7 @@ import numpy as np
 
 from . import _rng
 from ._engine import run_bulk
-from ._errors import ArgumentError, ArgumentTypeError, SeedError
+from ._errors import ArgumentError, ArgumentTypeError, SamplerError, SeedError
 from ._graph import Graph
 from ._validate import as_index_array, as_int, fail
 from .samplers._protocol import Sampler
@@ -15,7 +15,7 @@ _MAX_BATCHES = 2**32
 
 
 def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0, device=None,
-           **options):
+           seed_time=None, **options):
     """Sample the L-hop neighbourhoods of many minibatches at once.
 
     The seeds are cut into consecutive minibatches of ``batch_size`` (the last may be
@@ -26,12 +26,15 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
 
     Parameters
     ----------
-    graph : Graph or distributed.DistGraph
+    graph : Graph, HeteroGraph or distributed.DistGraph
         The adjacency (row v = the vertices v aggregates from). A ``DistGraph`` runs the
-        distributed algorithm; every rank then passes its own seeds and ``batch_offset``.
+        distributed algorithm; every rank then passes its own seeds and ``batch_offset``. A
+        :class:`~spsample.HeteroGraph` samples every relation (one engine step per relation
+        and hop) and returns :class:`~spsample.HeteroMiniBatch` objects.
     seeds : array_like of int, shape (m,)
         Seed vertices. Within one minibatch they must be distinct (a vertex appears once in
-        ``n_id``); across minibatches they may repeat.
+        ``n_id``) unless the sampler is disjoint; across minibatches they may repeat. On a
+        ``HeteroGraph``: ``(node_type, ids)`` or ``{node_type: ids}``, ids local to the type.
     sampler : Sampler
         ``NodeWise``, ``LADIES``, ``FastGCN`` or any subclass of :class:`Sampler`.
     batch_size : int
@@ -49,15 +52,20 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
         ``RandomWalk``, compositions of the same vocabulary); the result's ``n_id`` and edge
         arrays are CuPy arrays, bit-identical to the CPU's. ``"emulated"``: the same GPU
         kernels run on the host (testing). Plain ``Graph`` only.
+    seed_time : array_like of float, shape (m,), optional
+        Temporal sampling (a temporal ``HeteroGraph``): each seed's time; only entries no
+        later than it are sampled (edge times, else the source type's node times), and each
+        seed gets its own subgraph (disjoint, as PyG).
     **options
         Passed to the graph's distributed implementation (e.g. ``strategy="pull"``);
         rejected for a plain ``Graph``.
 
     Returns
     -------
-    Bulk
+    Bulk or HeteroBulk
         A list of ``ceil(m / batch_size)`` :class:`MiniBatch` objects, which are views of the
-        bulk's flat arrays (``bulk.n_id``, ``bulk.node_offsets``, ``bulk.hops``).
+        bulk's flat arrays (``bulk.n_id``, ``bulk.node_offsets``, ``bulk.hops``); on a
+        ``HeteroGraph`` a list of :class:`HeteroMiniBatch`.
 
     Raises
     ------
@@ -72,6 +80,13 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
     >>> [mb.batch_size for mb in batches]
     [2, 1]
     """
+    from ._hetero import HeteroGraph
+    if isinstance(graph, HeteroGraph):
+        return _sample_hetero(graph, seeds, sampler, batch_size, seed, epoch, batch_offset,
+                              device, seed_time, options)
+    if seed_time is not None:
+        fail(ArgumentError, "sample", "seed_time", "needs a temporal HeteroGraph",
+             show_value=False)
     device, seeds = _resolve_device(device, seeds)
     if not isinstance(graph, Graph):
         if device is not None:
@@ -87,14 +102,38 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
         check_no_unknown("sample", options, ())
     seeds, batch_size, seed, epoch, batch_offset = check_sample_args(
         graph.num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset)
-    sampler.check_graph(graph)
     sizes = split_batches(seeds.size, batch_size)
     batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
+    if getattr(sampler, "relation_fanouts", None) is not None:
+        fail(SamplerError, "sample", "fanouts", "per relation need a HeteroGraph",
+             show_value=False)
+    if getattr(sampler, "disjoint", False):
+        if device is not None:
+            fail(ArgumentError, "sample", "device", "runs no disjoint sampling yet", device)
+        from ._hetero_sample import run_global
+        return run_global(graph, seeds, sizes, batch_ids, batch_size, sampler, seed, epoch)
+    sampler.check_graph(graph)
     check_unique_per_batch(seeds, sizes)
     if device is not None:
         from ._gpu import sample_on_device
         return sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, device)
     return run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch)
+
+
+def _sample_hetero(graph, seeds, sampler, batch_size, seed, epoch, batch_offset, device,
+                   seed_time, options):
+    if device not in (None, "cpu"):
+        fail(ArgumentError, "sample", "device", "must be None or 'cpu' for a HeteroGraph",
+             device)
+    if options:
+        from ._validate import check_no_unknown
+        check_no_unknown("sample", options, ())
+    if not isinstance(sampler, Sampler):
+        fail(ArgumentTypeError, "sample", "sampler", "must be a spsample Sampler (NodeWise, "
+             "LABOR or a subclass)", type(sampler))
+    from ._hetero_sample import sample_hetero
+    return sample_hetero(graph, seeds, sampler=sampler, batch_size=batch_size, seed=seed,
+                         epoch=epoch, batch_offset=batch_offset, seed_time=seed_time)
 
 
 def _resolve_device(device, seeds):

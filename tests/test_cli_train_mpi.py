@@ -97,3 +97,24 @@ def test_a_missing_file_on_every_rank(tmp_path):
     lines = errors_of(proc)
     assert proc.returncode != 0 and len(lines) == 2, proc.stderr[-2000:]
     assert "neither a file nor an embedded dataset" in lines[0]
+
+
+def test_a_heterogeneous_file_is_not_sharded(tmp_path):
+    """Heterogeneous datasets train in one process: under mpiexec every rank says so."""
+    import numpy as np
+
+    import spsample
+
+    rel = ("author", "writes", "paper")
+    g = spsample.HeteroGraph.from_edge_index({rel: (np.array([0, 1]), np.array([1, 0]))},
+                                             num_nodes={"author": 2, "paper": 2})
+    ds = io.HeteroDataset(g, features={"author": np.ones((2, 2), np.float32),
+                                       "paper": np.ones((2, 2), np.float32)},
+                          labels={"paper": np.array([0, 1])}, target_type="paper")
+    io.save(ds, tmp_path / "hetero.h5")
+    with pytest.raises(spsample.DatasetError, match="heterogeneous"):
+        io.read_node_targets(tmp_path / "hetero.h5")
+    proc = spsample_job(tmp_path, 2, "hetero.h5", "--epochs", "1")
+    lines = errors_of(proc)
+    assert proc.returncode != 0 and len(lines) == 2 and lines[0] == lines[1], proc.stderr[-2000:]
+    assert "heterogeneous dataset" in lines[0] and "one process" in lines[0]

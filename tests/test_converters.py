@@ -702,11 +702,86 @@ def test_detect_format(sources, tmp_path):
         io.detect_format(None)
 
 
+HETERO_READERS = {"heco": io.from_heco, "temporal": io.from_temporal_edges, "kg": io.from_kg}
+
+
+@pytest.fixture
+def hetero_sources(tmp_path):
+    """One synthetic heterogeneous / temporal / knowledge-graph source per format::
+
+        heco (folder "acm"): papers 0-2, authors 0-1 (pa.txt: p0-a0, p1-a0, p2-a1),
+                             subjects 0 (ps.txt: every paper), sparse paper features
+        temporal: 10 -> 20 @5, 20 -> 10 @7, 10 -> 20 @3, 30 -> 10 @9
+        kg: train a-r->b, b-r->c, c-s->a; valid a-s->c; test b-r->d
+    """
+    import tarfile
+    heco = tmp_path / "hsrc" / "acm"
+    heco.mkdir(parents=True)
+    (heco / "pa.txt").write_text("0\t0\n1\t0\n2\t1\n")
+    (heco / "ps.txt").write_text("0\t0\n1\t0\n2\t0\n")
+    np.save(heco / "labels.npy", np.array([0, 1, 1]))
+    sp.save_npz(heco / "p_feat.npz", sp.csr_matrix(np.eye(3, 4, dtype=np.float32)))
+    for part, ids in (("train", [0]), ("val", [1]), ("test", [2])):
+        np.save(heco / f"{part}_20.npy", np.array(ids))
+    temporal = tmp_path / "hsrc" / "t.txt"
+    temporal.write_text("10 20 5\n20 10 7\n10 20 3\n30 10 9\n")
+    files = {"train.txt": "a\tr\tb\nb\tr\tc\nc\ts\ta\n", "valid.txt": "a\ts\tc\n",
+             "test.txt": "b\tr\td\n"}
+    kg = tmp_path / "hsrc" / "kg.tar.gz"
+    with tarfile.open(kg, "w:gz") as tar:
+        for name, text in files.items():
+            (tmp_path / "hsrc" / name).write_text(text)
+            tar.add(tmp_path / "hsrc" / name, arcname=name)
+    return {"heco": (heco, {}), "temporal": (temporal, {"format": "temporal"}),
+            "kg": (kg, {})}
+
+
+def assert_same_hetero(a, b):
+    """Exact equality of two HeteroDatasets (graph with times, features, labels, splits)."""
+    assert a.graph == b.graph and a.name == b.name and a.target_type == b.target_type
+    assert set(a.features) == set(b.features) and set(a.labels) == set(b.labels)
+    for t in a.features:
+        x, y = a.features[t], b.features[t]
+        assert sp.issparse(x) == sp.issparse(y) and x.dtype == y.dtype
+        np.testing.assert_array_equal(x.toarray() if sp.issparse(x) else x,
+                                      y.toarray() if sp.issparse(y) else y)
+    for t in a.labels:
+        np.testing.assert_array_equal(a.labels[t], b.labels[t])
+    assert list(a.splits) == list(b.splits)
+    for name in a.splits:
+        for part in ("train", "val", "test"):
+            np.testing.assert_array_equal(a.splits[name][part], b.splits[name][part])
+    assert set(a.edge_splits or {}) == set(b.edge_splits or {})
+    for part in a.edge_splits or {}:
+        assert set(a.edge_splits[part]) == set(b.edge_splits[part])
+        for rel in a.edge_splits[part]:
+            np.testing.assert_array_equal(a.edge_splits[part][rel], b.edge_splits[part][rel])
+
+
+def test_convert_round_trips_heterogeneous(hetero_sources, tmp_path):
+    for fmt, (path, options) in hetero_sources.items():
+        dst = tmp_path / f"{fmt}.h5"
+        written = io.convert(path, dst, **options)
+        expected = HETERO_READERS[fmt](path)
+        assert isinstance(written, io.HeteroDataset)
+        assert_same_hetero(written, expected)
+        assert_same_hetero(spsample.load(dst), expected)
+        assert_same_hetero(io.convert(dst, tmp_path / "copy.h5", compression=None), expected)
+        if fmt != "temporal":                    # temporal lists are detected as edge lists
+            assert io.detect_format(path) == fmt
+    heco = spsample.load(tmp_path / "heco.h5")
+    assert heco.graph.num_nodes == {"paper": 3, "author": 2, "subject": 1}
+    # 25 % non-zero: densified by the default sparse_features=None (sparse at <= 5 %)
+    assert heco.target_type == "paper" and not sp.issparse(heco.features["paper"])
+    assert spsample.load(tmp_path / "temporal.h5").graph.edge_time(
+        ("node", "to", "node")).tolist() == [7.0, 9.0, 3.0]
+
+
 def test_convert_round_trips(sources, tmp_path):
     readers = {"planetoid": io.from_planetoid, "gnnbench": io.from_npz_gnnbench,
                "heterophilous": io.from_heterophilous_npz, "musae": io.from_musae,
                "edge_list": io.from_edge_list, "csr_npz": io.from_csr_npz, "ogb": io.from_ogb}
-    assert set(readers) | {"spsample"} == set(io.FORMATS)
+    assert set(readers) | set(HETERO_READERS) | {"spsample"} == set(io.FORMATS)
     for fmt, (path, options) in sources.items():
         dst = tmp_path / f"{fmt}.h5"
         written = io.convert(path, dst, **options)

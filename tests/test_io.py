@@ -231,7 +231,7 @@ def test_load_missing_or_wrong_arrays(tmp_path, small):
     with pytest.raises(DatasetError, match="not an spsample dataset"):
         spsample.load(path)
     with h5py.File(path, "w") as f:
-        f.attrs.update(format="spsample", version=3)
+        f.attrs.update(format="spsample", version=4)   # 3 is the heterogeneous layout
     with pytest.raises(DatasetError, match="version"):
         spsample.load(path)
 

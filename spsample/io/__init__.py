@@ -1,6 +1,8 @@
 """Datasets on disk: the :class:`Dataset` container, spsample's HDF5 layout, converters.
 
-* :class:`Dataset` -- a :class:`~spsample.Graph` plus optional features, labels and splits.
+* :class:`Dataset` -- a :class:`~spsample.Graph` plus optional features, labels and splits;
+  :class:`HeteroDataset` -- a :class:`~spsample.HeteroGraph` plus per-type features and labels,
+  node splits of a target type and edge splits (HeCo, temporal SNAP lists, knowledge graphs).
 * :func:`save` / :func:`load` -- one HDF5 layout (documented in ``spsample/io/_hdf5.py``);
   :func:`open_rows`, :func:`read_rows` and :func:`read_feature_rows` read row ranges and
   feature rows without loading the whole file (for distributed loaders).
@@ -34,10 +36,16 @@ from ._hdf5 import (
     read_rows,
     save,
 )
+from ._hetero_converters import from_heco, from_kg, from_temporal_edges
+from ._hetero_dataset import HeteroDataset
 from ._planetoid import from_planetoid
 
 __all__ = [
     "Dataset",
+    "HeteroDataset",
+    "from_heco",
+    "from_temporal_edges",
+    "from_kg",
     "save",
     "load",
     "open_rows",

@@ -18,6 +18,7 @@ from ._converters import (
 )
 from ._files import as_file, fail_path
 from ._hdf5 import load, save
+from ._hetero_converters import from_heco, from_kg, from_temporal_edges, is_heco_folder
 from ._planetoid import from_planetoid, planetoid_names
 
 __all__ = ["convert", "detect_format", "FORMATS"]
@@ -31,10 +32,14 @@ FORMATS = {
     "edge_list": from_edge_list,
     "csr_npz": from_csr_npz,
     "ogb": from_ogb,
+    "heco": from_heco,
+    "temporal": from_temporal_edges,
+    "kg": from_kg,
     "spsample": load,
 }
 _ALIASES = {"npz_gnnbench": "gnnbench", "heterophilous_npz": "heterophilous", "snap": "edge_list",
-            "hdf5": "spsample", "h5": "spsample"}
+            "hdf5": "spsample", "h5": "spsample", "temporal_edges": "temporal",
+            "knowledge_graph": "kg"}
 _EDGE_LIST_SUFFIXES = (".txt", ".txt.gz", ".tsv", ".tsv.gz", ".edges", ".edges.gz", ".el",
                        ".csv", ".csv.gz")
 #: Files a dataset folder may hold besides the dataset itself.
@@ -45,11 +50,14 @@ def detect_format(src):
     """Guess the format name of ``src`` (a file or folder) from its name and contents.
 
     Folders: ``ind.<name>.graph`` -> ``"planetoid"``, ``raw/edge.csv.gz`` -> ``"ogb"``,
-    ``<prefix>_edges.csv`` -> ``"musae"``; a folder holding one dataset file (besides a README
-    or checksums) -> that file's format. Files: ``.h5``/``.hdf5`` -> ``"spsample"``; ``.npz``
+    ``<prefix>_edges.csv`` -> ``"musae"``, ``labels.npy`` with ``xy.txt`` relation files ->
+    ``"heco"``; a folder holding one dataset file (besides a README or checksums) -> that
+    file's format. Files: ``.tar.gz`` / ``.tgz`` -> ``"kg"`` (ConvE's knowledge graphs);
+    ``.h5``/``.hdf5`` -> ``"spsample"``; ``.npz``
     by its member names (``adj_indptr`` -> ``"gnnbench"``, ``edges`` + ``node_features`` ->
     ``"heterophilous"``, ``indptr`` + ``indices`` -> ``"csr_npz"``); ``.txt``, ``.tsv``,
-    ``.csv``, ``.edges`` (optionally ``.gz``) -> ``"edge_list"``.
+    ``.csv``, ``.edges`` (optionally ``.gz``) -> ``"edge_list"`` (temporal edge lists need
+    ``format="temporal"``).
 
     Raises
     ------
@@ -80,6 +88,8 @@ def _detect_folder(where, path):
         return path, "ogb"
     if any(path.glob("*_edges.csv")):
         return path, "musae"
+    if is_heco_folder(path):
+        return path, "heco"
     files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")
                    and p.name not in _IGNORED)
     known = [p for p in files if p.name.lower().endswith((".npz", ".h5", ".hdf5")
@@ -97,6 +107,8 @@ def _detect_file(where, path):
     lower = path.name.lower()
     if lower.endswith((".h5", ".hdf5")):
         return "spsample"
+    if lower.endswith((".tar.gz", ".tgz")):
+        return "kg"
     if lower.endswith(".npz"):
         return _detect_npz(where, path)
     if lower.endswith(_EDGE_LIST_SUFFIXES):
@@ -133,8 +145,9 @@ def convert(src, dst, *, format=None, name=None, features_dtype=None, compressio
     dst : str or os.PathLike
         The ``.h5`` file to write, never ``src`` itself (checked before anything is read).
     format : str, optional
-        One of ``planetoid, gnnbench, heterophilous, musae, edge_list, csr_npz, ogb,
-        spsample``; detected with :func:`detect_format` when omitted.
+        One of ``planetoid, gnnbench, heterophilous, musae, edge_list, csr_npz, ogb, heco,
+        temporal, kg, spsample``; detected with :func:`detect_format` when omitted. ``heco``,
+        ``temporal`` and ``kg`` give a :class:`HeteroDataset`.
     name : str, optional
         The dataset name to store (default: the converter's, e.g. ``"cora"``). For a Planetoid
         folder holding several datasets it also selects which one.
@@ -188,7 +201,10 @@ def convert(src, dst, *, format=None, name=None, features_dtype=None, compressio
     dataset = reader(src, **options)
     if name is not None:
         dataset.name = name
-    if features_dtype is not None and dataset.features is not None:
+    if features_dtype is not None and isinstance(dataset.features, dict):
+        dataset.features = {t: _cast_features(where, f, features_dtype)
+                            for t, f in dataset.features.items()}
+    elif features_dtype is not None and dataset.features is not None:
         dataset.features = _cast_features(where, dataset.features, features_dtype)
     save(dataset, dst, compression=compression)
     return dataset

@@ -58,6 +58,8 @@ FORMAT = "spsample"
 VERSION = 2
 #: The version written for files without sparse features (readable by older spsample).
 _DENSE_VERSION = 1
+#: The newest version read: 3 is the heterogeneous layout (``_hetero_hdf5.py``).
+_MAX_VERSION = 3
 _CHUNK_BYTES = 256 * 1024
 
 
@@ -93,9 +95,12 @@ def save(dataset, path, *, compression="gzip"):
     """
     import h5py
 
+    from ._hetero_dataset import HeteroDataset
+    from ._hetero_hdf5 import write_hetero
     where = "spsample.save"
-    if not isinstance(dataset, Dataset):
-        fail(ArgumentTypeError, where, "dataset", "must be a spsample.Dataset", type(dataset))
+    if not isinstance(dataset, (Dataset, HeteroDataset)):
+        fail(ArgumentTypeError, where, "dataset", "must be a spsample.Dataset or "
+             "HeteroDataset", type(dataset))
     if compression not in ("gzip", None):
         fail(DatasetError, where, "compression", "must be 'gzip' or None", compression)
     path = _as_path(where, path)
@@ -106,7 +111,10 @@ def save(dataset, path, *, compression="gzip"):
         fail_path(DatasetError, where, "path", "is a directory, not a file name", path)
     with temporary_beside(path) as tmp:
         with h5py.File(tmp, "w", track_order=True) as f:
-            _write_dataset(f, dataset, compression)
+            if isinstance(dataset, HeteroDataset):
+                write_hetero(f, dataset, compression)
+            else:
+                _write_dataset(f, dataset, compression)
         os.replace(tmp, path)
     return path
 
@@ -170,8 +178,9 @@ def load(path, *, features=True):
 
     Returns
     -------
-    Dataset
-        The graph is rebuilt (and validated) with :meth:`Graph.from_csr`.
+    Dataset or HeteroDataset
+        The graph is rebuilt (and validated) with :meth:`Graph.from_csr` (a heterogeneous
+        file's with :meth:`HeteroGraph.from_edge_index`).
 
     Raises
     ------
@@ -181,9 +190,12 @@ def load(path, *, features=True):
         ``path`` is not an spsample HDF5 file, is truncated, lacks a required array (the
         message names it, e.g. ``/graph/indptr``), or holds inconsistent arrays.
     """
+    from ._hetero_hdf5 import is_hetero_file, read_hetero
     where = "spsample.load"
     path = _as_path(where, path)
     with _open(where, path) as f:
+        if is_hetero_file(f):
+            return read_hetero(where, path, f, features)
         try:
             dsets = _datasets_to_read(where, path, f, features)
             _check_sizes(where, path, dsets)
@@ -239,6 +251,16 @@ def _datasets_to_read(where, path, f, features):
 _CSR_PARTS = ("indptr", "indices", "data")
 
 
+def open_layout(path):
+    """``"hetero"`` or ``"homogeneous"``: the layout of the spsample file ``path`` (checked
+    as :func:`load` checks it, nothing else read)."""
+    from ._hetero_hdf5 import is_hetero_file
+
+    where = "spsample.io.open_layout"
+    with _open(where, _as_path(where, path)) as f:
+        return "hetero" if is_hetero_file(f) else "homogeneous"
+
+
 def read_node_targets(path):
     """Everything of a dataset file but its graph and features: what each rank of a sharded
     run holds whole (labels and splits are ``O(n)`` integers; the graph and features are read
@@ -265,6 +287,9 @@ def read_node_targets(path):
 
     where = "spsample.io.read_node_targets"
     path = _as_path(where, path)
+    if open_layout(path) == "hetero":
+        fail_path(DatasetError, where, "path", "holds a heterogeneous dataset (no single "
+                  "node set to shard)", path)
     with RowReader(path) as reader:
         f = reader._file
         try:
@@ -579,10 +604,10 @@ def _check_format(where, path, f):
     number = np.asarray(version) if version is not None else None
     good = (isinstance(fmt, str) and fmt == FORMAT and number is not None
             and number.shape == ()
-            and number.dtype.kind in "iu" and 1 <= int(number) <= VERSION)
+            and number.dtype.kind in "iu" and 1 <= int(number) <= _MAX_VERSION)
     if not good:
         fail_path(DatasetError, where, "path",
-                  f"is not an spsample dataset of version <= {VERSION} "
+                  f"is not an spsample dataset of version <= {_MAX_VERSION} "
                   f"(format={_shown(fmt)}, version={_shown(version)}); run `spsample convert` "
                   "on other formats first", path)
 

@@ -16,6 +16,8 @@ Needs torch; PyG and DGL are optional.
 
 from ._adjacency import Adjacency, build_adjacency
 from ._batch import Batch, Block, LayerEdges, make_batch
+from ._hetero import HeteroBatch, HeteroLoader, make_hetero_batch
+from ._link import LinkBatch, LinkLoader
 from ._features import ArrayFeatures, FeatureSource, FetchFeatures, HDF5Features, as_feature_source
 from ._loader import EpochIterator, Loader, epoch_order
 from ._pipeline import Prefetcher
@@ -27,4 +29,5 @@ __all__ = ["Loader", "EpochIterator", "epoch_order", "Batch", "Block", "LayerEdg
            "build_adjacency",
            "make_batch", "FeatureSource", "ArrayFeatures", "HDF5Features", "FetchFeatures",
            "as_feature_source", "SparseFeatures", "SparseRows", "Prefetcher", "PyGSampler",
-           "have_pyg", "ThreadPlan", "balance_threads", "plan_threads"]
+           "have_pyg", "ThreadPlan", "balance_threads", "plan_threads", "HeteroBatch",
+           "HeteroLoader", "make_hetero_batch", "LinkLoader", "LinkBatch"]

@@ -49,9 +49,12 @@ class Loader:
 
     Parameters
     ----------
-    data : Graph, Dataset or DistGraph
+    data : Graph, Dataset, DistGraph, HeteroGraph or HeteroDataset
         The graph to sample; a :class:`~spsample.Dataset` also supplies default ``features``,
-        ``labels`` and seeds (its training split).
+        ``labels`` and seeds (its training split). Heterogeneous data gives
+        :class:`~spsample.loader.HeteroBatch` batches (``x_dict``, ``edge_index_dict``, ...):
+        ``seeds`` is then ``(node_type, ids)`` or a split of the target type, ``features`` and
+        ``labels`` dicts per type, and ``seed_time`` (one time per seed) samples temporally.
     seeds : array_like of int, or {"train", "val", "test"}, optional
         The seed vertices of one epoch, distinct. A split name needs a ``Dataset``. Default:
         the dataset's training split, else every vertex.
@@ -116,6 +119,13 @@ class Loader:
     >>> b.x.shape[1], b.edge_index.shape[0], b.epoch
     (4, 2, 1)
     """
+
+    def __new__(cls, data=None, *args, **kwargs):
+        if cls is Loader:              # heterogeneous data: the heterogeneous loader
+            from ._hetero import HeteroLoader, is_hetero_data
+            if is_hetero_data(data):
+                return super().__new__(HeteroLoader)
+        return super().__new__(cls)
 
     def __init__(self, data, seeds=None, *, sampler, batch_size, bulk_size=4, features=None,
                  labels=None, shuffle=True, seed=0, device="cpu", dtype="float32",

@@ -4,6 +4,13 @@ Hop ``l``: ``Q`` selects the vertices first reached at hop ``l - 1`` (the seeds 
 ``P = Q·A`` is a view of their rows (valued by the edge weights when weighted); ``S`` keeps at
 most ``fanouts[l-1]`` entries per row, from one stream per (minibatch, vertex); extraction
 appends the unseen neighbours in edge order and writes the edges in local ids.
+
+On a heterogeneous graph the engine runs one step per relation: ``Q`` holds the vertices of
+the relation's destination type reached at hop ``l - 1``, ``P`` is a view of the relation's
+block, and the streams are the relation's own (``ctx.key``). Temporal sampling masks ``P``:
+``P.until(time, ctx.seed_time)`` keeps the entries no later than the minibatch's time (the
+block's rows sorted by time, so a prefix of each row), and ``temporal_strategy="last"`` keeps
+the latest ``fanout`` of them instead of a uniform sample.
 """
 
 import numpy as np
@@ -30,6 +37,14 @@ class NodeWise(Sampler):
     weighted : bool
         Draw proportionally to the graph's edge weights (Efraimidis–Spirakis without
         replacement; exponential races with replacement). Needs a weighted graph.
+    disjoint : bool
+        Give every seed its own subgraph: no vertex is shared between the seeds of a
+        minibatch (``mb.batch`` says which seed each vertex belongs to); the seeds of a
+        minibatch may then repeat. Temporal sampling is always disjoint (as PyG).
+    temporal_strategy : {"uniform", "last"}
+        With seed times (``spsample.sample(..., seed_time=...)`` on a temporal
+        ``HeteroGraph``): sample uniformly among the entries no later than the seed's time,
+        or take the latest ``fanout`` of them.
 
     Examples
     --------
@@ -40,37 +55,65 @@ class NodeWise(Sampler):
     2
     """
 
-    options = ("replace", "weighted")
+    options = ("replace", "weighted", "disjoint", "temporal_strategy")
+    heterogeneous = True
 
-    def __init__(self, fanouts, *, replace=False, weighted=False, **unknown):
-        check_no_unknown(type(self).__name__, unknown, self.options)
+    def __init__(self, fanouts, *, replace=False, weighted=False, disjoint=False,
+                 temporal_strategy="uniform", **unknown):
+        where = type(self).__name__
+        check_no_unknown(where, unknown, self.options)
         super().__init__(fanouts)
-        for name, value in (("replace", replace), ("weighted", weighted)):
+        for name, value in (("replace", replace), ("weighted", weighted),
+                            ("disjoint", disjoint)):
             if not isinstance(value, (bool, np.bool_)):
-                fail(ArgumentTypeError, type(self).__name__, name, "must be a bool", value)
+                fail(ArgumentTypeError, where, name, "must be a bool", value)
         self.replace = bool(replace)
         self.weighted = bool(weighted)
+        self.disjoint = bool(disjoint)
+        if temporal_strategy not in ("uniform", "last"):
+            fail(SamplerError, where, "temporal_strategy", "must be 'uniform' or 'last'",
+                 temporal_strategy)
+        if temporal_strategy == "last" and (self.replace or self.weighted):
+            fail(SamplerError, where, "temporal_strategy", "'last' takes the latest entries: "
+                 "it needs replace=False and weighted=False", temporal_strategy)
+        self.temporal_strategy = temporal_strategy
 
     def check_graph(self, graph):
-        if self.weighted and graph.weights is None:
+        if not self.weighted:
+            return
+        blocks = [graph.relation_graph(r) for r in graph.relations] \
+            if hasattr(graph, "relations") else [graph]
+        if any(g.weights is None for g in blocks):
             fail(SamplerError, type(self).__name__, "weighted",
                  "is True but the graph has no edge weights", self.weighted)
 
     # -------------------------------------------------------------- constructors
     def frontier(self, state, ctx):
-        return state.new_nodes(ctx.hop - 1)
+        return state.new_nodes(ctx.hop - 1, ctx.dst_type)
 
     def probabilities(self, graph, Q, ctx):
         P = gather(graph, Q)
-        return P.with_weights() if self.weighted else P
+        return masked_by_time(P.with_weights() if self.weighted else P, graph, ctx)
 
     def streams(self, Q, ctx):
         """The RNG stream of each frontier row: keyed by its vertex and minibatch."""
         return Streams.per_vertex(Q, ctx)
 
     def select(self, P, Q, ctx):
+        if self.temporal_strategy == "last" and P.cutoff is not None:
+            return prim.select_rows(P, ctx.fanout, self.streams(Q, ctx), method="last")
         return prim.select_rows(P, ctx.fanout, self.streams(Q, ctx), replace=self.replace,
                                 weighted=self.weighted)
 
     def extract(self, state, Q, S, ctx):
         state.add_sampled(Q, S)
+
+
+def masked_by_time(P, graph, ctx):
+    """``P`` restricted to the entries no later than the minibatch's time when the bulk is
+    temporal (``ctx.seed_time``) and ``graph`` has times (a time-sorted relation block);
+    ``P`` itself otherwise."""
+    time = getattr(graph, "entry_time", None)
+    if ctx.seed_time is None or time is None:
+        return P
+    return P.until(time, ctx.seed_time)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._bulk import BulkState
-from .._errors import SamplerError
+from .._errors import SamplerError, SpsampleError
 from .._lazy import Frontier
 from .._validate import as_int, fail
 
@@ -48,7 +48,17 @@ class HopContext:
     symbolic : bool
         True while the engine traces the constructors (no sampled data exists yet).
     graph : Graph or None
-        The graph being sampled.
+        The graph being sampled (on a heterogeneous graph: the hop's relation block).
+    relation : (str, str, str) or None
+        Heterogeneous graphs: the relation this step samples (a hop is one step per relation
+        whose destination type was reached at the hop before); ``None`` on a plain graph.
+    src_type, dst_type : str or None
+        The relation's source and destination node types.
+    step : int
+        The engine hop (1-based): equals ``hop`` on a plain graph.
+    seed_time : float64 array of shape (k,), or None
+        Temporal sampling: the time of each minibatch of the bulk (entries later than it are
+        masked out, :meth:`~spsample._lazy.RowView.until`).
     """
 
     hop: int
@@ -62,6 +72,11 @@ class HopContext:
     scratch: dict = field(default_factory=dict)
     symbolic: bool = False
     graph: object = None
+    relation: object = None
+    src_type: object = None
+    dst_type: object = None
+    step: int = 0
+    seed_time: object = None
 
 
 class Sampler:
@@ -69,8 +84,12 @@ class Sampler:
 
     Parameters
     ----------
-    fanouts : sequence of int
-        Fanout of each hop, hop 1 (nearest the seeds) first; ``-1`` means all neighbours.
+    fanouts : sequence of int, or dict of relation to sequence of int
+        Fanout of each hop, hop 1 (nearest the seeds) first; ``-1`` means all neighbours. On a
+        :class:`~spsample.HeteroGraph`, a dict gives each relation its own fanouts (keys:
+        ``(src, name, dst)`` triples or unique relation names; every relation of the graph,
+        the same number of hops each; ``0`` skips a relation at a hop); a list applies to every
+        relation.
 
     Subclasses override :meth:`frontier`, :meth:`probabilities`, :meth:`select` and
     :meth:`extract` (and may override :meth:`sample_hop` with a fused fast path that gives the
@@ -79,9 +98,16 @@ class Sampler:
 
     #: keyword options the constructor accepts, for error messages and :meth:`config`.
     options = ()
+    #: whether the sampler runs on heterogeneous graphs (a step per relation, see HopContext).
+    heterogeneous = False
 
     def __init__(self, fanouts):
-        self.fanouts = check_fanouts(type(self).__name__, fanouts)
+        if isinstance(fanouts, dict):
+            self.relation_fanouts = check_relation_fanouts(type(self).__name__, fanouts)
+            self.fanouts = _hop_maxima(self.relation_fanouts)
+        else:
+            self.relation_fanouts = None
+            self.fanouts = check_fanouts(type(self).__name__, fanouts)
 
     @property
     def num_hops(self):
@@ -90,8 +116,37 @@ class Sampler:
     def config(self):
         """A dict that identifies the sampler's behaviour (ranks compare it)."""
         cfg = {"sampler": type(self).__name__, "fanouts": list(self.fanouts)}
+        if self.relation_fanouts is not None:
+            cfg["relation_fanouts"] = {str(k): list(v) for k, v in self.relation_fanouts.items()}
         cfg.update({name: getattr(self, name) for name in self.options})
         return cfg
+
+    def fanouts_for(self, graph):
+        """``{relation: fanouts}`` for every relation of the heterogeneous ``graph``.
+
+        Raises
+        ------
+        SamplerError
+            The dict names an unknown relation or misses one of the graph's (naming
+            ``fanouts``).
+        """
+        where = type(self).__name__
+        if self.relation_fanouts is None:
+            return {rel: self.fanouts for rel in graph.relations}
+        out = {}
+        for key, value in self.relation_fanouts.items():
+            try:
+                rel = graph.relation(key, where=where, argname="fanouts")
+            except SpsampleError as exc:
+                raise SamplerError(str(exc)) from None
+            if rel in out:
+                fail(SamplerError, where, "fanouts", "names a relation twice", key)
+            out[rel] = value
+        missing = [rel for rel in graph.relations if rel not in out]
+        if missing:
+            fail(SamplerError, where, "fanouts", f"misses relation {missing[0]} of the graph "
+                 "(give every relation its fanouts, 0 to skip it)", sorted(map(str, out)))
+        return out
 
     def check_graph(self, graph):
         """Raise if the sampler cannot run on ``graph`` (e.g. weighted sampling, no weights)."""
@@ -130,8 +185,9 @@ class Sampler:
     __hash__ = None
 
 
-def check_fanouts(where, fanouts):
-    """Validate a fanout list: non-empty ints, each ``>= 1`` or ``-1``; at most 255 hops."""
+def check_fanouts(where, fanouts, *, allow_zero=False):
+    """Validate a fanout list: non-empty ints, each ``>= 1`` or ``-1`` (or ``0`` with
+    ``allow_zero``); at most 255 hops."""
     if isinstance(fanouts, (str, bytes)) or not hasattr(fanouts, "__len__"):
         from .._errors import ArgumentTypeError
         fail(ArgumentTypeError, where, "fanouts", "must be a sequence of integers", fanouts)
@@ -139,11 +195,39 @@ def check_fanouts(where, fanouts):
     if not out:
         fail(SamplerError, where, "fanouts", "must not be empty", list(fanouts))
     for f in out:
-        if f == 0 or f < -1:
-            fail(SamplerError, where, "fanouts", "entries must be >= 1, or -1 for all neighbours",
-                 out)
+        if (f == 0 and not allow_zero) or f < -1:
+            fail(SamplerError, where, "fanouts", "entries must be >= 1, or -1 for all neighbours"
+                 + (" (0: skip the relation)" if allow_zero else ""), out)
         if f >= 2**31:
             fail(SamplerError, where, "fanouts", "entries must be below 2**31", out)
     if len(out) > 255:
         fail(SamplerError, where, "fanouts", "must have at most 255 hops", len(out))
     return tuple(out)
+
+
+def check_relation_fanouts(where, fanouts):
+    """Validate per-relation fanouts: a non-empty dict, each value a fanout list (``0`` allowed:
+    the relation is skipped at that hop), all of one length. Returns ``{key: tuple}``."""
+    if not fanouts:
+        fail(SamplerError, where, "fanouts", "must not be an empty dict", fanouts)
+    out, length = {}, None
+    for key, value in fanouts.items():
+        if isinstance(key, list):
+            key = tuple(key)
+        if not (isinstance(key, str) or (isinstance(key, tuple) and len(key) == 3
+                                         and all(isinstance(x, str) for x in key))):
+            fail(SamplerError, where, "fanouts", "keys must be (src, name, dst) triples or "
+                 "relation names", key)
+        hops = check_fanouts(where, value, allow_zero=True)
+        if length is not None and len(hops) != length:
+            fail(SamplerError, where, "fanouts", f"must give every relation the same number of "
+                 f"hops ({length})", {key: list(hops)})
+        length = len(hops)
+        out[key] = hops
+    return out
+
+
+def _hop_maxima(relation_fanouts):
+    """Per hop, the largest fanout over the relations (``-1`` if any takes all)."""
+    per_hop = zip(*relation_fanouts.values())
+    return tuple(-1 if -1 in fs else max(fs) for fs in per_hop)

@@ -22,15 +22,18 @@ class LABOR(Sampler):
         Expected neighbours per vertex, hop 1 first; ``-1`` takes every neighbour.
     """
 
+    heterogeneous = True
+
     def __init__(self, fanouts, **unknown):
         check_no_unknown(type(self).__name__, unknown, ())
         super().__init__(fanouts)
 
     def frontier(self, state, ctx):
-        return state.new_nodes(ctx.hop - 1)
+        return state.new_nodes(ctx.hop - 1, ctx.dst_type)
 
     def probabilities(self, graph, Q, ctx):
-        return gather(graph, Q)
+        from ._nodewise import masked_by_time
+        return masked_by_time(gather(graph, Q), graph, ctx)
 
     def select(self, P, Q, ctx):
         return prim.select_threshold(P, ctx.fanout, Streams.per_column(Q, ctx))

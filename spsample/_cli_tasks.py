@@ -1,0 +1,109 @@
+"""``spsample train --task link`` and heterogeneous node classification (one process).
+
+:func:`run_task` maps the ``train`` flags onto :func:`spsample.train.link.fit_link` (a
+GraphSAGE encoder + dot-product decoder; test AUC and MRR) or
+:func:`spsample.train.hetero.fit_node` (a heterogeneous GraphSAGE on the target type of a
+:class:`~spsample.io.HeteroDataset`; accuracy, macro- and micro-F1), prints one line per epoch
+and the result, and writes the metrics JSON.
+"""
+
+import json
+import sys
+
+from ._errors import ArgumentError
+
+__all__ = ["run_task"]
+
+#: Default fanouts and edges per minibatch of the two tasks.
+DEFAULT_FANOUTS = (10, 10)
+LINK_BATCH_SIZE = 512
+
+
+def run_task(args, dataset, comm):
+    """Train ``args.task`` on ``dataset``; returns the exit status (0 on success)."""
+    from .io import HeteroDataset
+
+    hetero = isinstance(dataset, HeteroDataset)
+    _check(args, hetero, comm)
+    progress = not args.quiet and sys.stderr.isatty()
+    common = dict(fanouts=args.fanouts or DEFAULT_FANOUTS, hidden=args.hidden,
+                  epochs=args.epochs, lr=args.lr, weight_decay=args.weight_decay,
+                  dropout=args.dropout, bulk_size=args.bulk_size, seed=args.seed,
+                  progress=progress)
+    if args.task == "link":
+        metrics = _link(args, dataset, common)
+    else:
+        metrics = _node(args, dataset, common)
+    metrics = dict(metrics, task=args.task, dataset=args.dataset)
+    if args.metrics:
+        with open(args.metrics, "w") as fh:
+            json.dump(metrics, fh, indent=2)
+    return 0
+
+
+def _check(args, hetero, comm):
+    where = "spsample train"
+    if comm is not None:
+        raise ArgumentError(f"{where}: argument '--mpi' is not supported with --task "
+                            f"{args.task}{' on a heterogeneous file' if hetero else ''}: it "
+                            "trains in one process (got more than one MPI rank)")
+    if args.task == "node" and args.sampler != "nodewise":
+        raise ArgumentError(f"{where}: argument '--sampler' must be nodewise on a "
+                            f"heterogeneous file (got {args.sampler!r})")
+    if args.task == "link" and args.split not in (None, "auto", "random", "time", "stored"):
+        raise ArgumentError(f"{where}: argument '--split' must be auto, random, time or "
+                            f"stored with --task link (got {args.split!r})")
+    if args.task == "link" and not args.neg_ratio > 0:
+        raise ArgumentError(f"{where}: argument '--neg-ratio' must be > 0 "
+                            f"(got {args.neg_ratio})")
+    if args.task == "link" and args.eval_negatives < 1:
+        raise ArgumentError(f"{where}: argument '--eval-negatives' must be >= 1 "
+                            f"(got {args.eval_negatives})")
+
+
+def _say(text):
+    print(text, flush=True)
+
+
+def _link(args, dataset, common):
+    from .train.link import fit_link
+
+    _say(f"link prediction on {getattr(dataset, 'name', None) or args.dataset}: GraphSAGE "
+         f"encoder + dot-product decoder, nodewise {_show(common['fanouts'])}, "
+         f"{args.neg_ratio:g} negatives per edge")
+    metrics = fit_link(dataset, relation=args.relation, split=args.split or "auto",
+                       batch_size=args.batch_size or LINK_BATCH_SIZE, out=args.hidden,
+                       neg_ratio=args.neg_ratio, eval_negatives=args.eval_negatives,
+                       log=lambda e: _say(_epoch_line(e, args.epochs, "auc")), **common)
+    _say(f"test AUC {metrics['test_auc']:.4f}, MRR {metrics['test_mrr']:.4f} "
+         f"({metrics['eval_negatives']} negatives per edge; best validation AUC "
+         f"{metrics['val_auc']:.4f} at epoch {metrics['best_epoch'] + 1}); "
+         f"{metrics['seconds']:.1f}s")
+    return metrics
+
+
+def _node(args, dataset, common):
+    from .train.hetero import fit_node
+
+    _say(f"heterogeneous GraphSAGE on {dataset.name or args.dataset}: target "
+         f"{dataset.target_type!r}, {len(dataset.graph.relations)} relations, "
+         f"{dataset.num_classes} classes; nodewise {_show(common['fanouts'])} per relation")
+    metrics = fit_node(dataset, split=None if args.split in (None, "default") else args.split,
+                       eval_fanouts=args.eval_fanouts,
+                       batch_size=args.batch_size or 32,
+                       log=lambda e: _say(_epoch_line(e, args.epochs, "macro_f1")), **common)
+    _say(f"test accuracy {metrics['test_accuracy']:.4f}, macro-F1 "
+         f"{metrics['test_macro_f1']:.4f} (best validation macro-F1 "
+         f"{metrics['val_macro_f1']:.4f} at epoch {metrics['best_epoch'] + 1}); "
+         f"{metrics['seconds']:.1f}s")
+    return metrics
+
+
+def _epoch_line(entry, epochs, key):
+    extra = f"  val mrr {entry['val_mrr']:.4f}" if "val_mrr" in entry else ""
+    return (f"epoch {entry['epoch'] + 1:3d}/{epochs}  loss {entry['loss']:.4f}  "
+            f"val {key} {entry['val_' + key]:.4f}{extra}")
+
+
+def _show(values):
+    return ",".join(str(v) for v in values)

@@ -1,0 +1,319 @@
+"""Converters of heterogeneous, temporal and knowledge-graph datasets into
+:class:`HeteroDataset`.
+
+* :func:`from_heco` -- HeCo's folders (ACM, DBLP, AMiner, Freebase): one ``xy.txt`` per
+  relation (``x<TAB>y`` lines, ids local to each type), ``*_feat.npz`` features,
+  ``labels.npy`` and the ``train/val/test_{20,40,60}.npy`` splits. Every ``xy.txt`` gives the
+  relations ``(X, "to", Y)`` and ``(Y, "to", X)`` (messages both ways).
+* :func:`from_temporal_edges` -- SNAP temporal edge lists (``SRC DST TIME`` as CollegeMsg and
+  email-Eu-core-temporal, ``SOURCE,TARGET,RATING,TIME`` as bitcoin-alpha/otc): one node type
+  ``"node"`` and the relation ``("node", "to", "node")`` with edge times (a repeated pair
+  keeps its earliest time).
+* :func:`from_kg` -- ConvE's knowledge-graph archives (WN18RR, FB15k-237): one node type
+  ``"entity"``, one relation per relation name built from ``train.txt``, the three files as
+  ``edge_splits``.
+"""
+
+import tarfile
+from pathlib import Path
+
+import numpy as np
+
+from .._errors import ArgumentError, ArgumentTypeError, DatasetError, SpsampleError
+from .._hetero import HeteroGraph
+from .._validate import fail
+from ._files import as_bool, as_dir, as_file, fail_path, read_npz, read_table
+from ._hetero_dataset import HeteroDataset
+from ._untrusted import csr_from_parts
+
+__all__ = ["from_heco", "from_temporal_edges", "from_kg", "is_heco_folder", "HECO_TYPES"]
+
+#: Node type of each file letter, and the labelled type, per HeCo dataset.
+HECO_TYPES = {
+    "acm": ({"p": "paper", "a": "author", "s": "subject"}, "paper"),
+    "dblp": ({"a": "author", "p": "paper", "t": "term", "c": "conference"}, "author"),
+    "aminer": ({"p": "paper", "a": "author", "r": "reference"}, "paper"),
+    "freebase": ({"m": "movie", "a": "actor", "d": "director", "w": "writer"}, "movie"),
+}
+
+
+def is_heco_folder(path):
+    """Whether ``path`` looks like a HeCo dataset folder (``labels.npy`` and ``xy.txt``)."""
+    path = Path(path)
+    return (path / "labels.npy").is_file() and any(
+        len(p.stem) == 2 for p in path.glob("*.txt"))
+
+
+def from_heco(directory, *, sparse_features=None):
+    """Read one HeCo dataset folder (``acm``, ``dblp``, ``aminer`` or ``freebase``).
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        The folder; its name picks the type names (other names: the file letters).
+    sparse_features : bool or None
+        Keep sparse feature files sparse (``None``: when at most 5 % non-zero).
+
+    Returns
+    -------
+    HeteroDataset
+        ``target_type`` the labelled type, splits ``"20"``, ``"40"``, ``"60"`` (labelled nodes
+        per class; ``"20"`` is the default), features for the types that have them.
+
+    Raises
+    ------
+    DatasetError, DatasetNotFoundError
+        A missing or malformed file, ids out of range.
+    """
+    where = "spsample.io.from_heco"
+    directory = as_dir(where, directory)
+    letters, target = HECO_TYPES.get(directory.name.lower(), ({}, None))
+    rel_files = sorted(p for p in directory.glob("*.txt") if len(p.stem) == 2)
+    if not rel_files or not (directory / "labels.npy").is_file():
+        fail_path(DatasetError, where, "directory", "is not a HeCo folder (labels.npy and "
+                  "xy.txt relation files)", directory)
+    type_of = lambda c: letters.get(c, c)  # noqa: E731
+    edges = {}
+    for p in rel_files:
+        table = read_table(where, p, dtype=np.int64, comment=None)
+        if table.shape[1] != 2:
+            raise DatasetError(f"{where}: {str(p)!r} must have two columns (got {table.shape})")
+        x, y = type_of(p.stem[0]), type_of(p.stem[1])
+        edges[(x, "to", y)] = (table[:, 0], table[:, 1])
+        edges[(y, "to", x)] = (table[:, 1], table[:, 0])
+    labels = _npy(where, directory / "labels.npy").astype(np.int64)
+    target = target or _guess_target(edges, labels)
+    features = _heco_features(where, directory, type_of, sparse_features)
+    counts = _heco_counts(edges, labels, target, features)
+    splits = _heco_splits(where, directory)
+    try:
+        graph = HeteroGraph.from_edge_index(edges, num_nodes=counts)
+        return HeteroDataset(graph, features=features, labels={target: labels}, splits=splits,
+                             target_type=target, name=directory.name)
+    except SpsampleError as exc:
+        raise DatasetError(f"{where}: {str(directory)!r} holds inconsistent arrays: "
+                           f"{exc}") from exc
+
+
+def _npy(where, path):
+    """A ``.npy`` array (no pickle), its declared size checked by NumPy's header read."""
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise DatasetError(f"{where}: cannot read {str(path)!r} as a .npy array: {exc}") \
+            from exc
+    if not isinstance(arr, np.ndarray):
+        raise DatasetError(f"{where}: {str(path)!r} is an archive, not a single .npy array")
+    return arr
+
+
+def _guess_target(edges, labels):
+    counts = {}
+    for (s, _, d), (src, dst) in edges.items():
+        counts[s] = max(counts.get(s, 0), int(src.max(initial=-1)) + 1)
+    same = [t for t, n in counts.items() if n == labels.size]
+    return same[0] if len(same) == 1 else next(iter(sorted(counts)))
+
+
+def _heco_features(where, directory, type_of, sparse_features):
+    import scipy.sparse as sp
+    from ._dataset import features_as
+    out = {}
+    for p in sorted(directory.glob("?_feat.npz")):
+        t = type_of(p.name[0])
+        with open(p, "rb") as f:
+            magic = f.read(6)
+        if magic == b"\x93NUMPY":                 # a plain .npy under an .npz name (DBLP t)
+            dense = _npy(where, p)
+            if dense.ndim != 2 or dense.dtype.kind not in "biuf":
+                raise DatasetError(f"{where}: {str(p)!r} must be a 2-D numeric array")
+            out[t] = dense
+            continue
+        z = read_npz(where, p, ("format", "shape", "data"), optional=("indices", "indptr",
+                                                                      "row", "col"))
+        fmt = bytes(np.asarray(z["format"]).tobytes()).strip(b"\x00")
+        shape = tuple(int(s) for s in np.asarray(z["shape"]).ravel())
+        if fmt == b"coo" and "row" in z and "col" in z:
+            coo = _checked_coo(where, p, z, shape)
+            matrix = coo.tocsr()
+        elif fmt == b"csr" and "indices" in z and "indptr" in z:
+            matrix = csr_from_parts(where, repr(str(p)), z["data"], z["indices"], z["indptr"],
+                                    shape)
+        else:
+            raise DatasetError(f"{where}: {str(p)!r} is a sparse matrix of unknown format "
+                               f"{fmt!r}")
+        out[t] = features_as(where, "sparse_features", sp.csr_matrix(matrix), sparse_features,
+                             f"features of {t!r}")
+    return out
+
+
+def _checked_coo(where, path, z, shape):
+    import scipy.sparse as sp
+    row, col, data = (np.asarray(z[k]) for k in ("row", "col", "data"))
+    ok = (len(shape) == 2 and row.ndim == col.ndim == data.ndim == 1
+          and row.size == col.size == data.size and row.dtype.kind in "iu"
+          and col.dtype.kind in "iu" and data.dtype.kind in "biuf")
+    if ok and row.size:
+        ok = row.min() >= 0 and col.min() >= 0 and row.max() < shape[0] and col.max() < shape[1]
+    if not ok:
+        raise DatasetError(f"{where}: {str(path)!r} holds an invalid COO matrix")
+    return sp.coo_matrix((data, (row, col)), shape=shape)
+
+
+def _heco_counts(edges, labels, target, features):
+    counts = {}
+    for (s, _, d), (src, dst) in edges.items():
+        counts[s] = max(counts.get(s, 0), int(src.max(initial=-1)) + 1)
+        counts[d] = max(counts.get(d, 0), int(dst.max(initial=-1)) + 1)
+    counts[target] = max(counts.get(target, 0), labels.size)
+    for t, f in features.items():
+        counts[t] = max(counts.get(t, 0), int(f.shape[0]))
+    return counts
+
+
+def _heco_splits(where, directory):
+    splits = {}
+    for size in ("20", "40", "60"):
+        files = {part: directory / f"{name}_{size}.npy"
+                 for part, name in (("train", "train"), ("val", "val"), ("test", "test"))}
+        if all(f.is_file() for f in files.values()):
+            splits[size] = {part: _npy(where, f).astype(np.int64).ravel()
+                            for part, f in files.items()}
+    return splits
+
+
+# ---------------------------------------------------------------------- temporal edge lists
+def from_temporal_edges(path, *, time_column=-1, delimiter=None, relabel=True,
+                        directed=True):
+    """Read a SNAP temporal edge list: ``SRC DST [...] TIME`` per line, plain or ``.gz``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    time_column : int
+        Which column holds the time (default the last: CollegeMsg, email-Eu-core-temporal,
+        bitcoin's ``SOURCE,TARGET,RATING,TIME``).
+    delimiter : str, optional
+        Default ``","`` for ``.csv`` files, whitespace otherwise.
+    relabel : bool
+        Renumber the distinct ids ``0 .. n - 1`` in increasing order (default; bitcoin's
+        ids have gaps); ``False`` keeps them (``n = max id + 1``).
+    directed : bool
+        ``False`` adds every reverse edge with the same time.
+
+    Returns
+    -------
+    HeteroDataset
+        One node type ``"node"``, the relation ``("node", "to", "node")`` with edge times
+        (float64; a repeated pair keeps the earliest), no features or splits.
+    """
+    where = "spsample.io.from_temporal_edges"
+    relabel = as_bool(where, "relabel", relabel)
+    directed = as_bool(where, "directed", directed)
+    if not isinstance(time_column, int) or isinstance(time_column, bool):
+        fail(ArgumentTypeError, where, "time_column", "must be an int", time_column)
+    path = as_file(where, path)
+    if delimiter is None and path.name.lower().removesuffix(".gz").endswith(".csv"):
+        delimiter = ","
+    table = read_table(where, path, dtype=np.float64, delimiter=delimiter)
+    if table.shape[1] < 3 or not -table.shape[1] <= time_column < table.shape[1]:
+        raise DatasetError(f"{where}: {str(path)!r} needs SRC, DST and a time column "
+                           f"{time_column} (it has {table.shape[1]} columns)")
+    src, dst, time = table[:, 0], table[:, 1], table[:, time_column]
+    if not (np.array_equal(src, np.round(src)) and np.array_equal(dst, np.round(dst))):
+        raise DatasetError(f"{where}: node ids in {str(path)!r} must be integers")
+    src, dst = src.astype(np.int64), dst.astype(np.int64)
+    if relabel:
+        _, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
+        src, dst = inverse[:src.size], inverse[src.size:]
+    if not directed:
+        src, dst, time = np.concatenate([src, dst]), np.concatenate([dst, src]), \
+            np.concatenate([time, time])
+    rel = ("node", "to", "node")
+    name = path.name.removesuffix(".gz").rsplit(".", 1)[0]
+    try:
+        graph = HeteroGraph.from_edge_index({rel: (src, dst)}, edge_time={rel: time})
+        return HeteroDataset(graph, name=name)
+    except SpsampleError as exc:
+        raise DatasetError(f"{where}: {str(path)!r} holds an invalid edge list: {exc}") from exc
+
+
+# ---------------------------------------------------------------------- knowledge graphs
+def from_kg(path, *, reverse=False):
+    """Read a knowledge graph as ConvE publishes it: a ``.tar.gz`` (or a folder) holding
+    ``train.txt``, ``valid.txt``, ``test.txt`` with ``head<TAB>relation<TAB>tail`` lines.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    reverse : bool
+        Also add ``("entity", "rev_" + name, "entity")`` for every relation (messages from tail
+        to head), as relational GNN encoders usually do.
+
+    Returns
+    -------
+    HeteroDataset
+        One node type ``"entity"`` (ids: the sorted entity strings of all three files), one
+        relation ``("entity", name, "entity")`` per relation name (messages head -> tail)
+        holding the training triples; ``edge_splits`` ``"train"``, ``"val"``, ``"test"``.
+    """
+    where = "spsample.io.from_kg"
+    reverse = as_bool(where, "reverse", reverse)
+    parts = _kg_parts(where, Path(path))
+    entities = sorted({e for rows in parts.values() for h, _, t in rows for e in (h, t)})
+    index = {e: i for i, e in enumerate(entities)}
+    names = sorted({r for rows in parts.values() for _, r, _ in rows})
+    splits = {}
+    for part, rows in parts.items():
+        per_rel = {}
+        for h, r, t in rows:
+            per_rel.setdefault(("entity", r, "entity"), []).append((index[h], index[t]))
+        splits[part] = {rel: np.array(v, dtype=np.int64).T.reshape(2, -1)
+                        for rel, v in per_rel.items()}
+    edges = {("entity", r, "entity"): np.zeros((2, 0), dtype=np.int64) for r in names}
+    edges.update(splits.get("train", {}))
+    if reverse:
+        edges.update({("entity", "rev_" + r[1], "entity"): ei[::-1] for r, ei in
+                      list(edges.items())})
+    try:
+        graph = HeteroGraph.from_edge_index(edges, num_nodes={"entity": len(entities)})
+        name = Path(path).name.split(".")[0]
+        return HeteroDataset(graph, edge_splits=splits, name=name)
+    except SpsampleError as exc:
+        raise DatasetError(f"{where}: {str(path)!r} holds inconsistent triples: {exc}") from exc
+
+
+_KG_FILES = {"train": "train.txt", "val": "valid.txt", "test": "test.txt"}
+
+
+def _kg_parts(where, path):
+    """``{part: [(head, relation, tail), ...]}`` from the archive or folder."""
+    if not path.exists():
+        from .._errors import DatasetNotFoundError
+        fail_path(DatasetNotFoundError, where, "path", "does not exist", path)
+    texts = {}
+    if path.is_dir():
+        for part, fn in _KG_FILES.items():
+            if (path / fn).is_file():
+                texts[part] = (path / fn).read_text(encoding="utf-8")
+    else:
+        try:
+            with tarfile.open(path, "r:*") as tar:
+                members = {m.name.lstrip("./"): m for m in tar.getmembers() if m.isfile()}
+                for part, fn in _KG_FILES.items():
+                    if fn in members:
+                        texts[part] = tar.extractfile(members[fn]).read().decode("utf-8")
+        except (tarfile.TarError, OSError, EOFError, UnicodeDecodeError) as exc:
+            raise DatasetError(f"{where}: cannot read {str(path)!r} as a tar archive: {exc}") \
+                from exc
+    if "train" not in texts:
+        fail_path(DatasetError, where, "path", "holds no train.txt", path)
+    out = {}
+    for part, text in texts.items():
+        rows = [line.split("\t") for line in text.splitlines() if line.strip()]
+        bad = [r for r in rows if len(r) != 3]
+        if bad:
+            raise DatasetError(f"{where}: {_KG_FILES[part]} of {str(path)!r} has a line that is "
+                               f"not head<TAB>relation<TAB>tail: {bad[0]!r:.60}")
+        out[part] = [(h.strip(), r.strip(), t.strip()) for h, r, t in rows]
+    return out

@@ -1,0 +1,456 @@
+"""``spsample.LinkLoader``: minibatches seeded by edges, with negatives (link prediction).
+
+A link minibatch of ``b`` seed edges ``(u_i, v_i)`` of one relation draws its negatives from
+the counter-based RNG (:mod:`spsample._negatives`) and samples the neighbourhoods of every
+endpoint -- positives' and negatives' -- in the same bulk, as one node-seeded minibatch whose
+seeds are the endpoints (deduplicated in first-occurrence order; each its own subgraph when
+disjoint or temporal). Labels follow PyG's ``LinkNeighborLoader``:
+
+* ``neg_sampling="binary"``: ``edge_label_index`` (2, b + ceil(neg_ratio * b)) in local ids,
+  positives first; ``edge_label`` the positives' labels (1 unless given), 0 for negatives;
+* ``neg_sampling="triplet"``: ``src_index`` (b,), ``dst_pos_index`` (b,), ``dst_neg_index``
+  (b, neg_ratio) -- or (b,) when ``neg_ratio == 1``;
+* ``neg_sampling=None``: positives only.
+
+``exclude_seed_edges=True`` removes the positive seed edges (and their reverses) from the
+sampled message-passing edges after sampling, so a model cannot read the label off the
+subgraph.
+"""
+
+import math
+import time
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from .._errors import ArgumentError, ArgumentTypeError
+from .._graph import Graph
+from .._hetero import HeteroGraph
+from .._validate import as_float_array, as_index_array, fail
+from ._batch import Batch, make_batch
+from ._hetero import (epoch_positions, fetch_typed, hetero_features, init_common,
+                      make_hetero_batch, record)
+from ._loader import Loader
+
+__all__ = ["LinkLoader", "LinkBatch"]
+
+_WHERE = "LinkLoader"
+_MODES = ("binary", "triplet", None)
+
+
+@dataclass(eq=False)
+class LinkBatch(Batch):
+    """A :class:`~spsample.loader.Batch` seeded by edges, with PyG's link fields (see the
+    module docstring); ``input_id`` are the seed edges' positions in the loader's ``edges``."""
+
+    edge_label_index: object = None
+    edge_label: object = None
+    src_index: object = None
+    dst_pos_index: object = None
+    dst_neg_index: object = None
+    edge_label_time: object = None
+    input_id: object = None
+
+    def to(self, device, non_blocking=False):
+        return _map(self, lambda t: t.to(device, non_blocking=non_blocking))
+
+    def pin_memory(self):
+        return _map(self, lambda t: t.pin_memory())
+
+
+def _map(obj, fn):
+    return replace(obj, **{f.name: fn(getattr(obj, f.name)) for f in fields(obj)
+                           if hasattr(getattr(obj, f.name), "pin_memory")})
+
+
+class LinkLoader(Loader):
+    """Link-prediction minibatches: seed edges, negatives, both endpoints' neighbourhoods.
+
+    Parameters
+    ----------
+    data : Graph, Dataset, HeteroGraph or HeteroDataset
+    edges : array of shape (2, E), (relation, array), a relation, or None
+        The seed edges ``[src; dst]`` (local ids of their types on a heterogeneous graph,
+        where ``relation`` names the relation). ``None``: every edge of the graph (of its only
+        relation); a relation alone: every edge of that relation. Seed edges need not be in the graph (held-out edges for evaluation), but
+        must be pairs of valid vertex ids.
+    sampler : Sampler
+    batch_size : int
+        Seed edges per minibatch.
+    neg_ratio : float
+        Negatives per positive, ``> 0`` (an integer for ``"triplet"``).
+    neg_sampling : {"binary", "triplet", None}
+    strict : bool
+        Never return a negative that is an edge of the graph (drawn again).
+    neg_distribution : {"uniform", "degree"}
+        Negative endpoints uniformly, or ``∝ degree ** 0.75``.
+    edge_label : array of shape (E,), optional
+        Labels of the seed edges (binary mode; default 1).
+    edge_time : array of shape (E,), optional
+        Temporal sampling: each seed edge's time; its endpoints' (and its negatives')
+        neighbourhoods only see entries no later than it (disjoint subgraphs).
+    exclude_seed_edges : bool
+        Drop the positive seed edges and their reverses from the sampled edges.
+    features : array / dict of arrays, optional
+        As :class:`~spsample.Loader` (a dict per node type on heterogeneous graphs).
+    bulk_size, shuffle, seed, device, dtype, pipeline, queue_size, rank, world_size, comm,
+    epoch
+        As :class:`~spsample.Loader`.
+
+    Raises
+    ------
+    ArgumentError, ArgumentTypeError
+        Naming the argument: ``neg_ratio <= 0``, an unknown ``neg_sampling``, seed edges of
+        the wrong shape or with ids out of range, an unknown relation, ``edge_time`` of the
+        wrong length.
+
+    Examples
+    --------
+    >>> import numpy as np, spsample
+    >>> g = spsample.Graph.from_edge_index([0, 1, 2, 3], [1, 2, 3, 0], symmetrize=True)
+    >>> loader = spsample.LinkLoader(g, sampler=spsample.NodeWise([2]), batch_size=4,
+    ...                              neg_ratio=1.0, seed=0)
+    >>> b = next(iter(loader))
+    >>> b.edge_label_index.shape[1], b.edge_label.tolist()
+    (8, [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+    """
+
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)
+
+    def __init__(self, data, edges=None, *, sampler, batch_size, neg_ratio=1.0,
+                 neg_sampling="binary", strict=False, neg_distribution="uniform",
+                 edge_label=None, edge_time=None, exclude_seed_edges=False, bulk_size=4,
+                 features=None, shuffle=True, seed=0, device="cpu", dtype="float32",
+                 pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0):
+        init_common(self, sampler, batch_size, bulk_size, queue_size, seed, epoch, shuffle,
+                    pipeline, device, dtype, rank, world_size, comm)
+        self.graph, dataset = _graph_of(data)
+        self.hetero = isinstance(self.graph, HeteroGraph)
+        self.relation, self.src_ids, self.dst_ids = _seed_edges(self.graph, edges)
+        self.seeds = np.arange(self.src_ids.size, dtype=np.int64)    # edge positions
+        self.neg_sampling, self.neg_ratio = _neg_options(neg_sampling, neg_ratio)
+        self.strict = _flag("strict", strict)
+        self.exclude_seed_edges = _flag("exclude_seed_edges", exclude_seed_edges)
+        if neg_distribution not in ("uniform", "degree"):
+            fail(ArgumentError, _WHERE, "neg_distribution", "must be 'uniform' or 'degree'",
+                 neg_distribution)
+        self.neg_distribution = neg_distribution
+        self.edge_label = None if edge_label is None else _per_edge(
+            "edge_label", edge_label, self.seeds.size)
+        self.edge_time = None if edge_time is None else _per_edge(
+            "edge_time", edge_time, self.seeds.size)
+        if self.edge_time is not None and not (self.hetero and self.graph.is_temporal):
+            fail(ArgumentError, _WHERE, "edge_time", "needs a temporal HeteroGraph",
+                 show_value=False)
+        self._features(features, dataset)
+        self.labels = None
+        self.num_nodes = self.graph.total_nodes if self.hetero else self.graph.num_nodes
+
+    def _features(self, features, dataset):
+        from ._features import as_feature_source
+        if self.hetero:
+            self.features = hetero_features(self.graph, features, dataset)
+            return
+        if features is None and dataset is not None:
+            features = dataset.features
+        self.features = as_feature_source(features, _WHERE, "features")
+
+    # ------------------------------------------------------------------ geometry
+    @property
+    def max_seeds(self):
+        """The most seed vertices a minibatch can have (keys the disjoint subgraphs)."""
+        b = self.batch_size
+        neg = 0 if self.neg_sampling is None else math.ceil(self.neg_ratio * b)
+        return 2 * b + (2 * neg if self.neg_sampling == "binary" else neg)
+
+    def _types(self):
+        """``(offsets, sizes)`` of the source and destination types."""
+        if not self.hetero:
+            n = self.graph.num_nodes
+            return (0, 0), (n, n)
+        s, _, d = self.relation
+        return ((self.graph.offsets[s], self.graph.offsets[d]),
+                (self.graph.num_nodes[s], self.graph.num_nodes[d]))
+
+    def _block(self):
+        return self.graph.relation_graph(self.relation) if self.hetero else self.graph
+
+    # ------------------------------------------------------------------ the producer
+    def _produce(self, epoch, start, stats):
+        perm = epoch_positions(self.seeds.size, self.seed, epoch, self.shuffle)
+        lo, hi = self.batch_range()
+        b, k, m = self.batch_size, self.bulk_size, self.seeds.size
+        for j in range(min(hi, lo + start), hi, k):
+            t0 = time.perf_counter()
+            stop = min(j + k, hi)
+            edge_pos = [perm[i * b: min(m, (i + 1) * b)] for i in range(j, stop)]
+            batch_ids = np.arange(j, stop, dtype=np.int64)
+            links = self._links(edge_pos, batch_ids, epoch)
+            mbs = self._sample(links, batch_ids, epoch)
+            t1 = time.perf_counter()
+            if self.hetero:
+                xs = fetch_typed(self.features, mbs)
+            else:
+                xs = self.features.fetch_bulk([mb.n_id for mb in mbs]) \
+                    if self.features is not None else [None] * len(mbs)
+            t2 = time.perf_counter()
+            batches = [self._batch(mb, x, link, epoch) for mb, x, link in zip(mbs, xs, links)]
+            record(stats, mbs, t0, t1, t2)
+            yield batches
+
+    def _links(self, edge_pos, batch_ids, epoch):
+        """Per minibatch: positives, negatives, seed vertices (global ids), their times."""
+        from .._negatives import degree_weights, draw_negatives
+        (os_, od), (ns, nd) = self._types()
+        counts = np.array([p.size for p in edge_pos], dtype=np.int64)
+        neg = self._negative_counts(counts)
+        fixed = None
+        if self.neg_sampling == "triplet":
+            fixed = np.concatenate([np.repeat(self.src_ids[p], int(self.neg_ratio))
+                                    for p in edge_pos])
+        weights = None
+        if self.neg_distribution == "degree":
+            weights = degree_weights(self._block(), os_, ns, od, nd)
+        nsrc, ndst = (np.zeros(0, np.int64),) * 2
+        if self.neg_sampling is not None:
+            nsrc, ndst = draw_negatives(self._block(), batch_ids, neg, seed=self.seed,
+                                        epoch=epoch, relation=self._rel_key(),
+                                        offsets=(os_, od), sizes=(ns, nd), fixed_src=fixed,
+                                        weights=weights, strict=self.strict)
+        bounds = np.concatenate([[0], np.cumsum(neg)])
+        return [self._link(p, nsrc[a:z], ndst[a:z]) for p, a, z in
+                zip(edge_pos, bounds[:-1], bounds[1:])]
+
+    def _rel_key(self):
+        return self.relation if self.hetero else ("", "", "")
+
+    def _negative_counts(self, counts):
+        if self.neg_sampling is None:
+            return np.zeros(counts.size, dtype=np.int64)
+        if self.neg_sampling == "triplet":
+            return counts * int(self.neg_ratio)
+        return np.array([math.ceil(self.neg_ratio * c) for c in counts], dtype=np.int64)
+
+    def _link(self, pos, nsrc, ndst):
+        (os_, od), _ = self._types()
+        src, dst = self.src_ids[pos], self.dst_ids[pos]
+        if self.neg_sampling == "triplet":
+            ends = [src + os_, dst + od, ndst + od]
+        else:
+            ends = [src + os_, dst + od, nsrc + os_, ndst + od]
+        flat = np.concatenate(ends)
+        time_ = None
+        if self.edge_time is not None:
+            t = self.edge_time[pos]
+            reps = [t, t, np.resize(t, nsrc.size if self.neg_sampling != "triplet"
+                                    else ndst.size)]
+            if self.neg_sampling != "triplet":
+                reps.append(np.resize(t, ndst.size))
+            time_ = np.concatenate(reps)
+        return dict(pos=pos, src=src, dst=dst, nsrc=nsrc, ndst=ndst, ends=flat,
+                    sizes=[e.size for e in ends], time=time_)
+
+    def _sample(self, links, batch_ids, epoch):
+        """The bulk of node-seeded minibatches: seeds deduplicated per minibatch (or every
+        endpoint its own subgraph when disjoint/temporal); each link's ``where`` is the
+        position of each endpoint among its minibatch's seeds."""
+        from .._hetero_sample import run_global, split_hetero
+        disjoint = getattr(self.sampler, "disjoint", False) or self.edge_time is not None
+        seeds, times = [], []
+        for link in links:
+            if disjoint:
+                link["seeds"], link["where"] = link["ends"], np.arange(link["ends"].size)
+            else:
+                link["seeds"], link["where"] = _first_occurrence(link["ends"])
+            seeds.append(link["seeds"])
+            if link["time"] is not None:
+                times.append(link["time"])
+        sizes = np.array([s.size for s in seeds], dtype=np.int64)
+        flat = np.concatenate(seeds)
+        seed_time = np.concatenate(times) if times else None
+        bulk = run_global(self.graph, flat, sizes, batch_ids, self.max_seeds, self.sampler,
+                          self.seed, epoch, seed_time)
+        if self.hetero:
+            return list(split_hetero(self.graph, bulk, bulk.schedule))
+        return list(bulk)
+
+    # ------------------------------------------------------------------ batches
+    def _batch(self, mb, x, link, epoch):
+        import torch
+        if self.exclude_seed_edges:
+            mb = self._excluded(mb, link)
+        idx = self._local(mb, link)
+        t64 = lambda a: torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64))  # noqa
+        fields_ = dict(input_id=t64(link["pos"]))
+        b = link["pos"].size
+        if self.neg_sampling == "triplet":
+            k = int(self.neg_ratio)
+            neg = idx[2].reshape(b, k) if k > 1 else idx[2]
+            fields_.update(src_index=t64(idx[0]), dst_pos_index=t64(idx[1]),
+                           dst_neg_index=t64(neg))
+        else:
+            src = np.concatenate([idx[0], idx[2]]) if len(idx) > 2 else idx[0]
+            dst = np.concatenate([idx[1], idx[3]]) if len(idx) > 2 else idx[1]
+            label = np.ones(b) if self.edge_label is None else self.edge_label[link["pos"]]
+            label = np.concatenate([label, np.zeros(src.size - b)])
+            fields_.update(edge_label_index=t64(np.stack([src, dst])),
+                           edge_label=torch.from_numpy(label.astype(np.float32)))
+        if self.edge_time is not None:
+            fields_["edge_label_time"] = torch.from_numpy(self.edge_time[link["pos"]].copy())
+        if self.hetero:
+            out = make_hetero_batch(mb, x, None, epoch=epoch, dtype=self.dtype)
+            out = replace(out, link_relation=self.relation, **fields_)
+        else:
+            base = make_batch(mb, x, None, epoch=epoch, dtype=self.dtype)
+            out = LinkBatch(**{f.name: getattr(base, f.name) for f in fields(Batch)},
+                            **fields_)
+        if self.device.type != "cpu":
+            out = out.pin_memory().to(self.device, non_blocking=True)
+        return out
+
+    def _local(self, mb, link):
+        """Local ids of the link's endpoints (per part: pos src, pos dst, negatives)."""
+        where = link["where"]
+        if self.hetero:          # rank among the minibatch's seeds of the same type
+            types = self.graph.type_of(link["seeds"])
+            rank = np.zeros(types.size, dtype=np.int64)
+            for t in np.unique(types):
+                at = np.flatnonzero(types == t)
+                rank[at] = np.arange(at.size)
+            where = rank[where]
+        bounds = np.concatenate([[0], np.cumsum(link["sizes"])])
+        return [where[a:z] for a, z in zip(bounds[:-1], bounds[1:])]
+
+    def _excluded(self, mb, link):
+        """``mb`` without the sampled edges that are positive seed edges or their reverses."""
+        (os_, od), _ = self._types()
+        u, v = link["src"] + os_, link["dst"] + od
+        if self.hetero:
+            return _exclude_hetero(self.graph, mb, u, v)
+        keys = np.concatenate([u * self.num_nodes + v, v * self.num_nodes + u])
+        edges, ids = [], []
+        for (dst, src), eid in zip(mb.edges, mb.edge_ids):
+            keep = ~np.isin(mb.n_id[src] * self.num_nodes + mb.n_id[dst], keys)
+            edges.append((dst[keep], src[keep]))
+            ids.append(eid[keep])
+        return replace(mb, edges=edges, edge_ids=ids)
+
+    def __repr__(self):
+        return (f"LinkLoader(edges={self.seeds.size}, relation={self.relation!r}, "
+                f"sampler={self.sampler!r}, batch_size={self.batch_size}, "
+                f"neg_sampling={self.neg_sampling!r}, neg_ratio={self.neg_ratio})")
+
+
+def _exclude_hetero(graph, mb, u, v):
+    """Drop sampled edges ``u -> v`` (global ids) and ``v -> u`` in any relation."""
+    n = graph.total_nodes
+    keys = np.concatenate([u * n + v, v * n + u])
+    edges, ids = {}, {}
+    for rel, hops in mb.edges.items():
+        os_, od = graph.offsets[rel[0]], graph.offsets[rel[2]]
+        edges[rel], ids[rel] = [], []
+        for (dst, src), eid in zip(hops, mb.edge_ids[rel]):
+            gk = (mb.n_id[rel[0]][src] + os_) * n + (mb.n_id[rel[2]][dst] + od)
+            keep = ~np.isin(gk, keys)
+            edges[rel].append((dst[keep], src[keep]))
+            ids[rel].append(eid[keep])
+    return replace(mb, edges=edges, edge_ids=ids)
+
+
+def _first_occurrence(ids):
+    """``(distinct ids in first-occurrence order, position of each id among them)``."""
+    uniq, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    rank = np.empty(uniq.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(uniq.size)
+    return ids[np.sort(first)], rank[inverse]
+
+
+# ---------------------------------------------------------------------- argument checks
+def _graph_of(data):
+    if isinstance(data, (Graph, HeteroGraph)):
+        return data, None
+    graph = getattr(data, "graph", None)
+    if isinstance(graph, (Graph, HeteroGraph)):
+        return graph, data
+    fail(ArgumentTypeError, _WHERE, "data", "must be a spsample Graph, Dataset, HeteroGraph "
+         "or HeteroDataset", type(data))
+
+
+def _seed_edges(graph, edges):
+    """``(relation or None, src, dst)``: the seed edges, checked."""
+    hetero = isinstance(graph, HeteroGraph)
+    relation = None
+    if hetero:
+        if isinstance(edges, dict):
+            if len(edges) != 1:
+                fail(ArgumentError, _WHERE, "edges", "as a dict must hold one relation",
+                     list(edges))
+            edges = next(iter(edges.items()))
+        is_rel = isinstance(edges, str) or (isinstance(edges, tuple) and len(edges) == 3
+                                            and all(isinstance(x, str) for x in edges))
+        if edges is None or is_rel:            # every edge of the relation
+            if edges is None and len(graph.relations) != 1:
+                fail(ArgumentError, _WHERE, "edges", "must be (relation, edges) on a graph of "
+                     "several relations", show_value=False)
+            relation = graph.relation(edges or graph.relations[0], where=_WHERE,
+                                      argname="edges")
+            edges = None
+        elif isinstance(edges, tuple) and len(edges) == 2 and not hasattr(edges[0], "shape"):
+            relation = graph.relation(edges[0], where=_WHERE, argname="edges")
+            edges = edges[1]
+        else:
+            fail(ArgumentTypeError, _WHERE, "edges", "on a HeteroGraph must be (relation, "
+                 "edges), {relation: edges} or a relation name", type(edges))
+    if edges is None:
+        block = graph.relation_graph(relation) if hetero else graph
+        src, dst = block.edge_index()
+        if hetero:
+            src, dst = src - graph.offsets[relation[0]], dst - graph.offsets[relation[2]]
+        return relation, src, dst
+    if hasattr(edges, "detach"):
+        edges = edges.detach().cpu().numpy()
+    ei = as_index_array(_WHERE, "edges", edges, ndim=2)
+    if ei.shape[0] != 2 or ei.shape[1] == 0:
+        fail(ArgumentError, _WHERE, "edges", "must have shape (2, E), E >= 1 ([src; dst])",
+             ei.shape)
+    n_src = graph.num_nodes[relation[0]] if hetero else graph.num_nodes
+    n_dst = graph.num_nodes[relation[2]] if hetero else graph.num_nodes
+    for row, n, end in ((0, n_src, "source"), (1, n_dst, "destination")):
+        if ei[row].min() < 0 or ei[row].max() >= n:
+            bad = int(ei[row].min()) if ei[row].min() < 0 else int(ei[row].max())
+            fail(ArgumentError, _WHERE, "edges", f"are not edges: a {end} id is outside "
+                 f"[0, {n})", bad)
+    return relation, ei[0].copy(), ei[1].copy()
+
+
+def _neg_options(mode, ratio):
+    if mode not in _MODES:
+        fail(ArgumentError, _WHERE, "neg_sampling", "must be 'binary', 'triplet' or None", mode)
+    if isinstance(ratio, (bool, np.bool_)) or not isinstance(ratio, (int, float, np.integer,
+                                                                      np.floating)):
+        fail(ArgumentTypeError, _WHERE, "neg_ratio", "must be a number", ratio)
+    ratio = float(ratio)
+    if not (np.isfinite(ratio) and ratio > 0):
+        fail(ArgumentError, _WHERE, "neg_ratio", "must be > 0", ratio)
+    if mode == "triplet" and ratio != int(ratio):
+        fail(ArgumentError, _WHERE, "neg_ratio", "must be an integer for triplet negatives",
+             ratio)
+    return mode, ratio
+
+
+def _flag(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        fail(ArgumentTypeError, _WHERE, name, "must be a bool", value)
+    return bool(value)
+
+
+def _per_edge(name, value, size):
+    arr = as_float_array(_WHERE, name, value)
+    if arr.shape != (size,):
+        fail(ArgumentError, _WHERE, name, f"must have one value per seed edge ({size})",
+             arr.shape)
+    if not np.isfinite(arr).all():
+        fail(ArgumentError, _WHERE, name, "must be finite", show_value=False)
+    return arr
+

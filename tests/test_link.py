@@ -1,0 +1,182 @@
+"""Link minibatches: negatives (strictness, distributions), labels, exclusion, temporal; the
+heterogeneous Loader."""
+
+import numpy as np
+import pytest
+
+import spsample
+from spsample._negatives import degree_weights, draw_negatives
+
+torch = pytest.importorskip("torch")
+
+REL = ("author", "writes", "paper")
+
+
+def ring(n=40):
+    """An undirected ring with chords ``i -- i + 1`` and ``i -- i + 7``."""
+    i = np.arange(n)
+    src = np.concatenate([i, i])
+    dst = np.concatenate([(i + 1) % n, (i + 7) % n])
+    return spsample.Graph.from_edge_index(src, dst, num_nodes=n, symmetrize=True)
+
+
+def bipartite(seed=0, temporal=False):
+    rng = np.random.default_rng(seed)
+    a, p = rng.integers(0, 30, 400), rng.integers(0, 50, 400)
+    edges = {REL: (a, p), ("paper", "written_by", "author"): (p, a)}
+    t = rng.integers(0, 100, 400).astype(float)
+    return spsample.HeteroGraph.from_edge_index(
+        edges, num_nodes={"author": 30, "paper": 50},
+        edge_time={REL: t, ("paper", "written_by", "author"): t} if temporal else None)
+
+
+def has_edge(graph, u, v):
+    indptr, indices = graph.indptr, graph.indices
+    return np.array([u_ in indices[indptr[v_]:indptr[v_ + 1]] for u_, v_ in zip(u, v)])
+
+
+def test_binary_batches_label_the_seed_edges_and_strict_negatives():
+    g = ring()
+    src, dst = g.edge_index()
+    loader = spsample.LinkLoader(g, np.stack([src, dst]), sampler=spsample.NodeWise([3, 2]),
+                                 batch_size=16, neg_ratio=2.0, strict=True, seed=4)
+    seen = 0
+    for b in loader:
+        n_id = b.n_id.numpy()
+        ei, label = b.edge_label_index.numpy(), b.edge_label.numpy()
+        npos = b.input_id.numpy().size
+        assert np.array_equal(label, np.r_[np.ones(npos), np.zeros(ei.shape[1] - npos)])
+        assert ei.shape[1] - npos == int(np.ceil(2.0 * npos))
+        gu, gv = n_id[ei[0]], n_id[ei[1]]
+        assert np.array_equal(gu[:npos], src[b.input_id.numpy()])
+        assert np.array_equal(gv[:npos], dst[b.input_id.numpy()])
+        assert not has_edge(g, gu[npos:], gv[npos:]).any()     # strict: never an edge
+        assert b.n_id[:b.batch_size].unique().numel() == b.batch_size
+        seen += npos
+    assert seen == src.size
+
+
+def test_triplet_shapes_and_determinism_across_bulk_sizes():
+    g = ring()
+    kw = dict(sampler=spsample.NodeWise([2, 2]), batch_size=8, neg_sampling="triplet",
+              neg_ratio=3, strict=True, seed=2)
+    a = list(spsample.LinkLoader(g, bulk_size=1, **kw))
+    b = list(spsample.LinkLoader(g, bulk_size=3, pipeline=False, **kw))
+    for x, y in zip(a, b):
+        assert x.dst_neg_index.shape == (x.src_index.numel(), 3)
+        for name in ("n_id", "edge_index", "src_index", "dst_pos_index", "dst_neg_index"):
+            assert torch.equal(getattr(x, name), getattr(y, name))
+        n_id = x.n_id.numpy()
+        u = np.repeat(n_id[x.src_index.numpy()], 3)
+        v = n_id[x.dst_neg_index.numpy().ravel()]
+        assert not has_edge(g, u, v).any()
+
+
+def test_exclude_seed_edges_removes_them_and_their_reverses():
+    g = ring()
+    loader = spsample.LinkLoader(g, sampler=spsample.NodeWise([-1, -1]), batch_size=10,
+                                 neg_sampling=None, exclude_seed_edges=True, seed=1)
+    src, dst = g.edge_index()
+    for b in loader:
+        n_id = b.n_id.numpy()
+        pos = {(int(u), int(v)) for u, v in zip(src[b.input_id.numpy()],
+                                                dst[b.input_id.numpy()])}
+        sampled = zip(n_id[b.edge_index[0].numpy()], n_id[b.edge_index[1].numpy()])
+        for u, v in sampled:
+            assert (u, v) not in pos and (v, u) not in pos
+
+
+@pytest.mark.parametrize("distribution", ["uniform", "degree"])
+def test_negatives_follow_the_stated_distribution(distribution):
+    from scipy.stats import chisquare
+    rng = np.random.default_rng(0)
+    n = 20
+    src, dst = rng.integers(0, n, 300), rng.integers(0, n, 300) ** 2 % n   # uneven degrees
+    g = spsample.Graph.from_edge_index(src, dst, num_nodes=n)
+    weights = degree_weights(g, 0, n, 0, n) if distribution == "degree" else None
+    counts = np.full(50, 400)
+    s, d = draw_negatives(g, np.arange(50), counts, seed=3, epoch=0, relation=("", "", ""),
+                          offsets=(0, 0), sizes=(n, n), weights=weights)
+    for drawn, w in ((s, None if weights is None else weights[0]),
+                     (d, None if weights is None else weights[1])):
+        expected = np.full(n, 1.0 / n) if w is None else w / w.sum()
+        observed = np.bincount(drawn, minlength=n)
+        keep = expected > 0
+        assert observed[~keep].sum() == 0
+        assert chisquare(observed[keep], expected[keep] * drawn.size).pvalue > 1e-3
+
+
+def test_heterogeneous_link_batches_index_their_types():
+    g = bipartite()
+    loader = spsample.LinkLoader(g, REL, sampler=spsample.NodeWise([4, 3]), batch_size=12,
+                                 neg_ratio=1.0, strict=True, seed=5)
+    src, dst = loader.src_ids, loader.dst_ids
+    for b in loader:
+        ei = b.edge_label_index.numpy()
+        npos = b.input_id.numel()
+        u = b.n_id_dict["author"].numpy()[ei[0]]
+        v = b.n_id_dict["paper"].numpy()[ei[1]]
+        assert np.array_equal(u[:npos], src[b.input_id.numpy()])
+        assert np.array_equal(v[:npos], dst[b.input_id.numpy()])
+        block = g.relation_graph(REL)
+        assert not has_edge(block, u[npos:] + g.offsets["author"],
+                            v[npos:] + g.offsets["paper"]).any()
+        assert b.link_relation == REL
+
+
+def test_temporal_link_batches_never_see_the_future():
+    g = bipartite(temporal=True)
+    t = g.edge_time(REL)
+    loader = spsample.LinkLoader(g, REL, sampler=spsample.NodeWise([5, 5]), batch_size=10,
+                                 edge_time=t, neg_ratio=1.0, seed=7)
+    for b in loader:
+        when = b.edge_label_time.numpy()
+        seeds_time = np.concatenate([when, when, when, when])   # pos src, dst, neg src, dst
+        for rel, ei in b.edge_index_dict.items():
+            eid = b.e_id_dict[rel].numpy()
+            owner = b.batch_dict[rel[2]].numpy()[ei[1].numpy()]
+            assert np.all(g.edge_time(rel)[eid] <= seeds_time[owner])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(neg_ratio=0), "neg_ratio"),
+    (dict(neg_ratio=-1.0), "neg_ratio"),
+    (dict(neg_ratio=1.5, neg_sampling="triplet"), "neg_ratio"),
+    (dict(neg_sampling="pairs"), "neg_sampling"),
+    (dict(edges=np.array([[0, 1], [1, 99]])), "not edges"),
+    (dict(edges=np.array([0, 1])), "edges"),
+    (dict(neg_distribution="zipf"), "neg_distribution"),
+    (dict(edge_time=[1.0]), "edge_time"),
+])
+def test_bad_arguments_are_typed_errors(kwargs, match):
+    kw = dict(sampler=spsample.NodeWise([2]), batch_size=4)
+    kw.update(kwargs)
+    with pytest.raises(spsample.SpsampleError, match=match):
+        spsample.LinkLoader(ring(), **kw)
+
+
+def test_bad_relation_is_a_typed_error():
+    with pytest.raises(spsample.ArgumentError, match="relation"):
+        spsample.LinkLoader(bipartite(), ("paper", "cites", "paper"),
+                            sampler=spsample.NodeWise([2]), batch_size=4)
+
+
+def test_hetero_loader_feeds_a_pyg_heterogeneous_model():
+    pyg = pytest.importorskip("torch_geometric")
+    g = bipartite()
+    feats = {"author": np.random.default_rng(0).random((30, 5)).astype(np.float32),
+             "paper": np.random.default_rng(1).random((50, 3)).astype(np.float32)}
+    labels = {"paper": np.arange(50) % 3}
+    loader = spsample.Loader(g, ("paper", np.arange(50)), sampler=spsample.NodeWise([4, 4]),
+                             batch_size=16, features=feats, labels=labels, seed=0)
+    conv = pyg.nn.HeteroConv({rel: pyg.nn.SAGEConv((-1, -1), 8) for rel in g.relations})
+    total = 0
+    for b in loader:
+        out = conv(b.x_dict, b.edge_index_dict)
+        assert out["paper"].shape == (b.n_id_dict["paper"].numel(), 8)
+        assert torch.equal(b.target, torch.from_numpy(labels["paper"])[
+            b.n_id_dict["paper"][:b.batch_size]])
+        total += b.batch_size
+    assert total == 50
+    data = b.to_pyg_data()
+    assert data["paper"].batch_size == b.batch_size
