@@ -32,6 +32,8 @@
 #include "common.h"
 #include "layerwise.h"
 #include "localmap.h"
+#include "parse.h"
+#include "relabel.h"
 #include "rng.h"
 #include "rowwise.h"
 #include "select.h"
@@ -725,6 +727,85 @@ py::tuple sample_rows_native(const I64& indptr, const I64& indices, const py::ob
 
 }  // namespace
 
+// ---- relabelling for the NumPy engine's bulk state (relabel.h) and edge-list parsing ----------
+namespace {
+
+RelabelBulk relabel_args(const I64& known_off, const I64& known, const I64& cand_off,
+                         const I64& cand, int64_t& k) {
+    require(known_off.ndim() == 1 && cand_off.ndim() == 1 && known_off.size() >= 1 &&
+            known_off.size() == cand_off.size(), "offsets must be 1-d of equal length k + 1");
+    k = known_off.size() - 1;
+    const int64_t* ko = known_off.data();
+    const int64_t* co = cand_off.data();
+    require(ko[0] == 0 && co[0] == 0 && ko[k] == known.size() && co[k] == cand.size(),
+            "offsets must run from 0 to the array lengths");
+    for (int64_t j = 0; j < k; ++j)
+        require(ko[j] <= ko[j + 1] && co[j] <= co[j + 1], "offsets must be non-decreasing");
+    for (int64_t i = 0; i < cand.size(); ++i)
+        require(cand.data()[i] >= 0 && cand.data()[i] < static_cast<int64_t>(0xFFFFFFFFll),
+                "candidates must be vertex ids in [0, 2**32 - 1)");
+    for (int64_t i = 0; i < known.size(); ++i)
+        require(known.data()[i] >= -1 && known.data()[i] < static_cast<int64_t>(0xFFFFFFFFll),
+                "known vertices must be ids in [0, 2**32 - 1) or -1");
+    return RelabelBulk{ko, known.data(), co, cand.data()};
+}
+
+// Returns (local (m,), fresh (k,), added (m,): minibatch j's new vertices at cand_off[j]...).
+py::tuple insert_bulk_native(const I64& known_off, const I64& known, const I64& cand_off,
+                             const I64& cand, int num_threads) {
+    int64_t k = 0;
+    const RelabelBulk b = relabel_args(known_off, known, cand_off, cand, k);
+    I64 local(cand.size()), added(cand.size()), fresh(k);
+    int64_t* lp = local.mutable_data();
+    int64_t* ap = added.mutable_data();
+    int64_t* fp = fresh.mutable_data();
+    {
+        py::gil_scoped_release release;
+        for_each_minibatch<LocalMap>(k, resolve_threads(num_threads), [](LocalMap&) {},
+            [&](int64_t j, LocalMap& map) { insert_minibatch(b, j, map, lp, ap, fp); });
+    }
+    return py::make_tuple(local, fresh, added);
+}
+
+// Returns the local id of every query (-1 when absent).
+I64 lookup_bulk_native(const I64& known_off, const I64& known, const I64& cand_off,
+                       const I64& cand, int num_threads) {
+    int64_t k = 0;
+    const RelabelBulk b = relabel_args(known_off, known, cand_off, cand, k);
+    I64 local(cand.size());
+    int64_t* lp = local.mutable_data();
+    {
+        py::gil_scoped_release release;
+        for_each_minibatch<LocalMap>(k, resolve_threads(num_threads), [](LocalMap&) {},
+            [&](int64_t j, LocalMap& map) { lookup_minibatch(b, j, map, lp); });
+    }
+    return local;
+}
+
+// Returns (edges (E, 2) int64, E) or (None, -1 - offset of the first refused line); parse.h.
+py::tuple parse_edges_native(const py::bytes& text, const std::string& comment,
+                             const std::string& delim) {
+    require(comment.size() <= 1 && delim.size() <= 1, "comment and delimiter are single bytes");
+    char* data = nullptr;
+    py::ssize_t len = 0;
+    PYBIND11_BYTES_AS_STRING_AND_SIZE(text.ptr(), &data, &len);
+    int64_t lines = 1;
+    for (py::ssize_t i = 0; i < len; ++i) lines += data[i] == '\n';
+    PodBuf<int64_t> out;
+    out.resize(static_cast<size_t>(2 * lines));
+    int64_t got = 0;
+    {
+        py::gil_scoped_release release;
+        got = parse_edge_lines(data, len, comment.empty() ? 0 : comment[0],
+                               delim.empty() ? 0 : delim[0], out.data());
+    }
+    if (got < 0) return py::make_tuple(py::none(), got);
+    out.resize(static_cast<size_t>(2 * got));
+    return py::make_tuple(own(std::move(out)).reshape({got, int64_t(2)}), got);
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_native_kernels, m) {
     m.doc() = "spsample native kernels (the lowered sampling engine); use through spsample._native";
     py::register_exception_translator([](std::exception_ptr p) {
@@ -768,4 +849,10 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("row_offset"), py::arg("vertex"), py::arg("batch"), py::arg("fanout"), py::arg("hop_word"),
           py::arg("replace"), py::arg("weighted"), py::arg("k0"), py::arg("k1"), py::arg("num_threads"),
           py::arg("rows") = py::none());
+    m.def("insert_bulk", &insert_bulk_native, py::arg("known_off"), py::arg("known"),
+          py::arg("cand_off"), py::arg("cand"), py::arg("num_threads"));
+    m.def("lookup_bulk", &lookup_bulk_native, py::arg("known_off"), py::arg("known"),
+          py::arg("cand_off"), py::arg("cand"), py::arg("num_threads"));
+    m.def("parse_edges", &parse_edges_native, py::arg("text"), py::arg("comment"),
+          py::arg("delimiter"));
 }

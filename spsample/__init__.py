@@ -52,6 +52,7 @@ _LAZY = {
     "Dataset": ".io",
     "save": ".io",
     "load": ".io",
+    "DiskGraph": "._disk_graph",
     "convert": ".io",
     # torch training loop
     "Loader": ".loader",

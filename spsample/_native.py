@@ -41,7 +41,7 @@ from ._validate import fail
 
 __all__ = ["AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
            "set_num_threads", "get_num_threads", "set_pool_limit", "pool_stats", "lower", "run",
-           "Lowered", "sample_rows"]
+           "Lowered", "sample_rows", "insert_bulk", "lookup_bulk", "parse_edges"]
 
 try:
     from . import _native_kernels as _kernels
@@ -648,6 +648,75 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
     row_ptr = np.zeros(vertex.size + 1, dtype=np.int64)
     np.cumsum(count, out=row_ptr[1:])
     return RowMatrix(row_ptr, column, None, edge)
+
+
+def _relabel_args(known_offsets, known, cand_offsets, cand):
+    arrays = [_i64(np.asarray(a)) for a in (known_offsets, known, cand_offsets, cand)]
+    for name, arr in zip(("known_offsets", "known", "cand_offsets", "cand"), arrays):
+        if arr.ndim != 1:
+            fail(ArgumentError, "native relabel", name, "must be one-dimensional", arr.shape)
+    return arrays
+
+
+def insert_bulk(known_offsets, known, cand_offsets, cand):
+    """Deduplicating insertion of ``(minibatch, vertex)`` pairs (``native/relabel.h``).
+
+    Parameters
+    ----------
+    known_offsets : int64, shape (k + 1,)
+        Minibatch ``j`` knows ``known[known_offsets[j]:known_offsets[j + 1]]``.
+    known : int64, shape (K,)
+        Vertices in local order; ``-1`` marks a slot that is never found.
+    cand_offsets : int64, shape (k + 1,)
+        Minibatch ``j``'s candidates are ``cand[cand_offsets[j]:cand_offsets[j + 1]]``.
+    cand : int64, shape (m,)
+        Vertex ids, in edge order.
+
+    Returns
+    -------
+    local : int64, shape (m,)
+        Local id of every candidate (new vertices numbered after the known ones, in first-
+        occurrence order).
+    fresh : int64, shape (k,)
+        New vertices per minibatch.
+    added : int64, shape (m,)
+        Minibatch ``j``'s new vertices at ``added[cand_offsets[j]:cand_offsets[j] + fresh[j]]``
+        (the rest is undefined).
+
+    Raises
+    ------
+    ValueError
+        Offsets inconsistent with the arrays, or ids outside ``[0, 2**32 - 1)``, before any
+        native code reads them.
+    """
+    return _kernels.insert_bulk(*_relabel_args(known_offsets, known, cand_offsets, cand),
+                                _THREADS)
+
+
+def lookup_bulk(known_offsets, known, query_offsets, query):
+    """Local ids of ``(minibatch, vertex)`` queries, ``-1`` where absent; arguments as
+    :func:`insert_bulk`. Returns int64, shape (len(query),)."""
+    return _kernels.lookup_bulk(*_relabel_args(known_offsets, known, query_offsets, query),
+                                _THREADS)
+
+
+def parse_edges(text, comment, delimiter):
+    """The first two columns of the edge lines of ``text`` (``native/parse.h``).
+
+    Parameters
+    ----------
+    text : bytes
+        Whole lines.
+    comment, delimiter : str
+        One character each, or ``""`` (no comments; columns split on runs of blanks).
+
+    Returns
+    -------
+    int64 array of shape (E, 2), or ``None`` when a line does not match the parser's strict
+    grammar (the caller falls back to ``numpy.loadtxt``).
+    """
+    edges, _ = _kernels.parse_edges(text, comment, delimiter)
+    return edges
 
 
 if AVAILABLE:      # the pool's default limit (set_pool_limit)
