@@ -1,11 +1,12 @@
-// Host emulation of the GPU kernels (device/rowwise.cuh): a CUDA launch of `grid` blocks of
-// `block` threads, run on the CPU by calling the kernel's (block, thread) function for every
-// index -- in a shuffled order and from several OS threads at once, to shake out any
-// assumption about the order in which a GPU runs its threads and any race the atomics of
-// device/atomic.cuh do not cover. The kernels are compiled from the very source the GPU
-// compiles (only the atomic shim and a few bit intrinsics differ, see device/hd.cuh).
+// Host emulation of the GPU kernels (device/kernels.cuh: rowwise.cuh and layerwise.cuh): a
+// CUDA launch of `grid` blocks of `block` threads, run on the CPU by calling the kernel's
+// (block, thread) function for every index -- in a shuffled order and from several OS threads
+// at once, to shake out any assumption about the order in which a GPU runs its threads and
+// any race the atomics of device/atomic.cuh do not cover. The kernels are compiled from the
+// very source the GPU compiles (only the atomic shim and a few bit intrinsics differ, see
+// device/hd.cuh).
 //
-// Inputs:  a kernel of SPSAMPLE_ROWWISE_KERNELS by name; grid, block >= 1; the kernel's int64
+// Inputs:  a kernel of SPSAMPLE_ALL_KERNELS by name; grid, block >= 1; the kernel's int64
 //          argument array (host addresses); threads >= 1; order_seed (< 0: index order, else
 //          the indices shuffled by a Mersenne twister seeded with it).
 // Effect:  what the launch writes through its arguments.
@@ -24,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "device/rowwise.cuh"
+#include "device/kernels.cuh"
 
 namespace spsample {
 
@@ -34,7 +35,7 @@ using EmulatedKernel = void (*)(gpu::Launch, const int64_t*);
 inline EmulatedKernel emulated_kernel(const std::string& name) {
 #define SPSAMPLE_KERNEL_ENTRY(k) \
     if (name == #k) return &gpu::k_##k;
-    SPSAMPLE_ROWWISE_KERNELS(SPSAMPLE_KERNEL_ENTRY)
+    SPSAMPLE_ALL_KERNELS(SPSAMPLE_KERNEL_ENTRY)
 #undef SPSAMPLE_KERNEL_ENTRY
     return nullptr;
 }
@@ -42,7 +43,7 @@ inline EmulatedKernel emulated_kernel(const std::string& name) {
 inline std::vector<std::string> emulated_kernel_names() {
     std::vector<std::string> names;
 #define SPSAMPLE_KERNEL_NAME(k) names.push_back(#k);
-    SPSAMPLE_ROWWISE_KERNELS(SPSAMPLE_KERNEL_NAME)
+    SPSAMPLE_ALL_KERNELS(SPSAMPLE_KERNEL_NAME)
 #undef SPSAMPLE_KERNEL_NAME
     return names;
 }

@@ -10,11 +10,4 @@
 
 #include "device/philox.cuh"
 
-namespace spsample {
-
-// The vertex word of streams that belong to no vertex (layer-wise draws).
-constexpr uint32_t NO_VERTEX = 0xFFFFFFFFu;
-
-}  // namespace spsample
-
 #endif  // SPSAMPLE_RNG_H

@@ -67,31 +67,13 @@ def run(args):
     return 0
 
 
-def measure_workload(args, max_scale=17):
-    """Per-minibatch counts measured on an R-MAT graph with the target's mean degree.
-
-    A graph of at most ``2**max_scale`` vertices stands in for the target: node-wise and LABOR
-    minibatches keep the target's seeds per vertex (``batch_size × n' / n`` seeds, counts scaled
-    back up by ``n / n'``), so a neighbourhood covers the same share of the graph and a bulk
-    repeats rows as often; layer-wise samplers (whose layers are ``s`` vertices whatever the
-    graph) are measured at the full batch size."""
-    import spsample
+def measure_workload(args):
+    """The per-minibatch counts of ``args``'s graph and sampler (see :meth:`Workload.like`)."""
     from . import _plan
 
     fanouts = [int(f) for f in args.fanouts.split(",")]
-    make = {"nodewise": spsample.NodeWise, "labor": spsample.LABOR, "ladies": spsample.LADIES,
-            "fastgcn": spsample.FastGCN}
-    scale = max(10, min(max_scale, math.ceil(math.log2(max(args.nodes, 2)))))
-    factor = max(1, round(args.edges / args.nodes / 2))       # R-MAT: 2 entries per edge pair
-    graph = spsample.rmat(scale, factor, seed=1)
-    layerwise = args.sampler in _plan.LAYERWISE
-    share = min(1.0, graph.num_nodes / args.nodes)
-    batch = args.batch_size if layerwise else max(1, round(args.batch_size * share))
-    batch = min(batch, graph.num_nodes // 16)
-    w = _plan.Workload.measure(graph, make[args.sampler](fanouts), name=args.sampler,
-                               batch_size=batch, minibatches=16, feature_dim=args.features)
-    up = 1.0 if layerwise else args.batch_size / batch
-    return w.scaled(up, num_nodes=args.nodes, num_edges=args.edges, batch_size=args.batch_size)
+    return _plan.Workload.like(args.nodes, args.edges, sampler=args.sampler, fanouts=fanouts,
+                               batch_size=args.batch_size, feature_dim=args.features)
 
 
 def _machine_path(name):

@@ -1,4 +1,4 @@
-"""``spsample train [DATASET] [options]``: GraphSAGE node classification with spsample batches.
+"""``spsample train [DATASET] [options]``: GNN node classification with spsample batches.
 
 With no arguments it trains on the Cora dataset embedded in the package and prints the test
 accuracy of the best-validation model. DATASET is an spsample HDF5 file (``spsample convert``
@@ -10,27 +10,29 @@ import json
 import os
 import sys
 
-from ._cli_common import check_finite, check_int, check_output, load_dataset
+from ._cli_common import check_finite, check_output, load_dataset
 
 
 def add_arguments(parser):
     """Add the ``train`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
     from .train import SAMPLERS, TrainConfig
-    from .train._trainer import DEFAULT_FANOUTS
+    from .train._trainer import DEFAULT_FANOUTS, MODELS
 
     d = TrainConfig()
     parser.add_argument("dataset", nargs="?", default="cora",
                         help="spsample HDF5 file or embedded dataset name (default: cora)")
     parser.add_argument("--sampler", choices=SAMPLERS, default=d.sampler,
-                        help=f"sampling algorithm (default: {d.sampler})")
+                        help=f"sampling algorithm (default: {d.sampler}); nodewise and labor "
+                             "train GraphSAGE, ladies and fastgcn a GCN aggregating with their "
+                             "importance weights (see --model)")
     parser.add_argument("--fanouts", type=_int_list, default=None, metavar="F1,F2,...",
                         help="per-hop fanouts, hop 1 first (nodes per layer for ladies and "
                              "fastgcn); one GNN layer per hop (default: "
-                             f"{_show(DEFAULT_FANOUTS[False])} for nodewise, "
+                             f"{_show(DEFAULT_FANOUTS[False])} for nodewise and labor, "
                              f"{_show(DEFAULT_FANOUTS[True])} for ladies and fastgcn)")
     parser.add_argument("--eval-fanouts", type=_int_list, default=None, metavar="F1,F2,...",
                         help="fanouts for validation/test (default: all neighbours for "
-                             "nodewise, the training fanouts for layer-wise samplers)")
+                             "nodewise and labor, the training fanouts for layer-wise samplers)")
     parser.add_argument("--batch-size", type=int, default=d.batch_size,
                         help=f"seeds per minibatch (default: {d.batch_size})")
     parser.add_argument("--eval-batch-size", type=int, default=d.eval_batch_size,
@@ -49,11 +51,18 @@ def add_arguments(parser):
                         help=f"hidden channels (default: {d.hidden})")
     parser.add_argument("--dropout", type=float, default=d.dropout,
                         help=f"dropout probability (default: {d.dropout})")
+    parser.add_argument("--no-input-dropout", action="store_true",
+                        help="dropout between layers only, not on the features")
+    parser.add_argument("--model", choices=MODELS, default=d.model,
+                        help="sage (GraphSAGE) or gcn (importance-weighted GCN); auto: sage "
+                             "for nodewise and labor, gcn for ladies and fastgcn")
     parser.add_argument("--conv", choices=("auto", "pyg", "torch"), default=d.conv,
-                        help="GraphSAGE layers: PyG's SAGEConv, the built-in one, or auto "
-                             "(PyG when installed, for nodewise sampling of dense features; "
-                             "the built-in layers otherwise); both take sparse features "
-                             "without densifying them")
+                        help="GraphSAGE layers: the built-in ones (auto, torch: faster on "
+                             "CPU) or PyG's SAGEConv (pyg); both take sparse features without "
+                             "densifying them")
+    parser.add_argument("--aggregation", choices=("spmm", "scatter"), default=d.aggregation,
+                        help="built-in layers: aggregate by CSR sparse-dense products "
+                             "(default) or by scatter-add")
     parser.add_argument("--sparse-features", choices=("auto", "on", "off"),
                         default=d.sparse_features,
                         help="keep features in CSR form and project them without densifying "
@@ -68,9 +77,14 @@ def add_arguments(parser):
                         help="seed of the random split (default: --seed)")
     parser.add_argument("--seed", type=int, default=d.seed, help="random seed (default: 0)")
     parser.add_argument("--device", default=d.device, help="torch device (default: cpu)")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads per process (default: 1, which leaves a core to "
-                             "the sampling pipeline; 0 keeps torch's default)")
+    parser.add_argument("--threads", type=_threads_arg, default="auto", metavar="N|auto",
+                        help="torch threads per process (default: auto: before each epoch the "
+                             "cores of the process, divided among the MPI ranks of the node, "
+                             "are split between the model and the sampler from the sampler's "
+                             "measured share of the last epoch)")
+    parser.add_argument("--sampler-threads", type=_threads_arg, default="auto",
+                        metavar="N|auto",
+                        help="native sampler threads (default: auto, or SPSAMPLE_THREADS)")
     parser.add_argument("--no-pipeline", action="store_true",
                         help="sample in the training thread (no background prefetch)")
     parser.add_argument("--metrics", default=None, metavar="PATH",
@@ -90,12 +104,8 @@ def add_arguments(parser):
 def run(args):
     """Run ``spsample train``; returns the exit status (0 on success)."""
     _check_flags(args)
-    import torch
-
     from .train import Trainer
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
     comm = _communicator(args.mpi)
     rank = 0 if comm is None else comm.Get_rank()
     dataset = load_dataset("train", args.dataset)
@@ -118,7 +128,6 @@ def run(args):
 
 def _check_flags(args):
     """Every flag checked before any work: outputs writable, numbers in range."""
-    check_int("train", "--threads", args.threads, minimum=0)
     for flag in ("--lr", "--weight-decay", "--dropout"):
         check_finite("train", flag, getattr(args, flag[2:].replace("-", "_")))
     check_output("train", "--metrics", args.metrics)
@@ -148,18 +157,25 @@ def _config(args):
         batch_size=args.batch_size, eval_batch_size=args.eval_batch_size,
         bulk_size=args.bulk_size, epochs=args.epochs, lr=args.lr, scale_lr=args.scale_lr,
         weight_decay=args.weight_decay, hidden=args.hidden, dropout=args.dropout,
-        conv=args.conv, sparse_features=args.sparse_features, normalize=args.normalize,
-        seed=args.seed, split=args.split,
-        split_seed=args.split_seed, device=args.device, pipeline=not args.no_pipeline)
+        input_dropout=not args.no_input_dropout,
+        model=args.model, conv=args.conv, aggregation=args.aggregation,
+        sparse_features=args.sparse_features, normalize=args.normalize,
+        seed=args.seed, split=args.split, split_seed=args.split_seed, device=args.device,
+        pipeline=not args.no_pipeline, threads=args.threads,
+        sampler_threads=args.sampler_threads)
 
 
 def _summary(args, dataset, trainer, comm):
     """The run's first line: dataset, split, sampler, layers and feature form."""
     config = trainer.config
     world = "" if comm is None else f", {comm.Get_size()} ranks"
-    layers = "PyG SAGEConv" if trainer.model.uses_pyg else "built-in SAGE"
+    model = "GCN" if config.model_class == "gcn" else "GraphSAGE"
+    if trainer.model.uses_pyg:
+        layers = "PyG SAGEConv"
+    else:
+        layers = f"built-in {model} ({config.aggregation})"
     features = "sparse" if trainer.sparse_features else "dense"
-    return (f"GraphSAGE on {dataset.name or args.dataset}: {dataset.num_nodes} nodes, "
+    return (f"{model} on {dataset.name or args.dataset}: {dataset.num_nodes} nodes, "
             f"{dataset.num_edges} edges, {dataset.num_features} {features} features, "
             f"{dataset.num_classes} classes; train/val/test {trainer.train_idx.size}/"
             f"{trainer.val_idx.size}/{trainer.test_idx.size}; {config.sampler} "
@@ -171,7 +187,8 @@ def _epoch_line(entry, epochs):
     rate = entry.get("sampling_edges_per_s", 0.0)
     return (f"epoch {entry['epoch'] + 1:3d}/{epochs}  loss {entry['loss']:.4f}  "
             f"val {entry['val_accuracy']:.4f}  {entry['seconds']:.2f}s  "
-            f"{rate:,.0f} sampled edges/s while sampling")
+            f"{rate:,.0f} sampled edges/s while sampling  "
+            f"threads {entry['threads']}+{entry['sampler_threads']}")
 
 
 def _result_line(metrics):
@@ -201,6 +218,21 @@ def _communicator(mode):
     if mode == "auto" and comm.Get_size() == 1:
         return None
     return comm
+
+
+def _threads_arg(text):
+    """``auto`` or an integer >= 1 (argparse type)."""
+    import argparse
+
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or an integer >= 1, got {text!r}")
+    return value
 
 
 def _int_list(text):

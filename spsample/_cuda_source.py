@@ -34,9 +34,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 # checkout (editable install) reads them from native/device.
 _CANDIDATES = [os.path.join(_HERE, "_cuda"),
                os.path.join(os.path.dirname(_HERE), "native", "device")]
-SOURCE_DIR = next((d for d in _CANDIDATES if os.path.isfile(os.path.join(d, "rowwise.cuh"))),
+SOURCE_DIR = next((d for d in _CANDIDATES if os.path.isfile(os.path.join(d, "kernels.cuh"))),
                   _CANDIDATES[-1])
-KERNEL_FILE = "rowwise.cuh"
+KERNEL_FILE = "kernels.cuh"     # includes rowwise.cuh and layerwise.cuh
 CHECK_FILE = "all_bodies.cu"   # instantiates the bodies the kernels do not call (compile checks)
 NVRTC_OPTIONS = ("-std=c++17", "--fmad=false")
 NVCC_OPTIONS = ("-std=c++17", "--fmad=false", "-arch=sm_90", "-Werror", "all-warnings")

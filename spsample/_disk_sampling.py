@@ -31,10 +31,14 @@ import numpy as np
 from . import _primitives as prim
 from ._errors import ResourceLimitError
 from ._validate import check_memory, format_bytes
-from .distributed._sampling import (_FetchHop, _native_rule, _owner_select, _trace,
+from .distributed._sampling import (_NO_ROWS, _FetchHop, _owner_select, _request_hop, _trace,
                                     concrete_frontier, row_local)
 
 __all__ = ["sample_on_disk", "run_on_disk", "hop_modes"]
+
+#: Requests of one window below which its native selection runs on one thread (a parallel
+#: region costs milliseconds on a loaded machine; the bits do not depend on the threads).
+_PARALLEL = 4096
 
 
 def sample_on_disk(dg, seeds, sampler, batch_size, seed, epoch, batch_offset):
@@ -74,9 +78,7 @@ def run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats):
                      "the sampled output", "lower the fanouts, batch_size or the number of "
                      "seeds per call")
     modes = hop_modes(plans, sampler.num_hops)
-    rules = [_native_rule(plans[h]) if plans else None
-             for h, m in enumerate(modes) if m == "fetch"]
-    fetch = _ReadHop(dg, native_rows=bool(rules) and all(r is not None for r in rules))
+    fetch = _ReadHop(dg)          # hops that are not row-local: the sampler's constructors
     before = dict(dg.cache.stats)
     for name in ("frontier", "rows_read", "entries_read", "read_s", "exchange_s", "local_s"):
         stats[name] = 0
@@ -86,8 +88,7 @@ def run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats):
         if modes[ctx.hop - 1] == "scan":
             _ScanHop(dg, plan)(state, ctx, stats)
         else:
-            rule = _native_rule(plan) if fetch.native_rows else None
-            fetch(sampler, state, ctx, stats, native_rule=rule, plan=plan)
+            fetch(sampler, state, ctx, stats, plan=plan)
 
     out = run_hops(dg, seeds, sizes, batch_ids, sampler, seed, epoch, hop)
     stats["modes"] = modes
@@ -143,7 +144,7 @@ class _ScanHop:
 
     def __init__(self, dg, plan):
         self.dg, self.plan = dg, plan
-        self.native = _native_rule(plan)
+        self.native = _request_hop(plan, dg, rows=_NO_ROWS)   # lowered once, per window below
         self.keyed_by_row = plan.selection.streams.keyed_by == "row"
 
     def __call__(self, state, ctx, stats):
@@ -195,15 +196,19 @@ class _ScanHop:
         """Sample the requests (positions in sorted order) whose rows ``window`` holds."""
         rows = order[requests]
         vertex, batch = Q.vertex[rows], Q.batch[rows]
+        keys = Q.row_id[rows] if self.keyed_by_row else vertex
         if self.native is not None:
             from . import _native
-            replace, weighted = self.native
-            S = _native.sample_rows(window.indptr, window.indices, window.weights, vertex,
-                                    ctx.batch_ids[batch], ctx.fanout, ctx.hop_word, ctx.key,
-                                    replace=replace, weighted=weighted,
-                                    row_offset=window.row_offset)
+            n = self.native
+            arrays = (_native._i64(window.indptr), _native._i64(window.indices),
+                      _native._f64(window.weights), None)
+            lowered = _native.RequestHop(arrays,
+                                         n.hop, n.f64, n.i64, n.n_vertices)
+            S = _native.select_requests(lowered, vertex, vertex - window.row_offset,
+                                        ctx.batch_ids[batch], ctx.hop_word, ctx.key,
+                                        keys=keys if self.keyed_by_row else None,
+                                        num_threads=None if vertex.size >= _PARALLEL else 1)
         else:
-            keys = Q.row_id[rows] if self.keyed_by_row else vertex
             S = _owner_select(self.plan.selection, window, vertex, keys, batch,
                               ctx.batch_ids, ctx)
         pieces.add(rows, S, window.edge_offset)

@@ -1,7 +1,9 @@
-"""The GPU backend: lowered row-wise samplers run by the kernels of ``native/device/rowwise.cuh``.
+"""The GPU backend: lowered samplers run by the kernels of ``native/device`` (``rowwise.cuh``
+for the row-wise engine, ``layerwise.cuh`` for the layer-wise one).
 
-One driver (:class:`RowWiseDriver`) launches the kernels hop after hop for the whole bulk and
-takes the prefix sums between them. It runs on a *device*:
+A driver (:class:`RowWiseDriver` here, :class:`spsample._gpu_layers.LayerWiseDriver`) launches
+the kernels hop after hop for the whole bulk and takes the prefix sums (and, layer-wise, the
+stable sorts) between them. It runs on a *device*:
 
 * :class:`CupyDevice` -- an NVIDIA GPU: arrays are CuPy arrays, the kernels are compiled by
   ``cupy.RawModule`` from :func:`spsample._cuda_source.kernel_source` (the same ``.cuh`` files
@@ -14,13 +16,14 @@ takes the prefix sums between them. It runs on a *device*:
 Both run the same Python driver, so everything but the launch itself and CuPy's array calls
 is exercised on the host by the emulator tests, which require the CPU engine's (and the NumPy
 oracle's) bits. Results do not depend on the device: the kernels decide per row from keyed
-Philox streams, and deduplication keeps first occurrences through an order-independent table
-(``native/device/dedup.cuh``).
+Philox streams, deduplication keeps first occurrences through an order-independent table
+(``native/device/dedup.cuh``), and the layer-wise column sums are taken serially per column in
+the CPU's order (never by floating-point atomics).
 
-What runs on a GPU: every sampler that lowers onto the row-wise engine (``NodeWise`` uniform,
-weighted, with replacement, fanout vectors; ``LABOR``; ``RandomWalk`` and node2vec; users'
-compositions). Layer-wise samplers (``LADIES``, ``FastGCN``) are not implemented on the GPU
-and raise :class:`~spsample.ArgumentError` naming ``device``.
+What runs on a GPU: every sampler that lowers onto the native engines -- ``NodeWise`` uniform,
+weighted, with replacement, fanout vectors; ``LABOR``; ``RandomWalk`` and node2vec; ``LADIES``
+(weighted and unweighted) and ``FastGCN``; users' compositions of the same lazy matrices. A
+sampler the engine cannot lower raises :class:`~spsample.ArgumentError` naming ``device``.
 """
 
 import itertools
@@ -57,16 +60,22 @@ class EmulatedDevice:
         in order.
     grid, block : int
         The emulated launch shape: few threads, so that the kernels' grid-stride loops wrap.
+    long_row : int
+        Rows longer than this whose rule decides per entry run as chunks, one thread each
+        (``native/device/rowwise.cuh``, ``row_chunks``); the GPU's threshold by default.
     """
 
     name = "emulated"
     xp = np
 
-    def __init__(self, threads=2, order_seed=0, grid=3, block=5):
+    def __init__(self, threads=2, order_seed=0, grid=3, block=5, long_row=None):
         if not _native.AVAILABLE:
             raise MissingDependencyError("emulating the GPU kernels needs the native extension: "
                                          f"pip install -e . ({_native.IMPORT_ERROR})")
         self.threads, self.grid, self.block = int(threads), int(grid), int(block)
+        self.long_row = CupyDevice.long_row if long_row is None else int(long_row)
+        if self.long_row < 0:
+            fail(ArgumentError, "EmulatedDevice", "long_row", "must be >= 0", long_row)
         self._orders = None if order_seed is None else itertools.count(int(order_seed) * 1000003)
 
     def upload(self, arr):
@@ -77,6 +86,10 @@ class EmulatedDevice:
 
     def ptr(self, arr):
         return 0 if arr is None else int(arr.ctypes.data)
+
+    def stable_argsort(self, arr):
+        """The permutation that sorts ``arr``, equal elements in their order (int64)."""
+        return np.argsort(arr, kind="stable")
 
     def launch(self, kernel, n, args):
         if n <= 0:
@@ -96,6 +109,7 @@ class CupyDevice:
     """
 
     name = "cuda"
+    long_row = 512      # rows longer than this that decide per entry run as 128-entry chunks
     _module = None
     _uploads = {}   # id(read-only host array) -> device copy, dropped when the host array dies
 
@@ -129,6 +143,11 @@ class CupyDevice:
 
     def ptr(self, arr):
         return 0 if arr is None else int(arr.data.ptr)
+
+    def stable_argsort(self, arr):
+        """The permutation that sorts ``arr``, equal elements in their order (CuPy's sort is
+        always stable: Thrust's)."""
+        return self.xp.argsort(arr)
 
     def launch(self, kernel, n, args):
         if n <= 0:
@@ -201,8 +220,8 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
     Raises
     ------
     ArgumentError
-        Naming ``device`` when the sampler does not lower onto the row-wise kernels (layer-wise
-        samplers, or constructors the engine cannot lower).
+        Naming ``device`` when the sampler does not lower onto the native kernels (constructors
+        the engine cannot lower).
     """
     from ._engine import estimate_output_bytes, trace
     from ._validate import check_memory
@@ -219,10 +238,9 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         what = getattr(exc, "what", None) or f"{type(exc).__name__}: {exc}"
         fail(ArgumentError, "sample", "device", f"runs only samplers that lower onto the native "
              f"engine; {type(sampler).__name__} does not ({what})", show_value=False)
-    if lowered.kernel != "rowwise":
-        fail(ArgumentError, "sample", "device", f"runs row-wise samplers (NodeWise, LABOR, "
-             f"RandomWalk, ...); {type(sampler).__name__} is layer-wise, which has no GPU kernels "
-             "yet: sample it with device=None", show_value=False)
+    if lowered.kernel == "layerwise":
+        from ._gpu_layers import run_layerwise
+        return run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
     return run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
 
 
@@ -238,27 +256,25 @@ def run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
     return RowWiseDriver(lowered.spec, device, sizes, batch_ids, (k0, k1), int(epoch)).run(seeds)
 
 
-class RowWiseDriver:
-    """The launches of one bulk: every hop of every minibatch (see ``native/device/rowwise.cuh``).
+class DeviceDriver:
+    """What the row-wise and layer-wise drivers share: launches, prefix sums, and each
+    minibatch's ``n_id`` on the device with its deduplicated growth.
 
-    State between hops: ``nid`` (device; each minibatch's ``n_id``, minibatch after minibatch)
-    with ``nid_off`` (host, ``k + 1``), the node count of every minibatch at the end of every
-    hop (``ends``, host), and every hop's edges (device) with their offsets (host).
+    State: ``nid`` (device; each minibatch's ``n_id``, minibatch after minibatch) with
+    ``nid_off`` (host, ``k + 1``).
     """
 
-    def __init__(self, spec, device, sizes, batch_ids, key, epoch):
-        self.spec, self.dev, self.xp = spec, device, device.xp
+    def __init__(self, device, sizes, batch_ids, key, epoch):
+        self.dev, self.xp = device, device.xp
         self.k = int(sizes.size)
         self.key, self.epoch = key, epoch
         self.batch_ids = device.upload(np.ascontiguousarray(batch_ids, dtype=np.int64))
         self.sizes = np.asarray(sizes, dtype=np.int64)
-        self.graphs = [tuple(device.upload(a) for a in g) for g in spec["graphs"]]
-        self.f64 = [device.upload(v) for v in spec["f64"]]
-        self.i64 = [device.upload(v) for v in spec["i64"]]
-        self.i64_host = spec["i64"]
         self._live = []
-        self.vec_table = device.upload(np.array([device.ptr(v) for v in self.f64] or [0],
-                                                dtype=np.int64))
+
+    def hop_word(self, h):
+        """Counter word 2 of hop ``h``'s streams (``spsample._rng.hop_word``)."""
+        return ((self.epoch & 0xFFFFFF) << 8) | (h & 255)
 
     # ---------------------------------------------------------------- small helpers
     def _off(self, counts):
@@ -288,6 +304,85 @@ class RowWiseDriver:
             self.dev.launch(kernel, n, args)
         finally:
             self._live = []
+
+    # ---------------------------------------------------------------- extraction
+    def _append_unique(self, items, item_off):
+        """Local ids of ``items`` (device; minibatch j's are ``item_off[j]:item_off[j + 1]``),
+        appending the vertices new to their minibatch in first-occurrence order."""
+        xp, k = self.xp, self.k
+        held = np.diff(self.nid_off)
+        per = np.diff(item_off)
+        caps = np.array([_capacity(int(a) + int(b)) for a, b in zip(held, per)], dtype=np.int64)
+        tab_off = self._off(caps)
+        slots = xp.zeros(int(tab_off[-1]), dtype=xp.uint64)
+        I, N = int(item_off[-1]), int(self.nid_off[-1])
+        nid_off_d, item_off_d = self.dev.upload(self.nid_off), self.dev.upload(item_off)
+        tab_off_d = self.dev.upload(tab_off)
+        self._launch("table_nodes", N, [N, k, self._p(self.nid), self._p(nid_off_d),
+                                           self._p(tab_off_d), self._p(slots)])
+        item_args = [I, k, self._p(items), self._p(item_off_d), self._p(tab_off_d), self._p(slots)]
+        self._launch("table_items", I, item_args)
+        flags = self._empty(I)
+        self._launch("first_flags", I, item_args + [self._p(flags)])
+        rank, total = self._dev_off(flags)
+        local, newv = self._empty(I), self._empty(total)
+        self._launch("assign", I, item_args + [self._p(rank), self._p(self.dev.upload(held)),
+                                                  self._p(local), self._p(newv)])
+        added = np.diff(np.asarray(self.dev.download(rank[item_off_d]), dtype=np.int64))
+        self._merge(newv, added)
+        return local
+
+    def _append_all(self, items, item_off):
+        """Local ids of ``items`` appended without deduplication (one new vertex each)."""
+        xp = self.xp
+        held = np.diff(self.nid_off)
+        per = np.diff(item_off)
+        shift = self.dev.upload(np.repeat(held - item_off[:-1], per))
+        local = shift + xp.arange(int(item_off[-1]), dtype=xp.int64)
+        self._merge(items, per)
+        return local
+
+    def _merge(self, add, added):
+        """Append ``added[j]`` vertices of ``add`` (device, minibatch after minibatch) to each
+        minibatch's ``n_id``."""
+        new_off = self._off(np.diff(self.nid_off) + added)
+        N2 = int(new_off[-1])
+        out = self._empty(N2)
+        self._launch("merge_nodes", N2, [
+            N2, self.k, self._p(self.dev.upload(new_off)), self._p(self.nid),
+            self._p(self.dev.upload(self.nid_off)), self._p(add),
+            self._p(self.dev.upload(self._off(added))), self._p(out)])
+        self.nid, self.nid_off = out, new_off
+
+    def _member_table(self):
+        """Per-minibatch dedup tables of the current ``n_id``, valued by local id:
+        ``(slots, tab_off)`` (device; ``native/device/dedup.cuh``)."""
+        N = int(self.nid_off[-1])
+        tab_off = self._off([_capacity(int(h)) for h in np.diff(self.nid_off)])
+        slots = self.xp.zeros(int(tab_off[-1]), dtype=self.xp.uint64)
+        tab_off = self.dev.upload(tab_off)
+        self._launch("table_nodes", N, [N, self.k, self._p(self.nid),
+                                           self._p(self.dev.upload(self.nid_off)),
+                                           self._p(tab_off), self._p(slots)])
+        return slots, tab_off
+
+
+class RowWiseDriver(DeviceDriver):
+    """The launches of one bulk: every hop of every minibatch (see ``native/device/rowwise.cuh``).
+
+    State between hops besides ``nid``: the node count of every minibatch at the end of every
+    hop (``ends``, host), and every hop's edges (device) with their offsets (host).
+    """
+
+    def __init__(self, spec, device, sizes, batch_ids, key, epoch):
+        super().__init__(device, sizes, batch_ids, key, epoch)
+        self.spec = spec
+        self.graphs = [tuple(device.upload(a) for a in g) for g in spec["graphs"]]
+        self.f64 = [device.upload(v) for v in spec["f64"]]
+        self.i64 = [device.upload(v) for v in spec["i64"]]
+        self.i64_host = spec["i64"]
+        self.vec_table = device.upload(np.array([device.ptr(v) for v in self.f64] or [0],
+                                                dtype=np.int64))
 
     # ---------------------------------------------------------------- the bulk
     def run(self, seeds):
@@ -364,7 +459,7 @@ class RowWiseDriver:
     # ---------------------------------------------------------------- selection
     def _rule_args(self, h, hs):
         fanout_vec = None if hs["fanout_vec"] < 0 else self.i64[hs["fanout_vec"]]
-        hw = ((self.epoch & 0xFFFFFF) << 8) | (h & 255)
+        hw = self.hop_word(h)
         return [hs["select"], hs["fanout"], self._p(fanout_vec), hw, self.key[0], self.key[1],
                 self._p(self.batch_ids)]
 
@@ -382,11 +477,7 @@ class RowWiseDriver:
     def _select(self, h, hs, rows, fa):
         xp, m, g = self.xp, rows["m"], self.graphs[hs["graph"]]
         rule = self._rule_args(h, hs)
-        ext = {name: self._empty(m) for name in ("start", "deg", "fan", "bound", "set", "keys")}
-        self._launch("extents", m, [m, *rule, self._p(g[0]), self._p(g[1]), self._p(rows["fv"]),
-                                       self._p(rows["fb"]),
-                                       *(self._p(ext[n]) for n in ("start", "deg", "fan", "bound",
-                                                                   "set", "keys"))])
+        ext = self._extents(m, rule, g, rows)
         out_off, E = self._dev_off(ext["bound"])
         set_off, n_set = self._dev_off(ext["set"])
         key_off, n_keys = self._dev_off(ext["keys"])
@@ -402,7 +493,12 @@ class RowWiseDriver:
             self._p(fa), *(self._p(ext[n]) for n in ("start", "deg", "fan")), self._p(out_off),
             self._p(set_off), self._p(key_off), self._p(set_buf), self._p(key_buf),
             self._p(g[0]), self._p(g[1]), self._p(g[2]), *self._value_args(hs), bound_bits,
-            self._p(dst), self._p(eid), self._p(erow), self._p(count), self._p(err)])
+            self._p(dst), self._p(eid), self._p(erow), self._p(count), self._p(err),
+            self.dev.long_row])
+        if ext["C"]:
+            self._launch("select_chunks", ext["C"], ext["chunk_args"] + [
+                self._p(rows["fl"]), self._p(rows["fr"]), self._p(ext["ccum"]),
+                self._p(out_off), self._p(dst), self._p(eid), self._p(erow)])
         if int(err[0]):
             raise SamplerError("sample: select_rows: argument 'bound' is exceeded (a value "
                                "exceeds the rejection bound)")
@@ -412,6 +508,30 @@ class RowWiseDriver:
         off = np.asarray(self.dev.download(out_off[row_off_d]), dtype=np.int64)
         return dict(dst=dst, eid=eid, erow=erow, off=off, E=E)
 
+    def _extents(self, m, rule, g, rows):
+        """Each row's extent, fanout, output bound and scratch sizes (k_extents); rows longer
+        than the device's ``long_row`` that decide per entry are cut into chunks, whose kept
+        counts (k_chunk_counts) make up their bounds."""
+        names = ("start", "deg", "fan", "bound", "set", "keys", "chunks")
+        ext = {name: self._empty(m) for name in names}
+        self._launch("extents", m, [m, *rule, self._p(g[0]), self._p(g[1]), self._p(rows["fv"]),
+                                       self._p(rows["fb"]),
+                                       *(self._p(ext[n]) for n in names[:-1]),
+                                       self.dev.long_row, self._p(ext["chunks"])])
+        chunk_off, C = self._dev_off(ext["chunks"])
+        ext["C"] = C
+        if C:
+            ext["chunk_off"] = chunk_off     # alive as long as the arguments that point to it
+            ext["chunk_args"] = [C, m, self._p(chunk_off), *rule,
+                                 *(self._p(ext[n]) for n in ("start", "deg", "fan")),
+                                 self._p(rows["fb"]), self._p(g[1])]
+            ccount = self._empty(C)
+            self._launch("chunk_counts", C, ext["chunk_args"] + [self._p(ccount)])
+            ccum, _ = self._dev_off(ccount)
+            ext["bound"] = ext["bound"] + (ccum[chunk_off[1:]] - ccum[chunk_off[:-1]])
+            ext["ccum"] = ccum
+        return ext
+
     def _compact(self, m, out_off, count, dst, eid, erow):
         new_off, E = self._dev_off(count)
         dst2, eid2 = self._empty(E), self._empty(E)
@@ -420,56 +540,6 @@ class RowWiseDriver:
                                        self._p(dst), self._p(eid), self._p(erow), self._p(dst2),
                                        self._p(eid2), self._p(erow2)])
         return dst2, eid2, erow2, new_off, E
-
-    # ---------------------------------------------------------------- extraction
-    def _append_unique(self, items, item_off):
-        """Local ids of ``items`` (device; minibatch j's are ``item_off[j]:item_off[j + 1]``),
-        appending the vertices new to their minibatch in first-occurrence order."""
-        xp, k = self.xp, self.k
-        held = np.diff(self.nid_off)
-        per = np.diff(item_off)
-        caps = np.array([_capacity(int(a) + int(b)) for a, b in zip(held, per)], dtype=np.int64)
-        tab_off = self._off(caps)
-        slots = xp.zeros(int(tab_off[-1]), dtype=xp.uint64)
-        I, N = int(item_off[-1]), int(self.nid_off[-1])
-        nid_off_d, item_off_d = self.dev.upload(self.nid_off), self.dev.upload(item_off)
-        tab_off_d = self.dev.upload(tab_off)
-        self._launch("table_nodes", N, [N, k, self._p(self.nid), self._p(nid_off_d),
-                                           self._p(tab_off_d), self._p(slots)])
-        item_args = [I, k, self._p(items), self._p(item_off_d), self._p(tab_off_d), self._p(slots)]
-        self._launch("table_items", I, item_args)
-        flags = self._empty(I)
-        self._launch("first_flags", I, item_args + [self._p(flags)])
-        rank, total = self._dev_off(flags)
-        local, newv = self._empty(I), self._empty(total)
-        self._launch("assign", I, item_args + [self._p(rank), self._p(self.dev.upload(held)),
-                                                  self._p(local), self._p(newv)])
-        added = np.diff(np.asarray(self.dev.download(rank[item_off_d]), dtype=np.int64))
-        self._merge(newv, added)
-        return local
-
-    def _append_all(self, items, item_off):
-        """Local ids of ``items`` appended without deduplication (one new vertex each)."""
-        xp = self.xp
-        held = np.diff(self.nid_off)
-        per = np.diff(item_off)
-        shift = self.dev.upload(np.repeat(held - item_off[:-1], per))
-        local = shift + xp.arange(int(item_off[-1]), dtype=xp.int64)
-        self._merge(items, per)
-        return local
-
-    def _merge(self, add, added):
-        """Append ``added[j]`` vertices of ``add`` (device, minibatch after minibatch) to each
-        minibatch's ``n_id``."""
-        new_off = self._off(np.diff(self.nid_off) + added)
-        N2 = int(new_off[-1])
-        out = self._empty(N2)
-        self._launch("merge_nodes", N2, [
-            N2, self.k, self._p(self.dev.upload(new_off)), self._p(self.nid),
-            self._p(self.dev.upload(self.nid_off)), self._p(add),
-            self._p(self.dev.upload(self._off(added))), self._p(out)])
-        self.nid, self.nid_off = out, new_off
-
 
 def _capacity(entries):
     """native/device/dedup.cuh's dedup_capacity."""

@@ -4,24 +4,29 @@ The model predicts, per rank and per bulk of ``k`` minibatches, the time of each
 *workload* (what one minibatch samples, measured on one process) and a *machine* (its kernel
 rates and its network, an α–β model per collective)::
 
-    sample  = k E / rate[sampler] · slowdown        the kernels (E sampled edges per minibatch)
-            + hops · 2 · (α + (p/c − 1) α_peer)     two all-to-alls per hop (out and back)
-            + bytes_sampling / β                    row push: 8 (1 − c/p)(R + E) k bytes
+    sample  = (k E / rate[sampler]                  the kernels (E sampled edges per minibatch)
+               + bytes_sampling / β) · slowdown     row push: 8 (1 − c/p)(R + E) k bytes
                                                     layer push: (1 − c/p)(16 R + 16 D
                                                                  + 8 U + 8 E) k bytes
-                                                    pull: (1 − c/p) R (24 + 8 d) k bytes
-    fetch   = α + (p/c − 1) α_peer + (1 − c/p) U f 4 k / β + U f 4 k / gather
+                                                    pull: (1 − c/p)(24 R' + 8 e') k bytes
+            + hops · 2 · (α + (p/c − 1) α_peer)     two all-to-alls per hop (out and back)
+    fetch   = ((1 − c/p) U' (8 + 4 f) k / β + U' 4 f k / gather) · slowdown
+            + α + (p/c − 1) α_peer
     train   = k E / train_rate · slowdown          (from the machine file; optional)
     allreduce = 2 (p − 1)/p · params · 4 / β + log2(p) α   (once per step)
 
-``R`` = frontier rows, ``U`` = distinct vertices, ``D`` = layer-wise draws, ``d`` = the
-expanded rows' mean degree, per minibatch; ``f`` = feature width; ``slowdown`` = ranks per core
-beyond one (oversubscription). The byte formulas are the implementation's wire formats (see
-``distributed/_sampling.py`` and ``_layerpush.py``) with the remote share ``1 − c/p`` of an
-evenly spread frontier: expected bytes, compared with the counted ones by
-``experiments/model.py`` and ``tests/distributed/test_plan_bytes.py``; pull counts every
-expanded row although a bulk fetches a repeated row once (an upper bound). Times are a model. :func:`plan` picks the replication ``c``, bulk size ``k`` and
-strategy that minimise the predicted epoch time within the memory per rank.
+``R`` = frontier rows, ``U`` = distinct vertices, ``D`` = layer-wise draws, per minibatch;
+``R'``, ``e'``, ``U'`` = the rows, their entries and the vertices counted once per bulk of
+``k`` (pull and the feature fetch deduplicate per bulk); ``f`` = feature width; ``slowdown``
+= ranks per core beyond one (oversubscription: the kernels and the copies share the cores).
+
+The byte formulas are the implementation's wire formats (``distributed/_sampling.py``,
+``distributed/_layerpush.py``, ``distributed/_features.py``) with the remote share ``1 − c/p``
+of an evenly spread frontier: expected bytes, within 5 % of the counted ones for row push, pull
+and features and 20 % for LADIES's push (``tests/distributed/test_plan_bytes.py``; LADIES draws
+more than ``s`` entries per layer). Times are a model, validated by ``experiments/model.py``.
+:func:`plan` picks the replication ``c``, bulk size ``k`` and strategy that minimise the
+predicted epoch time within the memory per rank.
 """
 
 import dataclasses
@@ -195,6 +200,37 @@ class Workload:
                    rows=rows, unique=bulk.n_id.size / k, row_degree=row_degree, draws=draws,
                    sampler=name, params=params, distinct=distinct)
 
+    @classmethod
+    def like(cls, num_nodes, num_edges, *, sampler="nodewise", fanouts=(15, 10, 5),
+             batch_size=1024, feature_dim=128, max_scale=17, seed=1):
+        """The workload of a graph of ``num_nodes`` vertices and ``num_edges`` entries, measured
+        on an R-MAT graph of the same mean degree.
+
+        A graph of at most ``2**max_scale`` vertices stands in for the target: node-wise and
+        LABOR minibatches keep the target's seeds per vertex (``batch_size × n' / n`` seeds,
+        counts scaled back up by ``n / n'``), so a neighbourhood covers the same share of the
+        graph and a bulk repeats rows as often; layer-wise samplers (whose layers hold ``s``
+        vertices whatever the graph) are measured at the full batch size.
+        """
+        from . import samplers as built_in
+        from ._generate import rmat
+
+        make = {"nodewise": built_in.NodeWise, "labor": built_in.LABOR,
+                "ladies": built_in.LADIES, "fastgcn": built_in.FastGCN}
+        if sampler not in make:
+            fail(ArgumentError, "Workload.like", "sampler", f"must be one of {sorted(make)}",
+                 sampler)
+        scale = max(10, min(max_scale, math.ceil(math.log2(max(num_nodes, 2)))))
+        graph = rmat(scale, max(1, round(num_edges / num_nodes / 2)), seed=seed)
+        layerwise = sampler in LAYERWISE
+        share = min(1.0, graph.num_nodes / num_nodes)
+        batch = batch_size if layerwise else max(1, round(batch_size * share))
+        batch = min(batch, graph.num_nodes // 16)
+        w = cls.measure(graph, make[sampler](list(fanouts)), name=sampler, batch_size=batch,
+                        minibatches=16, feature_dim=feature_dim)
+        up = 1.0 if layerwise else batch_size / batch
+        return w.scaled(up, num_nodes=num_nodes, num_edges=num_edges, batch_size=batch_size)
+
     def per_bulk(self, k):
         """``(rows, row entries, vertices)`` per minibatch, each counted once per bulk of ``k``
         minibatches (the largest measured bulk size <= k; without measurements, no repeats)."""
@@ -244,8 +280,10 @@ def predict(w, machine, p, c, k, strategy="push"):
     rate = machine.sample_rate.get(w.sampler) or machine.sample_rate["nodewise"]
     s_bytes = sampling_bytes(w, p, c, k, strategy)
     f_bytes = feature_bytes(w, p, c, k)
-    sample_s = k * w.edges / rate * slow + 2 * w.hops * collective + s_bytes / beta
-    fetch_s = collective + f_bytes / beta + k * w.unique * w.feature_dim * 4 / machine.gather_rate
+    unique = w.per_bulk(k)[2]
+    sample_s = (k * w.edges / rate + s_bytes / beta) * slow + 2 * w.hops * collective
+    fetch_s = (f_bytes / beta + k * unique * w.feature_dim * 4 / machine.gather_rate) * slow \
+        + collective
     train_s = k * w.edges / machine.train_rate * slow if machine.train_rate else 0.0
     allreduce_s = 0.0
     if w.params and p > 1:

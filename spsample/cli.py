@@ -14,7 +14,7 @@ import sys
 import warnings
 
 COMMANDS = {
-    "train": "Train GraphSAGE with spsample minibatches (default: the embedded Cora dataset).",
+    "train": "Train a GNN (GraphSAGE, GCN) with spsample minibatches (default: the embedded Cora).",
     "sample": "Print sampling statistics for a dataset.",
     "convert": "Convert a graph dataset (Planetoid, npz, CSV, SNAP, OGB, ...) into spsample's "
                "HDF5.",
@@ -75,6 +75,12 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(_chosen_command(argv)).parse_args(argv)
     # argparse has exited (help, usage error) unless a known sub-command was parsed.
+    if args.command == "train":
+        # Before any OpenMP runtime starts (the native kernels, torch): threads that wait
+        # sleep instead of spinning. The sampler's background thread and torch's threads share
+        # the cores; spinning waiters made 2-thread training 20x slower on a busy 2-core
+        # machine (experiments/README.md, "Time to accuracy"). A value the user set is kept.
+        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     try:
         with _warnings_as_lines(args.command):
             from ._threads import apply_env_threads

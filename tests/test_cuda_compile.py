@@ -36,10 +36,11 @@ needs_nvrtc = pytest.fixture(lambda: _need("NVRTC (libnvrtc)", cs.find_nvrtc()))
 def test_the_sources_exist_and_include_no_host_only_header():
     files = [os.path.basename(f) for f in cs.device_headers()]
     assert {"hd.cuh", "philox.cuh", "rules.cuh", "dedup.cuh", "atomic.cuh", "rowwise.cuh",
-            "all_bodies.cu"} <= set(files)
+            "layerwise.cuh", "kernels.cuh", "all_bodies.cu"} <= set(files)
     assert cs.host_only_includes() == []
     src = cs.kernel_source()
     assert "#include \"" not in src and "SPSAMPLE_ROWWISE_KERNELS(SPSAMPLE_GLOBAL_KERNEL)" in src
+    assert "SPSAMPLE_LAYERWISE_KERNELS(SPSAMPLE_LW_GLOBAL_KERNEL)" in src
 
 
 def test_the_host_only_include_check_can_fail(tmp_path):
@@ -68,7 +69,8 @@ def test_device_code_has_no_fused_multiply_add():
     check is not vacuous)."""
     src = cs.kernel_source(main=cs.CHECK_FILE)
     ptx, _ = cs.nvrtc_compile(src, arch="compute_90")
-    assert ".entry spsample_k_select" in ptx and "fma." not in ptx
+    assert ".entry spsample_k_select" in ptx and ".entry spsample_k_lw_colsum" in ptx
+    assert "fma." not in ptx
     contracted, _ = cs.nvrtc_compile(src, arch="compute_90", options=("-std=c++17",))
     assert "fma.rn.f64" in contracted
 
@@ -81,6 +83,11 @@ _BREAKS = {
     # an error in device-only code, which the host build never sees
     "device-only branch": ("hd.cuh", "return static_cast<uint64_t>(__double_as_longlong(x));",
                            "return static_cast<uint64_t>(__double_as_longlong(x, 1));", ""),
+    # a layer-wise kernel body using a host-only standard algorithm (fine on the host)
+    "host algorithm in a layer-wise body": (
+        "layerwise.cuh", "SPSAMPLE_HD inline void k_lw_row_sums(Launch t, const int64_t* a) {\n",
+        "    if (a[0] < 0) std::sort(at<int64_t>(a, 1), at<int64_t>(a, 1) + 2);\n",
+        "#include <algorithm>\n"),
 }
 
 

@@ -1,7 +1,8 @@
 """On a machine with an NVIDIA GPU and CuPy (marked ``gpu``; skipped cleanly elsewhere): the
 kernels compiled by ``cupy.RawModule`` from ``native/device`` give the CPU engine's bits for
-every row-wise sampler and graph of ``tests/test_gpu_emulation.py``; seeds as CuPy arrays and
-torch CUDA tensors (DLPack) select the GPU; NcclComm runs on real NCCL at world size 1.
+every sampler (row-wise and layer-wise) and graph of ``tests/test_gpu_emulation.py``; seeds as
+CuPy arrays and torch CUDA tensors (DLPack) select the GPU; NcclComm runs on real NCCL at world
+size 1.
 
 Run it (and the benchmark) with ``python3 experiments/gpu/run.py``; this machine's CI has no
 GPU, so these tests have only run where that script ran.
@@ -24,22 +25,25 @@ def _host(bulk):
     """The bulk's minibatches with NumPy arrays (a GPU bulk holds CuPy arrays)."""
     import cupy
     from spsample._minibatch import Bulk, HopEdges
-    get = lambda a: cupy.asnumpy(a)  # noqa: E731
-    hops = [HopEdges(get(h.dst), get(h.src), get(h.edge_id), None, h.offsets) for h in bulk.hops]
+    get = lambda a: None if a is None else cupy.asnumpy(a)  # noqa: E731
+    hops = [HopEdges(get(h.dst), get(h.src), get(h.edge_id), get(h.weight), h.offsets)
+            for h in bulk.hops]
+    layerwise = bool(hops) and hops[0].weight is not None
     return Bulk(bulk.batch_ids, bulk.batch_sizes, get(bulk.n_id), bulk.node_offsets,
-                bulk.num_sampled_nodes, hops, path=bulk.path)
+                bulk.num_sampled_nodes, hops, layerwise=layerwise, path=bulk.path)
 
 
-from test_gpu_emulation import (_HUB_SAMPLERS, _RANDOM, _UNWEIGHTED_CASES, _WEIGHTED,  # noqa: E402
-                                _WEIGHTED_CASES, _hub_graph)
+from test_gpu_emulation import (_HUB_CASES, _LAYERWISE_CASES, _RANDOM,  # noqa: E402
+                                _UNWEIGHTED_CASES, _WEIGHTED, _WEIGHTED_CASES, _hub_graph)
 
-_NUM_CASES = len(_UNWEIGHTED_CASES) + len(_WEIGHTED_CASES) + len(_HUB_SAMPLERS)
+_NUM_CASES = (len(_UNWEIGHTED_CASES) + len(_WEIGHTED_CASES) + 2 * len(_LAYERWISE_CASES)
+              + len(_HUB_CASES))
 
 
 def _cases():
     cases = [(_RANDOM, s) for s in _UNWEIGHTED_CASES] + [(_WEIGHTED, s) for s in _WEIGHTED_CASES]
-    hub = _hub_graph()
-    return cases + [(hub, make(hub)) for make in _HUB_SAMPLERS]
+    cases += [(g, s) for g in (_RANDOM, _WEIGHTED) for s in _LAYERWISE_CASES]
+    return cases + [(_hub_graph(w), make(_hub_graph(w))) for w, make in _HUB_CASES]
 
 
 @pytest.mark.parametrize("i", range(_NUM_CASES))

@@ -1,15 +1,17 @@
-"""The GPU kernels (native/device/rowwise.cuh), run on the host by the emulator: the same bits as
-the CPU engine and the NumPy evaluation of the constructors (the oracle), for every row-wise
-sampler -- NodeWise uniform / weighted / with replacement / per-vertex fanouts, LABOR,
-RandomWalk, node2vec, user compositions -- on random, weighted, skewed (a hub of degree 10**5),
-isolated-vertex and self-loop graphs, with the launches' (block, thread) indices in shuffled
-order and from 2 threads (and in order from 1 thread: the same bits).
+"""The GPU kernels (native/device/rowwise.cuh, layerwise.cuh), run on the host by the emulator:
+the same bits as the CPU engine and the NumPy evaluation of the constructors (the oracle), for
+every built-in sampler -- NodeWise uniform / weighted / with replacement / per-vertex fanouts,
+LABOR, RandomWalk, node2vec, LADIES (weighted and unweighted), FastGCN, user compositions -- on
+random, weighted (zero weights included), skewed (a hub of degree 10**5), isolated-vertex and
+self-loop graphs, with the launches' (block, thread) indices in shuffled order and from 2
+threads (and in order from 1 thread: the same bits).
 
 What this cannot show: that a GPU runs the kernels as the emulator does (the launch itself,
 CuPy's array calls). ``tests/test_gpu_cuda.py`` (marked ``gpu``) checks that on a machine
 with a GPU; ``tests/test_cuda_compile.py`` compiles the kernels with nvcc and NVRTC here.
 """
 
+import functools
 import sys
 
 import numpy as np
@@ -20,16 +22,11 @@ from spsample import _gpu, _native
 from spsample._errors import ArgumentError, MissingDependencyError, SamplerError
 
 from graphs import random_graph
-from test_engine import (Composed, OverBound, WeightedWalk, _loops_graph, _unweighted_samplers,
-                         _weighted_samplers)
+from test_engine import (Composed, OverBound, ReadsData, UnloweredValues, WeightedWalk,
+                         _loops_graph, _unweighted_samplers, _weighted_samplers)
 
 pytestmark = pytest.mark.skipif(not _native.AVAILABLE,
                                 reason=f"native kernels not built: {_native.IMPORT_ERROR}")
-
-
-def _rowwise(samplers):
-    """The samplers that lower onto the row-wise engine (layer-wise ones have no GPU kernels)."""
-    return [s for s in samplers if not isinstance(s, (spsample.LADIES, spsample.FastGCN))]
 
 
 def _same(a, b):
@@ -52,22 +49,26 @@ def emulated_cpu_numpy(g, seeds, sampler, *, batch_size=16, order_seed=0, thread
     return gpu
 
 
-def _hub_graph():
+@functools.lru_cache(maxsize=2)
+def _hub_graph(weighted=True):
     """Vertex 0 aggregates from 10**5 vertices (row 0 has degree 10**5, and 0 is in every row
-    of the hub's neighbours: a column hub too), weighted, a few random edges around."""
+    of the hub's neighbours: a column hub too), a few random edges around; weighted unless
+    ``weighted`` is False."""
     n = 100_001
     rng = np.random.default_rng(3)
     hub = np.arange(1, n)
     src = np.concatenate([hub, np.zeros(n - 1, dtype=np.int64), rng.integers(0, n, 3000)])
     dst = np.concatenate([np.zeros(n - 1, dtype=np.int64), hub, rng.integers(0, n, 3000)])
-    w = rng.random(src.size) + 0.05
+    w = rng.random(src.size) + 0.05 if weighted else None
     return spsample.Graph.from_edge_index(src, dst, num_nodes=n, weights=w)
 
 
 _RANDOM = random_graph(300, 2400, seed=11)
 _WEIGHTED = random_graph(300, 2400, seed=12, weighted=True, zero_weight_fraction=0.2)
-_UNWEIGHTED_CASES = _rowwise(_unweighted_samplers(_RANDOM))
-_WEIGHTED_CASES = _rowwise(_weighted_samplers(_WEIGHTED))
+_UNWEIGHTED_CASES = _unweighted_samplers(_RANDOM)
+_WEIGHTED_CASES = _weighted_samplers(_WEIGHTED)
+_LAYERWISE_CASES = [spsample.LADIES([-1, 4]), spsample.LADIES([60, 200]),
+                    spsample.LADIES([3, 3, 3, 3]), spsample.FastGCN([1, 100])]
 
 
 @pytest.mark.parametrize("i", range(len(_UNWEIGHTED_CASES)),
@@ -84,6 +85,15 @@ def test_weighted_graph(i):
     emulated_cpu_numpy(_WEIGHTED, seeds, _WEIGHTED_CASES[i], seed=9, epoch=1, order_seed=100 + i)
 
 
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("i", range(len(_LAYERWISE_CASES)), ids=range(len(_LAYERWISE_CASES)))
+def test_layerwise_fanouts(i, weighted):
+    """All columns (-1), more than the candidates (200), many small layers, one draw."""
+    g = _WEIGHTED if weighted else _RANDOM
+    seeds = np.random.default_rng(200 + i).permutation(300)[:60]
+    emulated_cpu_numpy(g, seeds, _LAYERWISE_CASES[i], seed=2**40 + i, epoch=3, order_seed=i)
+
+
 _HUB_SAMPLERS = [
     lambda g: spsample.NodeWise([40, 3]),           # Floyd hashed (d > 1024, s > 32), heapsort
     lambda g: spsample.NodeWise([-1, 2]),           # the hub row whole (10**5 edges), 10**5 rows
@@ -94,12 +104,23 @@ _HUB_SAMPLERS = [
     lambda g: spsample.RandomWalk(4),
     lambda g: spsample.RandomWalk(3, p=0.5, q=2.0),
     lambda g: WeightedWalk(3, p=0.5, q=2.0),
+    lambda g: spsample.LADIES([50, 20]),            # weighted: keys over ~10**5 candidates
+    lambda g: spsample.LADIES([-1, 5]),             # every column of the hub row
+    lambda g: spsample.FastGCN([30, 10]),
 ]
+_UNWEIGHTED_HUB_SAMPLERS = [
+    lambda g: spsample.LADIES([40, 10]),            # draws of entries, counts
+    lambda g: spsample.LADIES([-1, 3]),
+    lambda g: spsample.FastGCN([30, 10]),
+    lambda g: spsample.NodeWise([-1, 2]),
+    lambda g: spsample.LABOR([30, 4]),
+]
+_HUB_CASES = [(True, m) for m in _HUB_SAMPLERS] + [(False, m) for m in _UNWEIGHTED_HUB_SAMPLERS]
 
 
-@pytest.mark.parametrize("make", _HUB_SAMPLERS, ids=range(len(_HUB_SAMPLERS)))
-def test_hub_of_degree_1e5(make):
-    g = _hub_graph()
+@pytest.mark.parametrize("weighted, make", _HUB_CASES, ids=range(len(_HUB_CASES)))
+def test_hub_of_degree_1e5(weighted, make):
+    g = _hub_graph(weighted)
     seeds = np.array([0, 5, 77, 1000, 99_999, 4, 8])
     assert int(np.diff(g.indptr)[0]) == 10**5
     out = emulated_cpu_numpy(g, seeds, make(g), batch_size=4, seed=3, order_seed=7)
@@ -110,19 +131,23 @@ def test_hub_of_degree_1e5(make):
     lambda g: spsample.NodeWise([3, 2]), lambda g: spsample.NodeWise([-1, -1]),
     lambda g: spsample.NodeWise([2, 2], weighted=True), lambda g: spsample.LABOR([2, 2]),
     lambda g: spsample.RandomWalk(5), lambda g: spsample.RandomWalk(4, p=2.0, q=0.5),
-    lambda g: spsample.NodeWise([3, 2], replace=True), lambda g: Composed([2, 2], g)],
-    ids=range(8))
+    lambda g: spsample.NodeWise([3, 2], replace=True), lambda g: Composed([2, 2], g),
+    lambda g: spsample.LADIES([4, 3]), lambda g: spsample.LADIES([-1, 2]),
+    lambda g: spsample.FastGCN([5, 5])],
+    ids=range(11))
 def test_isolated_vertices_and_self_loops(make):
     g = _loops_graph()
     seeds = np.arange(40)[::-1]                     # isolated rows 0..9 among the seeds
     emulated_cpu_numpy(g, seeds, make(g), batch_size=7, seed=1, order_seed=3)
 
 
-@pytest.mark.parametrize("make", [lambda: spsample.NodeWise([6, 4]), lambda: spsample.LABOR([5, 3]),
-                                  lambda: spsample.RandomWalk(5, p=0.5, q=2.0)], ids=range(3))
-def test_index_order_and_threads_do_not_change_results(make):
+@pytest.mark.parametrize("make, g", [
+    (lambda: spsample.NodeWise([6, 4]), _RANDOM), (lambda: spsample.LABOR([5, 3]), _RANDOM),
+    (lambda: spsample.RandomWalk(5, p=0.5, q=2.0), _RANDOM),
+    (lambda: spsample.LADIES([8, 8]), _RANDOM), (lambda: spsample.LADIES([8, 8]), _WEIGHTED),
+    (lambda: spsample.FastGCN([8, 8]), _WEIGHTED)], ids=range(6))
+def test_index_order_and_threads_do_not_change_results(make, g):
     """In order from 1 thread, shuffled from 2 and 3 threads, other launch shapes: same bits."""
-    g = _RANDOM
     seeds = np.random.default_rng(4).permutation(300)[:90]
     kw = dict(sampler=make(), batch_size=20, seed=4)
     ref = spsample.sample(g, seeds, device=_gpu.EmulatedDevice(threads=1, order_seed=None), **kw)
@@ -130,6 +155,51 @@ def test_index_order_and_threads_do_not_change_results(make):
                 _gpu.EmulatedDevice(threads=3, order_seed=2, grid=7, block=3),
                 _gpu.EmulatedDevice(threads=2, order_seed=3, grid=1, block=1)):
         assert _same(spsample.sample(g, seeds, device=dev, **kw), ref)
+
+
+class RecordingDevice(_gpu.EmulatedDevice):
+    """The emulator, recording the kernels it launches."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.launched = []
+
+    def launch(self, kernel, n, args):
+        self.launched.append(kernel)
+        super().launch(kernel, n, args)
+
+
+@pytest.mark.parametrize("make", [lambda g: spsample.NodeWise([-1, 2]),
+                                  lambda g: spsample.LABOR([30, 4]),
+                                  lambda g: spsample.NodeWise([-1, 2], replace=True)],
+                         ids=["all", "labor", "all-replace"])
+def test_long_rows_run_as_chunks_with_the_same_bits(make):
+    """The hub row (degree 10**5) runs as 128-entry chunks above the long-row threshold and in
+    one thread below it (threshold 10**6): the same bits as the CPU either way."""
+    g = _hub_graph(False)
+    seeds = np.array([0, 5, 77, 1000, 99_999, 4, 8])
+    kw = dict(sampler=make(g), batch_size=4, seed=3)
+    cpu = spsample.sample(g, seeds, **kw)
+    for long_row, chunked in ((512, True), (10**6, False)):
+        dev = RecordingDevice(threads=2, order_seed=5, long_row=long_row)
+        assert _same(spsample.sample(g, seeds, device=dev, **kw), cpu)
+        assert ("select_chunks" in dev.launched) == chunked
+
+
+@pytest.mark.parametrize("long_row", [0, 2, 7])
+@pytest.mark.parametrize("make", [
+    lambda: spsample.NodeWise([-1, 3]), lambda: spsample.NodeWise([40, 2]),
+    lambda: spsample.LABOR([3, 2]), lambda: spsample.LABOR([-1, 2]),
+    lambda: spsample.NodeWise([-1, 2], replace=True), lambda: spsample.NodeWise([3, 2])],
+    ids=range(6))
+def test_any_long_row_threshold_gives_the_same_bits(make, long_row):
+    """Every row of the random graph chunked (threshold 0), most of them (2), some (7)."""
+    seeds = np.random.default_rng(long_row).permutation(300)[:60]
+    kw = dict(sampler=make(), batch_size=16, seed=11)
+    dev = RecordingDevice(threads=2, order_seed=long_row, long_row=long_row)
+    assert _same(spsample.sample(_RANDOM, seeds, device=dev, **kw),
+                 spsample.sample(_RANDOM, seeds, **kw))
+    assert long_row > 0 or "select_chunks" in dev.launched
 
 
 def test_emulator_runs_every_index_once_in_a_shuffled_order():
@@ -193,10 +263,21 @@ def test_rejection_bound_exceeded_is_a_typed_error():
     pytest.fail("no seed reached the bound")
 
 
-def test_layerwise_samplers_name_the_device_argument():
-    with pytest.raises(ArgumentError, match="'device'.*layer-wise"):
-        spsample.sample(_RANDOM, np.arange(10), sampler=spsample.LADIES([5]), batch_size=5,
+@pytest.mark.parametrize("sampler", [ReadsData([3, 2]), UnloweredValues([5])],
+                         ids=["ReadsData", "UnloweredValues"])
+def test_a_sampler_that_does_not_lower_names_the_device_argument(sampler):
+    with pytest.raises(ArgumentError, match="'device'.*lower onto the native engine"):
+        spsample.sample(_RANDOM, np.arange(10), sampler=sampler, batch_size=5,
                         device="emulated")
+
+
+def test_bad_long_row_and_layerwise_key_range_are_typed_errors():
+    from spsample._gpu_layers import check_key_range
+    with pytest.raises(ArgumentError, match="'long_row'"):
+        _gpu.EmulatedDevice(long_row=-1)
+    check_key_range(2**31 - 1, 2**32 - 2)
+    with pytest.raises(ArgumentError, match="'device'.*minibatches"):
+        check_key_range(2**32, 2**32 - 2)
 
 
 @pytest.mark.parametrize("device", ["gpu", "cuda:0", 3])

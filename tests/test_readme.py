@@ -142,7 +142,9 @@ def test_training_loop_example(tmp_path, restore_torch_threads):
 
     scope = run_block(block_containing("loader.set_epoch(epoch)"), tmp_path)
     assert scope["epoch"] == 1 and scope["batch"].batch_size >= 1
-    assert torch.get_num_threads() == 1                  # the README sets it, as the CLI
+    assert torch.get_num_threads() == scope["plan"].model     # balance_threads applied its plan
+    assert scope["plan"].share is not None                     # measured on epoch 0
+    assert scope["batch"]._adjacency is not None              # the loader built the CSR
 
 
 def test_sparse_features_example_never_densifies(tmp_path, restore_torch_threads):

@@ -6,22 +6,23 @@ On a machine with an NVIDIA GPU and CuPy (``pip install -e ".[gpu,test]"``):
     python3 experiments/gpu/run.py --scales 18 --repeat 1    # a quick look
 
 1. **Tests**: ``pytest -m gpu`` over ``tests/test_gpu_cuda.py`` (the kernels compiled by
-   ``cupy.RawModule``, CUDA == CPU bit for bit for every row-wise sampler and graph of the
-   emulation tests, CuPy / torch CUDA seeds, NcclComm on NCCL), plus the emulation and
-   compile tests (``tests/test_gpu_emulation.py``, ``tests/test_cuda_compile.py``).
+   ``cupy.RawModule``, CUDA == CPU bit for bit for every sampler -- row-wise and layer-wise --
+   and graph of the emulation tests, CuPy / torch CUDA seeds, NcclComm on NCCL), plus the
+   emulation and compile tests (``tests/test_gpu_emulation.py``, ``tests/test_cuda_compile.py``).
 2. **Bit identity at scale**: for every sampler and R-MAT scale, the GPU's bulk equals the
    CPU engine's, bit for bit (``identical`` in the JSON).
 3. **Benchmark**: sampled edges/s of one epoch (``--batches`` x ``--batch-size`` random seeds,
-   fanouts 15,10,5; one bulk call), best and median of ``--repeat``, for node-wise, LABOR and
-   LADIES on R-MAT ``--scales`` (22 and 24 by default): the GPU (``device="cuda"``; LADIES has
-   no GPU kernels yet and is timed on the CPU only), the CPU engine on all cores, and
-   ``pylibcugraph.uniform_neighbor_sample`` on the same CSR, seeds and fanouts when cuGraph is
-   installed (its ratio to spsample's node-wise in ``ratio_to_cugraph``).
+   fanouts 15,10,5 row-wise, ``--layer-fanouts`` 1024 per layer for LADIES and FastGCN; one
+   bulk call), best and median of ``--repeat``, for node-wise, LABOR, LADIES and FastGCN on
+   R-MAT ``--scales`` (22 and 24 by default): the GPU (``device="cuda"``), the CPU engine on
+   all cores, and ``pylibcugraph.uniform_neighbor_sample`` on the same CSR, seeds and fanouts
+   when cuGraph is installed (its ratio to spsample's node-wise in ``ratio_to_cugraph``).
 4. **Random-access bound**: a gather of ``--probe-mb`` MiB of random 4-byte words measures the
-   rate of random 32-byte sectors this GPU serves; node-wise sampling needs about
+   rate of random 32-byte sectors this GPU serves; row-wise sampling needs about
    ``SECTORS_PER_EDGE`` random sectors per sampled edge (README.md here), so
    ``bound_edges_per_s = sectors_per_s / SECTORS_PER_EDGE``, and ``ratio_to_bound`` says how
-   close each GPU run comes to it.
+   close each row-wise GPU run comes to it (layer-wise runs stream their rows and sort their
+   entries: the bound does not apply to them and no ratio is reported).
 
 Without a GPU it stops after saying so (exit status 2): nothing here is claimed without one.
 """
@@ -45,7 +46,8 @@ sys.path.insert(0, str(ROOT))
 # the column read indices32[eid] (1), the dedup table's insert and two look-ups (3), and the
 # frontier row's indptr pair and n_id entry, shared by the row's s edges (~1 for s = 5..15).
 SECTORS_PER_EDGE = 5.0
-SAMPLERS = ("nodewise", "labor", "ladies")
+SAMPLERS = ("nodewise", "labor", "ladies", "fastgcn")
+ROWWISE = ("nodewise", "labor")
 
 
 def parse_args(argv=None):
@@ -54,7 +56,8 @@ def parse_args(argv=None):
     p.add_argument("--samplers", default=",".join(SAMPLERS))
     p.add_argument("--batches", type=int, default=64)
     p.add_argument("--batch-size", type=int, default=1024)
-    p.add_argument("--fanouts", default="15,10,5")
+    p.add_argument("--fanouts", default="15,10,5", help="row-wise fanouts, hop 1 first")
+    p.add_argument("--layer-fanouts", default="1024,1024,1024", help="LADIES / FastGCN")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--probe-mb", type=int, default=4096, help="size of the random-gather probe")
     p.add_argument("--skip-tests", action="store_true")
@@ -62,10 +65,11 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def make_sampler(name, fanouts):
+def make_sampler(name, fanouts, layer_fanouts):
     import spsample
-    return {"nodewise": spsample.NodeWise, "labor": spsample.LABOR,
-            "ladies": lambda f: spsample.LADIES([1024] * len(f))}[name](fanouts)
+    if name in ("ladies", "fastgcn"):
+        return {"ladies": spsample.LADIES, "fastgcn": spsample.FastGCN}[name](layer_fanouts)
+    return {"nodewise": spsample.NodeWise, "labor": spsample.LABOR}[name](fanouts)
 
 
 def run_tests():
@@ -91,12 +95,18 @@ def timed(fn, repeat, sync):
 
 
 def same_bits(gpu, cpu):
+    """Bit identity of two bulks' flat arrays (layer-wise weights compared as bytes)."""
     import cupy
-    import numpy as np
     if not np.array_equal(cupy.asnumpy(gpu.n_id), cpu.n_id):
         return False
-    return all(np.array_equal(cupy.asnumpy(getattr(a, f)), getattr(b, f))
-               for a, b in zip(gpu.hops, cpu.hops) for f in ("dst", "src", "edge_id"))
+    for a, b in zip(gpu.hops, cpu.hops):
+        if not all(np.array_equal(cupy.asnumpy(getattr(a, f)), getattr(b, f))
+                   for f in ("dst", "src", "edge_id")):
+            return False
+        if (a.weight is None) != (b.weight is None) or (
+                a.weight is not None and cupy.asnumpy(a.weight).tobytes() != b.weight.tobytes()):
+            return False
+    return True
 
 
 def random_sector_rate(cupy, mb):
@@ -145,6 +155,7 @@ def bench(args, cupy):
     import spsample
     from spsample import _native
     fanouts = [int(f) for f in args.fanouts.split(",")]
+    layer_fanouts = [int(f) for f in args.layer_fanouts.split(",")]
     sync = cupy.cuda.Device().synchronize
     rows = []
     for scale in [int(s) for s in args.scales.split(",") if s]:
@@ -154,23 +165,21 @@ def bench(args, cupy):
               f"({time.perf_counter() - t0:.1f} s)", flush=True)
         seeds = np.random.default_rng(0).permutation(g.num_nodes)[:args.batches * args.batch_size]
         for name in args.samplers.split(","):
-            sampler = make_sampler(name, fanouts)
+            sampler = make_sampler(name, fanouts, layer_fanouts)
             kw = dict(sampler=sampler, batch_size=args.batch_size, seed=0)
             cpu, cbest, cmed = timed(lambda: spsample.sample(g, seeds, **kw), args.repeat,
                                      lambda: None)
             row = {"graph": f"rmat{scale}", "sampler": name, "sampled_edges": cpu.num_edges,
                    "cpu": {"threads": _native.get_num_threads(), "seconds": cbest,
                            "seconds_median": cmed, "edges_per_s": cpu.num_edges / cbest}}
-            if name == "ladies":
-                row["gpu"] = {"skipped": "layer-wise samplers have no GPU kernels yet"}
-            else:
-                spsample.sample(g, seeds[:args.batch_size], device="cuda", **kw)  # compile, upload
-                gpu, best, med = timed(lambda: spsample.sample(g, seeds, device="cuda", **kw),
-                                       args.repeat, sync)
-                row["identical"] = same_bits(gpu, cpu)
-                row["gpu"] = {"seconds": best, "seconds_median": med,
-                              "edges_per_s": gpu.num_edges / best}
-                del gpu
+            spsample.sample(g, seeds[:args.batch_size], device="cuda", **kw)  # compile, upload
+            gpu, best, med = timed(lambda: spsample.sample(g, seeds, device="cuda", **kw),
+                                   args.repeat, sync)
+            row["identical"] = same_bits(gpu, cpu)
+            row["gpu"] = {"seconds": best, "seconds_median": med,
+                          "edges_per_s": gpu.num_edges / best}
+            row["gpu_over_cpu"] = row["gpu"]["edges_per_s"] / row["cpu"]["edges_per_s"]
+            del gpu
             if name == "nodewise":
                 row["cugraph"] = cugraph_epoch(g, seeds, fanouts, args.repeat, sync)
                 if "edges_per_s" in row["cugraph"] and "edges_per_s" in row["gpu"]:
@@ -223,7 +232,7 @@ def main(argv=None):
     result["bound_edges_per_s"] = rate / SECTORS_PER_EDGE
     result["runs"] = bench(args, cupy)
     for r in result["runs"]:
-        if "edges_per_s" in r.get("gpu", {}):
+        if r["sampler"] in ROWWISE and "edges_per_s" in r.get("gpu", {}):
             r["ratio_to_bound"] = r["gpu"]["edges_per_s"] / result["bound_edges_per_s"]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

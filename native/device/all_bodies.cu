@@ -1,8 +1,8 @@
 // A translation unit that instantiates, in device code, every body of this directory that the
-// row-wise kernels do not call themselves (the layer-wise draws' unit53 and det_log_normal,
-// Philox blocks, hop words), so that nvcc and NVRTC generate and check code for all of them;
-// tests/test_cuda_compile.py compiles it for sm_90. It launches nothing in spsample.
-#include "rowwise.cuh"
+// kernels (rowwise.cuh, layerwise.cuh) do not call themselves (det_log_normal, Philox blocks,
+// hop words), so that nvcc and NVRTC generate and check code for all of them, besides every
+// kernel; tests/test_cuda_compile.py compiles it for sm_90. It launches nothing in spsample.
+#include "kernels.cuh"
 
 #if defined(SPSAMPLE_CUDA)
 extern "C" __global__ void spsample_check_bodies(const long long* a, double* out) {

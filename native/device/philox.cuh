@@ -22,6 +22,9 @@ inline constexpr uint32_t PHILOX_M1 = 0xCD9E8D57u;
 inline constexpr uint32_t PHILOX_W0 = 0x9E3779B9u;
 inline constexpr uint32_t PHILOX_W1 = 0xBB67AE85u;
 
+// The vertex word of streams that belong to no vertex (layer-wise draws).
+inline constexpr uint32_t NO_VERTEX = 0xFFFFFFFFu;
+
 // A Philox key (seed mod 2**32, seed div 2**32).
 struct Key {
     uint32_t k0, k1;

@@ -19,15 +19,19 @@
 //   [F_ROWS: the rows' vertices are added to their minibatch first: dedup below]
 //   k_extents     each row's extent (start, deg), fanout, output bound, scratch sizes; the LABOR
 //                 threshold rule counts its kept entries exactly here (size pass)
+//   [long rows: k_chunk_counts, chunks of LONG_CHUNK entries (see row_chunks)]
 //   k_select      each row's rule (rules.cuh) into its slot of the output (fill pass)
+//   k_select_chunks  the long rows, one thread per chunk
 //   k_compact     rules that keep fewer than their bound (weighted, rejection): close the gaps
 //   k_gather      the sampled columns
 //   dedup         k_table_nodes, k_table_items (insert, atomicCAS / atomicMin), k_first_flags,
 //                 k_assign (local ids in first-occurrence order via a prefix sum of the flags)
 //   k_merge_nodes each minibatch's n_id followed by its new vertices
 // Complexity: O(m log k + sum of the rules' costs + E log k) work per hop; one thread per row,
-// so a hub row (degree 10**5 at fanout -1) is one thread's serial work (load balancing of long
-// rows over a warp is not done).
+// except long rows whose rule decides per entry (the whole row, LABOR's threshold), one thread
+// per chunk of LONG_CHUNK entries: a hub row (degree 10**5 at fanout -1) is 782 threads' work.
+// The other rules on a long row (Floyd, weighted keys) stay one thread's: their cost is
+// O(s) to O(d) in that thread.
 #ifndef SPSAMPLE_DEVICE_ROWWISE_CUH
 #define SPSAMPLE_DEVICE_ROWWISE_CUH
 
@@ -145,8 +149,31 @@ SPSAMPLE_HD inline int64_t select_bound(const RuleArgs& ra, int64_t d, int64_t s
     return row_bound(d, s, ra.replace());
 }
 
+// Long rows. A row longer than the launch's `long_row` whose rule decides each entry alone --
+// it keeps the whole row (fanout -1, or a uniform rule without replacement at d <= s), or it
+// is LABOR's threshold -- is cut into chunks of LONG_CHUNK entries, one thread each
+// (k_chunk_counts, then k_select_chunks at the offsets of a prefix sum of the chunks' counts),
+// rather than run by one thread: a hub of degree 10**5 at fanout -1 spreads over the grid.
+// Integer counts and per-entry decisions only, so the output is the one-thread row's.
+inline constexpr int64_t LONG_CHUNK = 128;
+
+SPSAMPLE_HD inline bool keeps_whole_row(const RuleArgs& ra, int64_t d, int64_t s) {
+    const bool per_entry = ra.rule == S_UNIFORM || ra.rule == S_UNIFORM_REP ||
+                           ra.rule == S_THRESHOLD;
+    return per_entry && (s < 0 || (!ra.replace() && d <= s));
+}
+
+// The chunks of row (d, s): 0 for a row that one thread runs.
+SPSAMPLE_HD inline int64_t row_chunks(const RuleArgs& ra, int64_t d, int64_t s,
+                                      int64_t long_row) {
+    if (d <= long_row || s == 0) return 0;
+    if (!keeps_whole_row(ra, d, s) && ra.rule != S_THRESHOLD) return 0;
+    return (d + LONG_CHUNK - 1) / LONG_CHUNK;
+}
+
 // k_extents. a: m, rule args (7: a[1..7]), indptr, indices, fv, fb; out: start, deg, fan, bound,
-// set (Floyd slots), keys (heap slots) -- one int64 per row each.
+// set (Floyd slots), keys (heap slots); then long_row; out: chunks -- one int64 per row each
+// (a chunked row's bound is 0 here: the driver adds its chunks' counts).
 SPSAMPLE_HD inline void k_extents(Launch t, const int64_t* a) {
     const int64_t m = a[0];
     const RuleArgs ra = rule_args(a, 1);
@@ -160,10 +187,13 @@ SPSAMPLE_HD inline void k_extents(Launch t, const int64_t* a) {
     int64_t* bound = at<int64_t>(a, 15);
     int64_t* setn = at<int64_t>(a, 16);
     int64_t* keyn = at<int64_t>(a, 17);
+    const int64_t long_row = a[18];
+    int64_t* chunks = at<int64_t>(a, 19);
     for (int64_t r = t.first(); r < m; r += t.stride()) {
         const int64_t v = fv[r];
         const int64_t st = indptr[v], d = indptr[v + 1] - st, s = ra.fanout_of(v);
-        int64_t b = select_bound(ra, d, s);
+        const int64_t c = row_chunks(ra, d, s, long_row);
+        int64_t b = c > 0 ? 0 : select_bound(ra, d, s);
         if (ra.rule == S_THRESHOLD && b > 0 && s >= 0 && d > s) {  // the size pass
             const uint32_t bid = static_cast<uint32_t>(ra.batch_ids[fb[r]]);
             b = threshold_row([&](int64_t p) { return indices[st + p]; }, d, s, ra.hw, bid,
@@ -175,6 +205,7 @@ SPSAMPLE_HD inline void k_extents(Launch t, const int64_t* a) {
         bound[r] = b;
         setn[r] = (ra.rule == S_UNIFORM && b > 0) ? floyd_set_slots(d, s) : 0;
         keyn[r] = (ra.rule == S_WEIGHTED && b > 0 && s > 0) ? s : 0;
+        chunks[r] = c;
     }
 }
 
@@ -233,9 +264,9 @@ SPSAMPLE_HD inline int64_t select_row(const RuleArgs& ra, const CSRView& g, cons
 
 // k_select. a: m, rule args (a[1..7]), stream key kind, fv, fl, fr, fb, fa (aux vertex or 0),
 // start, deg, fan, out_off (m + 1), set_off (m + 1), key_off (m + 1), set (uint64), keys
-// (float64), graph indptr, indices, weights, value code (9: a[26..34]), rejection bound (the
+// (float64), graph indptr, indices, weights, value code (9: a[25..33]), rejection bound (the
 // bits of a double); out: dst, eid, erow (or 0), count (m), err (uint32: set to 1 when a
-// rejection bound is exceeded).
+// rejection bound is exceeded); then long_row (chunked rows are k_select_chunks').
 SPSAMPLE_HD inline void k_select(Launch t, const int64_t* a) {
     const int64_t m = a[0];
     const RuleArgs ra = rule_args(a, 1);
@@ -261,10 +292,13 @@ SPSAMPLE_HD inline void k_select(Launch t, const int64_t* a) {
     int64_t* erow = at<int64_t>(a, 37);
     int64_t* count = at<int64_t>(a, 38);
     uint32_t* err = at<uint32_t>(a, 39);
+    const int64_t long_row = a[40];
     for (int64_t r = t.first(); r < m; r += t.stride()) {
         const int64_t o = out_off[r];
         int64_t c = 0;
-        if (out_off[r + 1] > o) {
+        if (row_chunks(ra, deg[r], fan[r], long_row) > 0) {
+            c = out_off[r + 1] - o;
+        } else if (out_off[r + 1] > o) {
             const int64_t v = fv[r], st = start[r];
             const uint32_t key_word = static_cast<uint32_t>(key_kind == K_ROW ? fr[r] : v);
             const uint32_t bid = static_cast<uint32_t>(ra.batch_ids[fb[r]]);
@@ -281,6 +315,83 @@ SPSAMPLE_HD inline void k_select(Launch t, const int64_t* a) {
             }
         }
         count[r] = c;
+    }
+}
+
+// A chunk of a long row: its row r and positions [p0, p1).
+struct Chunk {
+    int64_t r, p0, p1;
+};
+
+SPSAMPLE_HD inline Chunk chunk_of(const int64_t* chunk_off, int64_t m, const int64_t* deg,
+                                  int64_t c) {
+    const int64_t r = segment_of(chunk_off, m, c);
+    const int64_t p0 = (c - chunk_off[r]) * LONG_CHUNK, d = deg[r];
+    return Chunk{r, p0, p0 + LONG_CHUNK < d ? p0 + LONG_CHUNK : d};
+}
+
+// Calls emit(p) for each position of chunk ch that its row keeps, ascending; returns the count.
+template <class Emit>
+SPSAMPLE_HD inline int64_t chunk_positions(const RuleArgs& ra, const Chunk& ch, int64_t st,
+                                           int64_t d, int64_t s, int64_t bid,
+                                           const int64_t* indices, Emit&& emit) {
+    if (keeps_whole_row(ra, d, s)) {
+        for (int64_t p = ch.p0; p < ch.p1; ++p) emit(p);
+        return ch.p1 - ch.p0;
+    }
+    return threshold_range([&](int64_t p) { return indices[st + p]; }, ch.p0, ch.p1, d, s,
+                           ra.hw, static_cast<uint32_t>(bid), ra.key, emit);
+}
+
+// k_chunk_counts. a: C, m, chunk_off (m + 1: each row's first chunk), rule args (a[3..9]),
+// start, deg, fan, fb, indices; out: ccount (C: the entries each chunk keeps).
+SPSAMPLE_HD inline void k_chunk_counts(Launch t, const int64_t* a) {
+    const int64_t C = a[0], m = a[1];
+    const int64_t* chunk_off = at<const int64_t>(a, 2);
+    const RuleArgs ra = rule_args(a, 3);
+    const int64_t* start = at<const int64_t>(a, 10);
+    const int64_t* deg = at<const int64_t>(a, 11);
+    const int64_t* fan = at<const int64_t>(a, 12);
+    const int64_t* fb = at<const int64_t>(a, 13);
+    const int64_t* indices = at<const int64_t>(a, 14);
+    int64_t* ccount = at<int64_t>(a, 15);
+    for (int64_t c = t.first(); c < C; c += t.stride()) {
+        const Chunk ch = chunk_of(chunk_off, m, deg, c);
+        const int64_t r = ch.r;
+        ccount[c] = chunk_positions(ra, ch, start[r], deg[r], fan[r], ra.batch_ids[fb[r]],
+                                    indices, [](int64_t) {});
+    }
+}
+
+// k_select_chunks. a: as k_chunk_counts up to indices (a[0..14]), then fl, fr, ccum (C + 1:
+// exclusive prefix sum of the chunks' counts), out_off (m + 1); out: dst, eid, erow (or 0).
+SPSAMPLE_HD inline void k_select_chunks(Launch t, const int64_t* a) {
+    const int64_t C = a[0], m = a[1];
+    const int64_t* chunk_off = at<const int64_t>(a, 2);
+    const RuleArgs ra = rule_args(a, 3);
+    const int64_t* start = at<const int64_t>(a, 10);
+    const int64_t* deg = at<const int64_t>(a, 11);
+    const int64_t* fan = at<const int64_t>(a, 12);
+    const int64_t* fb = at<const int64_t>(a, 13);
+    const int64_t* indices = at<const int64_t>(a, 14);
+    const int64_t* fl = at<const int64_t>(a, 15);
+    const int64_t* fr = at<const int64_t>(a, 16);
+    const int64_t* ccum = at<const int64_t>(a, 17);
+    const int64_t* out_off = at<const int64_t>(a, 18);
+    int64_t* dst = at<int64_t>(a, 19);
+    int64_t* eid = at<int64_t>(a, 20);
+    int64_t* erow = at<int64_t>(a, 21);
+    for (int64_t c = t.first(); c < C; c += t.stride()) {
+        const Chunk ch = chunk_of(chunk_off, m, deg, c);
+        const int64_t r = ch.r, st = start[r];
+        int64_t o = out_off[r] + ccum[c] - ccum[chunk_off[r]];
+        chunk_positions(ra, ch, st, deg[r], fan[r], ra.batch_ids[fb[r]], indices,
+                        [&](int64_t p) {
+                            eid[o] = st + p;
+                            dst[o] = fl[r];
+                            if (erow) erow[o] = fr[r];
+                            ++o;
+                        });
     }
 }
 
@@ -418,8 +529,8 @@ SPSAMPLE_HD inline void k_merge_nodes(Launch t, const int64_t* a) {
 
 // The kernels of this file, X(name), for the CUDA wrappers and the host emulator's table.
 #define SPSAMPLE_ROWWISE_KERNELS(X) \
-    X(frontier) X(extents) X(select) X(compact) X(gather) X(table_nodes) X(table_items) \
-    X(first_flags) X(assign) X(merge_nodes)
+    X(frontier) X(extents) X(select) X(chunk_counts) X(select_chunks) X(compact) X(gather) \
+    X(table_nodes) X(table_items) X(first_flags) X(assign) X(merge_nodes)
 
 #if defined(SPSAMPLE_CUDA)
 #define SPSAMPLE_GLOBAL_KERNEL(name)                                                           \

@@ -1,6 +1,6 @@
 // Per-row selection rules of node-wise sampling (spsample._primitives.choose_positions and
 // threshold_positions, bit for bit) and the value programs that weigh a row's entries: the
-// single-source bodies that the CPU engine (select.h, rowwise.h, rows.h) and the GPU kernels
+// single-source bodies that the CPU engine (select.h, rowwise.h) and the GPU kernels
 // (rowwise.cuh) both call. Rules of hd.cuh: no allocation, no exceptions, no containers;
 // scratch comes in as pointers sized by the caller (row_scratch_* below).
 //
@@ -323,14 +323,15 @@ SPSAMPLE_HD inline bool threshold_keeps(uint32_t word, int64_t d, int64_t s) {
     return static_cast<uint64_t>(word) * static_cast<uint64_t>(d) < limit;
 }
 
-// LABOR-0's threshold rule for a row (columns col(0..d)) longer than s >= 0, one column's word
-// at a time: emit(p) for every kept position, ascending; returns the count. (The CPU engine
-// computes the words 256 columns at a time with column_words and applies threshold_keeps.)
+// LABOR-0's threshold rule for positions p0 <= p < p1 of a row (columns col(0..d)) longer than
+// s >= 0, one column's word at a time: emit(p) for every kept position, ascending; returns
+// the count. Every position decides alone, so a long row can be cut into ranges.
 template <class Column, class Emit>
-SPSAMPLE_HD inline int64_t threshold_row(Column&& col, int64_t d, int64_t s, uint32_t hw,
-                                         uint32_t bid, Key key, Emit&& emit) {
+SPSAMPLE_HD inline int64_t threshold_range(Column&& col, int64_t p0, int64_t p1, int64_t d,
+                                           int64_t s, uint32_t hw, uint32_t bid, Key key,
+                                           Emit&& emit) {
     int64_t k = 0;
-    for (int64_t p = 0; p < d; ++p) {
+    for (int64_t p = p0; p < p1; ++p) {
         const uint32_t w = philox4x32_word0(0u, static_cast<uint32_t>(col(p)), hw, bid, key);
         if (threshold_keeps(w, d, s)) {
             emit(p);
@@ -338,6 +339,14 @@ SPSAMPLE_HD inline int64_t threshold_row(Column&& col, int64_t d, int64_t s, uin
         }
     }
     return k;
+}
+
+// threshold_range over the whole row. (The CPU engine computes the words 256 columns at a
+// time with column_words and applies threshold_keeps.)
+template <class Column, class Emit>
+SPSAMPLE_HD inline int64_t threshold_row(Column&& col, int64_t d, int64_t s, uint32_t hw,
+                                         uint32_t bid, Key key, Emit&& emit) {
+    return threshold_range(col, 0, d, d, s, hw, bid, key, emit);
 }
 
 // ------------------------------------------------------------------------ value programs

@@ -47,8 +47,10 @@ class DistGraph:
         Position of this block's first entry in the global CSR ``indices`` (edge ids are
         global: ``edge_offset + local position``).
     replicated : bool
-        ``True`` when every rank holds the whole graph (``replicate_graph=True``): sampling
-        then needs no communication at all.
+        ``True`` when every rank holds the whole graph (``replicate_graph=True``). Then, and
+        when ``c = p`` (one process row holds every row), sampling runs the single-process
+        engine on this rank's copy: no communication at all (``last_stats["modes"]``:
+        ``"local"`` per hop).
     last_stats : dict
         Counters and phase times of the latest :meth:`sample` call on this rank.
     """
@@ -71,7 +73,10 @@ class DistGraph:
         degree = np.diff(indptr)
         self.max_degree = int(grid.comm.allreduce(
             np.array([degree.max() if degree.size else 0], dtype=np.int64), op="max")[0])
-        self._full = Graph(indptr, indices, weights) if replicated else None
+        # the whole graph on this rank (replicate_graph=True, or c = p: one process row):
+        # sampled by the single-process engine, no communication
+        whole = replicated or grid.num_rows == 1
+        self._full = Graph(indptr, indices, weights) if whole else None
         self._column_weights = None
         self._layerwise_scale = None
         self.last_stats = {}
@@ -232,7 +237,7 @@ class DistGraph:
         Computed once per graph.
         """
         if self._column_weights is None:
-            if self.replicated:
+            if self._full is not None:
                 self._column_weights = _serial_column_weights(self._full)
             else:
                 with abort_if_failing_alone(self.grid.comm, "DistGraph.column_weights"):
@@ -308,10 +313,13 @@ class DistGraph:
         seeds, sizes, batch_ids, seed, epoch = args
         t1 = time.perf_counter()
         stats = {"validate_s": t1 - t0, "num_batches": int(sizes.size), "strategy": strategy}
-        if self.replicated:
+        if self._full is not None:
             out = run_bulk(self._full, seeds, sizes, batch_ids, sampler, seed, epoch) \
                 if sizes.size else []
             stats["mode"] = "replicated"
+            stats["modes"] = ["local"] * sampler.num_hops
+            stats["selection"] = ["native" if getattr(out, "path", None) == "native" else "numpy"
+                                  ] * sampler.num_hops
         else:
             out = run_distributed(self, seeds, sizes, batch_ids, sampler, seed, epoch,
                                   strategy, stats)

@@ -61,6 +61,7 @@ class LayerPush:
         self.owners = {}        # owner side: batch id -> {"rows": [...], "members": sorted ids}
         self.rows_sent = None   # requester: per minibatch, rows of n_id registered so far
         self.members_sent = None
+        self._table = None      # owner side: n-sized membership table, reused
         self.deg_bits = max(1, int(max(dg.max_degree, 1)).bit_length())
         self.edge_bits = max(1, int(max(dg.num_edges - 1, 1)).bit_length())
         self.vertex_bits = max(1, int(max(dg.num_nodes - 1, 1)).bit_length())
@@ -164,8 +165,15 @@ class LayerPush:
         local = rows - dg.lo
         first, degree = dg.indptr[local], dg.indptr[local + 1] - dg.indptr[local]
         offset, seg = prim.segment_arange(degree)
-        cols = np.unique(dg.indices[first[seg] + offset])
-        return cols if s < 0 or cols.size <= s else None
+        cols = dg.indices[first[seg] + offset]
+        if s < 0:
+            return np.unique(cols)
+        seen, step = cols[:0], 4 * s + 4          # stop as soon as more than s came up
+        for start in range(0, cols.size, step):
+            seen = np.union1d(seen, cols[start:start + step])
+            if seen.size > s:
+                return None
+        return seen
 
     def _read_rows(self, answer, per_dest, state):
         """Record each new row's (first edge, degree); return the reports per minibatch."""
@@ -313,6 +321,15 @@ class LayerPush:
             parts.append(np.concatenate(out) if out else np.zeros(0, dtype=np.int64))
         return np.concatenate(parts), np.array([p.size for p in parts], dtype=np.int64)
 
+    def _is_member(self, cols, members):
+        """``cols`` in ``members``, through a reused n-sized table (O(entries + members))."""
+        if self._table is None:
+            self._table = np.zeros(self.dg.num_nodes, dtype=bool)
+        self._table[members] = True
+        hit = self._table[cols]
+        self._table[members] = False
+        return hit
+
     def _member_entries(self, rows, members, q):
         """``[hits per row, then per hit (column << edge_bits | edge id) (, value bits)]``."""
         dg = self.dg
@@ -322,8 +339,7 @@ class LayerPush:
         offset, seg = prim.segment_arange(degree)
         e = first[seg] + offset
         cols = dg.indices[e]
-        pos = np.minimum(np.searchsorted(members, cols), max(members.size - 1, 0))
-        hit = (members[pos] == cols) if members.size else np.zeros(cols.size, dtype=bool)
+        hit = self._is_member(cols, members)
         if dg.weights is not None:
             a = dg.weights[e] * dg.layerwise_scale()
             hit &= a * a > 0

@@ -33,7 +33,8 @@ import numpy as np
 from .. import _native
 from .. import _primitives as prim
 from .._errors import SamplerError
-from .._lazy import Expr, Frontier, RowSelection, RowView, Streams, ThresholdSelection
+from .._lazy import (Expr, Frontier, NotLowerable, RowSelection, RowView, Streams,
+                     ThresholdSelection)
 from ._layerpush import LayerPush, layer_pushable
 
 __all__ = ["run_distributed", "hop_modes"]
@@ -46,22 +47,27 @@ def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
     plans = _trace(dg, sampler, batch_ids, seed, epoch)
     modes = _agreed_modes(dg, hop_modes(plans, strategy, sampler.num_hops,
                                         weighted=dg.weights is not None))
-    rules = [_native_rule(plans[h]) if plans else None for h, m in enumerate(modes) if m == "pull"]
-    fetch = _FetchHop(dg, native_rows=bool(rules) and all(r is not None for r in rules))
+    pulled = [plans[h] if plans else None for h, m in enumerate(modes) if m == "pull"]
+    fetch = _FetchHop(dg, native_rows=bool(pulled) and all(
+        _request_hop(plan, dg, rows=_NO_ROWS) is not None for plan in pulled))
     layer_push = LayerPush(dg)
     for name in ("frontier", "remote_frontier", "samples", "remote_samples", "fetched_rows",
                  "fetched_entries", "exchange_s", "owner_s", "local_s", "draws"):
         stats[name] = 0
+    stats["selection"] = []          # per hop: "native" (lowered kernels) or "numpy"
 
     def hop(state, ctx):
         plan = plans[ctx.hop - 1] if plans else None
         if modes[ctx.hop - 1] == "push" and plan.kind == "layer":
             layer_push(plan, state, ctx, stats)
+            stats["selection"].append("numpy")
         elif modes[ctx.hop - 1] == "push":
-            _PushHop(dg, plan)(state, ctx, stats)
+            push = _PushHop(dg, plan)
+            push(state, ctx, stats)
+            stats["selection"].append("numpy" if push.native is None else "native")
         else:
-            rule = _native_rule(plan) if fetch.native_rows else None
-            fetch(sampler, state, ctx, stats, native_rule=rule, plan=plan)
+            fetch(sampler, state, ctx, stats, plan=plan)
+            stats["selection"].append("native" if fetch.native_rows else "numpy")
 
     out = run_hops(dg, seeds, sizes, batch_ids, sampler, seed, epoch, hop)
     stats["modes"] = modes
@@ -122,20 +128,19 @@ def _row_local_values(expr, view):
     return all(_row_local_values(a, view) for a in expr.args)
 
 
-def _native_rule(plan):
-    """``(replace, weighted)`` when the native row sampler (``native/rows.h``) implements the
-    hop's rule -- uniform, or weighted by the edge weights; streams keyed per vertex; one
-    fanout -- else ``None``."""
+_NO_ROWS = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), None)
+
+
+def _request_hop(plan, graph, **where):
+    """The hop lowered for requested rows (:func:`spsample._native.lower_requests`; ``where``:
+    its ``rows`` or ``edge_offset``), or ``None``: native kernels off, a hop that is not
+    row-local, or a rule the kernels do not implement (its NumPy evaluation then runs)."""
     if plan is None or not _native.enabled() or not row_local(plan):
         return None
-    sel = plan.selection
-    if not isinstance(sel, RowSelection) or sel.streams.keyed_by != "vertex" \
-            or sel.fanout_vector is not None or sel.method != "keys":
+    try:
+        return _native.lower_requests(plan, graph, **where)
+    except NotLowerable:
         return None
-    expr = sel.P.expr
-    if sel.weighted and not (expr is not None and expr.op == "weight"):
-        return None
-    return sel.replace, sel.weighted
 
 
 def _looked_up(plan, state):
@@ -255,7 +260,7 @@ class _PushHop:
         self.edge_bits = max(1, int(dg.num_edges - 1).bit_length())
         vertex_bits = max(1, int(dg.num_nodes - 1).bit_length())
         self.packed = self.edge_bits + vertex_bits <= 64
-        self.native = _native_rule(plan)
+        self.native = _request_hop(plan, dg, edge_offset=dg.edge_offset)
 
     def __call__(self, state, ctx, stats):
         dg, col = self.dg, self.dg.grid.col_comm
@@ -321,10 +326,9 @@ class _PushHop:
         key_words = np.concatenate(keys) if width == 2 else vertex
         batch = np.repeat(np.arange(batch_ids.size, dtype=np.int64), run_lengths)
         if self.native is not None:
-            replace, weighted = self.native
-            S = _native.sample_rows(dg.indptr, dg.indices, dg.weights if weighted else None,
-                                    vertex, batch_ids[batch], ctx.fanout, ctx.hop_word, ctx.key,
-                                    replace=replace, weighted=weighted, row_offset=dg.lo)
+            S = _native.select_requests(self.native, vertex, vertex - dg.lo, batch_ids[batch],
+                                        ctx.hop_word, ctx.key,
+                                        keys=key_words if self.keyed_by_row else None)
         else:
             S = _owner_select(self.plan.selection, _Block(dg), vertex, key_words, batch,
                               batch_ids, ctx)
@@ -418,10 +422,11 @@ class _FetchHop:
 
     Two ways to keep the fetched rows. Any sampler: merged into a CSR sorted by vertex after
     every fetch (:meth:`_merge`), on which the sampler's constructors run unchanged through a
-    :class:`_FetchedRows` view. Node-wise rules with the native kernels (``native_rows``):
-    appended in arrival order (:meth:`_append`, O(new entries) per hop, no re-sort of the
-    entries) and sampled by the native row sampler, which reads each request's row through its
-    slot and keys the streams by the vertex; the NumPy way stays the oracle (same bits).
+    :class:`_FetchedRows` view. Row-local hops the kernels implement (``native_rows``; every
+    pulled hop of the bulk must be one): appended in arrival order (:meth:`_append`, O(new
+    entries) per hop, no re-sort of the entries) and selected by
+    :func:`spsample._native.select_requests`, which reads each request's row through its slot;
+    the NumPy way stays the oracle (same bits).
     """
 
     def __init__(self, dg, native_rows=False):
@@ -436,7 +441,7 @@ class _FetchHop:
         self.slot = np.zeros(0, dtype=np.int64)          # slot of each of self.ids
         self.row_ptr = np.zeros(1, dtype=np.int64)       # slot -> its entries in self.indices
 
-    def __call__(self, sampler, state, ctx, stats, native_rule=None, plan=None):
+    def __call__(self, sampler, state, ctx, stats, plan=None):
         t0 = time.perf_counter()
         Q = sampler.frontier(state, ctx)
         rows = np.unique(np.concatenate([Q.vertex] + _looked_up(plan, state)))
@@ -444,9 +449,9 @@ class _FetchHop:
         t1 = time.perf_counter()
         fetched = self._fetch(need)
         t2 = time.perf_counter()
-        if native_rule is not None:
+        if self.native_rows:
             self._append(need, *fetched)
-            self._sample_native(sampler, state, Q, ctx, native_rule)
+            self._sample_native(sampler, state, Q, ctx, plan)
         else:
             self._merge(need, *fetched)
             view = self._view()
@@ -483,14 +488,14 @@ class _FetchHop:
         if self.weights is not None:
             self.weights = np.concatenate([self.weights, weights])
 
-    def _sample_native(self, sampler, state, Q, ctx, rule):
-        """One node-wise hop (``rule`` = (replace, weighted)) on the stored rows with the native
-        row sampler."""
-        replace, weighted = rule
+    def _sample_native(self, sampler, state, Q, ctx, plan):
+        """One row-local hop on the stored rows by the native kernels."""
         rows = self.slot[np.searchsorted(self.ids, Q.vertex)]
-        S = _native.sample_rows(self.row_ptr, self.indices, self.weights if weighted else None,
-                                Q.vertex, ctx.batch_ids[Q.batch], ctx.fanout, ctx.hop_word,
-                                ctx.key, replace=replace, weighted=weighted, rows=rows)
+        lowered = _native.lower_requests(plan, self.dg,
+                                         rows=(self.row_ptr, self.indices, self.weights))
+        keyed_by_row = plan.selection.streams.keyed_by == "row"
+        S = _native.select_requests(lowered, Q.vertex, rows, ctx.batch_ids[Q.batch],
+                                    ctx.hop_word, ctx.key, keys=Q.row_id if keyed_by_row else None)
         first_edge = self.start[rows] - self.row_ptr[rows]      # buffer position -> edge id
         S.edge_id = S.edge_id + np.repeat(first_edge, S.row_lengths())
         sampler.extract(state, Q, S, ctx)

@@ -7,19 +7,24 @@
   per-layer :class:`Block` arrays;
 * feature sources (:class:`ArrayFeatures`, :class:`HDF5Features`, :class:`SparseFeatures`
   for ``scipy.sparse`` bag-of-words features, anything with ``fetch``);
-* :func:`PyGSampler` -- a ``torch_geometric`` ``BaseSampler`` running spsample's samplers.
+* :func:`PyGSampler` -- a ``torch_geometric`` ``BaseSampler`` running spsample's samplers;
+* :func:`balance_threads` -- the cores split between the model and the sampler, from the
+  producer's measured share of the last epoch.
 
 Needs torch; PyG and DGL are optional.
 """
 
+from ._adjacency import Adjacency, build_adjacency
 from ._batch import Batch, Block, LayerEdges, make_batch
 from ._features import ArrayFeatures, FeatureSource, FetchFeatures, HDF5Features, as_feature_source
 from ._loader import EpochIterator, Loader, epoch_order
 from ._pipeline import Prefetcher
 from ._pyg import PyGSampler, have_pyg
 from ._sparse import SparseFeatures, SparseRows
+from ._threads import ThreadPlan, balance_threads, plan_threads
 
-__all__ = ["Loader", "EpochIterator", "epoch_order", "Batch", "Block", "LayerEdges",
+__all__ = ["Loader", "EpochIterator", "epoch_order", "Batch", "Block", "LayerEdges", "Adjacency",
+           "build_adjacency",
            "make_batch", "FeatureSource", "ArrayFeatures", "HDF5Features", "FetchFeatures",
            "as_feature_source", "SparseFeatures", "SparseRows", "Prefetcher", "PyGSampler",
-           "have_pyg"]
+           "have_pyg", "ThreadPlan", "balance_threads", "plan_threads"]

@@ -147,6 +147,7 @@ class Batch:
     batch_id: int = 0
     epoch: int = 0
     minibatch: Optional[MiniBatch] = field(default=None, repr=False)
+    _adjacency: Optional[list] = field(default=None, repr=False)
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -195,6 +196,49 @@ class Batch:
         _, lo, hi, num_src, num_dst = self._bounds(layer)
         w = None if self.edge_weight is None else self.edge_weight[lo:hi]
         return LayerEdges(self.edge_index[:, lo:hi], w, num_src, num_dst)
+
+    def adjacency(self, layer):
+        """GNN layer ``layer``'s aggregation matrix in CSR form (built once, then cached).
+
+        Returns
+        -------
+        Adjacency
+            ``A`` of shape (num_dst, num_src): ``1 / deg`` per edge for node-wise batches (a
+            mean), the importance weights for layer-wise ones; ``A @ x[:num_src]`` is the
+            layer's aggregation (the built-in layers take it). Node-wise layers share one CSR
+            (layer ``i``'s rows are a prefix of layer ``i - 1``'s).
+        """
+        from ._adjacency import build_adjacency, prefix_adjacency
+
+        _, lo, hi, num_src, num_dst = self._bounds(layer)
+        if self._adjacency is None:
+            self._adjacency = [None] * self.num_layers
+        if self._adjacency[layer] is None:
+            ei = _numpy(self.edge_index)
+            if self.layerwise:
+                w = _numpy(self.edge_weight)[lo:hi]
+                adj = build_adjacency(ei[0, lo:hi], ei[1, lo:hi], num_src, num_dst, w)
+            else:
+                full = self._adjacency[0]
+                if full is None:
+                    _, _, hi0, src0, dst0 = self._bounds(0)
+                    full = build_adjacency(ei[0, :hi0], ei[1, :hi0], src0, dst0)
+                    self._adjacency[0] = full
+                adj = full if layer == 0 else prefix_adjacency(full, num_dst, num_src)
+            self._adjacency[layer] = adj
+        return self._adjacency[layer]
+
+    def prepare_adjacency(self, dtype=None):
+        """Build every layer's :meth:`adjacency`, with the torch CSR tensors of ``A`` and
+        ``A.T`` in ``dtype`` (default: the features' floating dtype, else float32), e.g. in
+        the loader's background thread. Returns ``self``."""
+        if dtype is None:
+            x = self.x
+            floating = x is not None and x.is_floating_point()
+            dtype = x.dtype if floating else None
+        for layer in range(self.num_layers):
+            self.adjacency(layer).prepare(dtype, self.n_id.device)
+        return self
 
     def blocks(self):
         """The minibatch as DGL-style blocks, one per layer, input layer first.

@@ -10,18 +10,26 @@ what the user passed:
 * anything else with a ``fetch(n_id)`` method, e.g. the distributed ``FeatureStore``, used as is.
 
 The loader asks for the rows of a whole bulk at once (:meth:`FeatureSource.fetch_bulk`), so a
-vertex shared by several minibatches of the bulk is read once.
+vertex shared by several minibatches of the bulk is read once (from a file or a remote store),
+and the bulk's rows land in one buffer of the shared :class:`~spsample.loader._buffers.BufferPool`
+(memory of earlier bulks whose batches are gone, not freshly faulted-in pages).
 """
 
 import os
+import warnings
 
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._validate import fail
+from ._buffers import DEFAULT_POOL, gather_rows
 
 __all__ = ["FeatureSource", "ArrayFeatures", "HDF5Features", "FetchFeatures",
            "as_feature_source"]
+
+#: HDF5 reads: touched chunks closer than this are read in one call; one read at most this.
+MERGE_BYTES = 1 << 18
+RUN_BYTES = 1 << 25
 
 
 class FeatureSource:
@@ -48,9 +56,7 @@ class FeatureSource:
             return [self.fetch(n_ids[0])]
         allv = np.concatenate(n_ids)
         uniq, inverse = np.unique(allv, return_inverse=True)
-        rows = _as_numpy(self.fetch(uniq))
-        bounds = np.cumsum([0] + [a.size for a in n_ids])
-        return [rows[inverse[lo:hi]] for lo, hi in zip(bounds[:-1], bounds[1:])]
+        return _spread(_as_numpy(self.fetch(uniq)), inverse, n_ids)
 
     def close(self):
         """Release files or handles (idempotent)."""
@@ -59,35 +65,51 @@ class FeatureSource:
 class ArrayFeatures(FeatureSource):
     """Features held in memory: a NumPy array or a CPU/GPU torch tensor of shape (n, f).
 
-    The rows of each minibatch are gathered directly (no deduplication across the bulk: a
-    gather from memory is cheaper than the bookkeeping).
+    The rows of a bulk are gathered directly (no deduplication across the bulk: a gather from
+    memory is cheaper than the bookkeeping) into one reused buffer, minibatch after minibatch
+    (each minibatch's rows are a view of it); a GPU tensor is gathered on its device.
     """
 
-    def __init__(self, array):
+    def __init__(self, array, pool=None):
         self.array = array
         self.num_nodes = int(array.shape[0])
         self.num_features = int(array.shape[1])
         self._torch = not isinstance(array, np.ndarray)
+        self.pool = DEFAULT_POOL if pool is None else pool
+        self._cpu = _cpu_tensor(array)
 
     def fetch(self, n_id):
+        return self.fetch_bulk([np.asarray(n_id, dtype=np.int64)])[0]
+
+    def fetch_bulk(self, n_ids):
+        if self._cpu is None:                      # a GPU tensor: gather on its device
+            import torch
+
+            return [self.array.index_select(0, torch.from_dlpack(np.ascontiguousarray(n_id))
+                                            .to(self.array.device)) for n_id in n_ids]
+        flat = np.concatenate(n_ids) if len(n_ids) > 1 else n_ids[0]
+        out = self.pool.empty((flat.size, self.num_features), _numpy_dtype(self._cpu))
+        gather_rows(self._cpu, flat, out)
         if self._torch:
             import torch
 
-            index = torch.from_dlpack(np.ascontiguousarray(n_id)).to(self.array.device)
-            return self.array.index_select(0, index)
-        return self.array.take(n_id, axis=0)
-
-    def fetch_bulk(self, n_ids):
-        return [self.fetch(n_id) for n_id in n_ids]
+            out = torch.from_numpy(out)
+        return _split(out, n_ids)
 
 
 class HDF5Features(FeatureSource):
     """Feature rows read on demand from an HDF5 dataset of shape (n, f).
 
-    Only the requested rows are read: ids are deduplicated and sorted, and each chunk (block of
-    rows) that holds some of them is read once as one contiguous hyperslab, then the wanted rows
-    are picked out of it. The file stays open until :meth:`close`; h5py serialises access, so
-    the loader's background thread may read while the main thread trains.
+    Only the requested rows are read: ids are deduplicated and sorted, and the chunks (blocks
+    of rows) that hold some of them are read as contiguous hyperslabs (nearby chunks in one
+    call), then the wanted rows are picked out. The file stays open until :meth:`close`; h5py
+    serialises access, so the loader's background thread may read while the main thread trains.
+
+    With ``cache``, every block read is kept in memory (an array of the dataset's shape whose
+    pages become resident only as blocks are read into it): a block is read from the file once,
+    and a bulk whose blocks are all cached is one gather from memory, as fast as from a NumPy
+    array. ``"auto"`` caches datasets of at most an eighth of the memory limit (physical
+    memory, cgroup, ``ulimit``, ``$SPSAMPLE_MEMORY_LIMIT``); larger ones are read per bulk.
 
     Parameters
     ----------
@@ -95,6 +117,7 @@ class HDF5Features(FeatureSource):
         A file path (then ``key`` names the dataset inside it) or an open h5py dataset.
     key : str
         Dataset path inside the file, default ``"features"`` (spsample's layout).
+    cache : bool or "auto"
 
     Raises
     ------
@@ -106,10 +129,12 @@ class HDF5Features(FeatureSource):
         declares; :meth:`fetch` raises it for rows a truncated or corrupt file cannot give.
     """
 
-    def __init__(self, source, key="features"):
+    def __init__(self, source, key="features", cache="auto"):
         import h5py
 
         where = "HDF5Features"
+        if cache not in (True, False, "auto"):
+            fail(ArgumentError, where, "cache", "must be True, False or 'auto'", cache)
         self._file = None
         if isinstance(source, (str, os.PathLike)):
             dset = self._open(where, source, key)
@@ -128,6 +153,16 @@ class HDF5Features(FeatureSource):
         self.dtype = dset.dtype
         self._block = int(dset.chunks[0]) if dset.chunks else 1024
         self.rows_read = 0        # statistics: rows transferred from the file (incl. chunk slack)
+        self._cache = self._loaded = None
+        self._complete = False
+        if cache == "auto":
+            from .._validate import memory_limit
+
+            nbytes = self.num_nodes * self.num_features * self.dtype.itemsize
+            cache = nbytes <= memory_limit() // 8 and self.dtype.isnative
+        if cache:
+            self._cache = np.empty((self.num_nodes, self.num_features), dtype=self.dtype)
+            self._loaded = np.zeros(-(-self.num_nodes // self._block), dtype=bool)
 
     def _open(self, where, source, key):
         """Open the file and return its dataset ``key`` (typed errors for every failure)."""
@@ -168,40 +203,82 @@ class HDF5Features(FeatureSource):
             fail(DatasetError, where, "source", f"cannot be inspected ({exc})", dset.name)
 
     def fetch(self, n_id):
-        n_id = np.asarray(n_id, dtype=np.int64)
-        uniq, inverse = np.unique(n_id, return_inverse=True)
-        return self._read_sorted(uniq)[inverse]
+        return self.fetch_bulk([np.asarray(n_id, dtype=np.int64)])[0]
 
     def fetch_bulk(self, n_ids):
         allv = np.concatenate(n_ids)
+        if self._cache is not None:
+            self._load_blocks(allv)
+            out = DEFAULT_POOL.empty((allv.size, self.num_features), self.dtype)
+            return _split(_take_rows(self._cache, allv, out), n_ids)
         uniq, inverse = np.unique(allv, return_inverse=True)
-        rows = self._read_sorted(uniq)
-        bounds = np.cumsum([0] + [a.size for a in n_ids])
-        return [rows[inverse[lo:hi]] for lo, hi in zip(bounds[:-1], bounds[1:])]
+        return _spread(self._read_sorted(uniq), inverse, n_ids)
+
+    def _load_blocks(self, ids):
+        """Read the blocks holding rows ``ids`` that are not cached yet, consecutive blocks
+        together (no sort: a mark per block)."""
+        if self._complete:
+            return
+        touched = np.zeros(self._loaded.size, dtype=bool)
+        touched[ids // self._block] = True
+        missing = np.flatnonzero(touched & ~self._loaded)
+        if missing.size == 0:
+            return
+        cut = np.flatnonzero(np.diff(missing) > 1) + 1
+        bounds = np.concatenate([[0], cut, [missing.size]]).tolist()
+        for s, e in zip(bounds[:-1], bounds[1:]):
+            lo = int(missing[s]) * self._block
+            hi = min(self.num_nodes, (int(missing[e - 1]) + 1) * self._block)
+            self._read_into(self._cache[lo:hi], lo, hi)
+            self._loaded[missing[s]:missing[e - 1] + 1] = True
+        self._complete = bool(self._loaded.all())
+
+    def _read_into(self, dest, lo, hi):
+        """``dest[:] = dataset[lo:hi]`` (a typed error for a file that cannot give them)."""
+        try:
+            self.dataset.read_direct(dest, np.s_[lo:hi])
+        except (OSError, ValueError, RuntimeError, TypeError) as exc:
+            raise DatasetError(f"HDF5Features.fetch: cannot read rows [{lo}, {hi}) of "
+                               f"{self.dataset.name} (truncated or corrupt file?): "
+                               f"{exc}") from exc
+        self.rows_read += hi - lo
 
     def _read_sorted(self, uniq):
-        """Rows of the sorted unique ids ``uniq``: one slice read per touched block."""
-        out = np.empty((uniq.size, self.num_features), dtype=self.dtype)
+        """Rows of the sorted unique ids ``uniq``: one read per run of touched blocks.
+
+        Touched blocks (chunks) closer than :data:`MERGE_BYTES` are read together in one
+        hyperslab (one libhdf5 call costs about as much as copying a few hundred KB), runs
+        capped at :data:`RUN_BYTES`; each run lands in a reused buffer and its wanted rows are
+        gathered into the result."""
+        out = DEFAULT_POOL.empty((uniq.size, self.num_features), self.dtype)
         if uniq.size == 0:
             return out
-        block = uniq // self._block
-        starts = np.flatnonzero(np.r_[True, block[1:] != block[:-1]])
-        ends = np.r_[starts[1:], uniq.size]
-        for s, e in zip(starts.tolist(), ends.tolist()):
-            lo, hi = int(uniq[s]), int(uniq[e - 1]) + 1
-            try:
-                out[s:e] = self.dataset[lo:hi][uniq[s:e] - lo]
-            except (OSError, ValueError, RuntimeError) as exc:
-                raise DatasetError(f"HDF5Features.fetch: cannot read rows [{lo}, {hi}) of "
-                                   f"{self.dataset.name} (truncated or corrupt file?): "
-                                   f"{exc}") from exc
-            self.rows_read += hi - lo
+        for s, e, lo, hi in self._runs(uniq):
+            span = DEFAULT_POOL.empty((hi - lo, self.num_features), self.dtype)
+            self._read_into(span, lo, hi)
+            _take_rows(span, uniq[s:e] - lo, out[s:e])
         return out
+
+    def _runs(self, uniq):
+        """``(s, e, lo, hi)``: ids ``uniq[s:e]`` lie in rows ``[lo, hi)``, one read each."""
+        row_bytes = max(1, self.num_features * self.dtype.itemsize)
+        gap = max(1, MERGE_BYTES // (row_bytes * self._block))       # in blocks
+        cap = max(self._block, RUN_BYTES // row_bytes)               # in rows
+        block = uniq // self._block
+        cut = np.flatnonzero(np.diff(block) > gap) + 1
+        bounds = np.concatenate([[0], cut, [uniq.size]]).tolist()
+        for s, e in zip(bounds[:-1], bounds[1:]):
+            while s < e:
+                lo = int(uniq[s])
+                stop = s + int(np.searchsorted(uniq[s:e], lo + cap, side="left"))
+                yield s, stop, lo, int(uniq[stop - 1]) + 1
+                s = stop
 
     def close(self):
         if self._file is not None:
             self._file.close()
             self._file = None
+        self._cache = self._loaded = None
 
     def __del__(self):
         try:
@@ -232,6 +309,59 @@ def _maybe_int(value):
         return None if value is None else int(value)
     except (TypeError, ValueError):
         return None
+
+
+def _take_rows(rows, index, out):
+    """``out[:] = rows[index]`` (a parallel row gather when torch can do it)."""
+    if rows.dtype.kind in "biuf" and rows.dtype.isnative:
+        import torch
+
+        return gather_rows(torch.from_numpy(rows), index, out)
+    np.take(rows, index, axis=0, out=out)
+    return out
+
+
+def _split(rows, n_ids):
+    """``rows`` (sum of sizes, f) cut into one view per ``n_ids`` entry."""
+    bounds = np.cumsum([0] + [a.size for a in n_ids]).tolist()
+    return [rows[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _spread(rows, inverse, n_ids):
+    """The bulk's rows ``rows[inverse]`` (each minibatch's in ``n_ids`` order) gathered into
+    one pooled buffer, cut into one view per minibatch."""
+    rows = np.ascontiguousarray(rows)
+    if rows.dtype.kind not in "biuf" or not rows.dtype.isnative or not rows.flags.writeable:
+        return _split(rows[inverse], n_ids)
+    out = DEFAULT_POOL.empty((inverse.size,) + rows.shape[1:], rows.dtype)
+    import torch
+
+    gather_rows(torch.from_numpy(rows), inverse, out)
+    return _split(out, n_ids)
+
+
+def _cpu_tensor(array):
+    """A CPU torch tensor sharing ``array``'s memory (None for a tensor on another device)."""
+    if isinstance(array, np.ndarray):
+        return _from_numpy(np.ascontiguousarray(array))
+    if array.device.type != "cpu":
+        return None
+    return array.contiguous()
+
+
+def _from_numpy(array):
+    """``torch.from_numpy`` without its warning for read-only arrays (we only read them)."""
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(array)
+
+
+def _numpy_dtype(tensor):
+    import torch
+
+    return torch.empty(0, dtype=tensor.dtype).numpy().dtype
 
 
 def _as_numpy(rows):

@@ -81,6 +81,10 @@ class Loader:
         Prepare the next bulks in a background thread.
     queue_size : int
         Bulks prepared ahead by the pipeline, ``>= 1``.
+    adjacency : bool
+        Also build each batch's per-layer CSR aggregation matrices and their transposes
+        (:meth:`Batch.adjacency`, what the built-in layers multiply by) in the producer, off
+        the training thread. ``spsample.train.Trainer`` turns it on.
     rank, world_size : int, optional
         Data-parallel training: the epoch's minibatches are split into ``world_size``
         contiguous ranges and this loader yields range ``rank``. Default: from ``comm``, else
@@ -112,7 +116,8 @@ class Loader:
 
     def __init__(self, data, seeds=None, *, sampler, batch_size, bulk_size=4, features=None,
                  labels=None, shuffle=True, seed=0, device="cpu", dtype="float32",
-                 pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0):
+                 pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0,
+                 adjacency=False):
         apply_env_threads()  # SPSAMPLE_THREADS, once per process
         self.graph, dataset = _resolve_data(data)
         self.num_nodes = int(self.graph.num_nodes)
@@ -127,10 +132,12 @@ class Loader:
         if self.seed >= 2**64:
             fail(ArgumentError, _WHERE, "seed", "must be below 2**64", self.seed)
         self._next_epoch = as_int(_WHERE, "epoch", epoch, minimum=0)
-        for name, value in (("shuffle", shuffle), ("pipeline", pipeline)):
+        for name, value in (("shuffle", shuffle), ("pipeline", pipeline),
+                            ("adjacency", adjacency)):
             if not isinstance(value, (bool, np.bool_)):
                 fail(ArgumentTypeError, _WHERE, name, "must be a bool", value)
         self.shuffle, self.pipeline = bool(shuffle), bool(pipeline)
+        self.adjacency = bool(adjacency)
         self.seeds = _resolve_seeds(seeds, dataset, self.num_nodes)
         if features is None and dataset is not None:
             features = dataset.features
@@ -237,6 +244,8 @@ class Loader:
                 bt = make_batch(mb, x, y, epoch=epoch, dtype=self.dtype)
                 if self.device.type != "cpu":
                     bt = bt.pin_memory().to(self.device, non_blocking=True)
+                if self.adjacency:
+                    bt.prepare_adjacency()
                 batches.append(bt)
             t3 = time.perf_counter()
             stats["sample_seconds"] += t1 - t0
@@ -264,13 +273,18 @@ class EpochIterator:
     stats : dict
         Filled as the epoch goes: ``batches``, ``seeds``, ``sampled_nodes``,
         ``sampled_edges``, and seconds spent in ``sample`` / ``fetch`` / ``convert`` (in the
-        producer, overlapped with training when the pipeline is on).
+        producer, overlapped with training when the pipeline is on), ``wait_seconds`` (the
+        consumer waiting for the producer), and ``epoch_seconds`` (from the iterator's start
+        to its end or ``close()``; :func:`~spsample.loader.balance_threads` reads the
+        producer's share from them).
     """
 
     def __init__(self, loader, epoch, start=0):
         self.epoch = epoch
         self.stats = dict(batches=0, seeds=0, sampled_nodes=0, sampled_edges=0,
-                          sample_seconds=0.0, fetch_seconds=0.0, convert_seconds=0.0)
+                          sample_seconds=0.0, fetch_seconds=0.0, convert_seconds=0.0,
+                          wait_seconds=0.0)
+        self._t0 = time.perf_counter()
         loader.last_stats = self.stats
         lo, hi = loader.batch_range()
         self._remaining = max(0, hi - min(hi, lo + start))
@@ -292,17 +306,22 @@ class EpochIterator:
             for batch in self._bulk:
                 self._remaining -= 1
                 return batch
+            t = time.perf_counter()
             try:
                 self._bulk = iter(next(self._source))
             except BaseException:
                 self.close()
                 raise
+            finally:
+                self.stats["wait_seconds"] += time.perf_counter() - t
 
     def __len__(self):
         return self._remaining
 
     def close(self):
         """Stop producing (joins the background thread); idempotent."""
+        if "epoch_seconds" not in self.stats:
+            self.stats["epoch_seconds"] = time.perf_counter() - self._t0
         source, self._source = self._source, iter(())
         close = getattr(source, "close", None)
         if close is not None:

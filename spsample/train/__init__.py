@@ -1,6 +1,9 @@
-"""Reference GraphSAGE training with spsample batches (one process, or data-parallel MPI).
+"""Reference GNN training with spsample batches (one process, or data-parallel MPI).
 
 * :class:`GraphSAGE` -- mean-aggregation GraphSAGE over :class:`spsample.loader.Batch`;
+* :class:`GCN` -- a GCN aggregating with LADIES / FastGCN importance weights;
+* :func:`aggregate` / :func:`scatter_aggregate` -- a layer's aggregation as a CSR product (and
+  its scatter-add oracle); :func:`dropout` -- dropout with 16-bit masks;
 * :class:`Trainer` / :class:`TrainConfig` -- the training loop: loaders, Adam, gradient
   all-reduce over an mpi4py communicator, best-validation model, checkpoint and resume;
 * :func:`random_split`, :func:`parameter_checksums` (replica checks under ``mpiexec``).
@@ -9,9 +12,12 @@ Needs torch; PyG is used for the layers when installed.
 """
 
 from ._ddp import GradientAllReduce, parameter_checksum, parameter_checksums
-from ._model import GraphSAGE, SAGELayer
+from ._aggregate import aggregate, scatter_aggregate
+from ._dropout import dropout
+from ._model import GCN, GCNLayer, GraphSAGE, SAGELayer
 from ._split import random_split
 from ._trainer import SAMPLERS, TrainConfig, Trainer, make_sampler
 
-__all__ = ["GraphSAGE", "SAGELayer", "Trainer", "TrainConfig", "make_sampler", "SAMPLERS",
+__all__ = ["GraphSAGE", "SAGELayer", "GCN", "GCNLayer", "aggregate", "scatter_aggregate",
+           "dropout", "Trainer", "TrainConfig", "make_sampler", "SAMPLERS",
            "random_split", "GradientAllReduce", "parameter_checksum", "parameter_checksums"]

@@ -13,6 +13,7 @@ optimizer, the next epoch, the best-validation state and the history; resuming f
 import math
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -22,23 +23,28 @@ from .._optional import import_torch
 from .._validate import as_int, check_memory, fail
 from ..io._dataset import SPARSE_DENSITY
 from ..loader._sparse import SparseRows
+from ..loader._threads import local_ranks
+from ._aggregate import AGGREGATIONS
 from ._ddp import GradientAllReduce, world_of
-from ._model import GraphSAGE
+from ._model import GCN, GraphSAGE
 from ._split import random_split
 
 torch = import_torch("spsample.train")
 
 __all__ = ["TrainConfig", "Trainer", "make_sampler", "SAMPLERS"]
 
-SAMPLERS = ("nodewise", "ladies", "fastgcn")
-#: Default fanouts: neighbours per vertex (node-wise), nodes per layer (layer-wise).
+SAMPLERS = ("nodewise", "labor", "ladies", "fastgcn")
+#: Samplers whose hops are layers of nodes with importance-weighted edges.
+LAYERWISE = ("ladies", "fastgcn")
+#: Default fanouts: neighbours per vertex (node-wise, LABOR), nodes per layer (layer-wise).
 DEFAULT_FANOUTS = {False: (10, 10), True: (256, 256)}
+MODELS = ("auto", "sage", "gcn")
 _CHECKPOINT_FORMAT = "spsample-train-1"
 # Config fields that must match between a checkpoint and the run resuming it (the others,
 # e.g. epochs or the progress bar, may change).
-_RESUME_KEYS = ("sampler", "fanouts", "batch_size", "hidden", "dropout", "conv",
-                "sparse_features", "lr", "weight_decay", "seed", "normalize", "split",
-                "split_seed", "scale_lr")
+_RESUME_KEYS = ("sampler", "fanouts", "batch_size", "hidden", "dropout", "input_dropout",
+                "model", "conv", "sparse_features", "lr", "weight_decay", "seed", "normalize",
+                "split", "split_seed", "scale_lr")
 
 
 @dataclass
@@ -47,10 +53,10 @@ class TrainConfig:
 
     Attributes
     ----------
-    sampler : {"nodewise", "ladies", "fastgcn"}
+    sampler : {"nodewise", "labor", "ladies", "fastgcn"}
     fanouts : tuple of int or None
         Hop 1 first; one GNN layer per hop. For layer-wise samplers: nodes per layer.
-        ``None``: :data:`DEFAULT_FANOUTS` (10, 10 node-wise; 256, 256 layer-wise).
+        ``None``: :data:`DEFAULT_FANOUTS` (10, 10 node-wise and LABOR; 256, 256 layer-wise).
     eval_fanouts : tuple of int or None
         Sampling for validation and test; ``None``: every neighbour (``-1``) per hop for
         node-wise, the training fanouts for layer-wise samplers.
@@ -65,8 +71,24 @@ class TrainConfig:
         Multiply ``lr`` by the number of ranks (the linear scaling rule for data parallelism).
     hidden : int
     dropout : float
+    input_dropout : bool
+        Drop out the features too (else between layers only).
+    model : {"auto", "sage", "gcn"}
+        :class:`GraphSAGE` or :class:`GCN`; ``"auto"``: GraphSAGE for node-wise and LABOR
+        batches, the GCN with importance-weighted aggregation for LADIES and FastGCN.
     conv : {"auto", "pyg", "torch"}
-        GraphSAGE layer implementation (see :class:`GraphSAGE`).
+        GraphSAGE layer implementation (see :class:`GraphSAGE`): the built-in layers
+        (``"auto"``, ``"torch"``) or PyG's ``SAGEConv`` (``"pyg"``).
+    aggregation : {"spmm", "scatter"}
+        How the built-in layers aggregate: CSR products (the loader builds each layer's
+        matrices in its background thread) or scatter-add.
+    threads, sampler_threads : int or "auto"
+        torch's threads and the native sampler's. ``"auto"`` (default): before each epoch,
+        :func:`~spsample.loader.balance_threads` splits this process's cores (divided among
+        the MPI ranks of the node, capped by ``OMP_NUM_THREADS``) from the producer's
+        measured share of the previous epoch; the model gets the cores it can use, the
+        sampler the rest. A number is kept as it is (``SPSAMPLE_THREADS`` fixes the
+        sampler's too). :meth:`Trainer.fit` restores the caller's counts when it returns.
     sparse_features : {"auto", "on", "off"}
         Keep the features in CSR form (:class:`~spsample.loader.SparseFeatures`) and project
         them without densifying: ``"auto"`` does so for ``scipy.sparse`` dataset features and
@@ -98,7 +120,10 @@ class TrainConfig:
     scale_lr: bool = False
     hidden: int = 128
     dropout: float = 0.5
+    input_dropout: bool = True
+    model: str = "auto"
     conv: str = "auto"
+    aggregation: str = "spmm"
     sparse_features: str = "auto"
     normalize: str = "row"
     seed: int = 0
@@ -106,13 +131,15 @@ class TrainConfig:
     split_seed: int = None
     device: str = "cpu"
     pipeline: bool = True
+    threads: object = "auto"
+    sampler_threads: object = "auto"
 
     def __post_init__(self):
         where = "TrainConfig"
         if self.sampler not in SAMPLERS:
             fail(ArgumentError, where, "sampler", f"must be one of {SAMPLERS}", self.sampler)
         if self.fanouts is None:
-            self.fanouts = DEFAULT_FANOUTS[self.sampler != "nodewise"]
+            self.fanouts = DEFAULT_FANOUTS[self.layerwise]
         if isinstance(self.fanouts, (str, bytes)) or not hasattr(self.fanouts, "__len__"):
             fail(ArgumentTypeError, where, "fanouts", "must be a sequence of int", self.fanouts)
         self.fanouts = tuple(int(f) for f in self.fanouts)
@@ -142,17 +169,33 @@ class TrainConfig:
                  self.sparse_features)
         if self.normalize not in ("row", "none"):
             fail(ArgumentError, where, "normalize", "must be 'row' or 'none'", self.normalize)
+        for name, choices in (("model", MODELS), ("aggregation", AGGREGATIONS)):
+            if getattr(self, name) not in choices:
+                fail(ArgumentError, where, name, f"must be one of {choices}",
+                     getattr(self, name))
+        for name in ("threads", "sampler_threads"):
+            if getattr(self, name) != "auto":
+                setattr(self, name, as_int(where, name, getattr(self, name), minimum=1))
 
     @property
     def layerwise(self):
-        return self.sampler != "nodewise"
+        """Whether the sampler is layer-wise (LADIES, FastGCN: weighted layers of nodes)."""
+        return self.sampler in LAYERWISE
+
+    @property
+    def model_class(self):
+        """``"sage"`` or ``"gcn"``: what ``model="auto"`` means for this sampler."""
+        if self.model != "auto":
+            return self.model
+        return "gcn" if self.layerwise else "sage"
 
 
 def make_sampler(name, fanouts):
-    """The spsample sampler called ``name`` (``nodewise``, ``ladies``, ``fastgcn``)."""
-    from ..samplers import LADIES, FastGCN, NodeWise
+    """The spsample sampler called ``name`` (``nodewise``, ``labor``, ``ladies``,
+    ``fastgcn``)."""
+    from ..samplers import LABOR, LADIES, FastGCN, NodeWise
 
-    classes = dict(nodewise=NodeWise, ladies=LADIES, fastgcn=FastGCN)
+    classes = dict(nodewise=NodeWise, labor=LABOR, ladies=LADIES, fastgcn=FastGCN)
     if name not in classes:
         fail(ArgumentError, "make_sampler", "name", f"must be one of {SAMPLERS}", name)
     return classes[name](list(fanouts))
@@ -182,13 +225,20 @@ class Trainer:
 
     Attributes
     ----------
-    model : GraphSAGE
+    model : GraphSAGE or GCN
     optimizer : torch.optim.Adam
     history : list of dict
         One entry per epoch run so far: ``epoch``, ``loss`` (mean over the epoch's seeds, all
         ranks), ``losses`` (this rank's per-step losses), ``val_accuracy``, ``seconds``,
         ``sampled_edges`` (all ranks), ``sampling_edges_per_s`` (sampled edges per second
-        spent sampling, the mean rank's time: the pipeline overlaps it with training).
+        spent sampling, the mean rank's time: the pipeline overlaps it with training);
+        where the epoch's seconds went on this rank: ``sample_seconds``, ``fetch_seconds``,
+        ``convert_seconds`` (the producer, overlapped with training when the pipeline is
+        on), ``wait_seconds`` (training waiting for batches), ``forward_seconds``,
+        ``backward_seconds``, ``optimizer_seconds`` (with the gradient all-reduce);
+        ``threads`` and ``sampler_threads`` (the epoch's split) and ``producer_share``.
+    thread_plan : spsample.loader.ThreadPlan
+        The split of the last epoch.
     epoch : int
         The next epoch to train.
     sparse_features : bool
@@ -232,7 +282,8 @@ class Trainer:
         self.sparse_features = sparse
         common = dict(bulk_size=config.bulk_size, features=features,
                       labels=dataset.labels, seed=config.seed, device=config.device,
-                      pipeline=config.pipeline, rank=self.rank, world_size=self.world_size)
+                      pipeline=config.pipeline, rank=self.rank, world_size=self.world_size,
+                      adjacency=_uses_adjacency(config))
         self.train_loader = Loader(dataset.graph, self.train_idx, sampler=sampler,
                                    batch_size=config.batch_size, shuffle=True, **common)
         self.eval_loaders = {
@@ -242,10 +293,9 @@ class Trainer:
 
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(config.seed)
-            self.model = GraphSAGE(dataset.num_features, config.hidden, dataset.num_classes,
-                                   num_layers=len(config.fanouts), dropout=config.dropout,
-                                   conv=config.conv, layerwise=config.layerwise,
-                                   sparse_input=sparse).to(config.device)
+            self.model = _build_model(dataset, config).to(config.device)
+        self._local_ranks = local_ranks(comm)
+        self.thread_plan = None
         lr = config.lr * (self.world_size if config.scale_lr else 1)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr,
                                           weight_decay=config.weight_decay)
@@ -297,23 +347,47 @@ class Trainer:
         return x
 
     # ------------------------------------------------------------------ steps
-    def train_epoch(self, progress=None):
-        """Train one epoch (``self.epoch``) and return its history entry."""
+    def balance_threads(self):
+        """Split this process's cores between the model and the sampler for the next epoch
+        (``config.threads`` / ``sampler_threads``; see
+        :func:`~spsample.loader.balance_threads`) and apply it; returns the plan."""
+        from ..loader import balance_threads
+
+        config = self.config
+        self.thread_plan = balance_threads(
+            self.train_loader, ranks=self._local_ranks,
+            model_threads=None if config.threads == "auto" else config.threads,
+            sampler_threads=None if config.sampler_threads == "auto" else config.sampler_threads)
+        return self.thread_plan
+
+    def train_epoch(self, progress=None, step_hook=None):
+        """Train one epoch (``self.epoch``) and return its history entry.
+
+        ``step_hook(trainer, step)``, when given, is called after each optimizer step (e.g.
+        to evaluate mid-epoch; its time counts in the epoch's ``seconds``)."""
         loader, epoch = self.train_loader, self.epoch
         model, optimizer = self.model, self.optimizer
+        plan = self.balance_threads()
         model.train()
         t0 = time.perf_counter()
         losses, seen, loss_sum, edges = [], 0, 0.0, 0
+        phases = dict(forward_seconds=0.0, backward_seconds=0.0, optimizer_seconds=0.0)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(_epoch_seed(self.config.seed, epoch, self.rank))
             with loader.iter_epoch(epoch) as batches:
                 for _ in range(loader.steps_per_epoch):
                     batch = next(batches, None)
+                    t1 = time.perf_counter()
                     optimizer.zero_grad(set_to_none=True)
                     if batch is not None:
                         out = model(batch, x=self._features(batch))
                         loss = torch.nn.functional.cross_entropy(out, batch.target)
+                        t2 = time.perf_counter()
                         loss.backward()
+                        t3 = time.perf_counter()
+                        phases["forward_seconds"] += t2 - t1
+                        phases["backward_seconds"] += t3 - t2
+                        t1 = t3
                         value = float(loss.detach())
                         losses.append(value)
                         seen += batch.batch_size
@@ -321,6 +395,9 @@ class Trainer:
                         edges += batch.num_edges
                     if self.reduce(batch is not None):
                         optimizer.step()
+                    phases["optimizer_seconds"] += time.perf_counter() - t1
+                    if step_hook is not None:
+                        step_hook(self, len(losses))
                     if progress is not None:
                         progress.update(1)
                         if losses:
@@ -335,6 +412,10 @@ class Trainer:
                      seconds=seconds, sampled_edges=int(totals[2]),
                      sample_seconds=float(stats["sample_seconds"]),
                      fetch_seconds=float(stats["fetch_seconds"]),
+                     convert_seconds=float(stats["convert_seconds"]),
+                     wait_seconds=float(stats["wait_seconds"]), **phases,
+                     threads=plan.model, sampler_threads=plan.sampler,
+                     producer_share=plan.share,
                      sampling_edges_per_s=totals[2] / mean_sample_seconds
                      if mean_sample_seconds > 0 else 0.0)
         self.epoch = epoch + 1
@@ -389,13 +470,20 @@ class Trainer:
             ``sampled_edges``, ``sampled_edges_per_s`` (sampled edges per second of training,
             end to end), ``sampling_edges_per_s`` (per second spent sampling), ``loss``
             (last epoch), ``world_size``, ``path`` (native or numpy), ``config``.
-        """
-        from .. import _native
 
+        The thread counts of torch and of the native sampler are balanced before each epoch
+        (``config.threads``) and restored to the caller's when ``fit`` returns.
+        """
         epochs = self.config.epochs if epochs is None else as_int("Trainer.fit", "epochs",
                                                                      epochs, minimum=0)
         if checkpoint is not None:
             self.check_checkpoint_path(checkpoint)
+        with _threads_restored():
+            return self._fit(epochs, checkpoint, progress, log)
+
+    def _fit(self, epochs, checkpoint, progress, log):
+        from .. import _native
+
         t0 = time.perf_counter()
         show = progress and self.rank == 0
         run = []
@@ -544,6 +632,41 @@ def _check_checkpoint(where, state):
     for key in ("val_accuracy", "epoch", "model"):
         if key not in state["best"]:
             fail(ArgumentError, where, "state", f"lacks the entry best[{key!r}]", key)
+
+
+def _uses_adjacency(config):
+    """Whether the model multiplies by the batches' CSR matrices (the loader builds them)."""
+    pyg = config.model_class == "sage" and config.conv == "pyg"
+    return config.aggregation == "spmm" and not pyg
+
+
+def _build_model(dataset, config):
+    """The :class:`GraphSAGE` or :class:`GCN` of ``config`` for ``dataset``."""
+    common = dict(num_layers=len(config.fanouts), dropout=config.dropout,
+                  input_dropout=config.input_dropout, aggregation=config.aggregation)
+    if config.model_class == "gcn":
+        if config.conv == "pyg":
+            fail(ArgumentError, "TrainConfig", "conv", "'pyg' is a GraphSAGE layer; the GCN "
+                 "has built-in layers only (use conv='auto' or model='sage')", config.conv)
+        return GCN(dataset.num_features, config.hidden, dataset.num_classes, **common)
+    return GraphSAGE(dataset.num_features, config.hidden, dataset.num_classes,
+                     conv=config.conv, layerwise=config.layerwise, **common)
+
+
+@contextmanager
+def _threads_restored():
+    """Restore torch's and the native sampler's thread counts on exit."""
+    from .. import _native
+
+    model = torch.get_num_threads()
+    sampler = _native.set_num_threads(0)        # the setting as it is (0: OpenMP's default)
+    _native.set_num_threads(sampler)
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != model:
+            torch.set_num_threads(model)
+        _native.set_num_threads(sampler)
 
 
 def _densified(matrix):
