@@ -7,6 +7,8 @@
   per-layer :class:`Block` arrays;
 * feature sources (:class:`ArrayFeatures`, :class:`HDF5Features`, :class:`SparseFeatures`
   for ``scipy.sparse`` bag-of-words features, anything with ``fetch``);
+* :class:`CachedFeatures` -- the hottest feature rows (by in-degree or sampled counts) in
+  memory in front of a slower source;
 * :func:`PyGSampler` -- a ``torch_geometric`` ``BaseSampler`` running spsample's samplers;
 * :func:`balance_threads` -- the cores split between the model and the sampler, from the
   producer's measured share of the last epoch.
@@ -16,6 +18,7 @@ Needs torch; PyG and DGL are optional.
 
 from ._adjacency import Adjacency, build_adjacency
 from ._batch import Batch, Block, LayerEdges, make_batch
+from ._cache import CachedFeatures, hit_rate_curve, in_degree_scores, sampled_counts
 from ._features import ArrayFeatures, FeatureSource, FetchFeatures, HDF5Features, as_feature_source
 from ._loader import EpochIterator, Loader, epoch_order
 from ._pipeline import Prefetcher
@@ -27,4 +30,5 @@ __all__ = ["Loader", "EpochIterator", "epoch_order", "Batch", "Block", "LayerEdg
            "build_adjacency",
            "make_batch", "FeatureSource", "ArrayFeatures", "HDF5Features", "FetchFeatures",
            "as_feature_source", "SparseFeatures", "SparseRows", "Prefetcher", "PyGSampler",
-           "have_pyg", "ThreadPlan", "balance_threads", "plan_threads"]
+           "have_pyg", "ThreadPlan", "balance_threads", "plan_threads", "CachedFeatures",
+           "in_degree_scores", "sampled_counts", "hit_rate_curve"]
