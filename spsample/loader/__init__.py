@@ -9,6 +9,8 @@
   for ``scipy.sparse`` bag-of-words features, anything with ``fetch``);
 * :class:`CachedFeatures` -- the hottest feature rows (by in-degree or sampled counts) in
   memory in front of a slower source;
+* :class:`PartitionedFeatures` -- features on disk in partitions, a bounded buffer of them
+  (``Loader(order="buffer-aware")`` orders each epoch to load few);
 * :func:`PyGSampler` -- a ``torch_geometric`` ``BaseSampler`` running spsample's samplers;
 * :func:`balance_threads` -- the cores split between the model and the sampler, from the
   producer's measured share of the last epoch.
@@ -21,6 +23,7 @@ from ._batch import Batch, Block, LayerEdges, make_batch
 from ._cache import CachedFeatures, hit_rate_curve, in_degree_scores, sampled_counts
 from ._features import ArrayFeatures, FeatureSource, FetchFeatures, HDF5Features, as_feature_source
 from ._loader import EpochIterator, Loader, epoch_order
+from ._partitions import PartitionedFeatures, buffer_aware_order, partition_bounds
 from ._pipeline import Prefetcher
 from ._pyg import PyGSampler, have_pyg
 from ._sparse import SparseFeatures, SparseRows
@@ -31,4 +34,5 @@ __all__ = ["Loader", "EpochIterator", "epoch_order", "Batch", "Block", "LayerEdg
            "make_batch", "FeatureSource", "ArrayFeatures", "HDF5Features", "FetchFeatures",
            "as_feature_source", "SparseFeatures", "SparseRows", "Prefetcher", "PyGSampler",
            "have_pyg", "ThreadPlan", "balance_threads", "plan_threads", "CachedFeatures",
-           "in_degree_scores", "sampled_counts", "hit_rate_curve"]
+           "in_degree_scores", "sampled_counts", "hit_rate_curve", "PartitionedFeatures",
+           "buffer_aware_order", "partition_bounds"]
