@@ -1,0 +1,213 @@
+"""Streaming conversion of an edge list too large for memory (``spsample convert SRC DST
+--memory-budget 1GB``): the text is parsed in chunks, each chunk's entries sorted and
+deduplicated into a run file (external sort), the runs merged window by window into the CSR
+column ids (a raw temporary file) while the row lengths are counted, and the HDF5 file written
+with ``/graph/*`` contiguous and uncompressed (``spsample.load(dst, mmap=True)`` reads it by
+``pread``). Memory: the ``8 (n + 1)``-byte row lengths plus about ``memory_budget`` of buffers.
+
+The result equals :func:`~spsample.io.from_edge_list` with ``relabel=False`` (``n = max id +
+1``; line ``u v`` puts ``u`` in row ``v``; duplicate lines merged), unweighted.
+"""
+
+import gzip
+import io
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from .._errors import DatasetError
+from .._validate import fail
+
+__all__ = ["stream_edge_list"]
+
+_MIN_CHUNK = 1 << 16
+
+
+def _open_text(path):
+    return gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")
+
+
+def _chunks(path, chunk_bytes):
+    """Whole lines of ``path``, about ``chunk_bytes`` at a time, and their byte offsets."""
+    with _open_text(path) as f:
+        rest, offset = b"", 0
+        while True:
+            block = f.read(chunk_bytes)
+            if not block:
+                if rest.strip():
+                    yield offset, rest + b"\n"
+                return
+            data = rest + block
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+            yield offset, data[:cut]
+            offset += cut
+            rest = data[cut:]
+
+
+def _parse(where, path, offset, text, comment):
+    """``(E, 2)`` int64 ``(u, v)`` of one chunk of lines (native parser, NumPy fallback)."""
+    from .. import _native
+
+    edges = None
+    if _native.enabled():
+        edges = _native.parse_edges(text, comment or "", "")
+    if edges is None:
+        try:
+            edges = np.loadtxt(io.BytesIO(text), dtype=np.int64, comments=comment,
+                               usecols=(0, 1), ndmin=2)
+        except ValueError as exc:
+            fail(DatasetError, where, "src", f"has a line that is not 'u v' with integer ids "
+                 f"in the chunk at byte {offset} ({exc})", str(path))
+    if edges.size and edges.min() < 0:
+        fail(DatasetError, where, "src", f"has a negative node id in the chunk at byte "
+             f"{offset}", str(path))
+    return edges.reshape(-1, 2)
+
+
+def _sorted_unique(rows, cols):
+    """Entries sorted by (row, col), duplicates dropped: ``(m, 2)`` int64."""
+    order = np.lexsort((cols, rows))
+    e = np.stack([rows[order], cols[order]], axis=1)
+    if e.shape[0] > 1:
+        keep = np.r_[True, np.any(e[1:] != e[:-1], axis=1)]
+        e = e[keep]
+    return np.ascontiguousarray(e)
+
+
+def _write_runs(where, path, tmp, chunk_bytes, directed, comment):
+    """Pass 1: sorted runs on disk; returns (run paths, max id)."""
+    runs, top = [], -1
+    for i, (offset, text) in enumerate(_chunks(path, chunk_bytes)):
+        uv = _parse(where, path, offset, text, comment)
+        if uv.shape[0] == 0:
+            continue
+        top = max(top, int(uv.max()))
+        rows, cols = uv[:, 1], uv[:, 0]              # line "u v": u in row v
+        if not directed:
+            rows, cols = np.concatenate([rows, cols]), np.concatenate([cols, rows])
+        run = os.path.join(tmp, f"run{i}.npy")
+        np.save(run, _sorted_unique(rows, cols))
+        runs.append(run)
+    return runs, top
+
+
+def _merge(runs, window, degree, out):
+    """Pass 2: k-way merge of the runs, ``window`` entries of each at a time; column ids
+    appended to the open binary file ``out``, row lengths counted in ``degree``."""
+    arrays = [np.load(r, mmap_mode="r") for r in runs]
+    pos = [0] * len(arrays)
+    last = None
+    while True:
+        live = [i for i, a in enumerate(arrays) if pos[i] < a.shape[0]]
+        if not live:
+            return
+        wins = {i: arrays[i][pos[i]:pos[i] + window] for i in live}
+        ends = [tuple(wins[i][-1]) for i in live if pos[i] + window < arrays[i].shape[0]]
+        bound = min(ends) if ends else None
+        parts = []
+        for i in live:
+            w = wins[i]
+            take = w.shape[0] if bound is None else _count_le(w, bound)
+            parts.append(np.asarray(w[:take]))
+            pos[i] += take
+        e = np.concatenate(parts)
+        e = _sorted_unique(e[:, 0], e[:, 1])
+        if last is not None and e.shape[0] and tuple(e[0]) == last:
+            e = e[1:]
+        if e.shape[0]:
+            last = tuple(e[-1])
+            np.add.at(degree, e[:, 0], 1)
+            out.write(np.ascontiguousarray(e[:, 1]).tobytes())
+
+
+def _count_le(w, bound):
+    """Entries of the sorted window ``w`` (m, 2) that are ``<= bound`` in (row, col) order."""
+    r, c = np.asarray(w[:, 0]), np.asarray(w[:, 1])
+    lo = int(np.searchsorted(r, bound[0], side="left"))
+    hi = int(np.searchsorted(r, bound[0], side="right"))
+    return lo + int(np.searchsorted(c[lo:hi], bound[1], side="right"))
+
+
+def stream_edge_list(path, dst, *, memory_budget="1GB", directed=True, comment="#",
+                     name=None):
+    """Convert a large text edge list to spsample's HDF5 without holding it in memory.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        ``u v`` per line (whitespace-separated; plain or ``.gz``), ``comment`` lines skipped.
+    dst : str or os.PathLike
+        The HDF5 file to write (replaced atomically; nothing is left half-written).
+    memory_budget : int or str
+        Bytes for the chunk, run and merge buffers (besides the row lengths).
+    directed : bool
+        ``False``: every line also puts ``v`` in row ``u``.
+    comment : str or None
+    name : str, optional
+        Dataset name (default: the file name without extensions).
+
+    Returns
+    -------
+    dict with ``num_nodes``, ``num_edges``, ``runs``.
+
+    Raises
+    ------
+    DatasetError
+        A line that is not two non-negative integer ids, naming the chunk's byte offset.
+    ArgumentError, ArgumentTypeError
+        ``memory_budget`` not a size.
+    """
+    import h5py
+
+    from .._disk_graph import as_budget
+    from ._files import temporary_beside
+    from ._hdf5 import _DENSE_VERSION, FORMAT
+
+    where = "spsample.io.stream_edge_list"
+    budget = as_budget(where, memory_budget)
+    chunk = max(_MIN_CHUNK, budget // 8)            # text + parsed + sorted copies
+    path, dst = str(path), str(dst)
+    if not os.path.isfile(path):
+        fail(DatasetError, where, "src", "does not exist", path)
+    tmp = tempfile.mkdtemp(prefix=".spsample-runs-", dir=os.path.dirname(os.path.abspath(dst)))
+    try:
+        runs, top = _write_runs(where, path, tmp, chunk, directed, comment)
+        n = top + 1
+        degree = np.zeros(max(n, 0), dtype=np.int64)
+        cols = os.path.join(tmp, "indices.bin")
+        window = max(1024, budget // (32 * max(1, len(runs))))
+        with open(cols, "wb") as out:
+            _merge(runs, window, degree, out)
+        num_edges = int(degree.sum())
+        name = name or os.path.basename(path).removesuffix(".gz").rsplit(".", 1)[0]
+        with temporary_beside(dst) as part:
+            with h5py.File(part, "w", track_order=True) as f:
+                f.attrs.update(format=FORMAT, version=_DENSE_VERSION, name=name, num_nodes=n)
+                grp = f.create_group("graph")
+                indptr = np.zeros(n + 1, dtype=np.int64)
+                np.cumsum(degree, out=indptr[1:])
+                grp.create_dataset("indptr", data=indptr)
+                dset = grp.create_dataset("indices", shape=(num_edges,), dtype=np.int64)
+                _copy_raw(cols, dset, chunk // 8)
+            os.replace(part, dst)
+        return {"num_nodes": n, "num_edges": num_edges, "runs": len(runs)}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _copy_raw(raw, dset, entries):
+    """``dset[:] =`` the int64 values of the raw file ``raw``, ``entries`` at a time."""
+    with open(raw, "rb") as f:
+        start = 0
+        while True:
+            buf = f.read(8 * entries)
+            if not buf:
+                return
+            a = np.frombuffer(buf, dtype=np.int64)
+            dset[start:start + a.size] = a
+            start += a.size
