@@ -69,68 +69,66 @@ def _parse(where, path, offset, text, comment):
     return edges.reshape(-1, 2)
 
 
-def _sorted_unique(rows, cols):
-    """Entries sorted by (row, col), duplicates dropped: ``(m, 2)`` int64."""
-    order = np.lexsort((cols, rows))
-    e = np.stack([rows[order], cols[order]], axis=1)
-    if e.shape[0] > 1:
-        keep = np.r_[True, np.any(e[1:] != e[:-1], axis=1)]
-        e = e[keep]
-    return np.ascontiguousarray(e)
+#: Streamed ids must be below this (an entry is one int64 key ``row << 32 | col``).
+MAX_ID = 2**31
+
+
+def _keys(rows, cols):
+    """Sorted distinct keys ``row << 32 | col`` (int64)."""
+    k = np.sort((rows << 32) | cols)
+    if k.size > 1:
+        k = k[np.r_[True, k[1:] != k[:-1]]]
+    return k
 
 
 def _write_runs(where, path, tmp, chunk_bytes, directed, comment):
-    """Pass 1: sorted runs on disk; returns (run paths, max id)."""
+    """Pass 1: sorted runs of keys on disk; returns (run paths, max id)."""
     runs, top = [], -1
     for i, (offset, text) in enumerate(_chunks(path, chunk_bytes)):
         uv = _parse(where, path, offset, text, comment)
         if uv.shape[0] == 0:
             continue
         top = max(top, int(uv.max()))
+        if top >= MAX_ID:
+            fail(DatasetError, where, "src", f"has a node id >= 2**31 in the chunk at byte "
+                 f"{offset} (streaming supports smaller ids)", str(path))
         rows, cols = uv[:, 1], uv[:, 0]              # line "u v": u in row v
         if not directed:
             rows, cols = np.concatenate([rows, cols]), np.concatenate([cols, rows])
         run = os.path.join(tmp, f"run{i}.npy")
-        np.save(run, _sorted_unique(rows, cols))
+        np.save(run, _keys(rows, cols))
         runs.append(run)
     return runs, top
 
 
 def _merge(runs, window, degree, out):
-    """Pass 2: k-way merge of the runs, ``window`` entries of each at a time; column ids
-    appended to the open binary file ``out``, row lengths counted in ``degree``."""
+    """Pass 2: k-way merge of the runs, ``window`` keys of each at a time; column ids appended
+    to the open binary file ``out``, row lengths counted in ``degree``."""
     arrays = [np.load(r, mmap_mode="r") for r in runs]
     pos = [0] * len(arrays)
-    last = None
+    last = -1
     while True:
         live = [i for i, a in enumerate(arrays) if pos[i] < a.shape[0]]
         if not live:
             return
         wins = {i: arrays[i][pos[i]:pos[i] + window] for i in live}
-        ends = [tuple(wins[i][-1]) for i in live if pos[i] + window < arrays[i].shape[0]]
+        ends = [int(wins[i][-1]) for i in live if pos[i] + window < arrays[i].shape[0]]
         bound = min(ends) if ends else None
         parts = []
         for i in live:
             w = wins[i]
-            take = w.shape[0] if bound is None else _count_le(w, bound)
+            take = w.shape[0] if bound is None else int(np.searchsorted(w, bound, "right"))
             parts.append(np.asarray(w[:take]))
             pos[i] += take
-        e = np.concatenate(parts)
-        e = _sorted_unique(e[:, 0], e[:, 1])
-        if last is not None and e.shape[0] and tuple(e[0]) == last:
-            e = e[1:]
-        if e.shape[0]:
-            last = tuple(e[-1])
-            np.add.at(degree, e[:, 0], 1)
-            out.write(np.ascontiguousarray(e[:, 1]).tobytes())
-
-
-def _count_le(w, bound):
-    """Entries of the sorted window ``w`` (m, 2) that are ``<= bound`` in (row, col) order."""
-    r, c = np.asarray(w[:, 0]), np.asarray(w[:, 1])
-    lo = int(np.searchsorted(r, bound[0], side="left"))
-    hi = int(np.searchsorted(r, bound[0], side="right"))
-    return lo + int(np.searchsorted(c[lo:hi], bound[1], side="right"))
+        k = np.sort(np.concatenate(parts))
+        k = k[np.r_[True, k[1:] != k[:-1]]] if k.size else k
+        k = k[k > last]
+        if k.size:
+            last = int(k[-1])
+            rows = k >> 32
+            cut = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+            degree[rows[cut]] += np.diff(np.r_[cut, rows.size])
+            out.write((k & 0xFFFFFFFF).tobytes())
 
 
 def stream_edge_list(path, dst, *, memory_budget="1GB", directed=True, comment="#",
@@ -180,7 +178,7 @@ def stream_edge_list(path, dst, *, memory_budget="1GB", directed=True, comment="
         n = top + 1
         degree = np.zeros(max(n, 0), dtype=np.int64)
         cols = os.path.join(tmp, "indices.bin")
-        window = max(1024, budget // (32 * max(1, len(runs))))
+        window = max(1024, budget // (64 * max(1, len(runs))))
         with open(cols, "wb") as out:
             _merge(runs, window, degree, out)
         num_edges = int(degree.sum())
