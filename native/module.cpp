@@ -30,6 +30,7 @@
 #endif
 
 #include "common.h"
+#include "gather.h"
 #include "layerwise.h"
 #include "localmap.h"
 #include "parse.h"
@@ -806,6 +807,31 @@ I64 lookup_bulk_native(const I64& known_off, const I64& known, const I64& cand_o
     return local;
 }
 
+// Returns (bytes uint8 (sum of lengths * itemsize,), status): gather.h.
+py::tuple gather_ranges_native(int fd, int64_t base, int64_t itemsize, const I64& starts,
+                               const I64& ends, int64_t gap) {
+    require(starts.ndim() == 1 && ends.ndim() == 1 && starts.size() == ends.size(),
+            "starts and ends must be 1-d of equal length");
+    require(itemsize >= 1 && base >= 0 && gap >= 0, "itemsize >= 1, base >= 0, gap >= 0");
+    const int64_t n = starts.size();
+    const int64_t* s = starts.data();
+    const int64_t* e = ends.data();
+    int64_t total = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        require(s[i] >= 0 && e[i] >= s[i] && (i == 0 || s[i] >= e[i - 1]),
+                "ranges must be ascending, non-overlapping and non-negative");
+        total += e[i] - s[i];
+    }
+    py::array_t<uint8_t> out(total * itemsize);
+    uint8_t* op = out.mutable_data();
+    int64_t status = 0;
+    {
+        py::gil_scoped_release release;
+        status = gather_ranges(fd, base, itemsize, s, e, n, gap, op);
+    }
+    return py::make_tuple(out, status);
+}
+
 // Returns (edges (E, 2) int64, E) or (None, -1 - offset of the first refused line); parse.h.
 py::tuple parse_edges_native(const py::bytes& text, const std::string& comment,
                              const std::string& delim) {
@@ -877,6 +903,8 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("cand_off"), py::arg("cand"), py::arg("num_threads"));
     m.def("lookup_bulk", &lookup_bulk_native, py::arg("known_off"), py::arg("known"),
           py::arg("cand_off"), py::arg("cand"), py::arg("num_threads"));
+    m.def("gather_ranges", &gather_ranges_native, py::arg("fd"), py::arg("base"),
+          py::arg("itemsize"), py::arg("starts"), py::arg("ends"), py::arg("gap"));
     m.def("parse_edges", &parse_edges_native, py::arg("text"), py::arg("comment"),
           py::arg("delimiter"));
 }

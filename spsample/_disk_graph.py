@@ -511,6 +511,51 @@ class DiskGraph:
                 out["weights"][lo - start:hi - start] = w[lo - b0:hi - b0]
         return out
 
+    @property
+    def direct(self):
+        """Whether rows can be read one range each (contiguous datasets, native kernels)."""
+        from . import _native
+        return _native.AVAILABLE and _native.enabled() and all(
+            src.offset is not None for src in self._sources.values())
+
+    def read_rows(self, rows):
+        """Rows ``rows`` (ascending, distinct) read range by range (:attr:`direct` files), not
+        through the cache, and checked: ``(indptr (r + 1,), indices int64, weights float64 or
+        None)`` with the rows back to back."""
+        start, end = self.indptr[rows], self.indptr[rows + 1]
+        indptr = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(end - start, out=indptr[1:])
+        out = {name: self._gather(src, start, end) for name, src in self._sources.items()}
+        idx, w = out["indices"].astype(np.int64, copy=False), out.get("weights")
+        lo, hi = (int(start[0]), int(end[-1])) if rows.size else (0, 0)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.num_nodes):
+            bad = int(idx[(idx < 0) | (idx >= self.num_nodes)][0])
+            self._fail_data("indices", lo, hi, f"has a column id outside [0, "
+                            f"{self.num_nodes})", bad)
+        if w is not None:
+            w = w.astype(np.float64, copy=False)
+            if w.size and (not np.all(np.isfinite(w)) or w.min() < 0):
+                self._fail_data("weights", lo, hi, "must be finite and non-negative",
+                                float(w[~(np.isfinite(w) & (w >= 0))][0]))
+        if idx.size > 1:
+            inner = np.ones(idx.size - 1, dtype=bool)
+            inner[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < idx.size)] - 1] = False
+            if np.any((np.diff(idx) <= 0) & inner):
+                self._fail_data("indices", lo, hi, "is not sorted strictly within its rows",
+                                None)
+        return indptr, idx, w
+
+    def _gather(self, src, start, end):
+        from . import _native_kernels
+        raw, status = _native_kernels.gather_ranges(self._fd, src.offset, src.dtype.itemsize,
+                                                    np.ascontiguousarray(start),
+                                                    np.ascontiguousarray(end), 4096)
+        if status < 0:
+            i = -1 - int(status)
+            src.fail(int(start[i]), int(end[i]), "the file ends before the dataset does "
+                     "(truncated?)")
+        return raw.view(src.dtype)
+
     # ------------------------------------------------------------------ queries
     @property
     def is_weighted(self):

@@ -39,6 +39,9 @@ __all__ = ["sample_on_disk", "run_on_disk", "hop_modes"]
 #: Requests of one window below which its native selection runs on one thread (a parallel
 #: region costs milliseconds on a loaded machine; the bits do not depend on the threads).
 _PARALLEL = 4096
+#: A row-local hop reads its rows range by range (not whole cache blocks) when they hold less
+#: than this share of the entries of the blocks they touch (contiguous files, native kernels).
+_DIRECT_SHARE = 0.5
 
 
 def sample_on_disk(dg, seeds, sampler, batch_size, seed, epoch, batch_offset):
@@ -166,6 +169,10 @@ class _ScanHop:
         inside = np.flatnonzero((end > start) & (first == last))
         spill = _SpillRows(vertex, start, end, first, last)
         blocks = np.union1d(first[inside], spill.blocks())
+        distinct = np.r_[True, vertex[1:] != vertex[:-1]] if vertex.size else vertex > 0
+        needed = int((end - start)[distinct].sum())
+        if self.native is not None and dg.direct and needed < _DIRECT_SHARE * blocks.size * B:
+            return self._sample_direct(Q, order, vertex, distinct, ctx, stats)
         bounds = np.searchsorted(first[inside], blocks), np.searchsorted(first[inside], blocks,
                                                                          side="right")
         pieces = _Pieces()
@@ -181,6 +188,49 @@ class _ScanHop:
         stats["rows_read"] += int(np.unique(vertex[end > start]).size)
         stats["entries_read"] += int((end - start)[np.r_[True, vertex[1:] != vertex[:-1]]].sum())
         return pieces.matrix(len(Q))
+
+    def _sample_direct(self, Q, order, vertex, distinct, ctx, stats):
+        """Sparse hops: the distinct rows read range by range (``DiskGraph.read_rows``), in
+        groups that fit ``hop_bytes``, each sampled as one window."""
+        dg = self.dg
+        rows = vertex[distinct]
+        rows = rows[dg.indptr[rows + 1] > dg.indptr[rows]]
+        deg = dg.indptr[rows + 1] - dg.indptr[rows]
+        cap = max(dg.max_degree, dg.hop_bytes // (2 * dg.entry_bytes))   # rows + a copy
+        cut = np.searchsorted(np.cumsum(deg), np.arange(cap, int(deg.sum()) + cap, cap),
+                              side="right")
+        pieces = _Pieces()
+        t0 = time.perf_counter()
+        for g0, g1 in zip(np.r_[0, cut[:-1]], cut):
+            if g1 <= g0:
+                continue
+            group = rows[g0:g1]
+            indptr, idx, w = dg.read_rows(group)
+            lo, hi = np.searchsorted(vertex, [group[0], group[-1] + 1])
+            requests = np.arange(lo, hi)
+            requests = requests[np.isin(vertex[requests], group)]
+            slot = np.searchsorted(group, vertex[requests])
+            self._sample_slots(Q, order, requests, slot, group, indptr, idx, w, ctx, pieces)
+        stats["read_s"] += time.perf_counter() - t0
+        stats["rows_read"] += int(rows.size)
+        stats["entries_read"] += int(deg.sum())
+        stats["direct_hops"] = stats.get("direct_hops", 0) + 1
+        return pieces.matrix(len(Q))
+
+    def _sample_slots(self, Q, order, requests, slot, group, indptr, idx, w, ctx, pieces):
+        """Requests whose rows are ``group[slot]``, held back to back in ``idx``."""
+        from . import _native
+        rows = order[requests]
+        vertex, batch = Q.vertex[rows], Q.batch[rows]
+        n = self.native
+        lowered = _native.RequestHop((indptr, idx, _native._f64(w), None), n.hop, n.f64,
+                                     n.i64, n.n_vertices)
+        S = _native.select_requests(lowered, vertex, slot, ctx.batch_ids[batch],
+                                    ctx.hop_word, ctx.key,
+                                    keys=Q.row_id[rows] if self.keyed_by_row else None)
+        first = self.dg.indptr[group[slot]] - indptr[slot]       # buffer position -> edge id
+        S.edge_id = S.edge_id + np.repeat(first, S.row_lengths())
+        pieces.add(rows, S, 0)
 
     def _sample_block(self, Q, order, vertex, group, b0, idx, w, ctx, pieces):
         """Requests ``group`` (positions in sorted order), whose rows lie in the block that

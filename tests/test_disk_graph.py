@@ -263,3 +263,41 @@ def test_random_graph_with_isolated_vertices(tmp_path):
         for s in (spsample.NodeWise([2, -1]), spsample.NodeWise([3, 3], replace=True)):
             ref = spsample.sample(g, seeds, sampler=s, batch_size=7)
             assert _same(spsample.sample(dg, seeds, sampler=s, batch_size=7), ref)
+
+
+@pytest.mark.parametrize("share", [0.0, 10.0])
+def test_direct_range_reads_match(files, share, monkeypatch):
+    """Row-local hops read range by range (every hop at share 10, none at 0): same bits."""
+    from spsample import _disk_sampling
+    monkeypatch.setattr(_disk_sampling, "_DIRECT_SHARE", share)
+    for weighted, sampler in ((False, spsample.NodeWise([6, 4])),
+                              (True, spsample.NodeWise([5, 3], weighted=True)),
+                              (False, spsample.LABOR([4, 3])), (False, spsample.RandomWalk(5))):
+        g, path = files[weighted]
+        seeds = np.arange(0, g.num_nodes, 2)
+        ref = spsample.sample(g, seeds, sampler=sampler, batch_size=30, seed=4)
+        with DiskGraph.open(path, _budget(g, 7)) as dg:
+            got = spsample.sample(dg, seeds, sampler=sampler, batch_size=30, seed=4)
+            assert _same(got, ref)
+            direct = dg.last_stats.get("direct_hops", 0)
+            assert direct == (sampler.num_hops if share and dg.direct else 0)
+
+
+def test_direct_reads_refuse_damage(tmp_path, monkeypatch):
+    from spsample import _disk_sampling
+    monkeypatch.setattr(_disk_sampling, "_DIRECT_SHARE", 10.0)
+    g = _skewed_graph()
+    path = tmp_path / "d.h5"
+    spsample.save(spsample.Dataset(g), path, layout="contiguous", compression=None)
+    _rewrite(path, "graph/indices", lambda a: a.__setitem__(500, g.num_nodes + 3))
+    with DiskGraph.open(path, _budget(g, 6)) as dg:
+        with pytest.raises(spsample.DatasetError, match="column id"):
+            spsample.sample(dg, np.arange(g.num_nodes), sampler=spsample.NodeWise([-1]),
+                            batch_size=64)
+    spsample.save(spsample.Dataset(g), path, layout="contiguous", compression=None)
+    dg = DiskGraph.open(path, _budget(g, 6))
+    os.truncate(path, os.path.getsize(path) - g.num_edges * 4)
+    with pytest.raises(spsample.DatasetError, match="truncated"):
+        spsample.sample(dg, np.arange(g.num_nodes), sampler=spsample.NodeWise([2]),
+                        batch_size=64)
+    dg.close()
