@@ -101,18 +101,40 @@ def _write_runs(where, path, tmp, chunk_bytes, directed, comment):
     return runs, top
 
 
+class _Run:
+    """A run file (``.npy`` of int64 keys) read a window at a time with plain reads (no
+    mmap: its pages would count in the process's RSS)."""
+
+    def __init__(self, path):
+        self.f = open(path, "rb")
+        version = np.lib.format.read_magic(self.f)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, _, _ = read_header(self.f)
+        self.size, self.start = int(shape[0]), self.f.tell()
+
+    def read(self, pos, count):
+        self.f.seek(self.start + 8 * pos)
+        return np.fromfile(self.f, dtype=np.int64, count=min(count, self.size - pos))
+
+    def close(self):
+        self.f.close()
+
+
 def _merge(runs, window, degree, out):
     """Pass 2: k-way merge of the runs, ``window`` keys of each at a time; column ids appended
     to the open binary file ``out``, row lengths counted in ``degree``."""
-    arrays = [np.load(r, mmap_mode="r") for r in runs]
+    arrays = [_Run(r) for r in runs]
     pos = [0] * len(arrays)
     last = -1
     while True:
-        live = [i for i, a in enumerate(arrays) if pos[i] < a.shape[0]]
+        live = [i for i, a in enumerate(arrays) if pos[i] < a.size]
         if not live:
+            for a in arrays:
+                a.close()
             return
-        wins = {i: arrays[i][pos[i]:pos[i] + window] for i in live}
-        ends = [int(wins[i][-1]) for i in live if pos[i] + window < arrays[i].shape[0]]
+        wins = {i: arrays[i].read(pos[i], window) for i in live}
+        ends = [int(wins[i][-1]) for i in live if pos[i] + window < arrays[i].size]
         bound = min(ends) if ends else None
         parts = []
         for i in live:
