@@ -151,7 +151,6 @@ class _ScanHop:
         self.keyed_by_row = plan.selection.streams.keyed_by == "row"
 
     def __call__(self, state, ctx, stats):
-        t0 = time.perf_counter()
         Q = concrete_frontier(state, self.plan.frontier)
         S = self.sample(Q, ctx, stats)
         t1 = time.perf_counter()
@@ -323,8 +322,8 @@ class _ReadHop(_FetchHop):
             need, new = rows, int((dg.indptr[rows + 1] - dg.indptr[rows]).sum())
         if new * dg.entry_bytes > dg.hop_bytes:
             raise ResourceLimitError(
-                f"sample: argument 'memory_budget' of the DiskGraph ({format_bytes(dg.memory_budget)}) "
-                f"leaves {format_bytes(dg.hop_bytes)} for the rows a hop that is not row-local "
+                f"sample: argument 'memory_budget' of the DiskGraph "
+                f"({format_bytes(dg.memory_budget)}) leaves {format_bytes(dg.hop_bytes)} for the rows a hop that is not row-local "
                 f"holds at once, and this hop needs {format_bytes(new * dg.entry_bytes)} "
                 f"({rows.size:,d} rows); raise memory_budget or sample fewer minibatches per "
                 "call")
