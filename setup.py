@@ -76,7 +76,8 @@ def _extensions():
     sources = ["native/module.cpp"]
     headers = ["native/common.h", "native/rng.h", "native/localmap.h", "native/select.h",
                "native/rowwise.h", "native/layerwise.h", "native/philox_simd.h",
-               "native/emulate.h"]
+               "native/emulate.h", "native/relabel.h", "native/parse.h",
+               "native/gather.h"]
     headers += [os.path.join("native", "device", f) for f in sorted(os.listdir("native/device"))]
     return [Pybind11Extension(
         "spsample._native_kernels", sources, depends=headers, include_dirs=["native"],

@@ -30,8 +30,11 @@
 #endif
 
 #include "common.h"
+#include "gather.h"
 #include "layerwise.h"
 #include "localmap.h"
+#include "parse.h"
+#include "relabel.h"
 #include "rng.h"
 #include "rowwise.h"
 #include "select.h"
@@ -766,6 +769,110 @@ void emulate_kernel(const std::string& name, int64_t grid, int64_t block, const 
 
 }  // namespace
 
+// ---- relabelling for the NumPy engine's bulk state (relabel.h) and edge-list parsing ----------
+namespace {
+
+RelabelBulk relabel_args(const I64& known_off, const I64& known, const I64& cand_off,
+                         const I64& cand, int64_t& k) {
+    require(known_off.ndim() == 1 && cand_off.ndim() == 1 && known_off.size() >= 1 &&
+            known_off.size() == cand_off.size(), "offsets must be 1-d of equal length k + 1");
+    k = known_off.size() - 1;
+    const int64_t* ko = known_off.data();
+    const int64_t* co = cand_off.data();
+    require(ko[0] == 0 && co[0] == 0 && ko[k] == known.size() && co[k] == cand.size(),
+            "offsets must run from 0 to the array lengths");
+    for (int64_t j = 0; j < k; ++j)
+        require(ko[j] <= ko[j + 1] && co[j] <= co[j + 1], "offsets must be non-decreasing");
+    for (int64_t i = 0; i < cand.size(); ++i)
+        require(cand.data()[i] >= 0 && cand.data()[i] < static_cast<int64_t>(0xFFFFFFFFll),
+                "candidates must be vertex ids in [0, 2**32 - 1)");
+    for (int64_t i = 0; i < known.size(); ++i)
+        require(known.data()[i] >= -1 && known.data()[i] < static_cast<int64_t>(0xFFFFFFFFll),
+                "known vertices must be ids in [0, 2**32 - 1) or -1");
+    return RelabelBulk{ko, known.data(), co, cand.data()};
+}
+
+// Returns (local (m,), fresh (k,), added (m,): minibatch j's new vertices at cand_off[j]...).
+py::tuple insert_bulk_native(const I64& known_off, const I64& known, const I64& cand_off,
+                             const I64& cand, int num_threads) {
+    int64_t k = 0;
+    const RelabelBulk b = relabel_args(known_off, known, cand_off, cand, k);
+    I64 local(cand.size()), added(cand.size()), fresh(k);
+    int64_t* lp = local.mutable_data();
+    int64_t* ap = added.mutable_data();
+    int64_t* fp = fresh.mutable_data();
+    {
+        py::gil_scoped_release release;
+        for_each_minibatch<LocalMap>(k, resolve_threads(num_threads), [](LocalMap&) {},
+            [&](int64_t j, LocalMap& map) { insert_minibatch(b, j, map, lp, ap, fp); });
+    }
+    return py::make_tuple(local, fresh, added);
+}
+
+// Returns the local id of every query (-1 when absent).
+I64 lookup_bulk_native(const I64& known_off, const I64& known, const I64& cand_off,
+                       const I64& cand, int num_threads) {
+    int64_t k = 0;
+    const RelabelBulk b = relabel_args(known_off, known, cand_off, cand, k);
+    I64 local(cand.size());
+    int64_t* lp = local.mutable_data();
+    {
+        py::gil_scoped_release release;
+        for_each_minibatch<LocalMap>(k, resolve_threads(num_threads), [](LocalMap&) {},
+            [&](int64_t j, LocalMap& map) { lookup_minibatch(b, j, map, lp); });
+    }
+    return local;
+}
+
+// Returns (bytes uint8 (sum of lengths * itemsize,), status): gather.h.
+py::tuple gather_ranges_native(int fd, int64_t base, int64_t itemsize, const I64& starts,
+                               const I64& ends, int64_t gap) {
+    require(starts.ndim() == 1 && ends.ndim() == 1 && starts.size() == ends.size(),
+            "starts and ends must be 1-d of equal length");
+    require(itemsize >= 1 && base >= 0 && gap >= 0, "itemsize >= 1, base >= 0, gap >= 0");
+    const int64_t n = starts.size();
+    const int64_t* s = starts.data();
+    const int64_t* e = ends.data();
+    int64_t total = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        require(s[i] >= 0 && e[i] >= s[i] && (i == 0 || s[i] >= e[i - 1]),
+                "ranges must be ascending, non-overlapping and non-negative");
+        total += e[i] - s[i];
+    }
+    py::array_t<uint8_t> out(total * itemsize);
+    uint8_t* op = out.mutable_data();
+    int64_t status = 0;
+    {
+        py::gil_scoped_release release;
+        status = gather_ranges(fd, base, itemsize, s, e, n, gap, op);
+    }
+    return py::make_tuple(out, status);
+}
+
+// Returns (edges (E, 2) int64, E) or (None, -1 - offset of the first refused line); parse.h.
+py::tuple parse_edges_native(const py::bytes& text, const std::string& comment,
+                             const std::string& delim) {
+    require(comment.size() <= 1 && delim.size() <= 1, "comment and delimiter are single bytes");
+    char* data = nullptr;
+    py::ssize_t len = 0;
+    PYBIND11_BYTES_AS_STRING_AND_SIZE(text.ptr(), &data, &len);
+    int64_t lines = 1;
+    for (py::ssize_t i = 0; i < len; ++i) lines += data[i] == '\n';
+    PodBuf<int64_t> out;
+    out.resize(static_cast<size_t>(2 * lines));
+    int64_t got = 0;
+    {
+        py::gil_scoped_release release;
+        got = parse_edge_lines(data, len, comment.empty() ? 0 : comment[0],
+                               delim.empty() ? 0 : delim[0], out.data());
+    }
+    if (got < 0) return py::make_tuple(py::none(), got);
+    out.resize(static_cast<size_t>(2 * got));
+    return py::make_tuple(own(std::move(out)).reshape({got, int64_t(2)}), got);
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_native_kernels, m) {
     m.doc() = "spsample native kernels (the lowered sampling engine); use through spsample._native";
     py::register_exception_translator([](std::exception_ptr p) {
@@ -809,4 +916,12 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("i64_vectors"), py::arg("n_vertices"), py::arg("vertex"), py::arg("row"), py::arg("keys"),
           py::arg("batch"), py::arg("hop_word"), py::arg("k0"), py::arg("k1"), py::arg("budget_bytes"),
           py::arg("num_threads"));
+    m.def("insert_bulk", &insert_bulk_native, py::arg("known_off"), py::arg("known"),
+          py::arg("cand_off"), py::arg("cand"), py::arg("num_threads"));
+    m.def("lookup_bulk", &lookup_bulk_native, py::arg("known_off"), py::arg("known"),
+          py::arg("cand_off"), py::arg("cand"), py::arg("num_threads"));
+    m.def("gather_ranges", &gather_ranges_native, py::arg("fd"), py::arg("base"),
+          py::arg("itemsize"), py::arg("starts"), py::arg("ends"), py::arg("gap"));
+    m.def("parse_edges", &parse_edges_native, py::arg("text"), py::arg("comment"),
+          py::arg("delimiter"));
 }

@@ -56,6 +56,7 @@ _LAZY = {
     "HeteroDataset": ".io",
     "save": ".io",
     "load": ".io",
+    "DiskGraph": "._disk_graph",
     "convert": ".io",
     # torch training loop
     "Loader": ".loader",

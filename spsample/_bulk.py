@@ -318,8 +318,12 @@ class BulkState:
 
         Per minibatch, without sorting: its vertices are written into an n-sized table of local
         ids, the candidates read it, and the first occurrence of each new vertex is found with
-        ``np.minimum.at`` over the candidates' positions. O(nodes + candidates).
+        ``np.minimum.at`` over the candidates' positions. O(nodes + candidates). With the native
+        kernels, :meth:`_insert_native` does the same with a hash map per minibatch (no n-sized
+        tables); this NumPy code is its oracle.
         """
+        if _native_relabel():
+            return self._insert_native(batch, vertex)
         local = np.empty(vertex.size, dtype=np.int64)
         bounds = np.searchsorted(batch, np.arange(self.k + 1))
         table, first = self._tables()
@@ -347,6 +351,28 @@ class BulkState:
             local[a:b] = loc
         nb = np.concatenate(added_b) if added_b else np.zeros(0, dtype=np.int64)
         nv = np.concatenate(added_v) if added_v else np.zeros(0, dtype=np.int64)
+        return local, self._append_nodes(nb, nv, index=True, known=True)
+
+    def _known(self):
+        """Every minibatch's vertices in local order, concatenated, and the offsets (k + 1)."""
+        parts = [self._batch_nodes(j) for j in range(self.k)]
+        offsets = np.zeros(self.k + 1, dtype=np.int64)
+        np.cumsum([p.size for p in parts], out=offsets[1:])
+        known = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        return offsets, known
+
+    def _insert_native(self, batch, vertex):
+        """:meth:`_insert` by ``native/relabel.h`` (same results)."""
+        from ._native import insert_bulk
+        from ._primitives import segment_arange
+        bounds = np.searchsorted(batch, np.arange(self.k + 1)).astype(np.int64)
+        local, fresh, added = insert_bulk(*self._known(), bounds, vertex)
+        offset, nb = segment_arange(fresh)
+        nv = added[bounds[:-1][nb] + offset]
+        ends = np.cumsum(fresh)
+        for j in np.flatnonzero(fresh):
+            self._node_parts[j].append(nv[ends[j] - fresh[j]:ends[j]])
+            self._node_cache.pop(j, None)
         return local, self._append_nodes(nb, nv, index=True, known=True)
 
     def _tables(self):
@@ -394,21 +420,30 @@ class BulkState:
         batch = np.asarray(batch, dtype=np.int64)
         vertex = np.asarray(vertex, dtype=np.int64)
         out = np.full(vertex.size, -1, dtype=np.int64)
-        table, _ = self._tables()
         order = np.argsort(batch, kind="stable") if np.any(np.diff(batch) < 0) else None
         b = batch if order is None else batch[order]
         v = vertex if order is None else vertex[order]
         bounds = np.searchsorted(b, np.arange(self.k + 1))
+        if _native_relabel():
+            from ._native import lookup_bulk
+            found = lookup_bulk(*self._known(), bounds.astype(np.int64), v)
+        else:
+            found = self._lookup_numpy(v, bounds)
+        if order is None:
+            return found
+        out[order] = found
+        return out
+
+    def _lookup_numpy(self, v, bounds):
+        """:meth:`local_of` on minibatch-sorted queries, through the n-sized table."""
+        table, _ = self._tables()
         found = np.empty(v.size, dtype=np.int64)
         for j in np.flatnonzero(bounds[1:] > bounds[:-1]):
             known = self._batch_nodes(j)
             _fill(table, known)
             found[bounds[j]:bounds[j + 1]] = table[v[bounds[j]:bounds[j + 1]]]
             _clear(table, known)
-        if order is None:
-            return found
-        out[order] = found
-        return out
+        return found
 
     def vertex_of(self, batch, local):
         """Global ids of local vertices (inverse of :meth:`local_of`)."""
@@ -478,6 +513,13 @@ class BulkState:
                                  weight, bounds))
         return Bulk(self.batch_ids, batch_sizes, n_id, offsets, counts, hops,
                     layerwise=layerwise, path="numpy")
+
+
+def _native_relabel():
+    """Whether :meth:`BulkState._insert` and :meth:`BulkState.local_of` use the native hash
+    maps (the native kernels are on) instead of the n-sized NumPy tables."""
+    from . import _native
+    return _native.enabled()
 
 
 def _fill(table, known):

@@ -36,6 +36,9 @@ def add_arguments(parser):
                         help="store features as DTYPE (e.g. uint8); refused if values change")
     parser.add_argument("--no-compression", action="store_true",
                         help="write uncompressed chunks (faster, larger)")
+    parser.add_argument("--memory-budget", default=None, metavar="SIZE",
+                        help="stream an edge list too large for memory (chunks, external "
+                             "sort) within about SIZE (e.g. 1GB); /graph stored contiguous")
     parser.add_argument("--force", action="store_true",
                         help="replace DST if it exists (never SRC itself)")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
@@ -68,6 +71,8 @@ def run(args):
     if os.path.exists(args.dst) and not args.force:
         raise DatasetError(f"spsample convert: argument 'dst' {args.dst!r} exists; pass "
                            "--force to replace it")
+    if args.memory_budget is not None:
+        return _run_streaming(args, options)
     ds = convert(args.src, args.dst, format=args.format, name=args.name,
                  features_dtype=args.features_dtype,
                  compression=None if args.no_compression else "gzip", **options)
@@ -78,6 +83,26 @@ def run(args):
     hint = _direction_hint(ds, args.format or _format_of(args.src), options)
     if hint:
         print(f"spsample convert: note: {hint}", file=sys.stderr)
+    return 0
+
+
+def _run_streaming(args, options):
+    """``--memory-budget``: an edge list converted by :func:`spsample.io._stream.
+    stream_edge_list` (options: directed, comment)."""
+    from .io._stream import stream_edge_list
+
+    fmt = args.format or _format_of(args.src)
+    if fmt not in ("edge_list", "snap"):
+        raise ArgumentError(f"spsample convert: argument '--memory-budget' streams edge lists "
+                            f"only (SRC is {fmt!r})")
+    unknown = set(options) - {"directed", "comment"}
+    if unknown:
+        raise ArgumentError(f"spsample convert: argument '--option' {sorted(unknown)} is not "
+                            "supported with --memory-budget (directed, comment are)")
+    info = stream_edge_list(args.src, args.dst, memory_budget=args.memory_budget,
+                            name=args.name, **options)
+    print(f"{args.name or os.path.basename(args.dst)}: {info['num_nodes']} nodes, "
+          f"{info['num_edges']} edges, streamed in {info['runs']} sorted runs -> {args.dst}")
     return 0
 
 

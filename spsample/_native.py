@@ -41,7 +41,7 @@ from ._validate import fail
 
 __all__ = ["AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
            "set_num_threads", "get_num_threads", "set_pool_limit", "pool_stats", "lower", "run",
-           "Lowered", "sample_rows"]
+           "Lowered", "sample_rows", "insert_bulk", "lookup_bulk", "parse_edges"]
 
 try:
     from . import _native_kernels as _kernels
@@ -394,7 +394,9 @@ class _Program:
         return top <= _VALUE_STACK
 
 
-def _lower_rows(plans, graph, k, indices32=True):
+def _lower_rows(plans, graph, k, indices32=True, arrays=True):
+    """The row-wise spec of ``plans``; ``arrays=False`` leaves out the graphs' arrays (requests
+    that read other rows: a graph on disk is then never read whole)."""
     tables = _Tables(graph)
     referenced, hops = set(), []
     for h, plan in enumerate(plans, start=1):
@@ -447,7 +449,7 @@ def _lower_rows(plans, graph, k, indices32=True):
         if 1 <= h <= len(hops):
             hops[h - 1]["keep_row_ids"] = True
     graphs = [(_i64(g.indptr), _i64(g.indices), _f64(g.weights),
-               _indices32(g) if indices32 else None) for g in tables.graphs]
+               _indices32(g) if indices32 else None) for g in tables.graphs] if arrays else []
     return Lowered("rowwise", dict(graphs=graphs, hops=hops, f64=tables.f64, i64=tables.i64))
 
 
@@ -606,7 +608,7 @@ def lower_requests(plan, graph, *, rows=None, edge_offset=0):
     NotLowerable
         When the kernels do not implement the hop's rule (its NumPy evaluation then runs).
     """
-    spec = _lower_rows([plan], graph, 1, indices32=False).spec
+    spec = _lower_rows([plan], graph, 1, indices32=False, arrays=rows is None).spec
     hop = dict(spec["hops"][0], keep_row_ids=False)
     if hop["aux"] is not None or hop["graph"] != 0:
         raise _NotLowered("probabilities", "values looked up in other rows or graphs")
@@ -625,7 +627,7 @@ def lower_requests(plan, graph, *, rows=None, edge_offset=0):
     return RequestHop(arrays, hop, f64, spec["i64"], graph.num_nodes)
 
 
-def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None):
+def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, num_threads=None):
     """The lowered hop's selection on requested rows (``native/rowwise.h``): the bits of the
     single-process kernel and of the hop's NumPy evaluation on the same rows.
 
@@ -642,6 +644,9 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None):
     key : (int, int)
     keys : int64, shape (r,), optional
         Stream words of hops keyed per row (walk ids).
+    num_threads : int, optional
+        Threads for this call (default: :func:`get_num_threads`); 1 for small calls, where
+        starting a parallel region costs more than the work (the result is the same).
 
     Returns
     -------
@@ -659,7 +664,8 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None):
         count, edge, column = _kernels.select_requests(
             lowered.graph, lowered.hop, lowered.f64, lowered.i64, lowered.n_vertices,
             _i64(vertex), _i64(row), None if keys is None else _i64(keys), _i64(batch),
-            int(hop_word), k0, k1, budget, _THREADS)
+            int(hop_word), k0, k1, budget,
+            _THREADS if num_threads is None else int(num_threads))
     except MemoryError as exc:
         raise ResourceLimitError(f"sample: argument 'sampler': {exc} (the memory this process may "
                                  "use); lower the fanouts, batch_size or bulk size") from None
@@ -769,6 +775,75 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
                          n_vertices)
     row = vertex - row_offset if rows is None else rows
     return select_requests(lowered, vertex, row, batch, hop_word, (k0, k1))
+
+
+def _relabel_args(known_offsets, known, cand_offsets, cand):
+    arrays = [_i64(np.asarray(a)) for a in (known_offsets, known, cand_offsets, cand)]
+    for name, arr in zip(("known_offsets", "known", "cand_offsets", "cand"), arrays):
+        if arr.ndim != 1:
+            fail(ArgumentError, "native relabel", name, "must be one-dimensional", arr.shape)
+    return arrays
+
+
+def insert_bulk(known_offsets, known, cand_offsets, cand):
+    """Deduplicating insertion of ``(minibatch, vertex)`` pairs (``native/relabel.h``).
+
+    Parameters
+    ----------
+    known_offsets : int64, shape (k + 1,)
+        Minibatch ``j`` knows ``known[known_offsets[j]:known_offsets[j + 1]]``.
+    known : int64, shape (K,)
+        Vertices in local order; ``-1`` marks a slot that is never found.
+    cand_offsets : int64, shape (k + 1,)
+        Minibatch ``j``'s candidates are ``cand[cand_offsets[j]:cand_offsets[j + 1]]``.
+    cand : int64, shape (m,)
+        Vertex ids, in edge order.
+
+    Returns
+    -------
+    local : int64, shape (m,)
+        Local id of every candidate (new vertices numbered after the known ones, in first-
+        occurrence order).
+    fresh : int64, shape (k,)
+        New vertices per minibatch.
+    added : int64, shape (m,)
+        Minibatch ``j``'s new vertices at ``added[cand_offsets[j]:cand_offsets[j] + fresh[j]]``
+        (the rest is undefined).
+
+    Raises
+    ------
+    ValueError
+        Offsets inconsistent with the arrays, or ids outside ``[0, 2**32 - 1)``, before any
+        native code reads them.
+    """
+    return _kernels.insert_bulk(*_relabel_args(known_offsets, known, cand_offsets, cand),
+                                _THREADS)
+
+
+def lookup_bulk(known_offsets, known, query_offsets, query):
+    """Local ids of ``(minibatch, vertex)`` queries, ``-1`` where absent; arguments as
+    :func:`insert_bulk`. Returns int64, shape (len(query),)."""
+    return _kernels.lookup_bulk(*_relabel_args(known_offsets, known, query_offsets, query),
+                                _THREADS)
+
+
+def parse_edges(text, comment, delimiter):
+    """The first two columns of the edge lines of ``text`` (``native/parse.h``).
+
+    Parameters
+    ----------
+    text : bytes
+        Whole lines.
+    comment, delimiter : str
+        One character each, or ``""`` (no comments; columns split on runs of blanks).
+
+    Returns
+    -------
+    int64 array of shape (E, 2), or ``None`` when a line does not match the parser's strict
+    grammar (the caller falls back to ``numpy.loadtxt``).
+    """
+    edges, _ = _kernels.parse_edges(text, comment, delimiter)
+    return edges
 
 
 if AVAILABLE:      # the pool's default limit (set_pool_limit)

@@ -1,4 +1,4 @@
-"""The ``spsample`` command line: ``spsample {train,sample,convert,plan} ...``.
+"""The ``spsample`` command line: ``spsample {train,sample,convert,plan,partition} ...``.
 
 Each sub-command lives in its own module ``spsample/_cli_<name>.py`` that defines
 ``add_arguments(parser)`` and ``run(args) -> int``; this file only dispatches. Only the chosen
@@ -19,6 +19,8 @@ COMMANDS = {
     "convert": "Convert a graph dataset (Planetoid, npz, CSV, SNAP, OGB, ...) into spsample's "
                "HDF5.",
     "plan": "Recommend a replication factor, bulk size and strategy for a distributed run.",
+    "partition": "Relabel a dataset so that its contiguous blocks of rows cut few edges "
+                 "(METIS).",
 }
 
 

@@ -34,7 +34,7 @@ True
 from ._comm import Communicator, MPIComm, NcclComm, SelfComm, launched_under_mpi, world
 from ._dataset import ShardedDataset
 from ._failure import abort_on_failure, set_abort_on_failure
-from ._features import FeatureStore
+from ._features import CachedFeatureStore, FeatureStore
 from ._graph import STRATEGIES, DistGraph
 from ._grid import Grid
 from ._layout import (
@@ -53,7 +53,8 @@ from ._layout import (
 
 __all__ = [
     "Communicator", "SelfComm", "MPIComm", "NcclComm", "world", "launched_under_mpi",
-    "Grid", "DistGraph", "FeatureStore", "ShardedDataset", "STRATEGIES",
+    "Grid", "DistGraph", "FeatureStore", "CachedFeatureStore", "ShardedDataset",
+    "STRATEGIES",
     "set_abort_on_failure", "abort_on_failure",
     "block_bounds", "block_range", "owner_of", "rows_of_rank", "check_grid",
     "num_process_rows", "process_row", "replica_index", "rank_of", "row_ranks", "column_ranks",

@@ -10,7 +10,7 @@ from ._collective import agree, check_same, open_rows_everywhere
 from ._failure import abort_if_failing_alone
 from ._grid import Grid
 
-__all__ = ["FeatureStore"]
+__all__ = ["FeatureStore", "CachedFeatureStore"]
 
 
 class FeatureStore:
@@ -187,3 +187,88 @@ def _as_features(where, features):
 def _spans(n, grid):
     from ._layout import rows_of_rank
     return [rows_of_rank(n, r, grid.size, grid.replication) for r in range(grid.size)]
+
+
+class CachedFeatureStore:
+    """A :class:`FeatureStore` fronted by a cache of hot rows partitioned across the ranks of
+    each process row (DSP's design): hot row ``i`` (by descending score, ties to the smaller
+    id) is held by replica ``i % c`` of every process row. :meth:`fetch` serves rows of this
+    rank's own block from its shard, hot rows from the row's cache (one all-to-all inside the
+    process row) and only the rest through the store's all-to-all across process rows; the
+    rows are exactly the store's.
+
+    Parameters
+    ----------
+    store : FeatureStore
+    budget : int
+        Bytes of cached rows per rank; the process row caches ``c * budget // row_bytes`` rows.
+    scores : array_like, shape (n,)
+        Hotness per vertex, the same on every rank (in-degree, sampled counts).
+
+    Attributes
+    ----------
+    hot_ids : int64, shape (k,)
+        The rows this rank caches.
+    last_stats : dict
+        ``unique``, ``local``, ``hits``, ``cold`` row counts of the latest :meth:`fetch`.
+
+    Building one and :meth:`fetch` are collective over the grid.
+    """
+
+    def __init__(self, store, budget, scores):
+        where = "CachedFeatureStore"
+        if not isinstance(store, FeatureStore):
+            fail(ArgumentTypeError, where, "store", "must be a FeatureStore", type(store))
+        if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, (int, np.integer)):
+            fail(ArgumentTypeError, where, "budget", "must be an int (bytes)", budget)
+        if budget < 0:
+            fail(ArgumentError, where, "budget", "must be >= 0", budget)
+        scores = np.asarray(scores)
+        n = store.num_nodes
+        if scores.shape != (n,) or scores.dtype.kind not in "biuf" or \
+                not np.all(np.isfinite(scores)):
+            fail(ArgumentError, where, "scores", f"must be {n} finite numbers", scores.shape)
+        self.store, self.grid = store, store.grid
+        self.num_nodes, self.shape, self.dtype = n, store.shape, store.dtype
+        row_bytes = max(1, int(np.prod(store.shape[1:])) * store.dtype.itemsize)
+        c = self.grid.replication
+        k = min(n, c * (int(budget) // row_bytes))
+        ranked = np.lexsort((np.arange(n), -scores.astype(np.float64)))[:k]
+        self._holder = np.full(n, -1, dtype=np.int64)
+        self._holder[ranked] = np.arange(k) % c
+        self.hot_ids = np.sort(ranked[self.grid.replica::c])
+        self._rows = store.fetch(self.hot_ids)
+        self.last_stats = {}
+
+    def fetch(self, n_id):
+        """The feature rows of ``n_id`` (collective); as :meth:`FeatureStore.fetch`."""
+        where = "CachedFeatureStore.fetch"
+
+        def check():
+            ids = as_index_array(where, "n_id", n_id)
+            check_range(where, "n_id", ids, 0, self.num_nodes)
+            return ids
+        with abort_if_failing_alone(self.grid.comm, where):
+            ids = agree(self.grid.comm, where, check)
+        uniq, inverse = np.unique(ids, return_inverse=True)
+        own = self.grid.owner(uniq, self.num_nodes) == self.grid.row
+        holder = np.where(own, -1, self._holder[uniq])
+        hot = holder >= 0
+        out = np.empty((uniq.size,) + self.shape[1:], dtype=self.dtype)
+        out[hot] = self._from_row(uniq[hot], holder[hot])
+        out[~hot] = self.store.fetch(uniq[~hot])
+        self.last_stats = {"unique": int(uniq.size), "local": int(own.sum()),
+                           "hits": int(hot.sum()), "cold": int((~hot & ~own).sum())}
+        return out[inverse.ravel()]
+
+    def _from_row(self, ids, holder):
+        """Rows ``ids`` from the caches of this process row (``holder``: replica of each)."""
+        row = self.grid.row_comm
+        order = np.argsort(holder, kind="stable")
+        counts = np.bincount(holder, minlength=row.size)
+        asked, asked_counts = row.alltoallv(ids[order], counts)
+        rows = self._rows[np.searchsorted(self.hot_ids, asked)]
+        got, _ = row.alltoallv(np.ascontiguousarray(rows), asked_counts, recvcounts=counts)
+        out = np.empty_like(got)
+        out[order] = got
+        return out

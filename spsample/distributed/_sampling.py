@@ -174,8 +174,9 @@ def concrete_frontier(state, Q):
 
 # ---------------------------------------------------------------------------------- push
 class _Block:
-    """This rank's rows of ``A`` as a graph indexed by global vertex ids: views and selections
-    read row ``v`` at ``v - row_offset``; per-edge vectors are indexed from ``edge_offset``."""
+    """Consecutive rows of ``A`` (this rank's) as a graph indexed by global vertex ids: views
+    and selections read row ``v`` at ``v - row_offset``; per-edge vectors are indexed from
+    ``edge_offset``."""
 
     def __init__(self, dg):
         self.indptr, self.indices, self.weights = dg.indptr, dg.indices, dg.weights
@@ -183,12 +184,13 @@ class _Block:
         self.row_offset, self.edge_offset = dg.lo, dg.edge_offset
 
 
-def _owner_select(sel, dg, vertex, keys, batch, batch_ids, ctx):
-    """The hop's own selection, evaluated by NumPy on the requested rows of this rank's block:
-    ``S`` with block-local edge ids (the oracle of the native row sampler)."""
+def _owner_select(sel, block, vertex, keys, batch, batch_ids, ctx):
+    """The hop's own selection, evaluated by NumPy on the requested rows of a block of rows
+    (a :class:`_Block`: this rank's, or rows read from disk): ``S`` with block-local edge ids
+    (the oracle of the native row sampler)."""
     Q = Frontier(batch, vertex, np.zeros(vertex.size, dtype=np.int64), row_id=keys)
-    expr = _rebased(sel.P.expr, sel.P.frontier, Q)
-    P = RowView(_Block(dg), Q, expr)
+    expr = _rebased(sel.P.expr, sel.P.frontier, Q, block)
+    P = RowView(block, Q, expr)
     keyed_by = sel.streams.keyed_by
     if keyed_by == "column":
         streams = Streams(None, batch_ids, ctx.hop_word, ctx.key, keyed_by="column", frontier=Q)
@@ -202,18 +204,21 @@ def _owner_select(sel, dg, vertex, keys, batch, batch_ids, ctx):
     return prim.evaluate_selection(owner_sel)
 
 
-def _rebased(expr, traced, Q):
-    """``expr`` with its references to the traced frontier's own rows moved to ``Q``."""
+def _rebased(expr, traced, Q, block):
+    """``expr`` with its references to the traced frontier's own rows moved to ``Q``, and the
+    edge weights read from ``block`` (block-local edge ids)."""
     if expr is None:
         return None
     if expr.op == "indicator":
         return Expr("indicator", frontier=Q)
+    if expr.op == "weight":
+        return Expr("weight", graph=block)
     if expr.op == "view":                  # a view of the same rows: its own values
         inner = expr.view.expr
-        return Expr("const", value=1.0) if inner is None else _rebased(inner, traced, Q)
+        return Expr("const", value=1.0) if inner is None else _rebased(inner, traced, Q, block)
     if not expr.args:
         return expr
-    return Expr(expr.op, *[_rebased(a, traced, Q) for a in expr.args])
+    return Expr(expr.op, *[_rebased(a, traced, Q, block) for a in expr.args])
 
 
 def _count_dtype(bound):
@@ -325,7 +330,8 @@ class _PushHop:
                                         ctx.hop_word, ctx.key,
                                         keys=key_words if self.keyed_by_row else None)
         else:
-            S = _owner_select(self.plan.selection, dg, vertex, key_words, batch, batch_ids, ctx)
+            S = _owner_select(self.plan.selection, _Block(dg), vertex, key_words, batch,
+                              batch_ids, ctx)
         S.edge_id = S.edge_id + dg.edge_offset
         lengths = S.row_lengths()
         row_bounds = np.r_[0, np.cumsum(rows_from)]
@@ -439,7 +445,7 @@ class _FetchHop:
         t0 = time.perf_counter()
         Q = sampler.frontier(state, ctx)
         rows = np.unique(np.concatenate([Q.vertex] + _looked_up(plan, state)))
-        need = np.setdiff1d(rows, self.ids, assume_unique=True)
+        need = self._missing(rows)
         t1 = time.perf_counter()
         fetched = self._fetch(need)
         t2 = time.perf_counter()
@@ -454,13 +460,20 @@ class _FetchHop:
             if edges is not None:
                 edges["edge_id"] = view.edge_ids[edges["edge_id"]]
         t3 = time.perf_counter()
+        self._record(stats, Q, need, fetched[0])
+        stats["exchange_s"] += t2 - t1
+        stats["local_s"] += (t1 - t0) + (t3 - t2)
+
+    def _missing(self, rows):
+        """The rows of ``rows`` (ascending) not fetched yet in this bulk."""
+        return np.setdiff1d(rows, self.ids, assume_unique=True)
+
+    def _record(self, stats, Q, need, degree):
         remote = self.dg.grid.owner(need, self.dg.num_nodes) != self.dg.grid.row
         stats["frontier"] += len(Q)
         stats["remote_frontier"] += int(remote.sum())
         stats["fetched_rows"] += int(remote.sum())
-        stats["fetched_entries"] += int(fetched[0][remote].sum())
-        stats["exchange_s"] += t2 - t1
-        stats["local_s"] += (t1 - t0) + (t3 - t2)
+        stats["fetched_entries"] += int(degree[remote].sum())
 
     def _append(self, need, degree, start, indices, weights):
         """Store the rows ``need`` after the ones fetched so far (new slots, arrival order)."""

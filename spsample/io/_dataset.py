@@ -25,8 +25,9 @@ class Dataset:
 
     Parameters
     ----------
-    graph : Graph
-        The adjacency, ``n`` nodes; row ``v`` lists the vertices ``v`` aggregates from.
+    graph : Graph or DiskGraph
+        The adjacency, ``n`` nodes; row ``v`` lists the vertices ``v`` aggregates from. A
+        ``DiskGraph`` (``spsample.load(path, mmap=True)``) stays on disk.
     features : ndarray or scipy.sparse matrix, shape (n, f), optional
         Node features of any numeric dtype, kept as given (not copied, never modified); a
         sparse matrix is kept sparse (converted to CSR if in another sparse format; its
@@ -68,8 +69,10 @@ class Dataset:
 
     def __post_init__(self):
         where = "Dataset"
-        if not isinstance(self.graph, Graph):
-            fail(ArgumentTypeError, where, "graph", "must be a spsample.Graph", type(self.graph))
+        from .._disk_graph import DiskGraph
+        if not isinstance(self.graph, (Graph, DiskGraph)):
+            fail(ArgumentTypeError, where, "graph", "must be a spsample.Graph (or a DiskGraph)",
+                 type(self.graph))
         if not isinstance(self.name, str):
             fail(ArgumentTypeError, where, "name", "must be a str", self.name)
         n = self.graph.num_nodes

@@ -61,10 +61,12 @@ _DENSE_VERSION = 1
 #: The newest version read: 3 is the heterogeneous layout (``_hetero_hdf5.py``).
 _MAX_VERSION = 3
 _CHUNK_BYTES = 256 * 1024
+#: How ``/graph/*`` is stored (:func:`save`'s ``layout``).
+LAYOUTS = ("chunked", "contiguous")
 
 
 # ---------------------------------------------------------------------- writing
-def save(dataset, path, *, compression="gzip"):
+def save(dataset, path, *, compression="gzip", layout="chunked"):
     """Write ``dataset`` to ``path`` in spsample's HDF5 layout (see the module docstring).
 
     The file is written beside ``path`` under a temporary name (``.<name>.<pid>.tmp``) and
@@ -79,6 +81,10 @@ def save(dataset, path, *, compression="gzip"):
         Destination file (overwritten). Its directory must exist.
     compression : {"gzip", None}
         ``"gzip"`` (level 4, with byte shuffling) or ``None`` for uncompressed chunks.
+    layout : {"chunked", "contiguous"}
+        ``"contiguous"`` stores ``/graph/*`` uncompressed in one contiguous extent each, so a
+        graph opened with ``load(path, mmap=True)`` reads any range with one ``pread`` (the
+        other arrays follow ``compression``). ``"chunked"`` (default): every array chunked.
 
     Returns
     -------
@@ -103,6 +109,8 @@ def save(dataset, path, *, compression="gzip"):
              "HeteroDataset", type(dataset))
     if compression not in ("gzip", None):
         fail(DatasetError, where, "compression", "must be 'gzip' or None", compression)
+    if layout not in LAYOUTS:
+        fail(ArgumentError, where, "layout", f"must be one of {LAYOUTS}", layout)
     path = _as_path(where, path)
     if not path.parent.is_dir():
         fail(DatasetNotFoundError, where, "path", "is in a directory that does not exist",
@@ -114,21 +122,22 @@ def save(dataset, path, *, compression="gzip"):
             if isinstance(dataset, HeteroDataset):
                 write_hetero(f, dataset, compression)
             else:
-                _write_dataset(f, dataset, compression)
+                _write_dataset(f, dataset, compression, layout)
         os.replace(tmp, path)
     return path
 
 
-def _write_dataset(f, dataset, compression):
+def _write_dataset(f, dataset, compression, layout="chunked"):
     """Write every part of ``dataset`` into the open file ``f`` (the module's layout)."""
     g = dataset.graph
     version = VERSION if dataset.sparse_features else _DENSE_VERSION
     f.attrs.update(format=FORMAT, version=version, name=dataset.name, num_nodes=g.num_nodes)
     grp = f.create_group("graph")
-    _write(grp, "indptr", g.indptr, compression)
-    _write(grp, "indices", g.indices, compression)
+    write = _write if layout == "chunked" else _write_contiguous
+    write(grp, "indptr", g.indptr, compression)
+    write(grp, "indices", g.indices, compression)
     if g.weights is not None:
-        _write(grp, "weights", g.weights, compression)
+        write(grp, "weights", g.weights, compression)
     if dataset.sparse_features:
         _write_csr(f, "features", dataset.features, compression)
     elif dataset.features is not None:
@@ -165,8 +174,13 @@ def _write(group, name, arr, compression):
     return group.create_dataset(name, data=arr, chunks=(rows,) + arr.shape[1:], **opts)
 
 
+def _write_contiguous(group, name, arr, compression=None):
+    """Create ``group[name]`` from ``arr`` in one contiguous, uncompressed extent."""
+    return group.create_dataset(name, data=np.ascontiguousarray(arr))
+
+
 # ---------------------------------------------------------------------- reading
-def load(path, *, features=True):
+def load(path, *, features=True, mmap=False, memory_budget=None):
     """Read a dataset written by :func:`save`.
 
     Parameters
@@ -175,12 +189,22 @@ def load(path, *, features=True):
     features : bool
         Read ``/features`` (default). ``False`` leaves ``Dataset.features`` as ``None``, for
         callers that fetch feature rows later with :func:`read_feature_rows`.
+    mmap : bool
+        ``True``: open the graph without reading it (a :class:`~spsample.DiskGraph`: row
+        pointers in memory, column ids read on demand through a bounded block cache, sampled
+        with the same results as in memory); labels and splits are read, the features stay
+        in the file (``Dataset.features`` is ``None``; the loader reads their rows when given
+        ``features=path``).
+    memory_budget : int or str, optional
+        With ``mmap=True``: the bytes the graph may hold (row pointers, block cache, the rows
+        a hop holds at once), e.g. ``"1GB"``; default 1 GiB.
 
     Returns
     -------
     Dataset or HeteroDataset
         The graph is rebuilt (and validated) with :meth:`Graph.from_csr` (a heterogeneous
-        file's with :meth:`HeteroGraph.from_edge_index`).
+        file's with :meth:`HeteroGraph.from_edge_index`), or opened as a ``DiskGraph``
+        (``mmap=True``; its blocks checked as they are read).
 
     Raises
     ------
@@ -193,6 +217,9 @@ def load(path, *, features=True):
     from ._hetero_hdf5 import is_hetero_file, read_hetero
     where = "spsample.load"
     path = _as_path(where, path)
+    _check_mmap(where, mmap, memory_budget)
+    if mmap:
+        return _load_on_disk(where, path, memory_budget)
     with _open(where, path) as f:
         if is_hetero_file(f):
             return read_hetero(where, path, f, features)
@@ -223,6 +250,44 @@ def load(path, *, features=True):
     except SpsampleError as exc:
         raise DatasetError(f"{where}: argument 'path' {str(path)!r} holds an invalid "
                            f"dataset: {exc}") from exc
+
+
+def _check_mmap(where, mmap, memory_budget):
+    if not isinstance(mmap, (bool, np.bool_)):
+        fail(ArgumentTypeError, where, "mmap", "must be True or False", mmap)
+    if memory_budget is not None and not mmap:
+        fail(ArgumentError, where, "memory_budget", "applies to mmap=True only",
+             memory_budget)
+
+
+def _load_on_disk(where, path, memory_budget):
+    """The dataset with its graph opened as a DiskGraph; labels and splits read."""
+    from .._disk_graph import DiskGraph
+
+    graph = DiskGraph.open(path, "1GB" if memory_budget is None else memory_budget,
+                           where=where)
+    try:
+        with _open(where, path) as f:
+            dsets = {k: v for k, v in _datasets_to_read(where, path, f, False).items()
+                     if not k.startswith("graph/")}
+            _check_sizes(where, path, dsets)
+            arrays = {name: _read_all(where, path, dset) for name, dset in dsets.items()}
+            name = f.attrs.get("name", "")
+        splits = {}
+        for key in arrays:
+            if key.startswith("splits/"):
+                split, part = key.split("/")[1:]
+                splits.setdefault(split, {})[part] = arrays[key]
+        return Dataset(graph, labels=arrays.get("labels"), splits=splits, name=_as_name(name))
+    except SpsampleError as exc:
+        graph.close()
+        if isinstance(exc, DatasetError):
+            raise
+        raise DatasetError(f"{where}: argument 'path' {str(path)!r} holds an invalid "
+                           f"dataset: {exc}") from exc
+    except BaseException:
+        graph.close()
+        raise
 
 
 def _datasets_to_read(where, path, f, features):

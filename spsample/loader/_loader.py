@@ -13,6 +13,7 @@ from .._validate import as_index_array, as_int, fail
 from ..samplers import Sampler
 from ._batch import make_batch
 from ._features import FetchFeatures, as_feature_source
+from ._partitions import buffer_aware_order, check_order
 from ._pipeline import Prefetcher
 
 __all__ = ["Loader", "EpochIterator", "epoch_order"]
@@ -73,6 +74,12 @@ class Loader:
     labels : array_like or tensor of int, shape (num_nodes,), optional
     shuffle : bool
         Permute the seeds every epoch (keyed by ``(seed, epoch)``).
+    order : {"random", "buffer-aware"}
+        How shuffled seeds are ordered: one random permutation (default), or grouped by the
+        feature partition of :class:`~spsample.loader.PartitionedFeatures` features, the
+        partitions visited in a path and each one's seeds shuffled, keyed by ``(seed, epoch)``
+        (:func:`~spsample.loader.buffer_aware_order`: far fewer partition loads on graphs with
+        locality).
     seed : int
         Seeds the shuffle and the sampler's random streams, ``0 <= seed < 2**64``.
     device : str or torch.device
@@ -130,7 +137,7 @@ class Loader:
     def __init__(self, data, seeds=None, *, sampler, batch_size, bulk_size=4, features=None,
                  labels=None, shuffle=True, seed=0, device="cpu", dtype="float32",
                  pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0,
-                 adjacency=False, strategy=None):
+                 adjacency=False, strategy=None, order="random"):
         apply_env_threads()  # SPSAMPLE_THREADS, once per process
         self.graph, dataset = _resolve_data(data)
         self.num_nodes = int(self.graph.num_nodes)
@@ -162,6 +169,7 @@ class Loader:
         if labels is None and dataset is not None:
             labels = dataset.labels
         self.labels = _resolve_labels(labels, self.num_nodes)
+        self.seed_order = check_order(_WHERE, order, self.features)
         self.device = _resolve_device(device)
         self.dtype = _resolve_dtype(dtype)
         self.rank, self.world_size = _resolve_world(rank, world_size, comm)
@@ -221,6 +229,8 @@ class Loader:
 
     def order(self, epoch):
         """The seeds in the order epoch ``epoch`` visits them (over all ranks)."""
+        if self.seed_order == "buffer-aware" and self.shuffle:
+            return buffer_aware_order(self.seeds, self.features.bounds, self.seed, epoch)
         return epoch_order(self.seeds, self.seed, epoch, self.shuffle)
 
     # ------------------------------------------------------------------ the producer

@@ -1,0 +1,155 @@
+"""Locality partitioning: relabel a dataset so that its ``P`` balanced contiguous blocks of
+rows (the blocks ``DistGraph`` gives its process rows) hold few cut edges.
+
+``method="metis"`` partitions the symmetrised graph (self-loops dropped) with METIS
+(``pymetis``, from PyPI; without it the method is refused with a typed error) and numbers the
+vertices part by part (ascending old id within a part); ``method="block"`` keeps the ids (the
+baseline). The permutation ``old_id`` (``old_id[new] = old``) maps both ways and is stored
+beside the relabelled dataset with a fingerprint of it, so a permutation file that does not
+belong to a dataset is refused.
+"""
+
+import hashlib
+
+import numpy as np
+
+from ._errors import ArgumentError, DatasetError
+from ._validate import as_int, fail
+
+__all__ = ["partition", "relabel", "cut_edges", "save_partition", "load_partition", "METHODS",
+           "have_metis"]
+
+METHODS = ("metis", "block")
+
+
+def have_metis():
+    """Whether ``pymetis`` imports."""
+    try:
+        import pymetis  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def partition(graph, parts, *, method="metis", seed=0):
+    """``old_id`` (int64, shape (n,)): new vertex ``i`` is old vertex ``old_id[i]``.
+
+    Raises
+    ------
+    ArgumentError, ArgumentTypeError
+        Bad ``parts`` or ``method``; ``method="metis"`` without pymetis installed.
+    """
+    where = "partition"
+    parts = as_int(where, "parts", parts, minimum=1)
+    if not isinstance(method, str) or method not in METHODS:
+        fail(ArgumentError, where, "method", f"must be one of {METHODS}", method)
+    n = graph.num_nodes
+    if method == "block" or parts == 1 or n == 0:
+        return np.arange(n, dtype=np.int64)
+    if not have_metis():
+        fail(ArgumentError, where, "method", "'metis' needs pymetis (pip install pymetis)",
+             method)
+    import pymetis
+
+    xadj, adjncy = _symmetric(graph)
+    opts = pymetis.Options(seed=int(seed))
+    if hasattr(pymetis, "CSRAdjacency"):                       # pymetis >= 2025.2
+        result = pymetis.part_graph(parts, pymetis.CSRAdjacency(xadj, adjncy), options=opts)
+    else:
+        result = pymetis.part_graph(parts, xadj=xadj, adjncy=adjncy, options=opts)
+    membership = result[1]
+    return np.argsort(np.asarray(membership, dtype=np.int64), kind="stable")
+
+
+def _symmetric(graph):
+    """CSR of ``A + A.T`` without self-loops (METIS's input)."""
+    import scipy.sparse as sp
+
+    n = graph.num_nodes
+    a = sp.csr_matrix((np.ones(len(graph.indices), dtype=np.int8), np.asarray(graph.indices),
+                       np.asarray(graph.indptr)), shape=(n, n))
+    s = (a + a.T).tocsr()
+    s.setdiag(0)
+    s.eliminate_zeros()
+    return s.indptr.astype(np.int64), s.indices.astype(np.int64)
+
+
+def relabel(dataset, old_id):
+    """The dataset with vertex ``old_id[i]`` renamed ``i``: rows and columns of ``A``, features,
+    labels and split ids (each split's ids ascending) follow. ``dataset`` is not modified."""
+    from .io import Dataset
+    from ._graph import Graph
+
+    g = dataset.graph
+    n = g.num_nodes
+    old_id = np.asarray(old_id, dtype=np.int64)
+    if old_id.shape != (n,) or not np.array_equal(np.sort(old_id), np.arange(n)):
+        fail(ArgumentError, "relabel", "old_id", f"must be a permutation of range({n})",
+             old_id.shape)
+    new_id = np.empty(n, dtype=np.int64)
+    new_id[old_id] = np.arange(n)
+    deg = np.diff(g.indptr)[old_id]
+    indptr = np.concatenate([[0], np.cumsum(deg)])
+    start = np.asarray(g.indptr)[old_id]
+    pos = np.repeat(start - indptr[:-1], deg) + np.arange(indptr[-1])
+    cols = new_id[np.asarray(g.indices)[pos]]
+    row = np.repeat(np.arange(n), deg)
+    order = np.lexsort((cols, row))
+    weights = None if g.weights is None else np.asarray(g.weights)[pos][order]
+    graph = Graph.from_csr(indptr, cols[order], weights=weights, num_nodes=n)
+    feats = None if dataset.features is None else dataset.features[old_id]
+    labels = None if dataset.labels is None else np.asarray(dataset.labels)[old_id]
+    splits = {name: {k: np.sort(new_id[np.asarray(v)]) for k, v in part.items()}
+              for name, part in dataset.splits.items()}
+    return Dataset(graph, features=feats, labels=labels, splits=splits, name=dataset.name)
+
+
+def cut_edges(graph, parts):
+    """Entries ``(v, u)`` of ``A`` whose row and column fall in different blocks of the ``parts``
+    balanced contiguous blocks (``DistGraph``'s process rows)."""
+    from .distributed._layout import owner_of
+
+    n = graph.num_nodes
+    row = np.repeat(np.arange(n), np.diff(graph.indptr))
+    return int(np.count_nonzero(owner_of(row, n, parts) !=
+                                owner_of(np.asarray(graph.indices), n, parts)))
+
+
+def _fingerprint(graph):
+    h = hashlib.sha256()
+    h.update(np.asarray(graph.indptr, dtype=np.int64).tobytes())
+    return f"{graph.num_nodes}:{len(graph.indices)}:{h.hexdigest()[:32]}"
+
+
+def save_partition(path, graph, old_id, *, method, parts):
+    """Write the permutation of the relabelled ``graph`` to ``path`` (``.npz``)."""
+    np.savez(path, old_id=np.asarray(old_id, dtype=np.int64), method=np.str_(method),
+             parts=np.int64(parts), fingerprint=np.str_(_fingerprint(graph)))
+
+
+def load_partition(path, graph):
+    """``old_id`` from a file of :func:`save_partition`, checked against ``graph``.
+
+    Raises
+    ------
+    DatasetError
+        Naming ``partition``: unreadable, not a permutation of the graph's vertices, or written
+        for another graph.
+    """
+    where = "load_partition"
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            old_id = np.asarray(z["old_id"])
+            fingerprint = str(z["fingerprint"])
+    except (OSError, KeyError, ValueError) as exc:
+        fail(DatasetError, where, "partition", f"is not a readable partition file ({exc})",
+             str(path))
+    n = graph.num_nodes
+    if old_id.dtype.kind not in "iu" or old_id.shape != (n,) or \
+            not np.array_equal(np.sort(old_id), np.arange(n)):
+        fail(DatasetError, where, "partition", f"is not a permutation of the dataset's {n} "
+             "vertices", str(path))
+    if fingerprint != _fingerprint(graph):
+        fail(DatasetError, where, "partition", "was written for another dataset (its "
+             "fingerprint differs)", str(path))
+    return old_id.astype(np.int64)
