@@ -25,8 +25,8 @@ Configurations: ``spsample:nodewise`` / ``spsample:labor`` (GraphSAGE, ``--fanou
 nodes per layer), ``dgl:neighbor`` / ``dgl:labor`` (DGL 2.1 ``DataLoader`` with
 ``NeighborSampler`` / ``LaborSampler``, ``dgl.nn.SAGEConv`` layers, features as a dense
 float32 tensor, gathered with DGL's ``gather_row``). Append ``@key=value,...`` to set a
-configuration's own ``fanouts`` (``10-10-10``), ``batch`` or ``nodes``, e.g.
-``spsample:nodewise@fanouts=10-10-10``.
+configuration's own ``fanouts`` (``10-10-10``), ``batch``, ``nodes``, or ``dense=1`` (spsample
+with sparse features densified, as DGL gets them), e.g. ``spsample:nodewise@fanouts=10-10-10``.
 
 Graphs: ``musae-facebook``, ``gnnbench-cora``, ``gnnbench-citeseer`` (symmetrised; random
 60/20/20 split, seed 0), ``minesweeper`` (its split 0), and ``rmat:S`` (R-MAT, 128 uniform
@@ -126,7 +126,7 @@ def parse_config(text, args):
     framework, sampler = head.split(":")
     cfg = dict(name=text, framework=framework, sampler=sampler,
                fanouts=[int(f) for f in args.fanouts.split(",")], batch=args.batch_size,
-               nodes=args.layer_nodes or 4 * args.batch_size)
+               nodes=args.layer_nodes or 4 * args.batch_size, dense=0)
     for item in filter(None, extra.split(",")):
         key, value = item.split("=")
         cfg[key] = [int(v) for v in value.split("-")] if key == "fanouts" else int(value)
@@ -181,7 +181,8 @@ def run_spsample(args, cfg, data):
         config = TrainConfig(**common)
     else:
         config = TrainConfig(**common, dropout=args.dropout, weight_decay=0.0,
-                             input_dropout=args.input_dropout == "on", normalize="none")
+                             input_dropout=args.input_dropout == "on", normalize="none",
+                             sparse_features="off" if cfg["dense"] else "auto")
     trainer = Trainer(split, config)
     evaluate = None if args.throughput else _spsample_evaluator(trainer, split, val, cfg, args)
     reset = _reset_peak()
