@@ -1,16 +1,21 @@
 """Build of spsample's optional native extension ``spsample._native_kernels``.
 
 Metadata lives in ``setup.cfg``; this file only adds the C++17 extension (pybind11, OpenMP,
-``-O3 -ffp-contract=off``). The extension is optional: when no compiler (or no pybind11) is
+``-O3 -ffp-contract=off``), and ships the GPU kernels' CUDA sources (``native/device``) inside the
+package as ``spsample/_cuda`` (CuPy compiles them at run time; an editable install reads them
+from ``native/device``). The extension is optional: when no compiler (or no pybind11) is
 available, or the build fails, installation still succeeds with a warning and spsample runs its
 NumPy path (``spsample._native.AVAILABLE`` is False). ``SPSAMPLE_BUILD_NATIVE=0`` skips it.
 """
 
+import glob
 import os
+import shutil
 import sys
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 # Flags that change floating-point results are forbidden: det_log and the LADIES sums must round
 # exactly as NumPy does (no FMA contraction, no -ffast-math).
@@ -49,6 +54,17 @@ class OptionalBuildExt(build_ext):
             _warn(f"building {ext.name} failed ({exc})")
 
 
+class BuildPyWithCudaSources(build_py):
+    """Copy native/device/*.cuh and *.cu into the built package (spsample/_cuda)."""
+
+    def run(self):
+        super().run()
+        target = os.path.join(self.build_lib, "spsample", "_cuda")
+        os.makedirs(target, exist_ok=True)
+        for f in glob.glob(os.path.join("native", "device", "*.cu*")):
+            shutil.copy(f, target)
+
+
 def _extensions():
     if os.environ.get("SPSAMPLE_BUILD_NATIVE", "1") == "0":
         return []
@@ -59,10 +75,13 @@ def _extensions():
         return []
     sources = ["native/module.cpp"]
     headers = ["native/common.h", "native/rng.h", "native/localmap.h", "native/select.h",
-               "native/rowwise.h", "native/layerwise.h", "native/rows.h", "native/philox_simd.h"]
+               "native/rowwise.h", "native/layerwise.h", "native/philox_simd.h",
+               "native/emulate.h"]
+    headers += [os.path.join("native", "device", f) for f in sorted(os.listdir("native/device"))]
     return [Pybind11Extension(
         "spsample._native_kernels", sources, depends=headers, include_dirs=["native"],
         cxx_std=17, extra_compile_args=COMPILE_ARGS + OPENMP_ARGS, extra_link_args=OPENMP_ARGS)]
 
 
-setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})
+setup(ext_modules=_extensions(),
+      cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithCudaSources})

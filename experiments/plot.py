@@ -2,9 +2,11 @@
 
     python experiments/plot.py runs/p4.json runs/p8.json --out figures/
 
-writes ``time_vs_c.png`` and ``bytes_vs_c.png`` (per p, per strategy, at the largest k),
-``bytes_vs_k.png`` and ``time_vs_k.png`` (per strategy, at c = 1) and ``bytes_vs_p.png`` (c = 1,
-largest k, with the push ideal).
+writes, per sampler (``_<sampler>`` suffix), ``time_vs_c.png`` and ``bytes_vs_c.png`` (per p,
+per strategy, at the largest k), ``bytes_vs_k.png`` and ``time_vs_k.png`` (per strategy, at
+c = 1), ``bytes_vs_p.png`` (c = 1, largest k, with the push ideal) and ``phases_vs_p.png``
+(time per phase of the slowest rank -- requester's local work, owners' sampling, exchanges,
+feature fetch -- at c = 1 and the largest k, push and pull side by side).
 """
 
 import argparse
@@ -70,20 +72,55 @@ def per_k(runs, out, metric, ylabel, name):
     plt.close(fig)
 
 
-def per_p(runs, out):
+def per_p(runs, out, name):
     fig, ax = plt.subplots(figsize=(6, 4))
     k = max(r["k"] for r in runs)
     for strategy in ("push", "pull"):
         line(ax, select(runs, c=1, k=k, strategy=strategy), "p",
              lambda r: r["summary"]["sampling_bytes"] / MIB, f"{strategy} (c=1, k={k})")
-    line(ax, select(runs, c=1, k=k, strategy="push"), "p",
-         lambda r: r["summary"]["push_ideal_bytes"] / MIB, "push ideal", linestyle=":")
+    ideal = [r for r in select(runs, c=1, k=k, strategy="push") if r["summary"]["push_ideal_bytes"]]
+    line(ax, ideal, "p", lambda r: r["summary"]["push_ideal_bytes"] / MIB, "push ideal",
+         linestyle=":")
     ax.set_xlabel("ranks p")
     ax.set_ylabel("sampling bytes, all ranks (MiB)")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "bytes_vs_p.png"), dpi=120)
+    fig.savefig(os.path.join(out, name), dpi=120)
+    plt.close(fig)
+
+
+PHASES = (("local_s", "local (frontier, extraction)"), ("owner_s", "owners' sampling"),
+          ("exchange_s", "sampling exchanges"), ("fetch_s", "feature fetch"))
+
+
+def phases_per_p(runs, out, name):
+    """Stacked bars: each phase's time on the slowest rank of the run (by total)."""
+    k = max(r["k"] for r in runs)
+    ps = sorted({r["p"] for r in runs})
+    fig, ax = plt.subplots(figsize=(7, 4))
+    width = 0.38
+    for shift, strategy, hatch in ((-width / 2, "push", ""), (width / 2, "pull", "//")):
+        bottom = [0.0] * len(ps)
+        for i, (key, label) in enumerate(PHASES):
+            heights = []
+            for p in ps:
+                run = select(runs, p=p, c=1, k=k, strategy=strategy)
+                if not run:
+                    heights.append(0.0)
+                    continue
+                slowest = max(run[0]["per_rank"], key=lambda r: r["sample_s"] + r["fetch_s"])
+                heights.append(slowest[key])
+            ax.bar([j + shift for j in range(len(ps))], heights, width, bottom=bottom,
+                   color=f"C{i}", hatch=hatch, label=f"{label}" if strategy == "push" else None)
+            bottom = [b + h for b, h in zip(bottom, heights)]
+    ax.set_xticks(range(len(ps)), [str(p) for p in ps])
+    ax.set_xlabel(f"ranks p (c = 1, k = {k}; left push, right pull, hatched)")
+    ax.set_ylabel("seconds, slowest rank")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, name), dpi=120)
     plt.close(fig)
 
 
@@ -100,11 +137,16 @@ def main():
 
     def mib(r):
         return r["summary"]["sampling_bytes"] / MIB
-    per_c(runs, args.out, seconds, "sampling time, slowest rank (s)", "time_vs_c.png")
-    per_c(runs, args.out, mib, "sampling bytes, all ranks (MiB)", "bytes_vs_c.png")
-    per_k(runs, args.out, seconds, "sampling time, slowest rank (s)", "time_vs_k.png")
-    per_k(runs, args.out, mib, "sampling bytes, all ranks (MiB)", "bytes_vs_k.png")
-    per_p(runs, args.out)
+    for sampler in sorted({r.get("sampler", "nodewise") for r in runs}):
+        mine = [r for r in runs if r.get("sampler", "nodewise") == sampler]
+        per_c(mine, args.out, seconds, "sampling time, slowest rank (s)",
+              f"time_vs_c_{sampler}.png")
+        per_c(mine, args.out, mib, "sampling bytes, all ranks (MiB)", f"bytes_vs_c_{sampler}.png")
+        per_k(mine, args.out, seconds, "sampling time, slowest rank (s)",
+              f"time_vs_k_{sampler}.png")
+        per_k(mine, args.out, mib, "sampling bytes, all ranks (MiB)", f"bytes_vs_k_{sampler}.png")
+        per_p(mine, args.out, f"bytes_vs_p_{sampler}.png")
+        phases_per_p(mine, args.out, f"phases_vs_p_{sampler}.png")
     print("wrote", sorted(f for f in os.listdir(args.out) if f.endswith(".png")))
 
 

@@ -1,4 +1,5 @@
-"""Distributed sampling sweep: time per phase and bytes per collective vs c, k and strategy.
+"""Distributed sampling sweep: time per phase and bytes per collective vs c, k, strategy and
+sampler (node-wise, LABOR, LADIES).
 
 Run under MPI (ranks oversubscribe freely; one thread each)::
 
@@ -10,8 +11,9 @@ divisor of ``p``), bulk size ``k`` (minibatches per rank per call) and strategy,
 samples its ``k`` minibatches of ``--batch-size`` seeds (global minibatch ids
 ``rank * k + i``), then fetches the features of every sampled vertex from a
 :class:`FeatureStore`. Recorded per rank: phase times, bytes per collective kind (from the
-communicators' counters), sampled edges, remote frontier rows and samples. The push ideal is
-``8 × (remote frontier rows + remote samples)`` summed over ranks.
+communicators' counters), sampled edges, remote frontier rows and samples, and where each hop
+ran (``modes``: push, pull). The row push ideal is ``8 × (remote frontier rows + remote
+samples)`` summed over ranks; layer-wise push reports its rows, draws, member ids and edges.
 """
 
 import argparse
@@ -32,7 +34,9 @@ def parse_args():
     ap.add_argument("--edge-factor", type=int, default=16)
     ap.add_argument("--data", default=None, help="HDF5 cache of the graph (default /tmp/rmat<scale>.h5)")
     ap.add_argument("--batch-size", type=int, default=256)
-    ap.add_argument("--fanouts", default="15,10,5")
+    ap.add_argument("--fanouts", default="15,10,5", help="node-wise and LABOR fanouts")
+    ap.add_argument("--layer-fanouts", default="512,512", help="LADIES vertices per layer")
+    ap.add_argument("--samplers", default="nodewise", help="comma-separated: nodewise,labor,ladies")
     ap.add_argument("--k", default="1,4,16", help="minibatches per rank per call")
     ap.add_argument("--c", default=None, help="replication factors (default: every divisor of p)")
     ap.add_argument("--strategies", default="push,pull")
@@ -75,7 +79,9 @@ def one_run(dg, store, grid, sampler, k, batch_size, strategy, seed):
         "rank": comm.rank, "sample_s": t1 - t0, "fetch_s": t3 - t2,
         "validate_s": s["validate_s"], "exchange_s": s.get("exchange_s", 0.0),
         "owner_s": s.get("owner_s", 0.0), "local_s": s.get("local_s", 0.0),
-        "mode": s.get("mode"), "sampled_edges": s["sampled_edges"],
+        "mode": s.get("mode"), "modes": s.get("modes"), "sampled_edges": s["sampled_edges"],
+        "draws": s.get("draws", 0), "members_sent": s.get("members_sent", 0),
+        "layer_edges": s.get("layer_edges", 0),
         "frontier": s.get("frontier", 0), "remote_frontier": s.get("remote_frontier", 0),
         "samples": s.get("samples", 0), "remote_samples": s.get("remote_samples", 0),
         "fetched_rows": s.get("fetched_rows", 0), "fetched_entries": s.get("fetched_entries", 0),
@@ -90,7 +96,7 @@ def summarise(per_rank):
             return sum(r[key] for r in per_rank)
         return sum(r[key].get(kind, {}).get(field, 0) for r in per_rank)
     exchange = total("sample_bytes", "alltoallv") + total("sample_bytes", "alltoall")
-    push = per_rank[0]["mode"] == "push"
+    push = per_rank[0]["mode"] == "push" and not total("layer_edges")
     ideal = 8 * (total("remote_frontier") + total("remote_samples")) if push else None
     return {
         "sample_s_max": max(r["sample_s"] for r in per_rank),
@@ -107,13 +113,25 @@ def summarise(per_rank):
 
 def fill_pull_ideal(runs):
     """Pull samples exactly what push samples (same seeds): compare it with push's ideal."""
-    ideal = {(r["c"], r["k"]): r["summary"]["push_ideal_bytes"] for r in runs
+    ideal = {(r["sampler"], r["c"], r["k"]): r["summary"]["push_ideal_bytes"] for r in runs
              if r["strategy"] == "push"}
     for r in runs:
         s = r["summary"]
-        if r["strategy"] == "pull" and ideal.get((r["c"], r["k"])):
-            s["push_ideal_bytes"] = ideal[(r["c"], r["k"])]
+        key = (r["sampler"], r["c"], r["k"])
+        if r["strategy"] == "pull" and ideal.get(key):
+            s["push_ideal_bytes"] = ideal[key]
             s["ratio_to_push_ideal"] = s["sampling_bytes"] / s["push_ideal_bytes"]
+
+
+def report(run):
+    s = run["summary"]
+    ideal = "" if s["ratio_to_push_ideal"] is None else \
+        f"(push ideal {s['push_ideal_bytes'] / 2**20:8.2f} MiB, ratio {s['ratio_to_push_ideal']:.3f})"
+    print(f"p={run['p']} c={run['c']} k={run['k']:3d} {run['sampler']:8s} {run['strategy']:4s}: "
+          f"sample {s['sample_s_max']:.2f}s fetch {s['fetch_s_max']:.2f}s  "
+          f"sampling {s['sampling_bytes'] / 2**20:8.2f} MiB {ideal}  "
+          f"features {s['feature_bytes'] / 2**20:8.2f} MiB  {s['sampled_edges']} edges",
+          flush=True)
 
 
 def main():
@@ -122,6 +140,9 @@ def main():
     p = comm.size
     path = ensure_graph(comm, args)
     fanouts = [int(x) for x in args.fanouts.split(",")]
+    layer = [int(x) for x in args.layer_fanouts.split(",")]
+    make = {"nodewise": lambda: spsample.NodeWise(fanouts), "labor": lambda: spsample.LABOR(fanouts),
+            "ladies": lambda: spsample.LADIES(layer)}
     cs = [int(x) for x in args.c.split(",")] if args.c else [d for d in range(1, p + 1) if p % d == 0]
     ks = [int(x) for x in args.k.split(",")]
     runs = []
@@ -133,23 +154,18 @@ def main():
         lo, hi = grid.block(dg.num_nodes)
         shard = np.random.default_rng(lo).random((hi - lo, args.features), dtype=np.float32)
         store = FeatureStore(grid, dg.num_nodes, lo, shard)
-        for strategy in args.strategies.split(","):
-            for k in ks:
-                sampler = spsample.NodeWise(fanouts)
-                per_rank = comm.allgather_object(
-                    one_run(dg, store, grid, sampler, k, args.batch_size, strategy, args.seed))
-                run = {"p": p, "c": c, "k": k, "strategy": strategy, "load_s": load_s,
-                       "summary": summarise(per_rank), "per_rank": per_rank}
-                runs.append(run)
-                if comm.rank == 0:
-                    s = run["summary"]
-                    ideal = "" if s["ratio_to_push_ideal"] is None else \
-                        f"(push ideal {s['push_ideal_bytes'] / 2**20:8.2f} MiB, ratio {s['ratio_to_push_ideal']:.3f})"
-                    print(f"p={p} c={c} k={k:3d} {strategy:4s}: sample {s['sample_s_max']:.2f}s "
-                          f"fetch {s['fetch_s_max']:.2f}s  sampling {s['sampling_bytes'] / 2**20:8.2f} MiB "
-                          f"{ideal}  "
-                          f"features {s['feature_bytes'] / 2**20:8.2f} MiB  "
-                          f"{s['sampled_edges']} edges", flush=True)
+        for name in args.samplers.split(","):
+            for strategy in args.strategies.split(","):
+                for k in ks:
+                    per_rank = comm.allgather_object(
+                        one_run(dg, store, grid, make[name](), k, args.batch_size, strategy,
+                                args.seed))
+                    run = {"p": p, "c": c, "k": k, "sampler": name, "strategy": strategy,
+                           "load_s": load_s, "summary": summarise(per_rank),
+                           "per_rank": per_rank}
+                    runs.append(run)
+                    if comm.rank == 0:
+                        report(run)
         grid.free()
     fill_pull_ideal(runs)
     if comm.rank == 0:

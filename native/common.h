@@ -17,19 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "device/hd.cuh"
+#include "device/philox.cuh"
+
 namespace spsample {
 
-// A CSR adjacency. indptr: int64 (n + 1), non-decreasing from 0 to nnz; indices: int64 (nnz),
-// each in [0, n), sorted and unique within a row; weights: float64 (nnz), >= 0, or nullptr;
-// indices32: the same column ids as uint32 (half the bytes for the kernels' random reads), or
-// nullptr.
-struct CSRView {
-    const int64_t* indptr;
-    const int64_t* indices;
-    const double* weights;
-    int64_t n;
-    const uint32_t* indices32 = nullptr;
-};
 
 // Large output blocks, recycled: a bulk's flat arrays (given back when NumPy frees the last array
 // viewing one, by the capsule destructor) and the row-wise engine's per-minibatch buffers (given
@@ -235,10 +227,6 @@ struct MiniBatchOut {
     std::vector<HopOut> hops;
 };
 
-// Counter word 2 of the RNG: (epoch << 8) | hop.
-static inline uint32_t hop_word(uint64_t epoch, int hop) {
-    return static_cast<uint32_t>(((epoch & 0xFFFFFFu) << 8) | (static_cast<uint32_t>(hop) & 255u));
-}
 
 // Thrown when a call would allocate more output than its budget; the bindings turn it into
 // spsample.ResourceError with the message.

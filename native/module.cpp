@@ -391,8 +391,9 @@ FrontierSpec frontier_spec(const py::tuple& t, const std::vector<I64>& ivecs, in
     return f;
 }
 
+// n_vertices: the length of per-vertex vectors (g.n, except for a block of rows of a larger graph).
 ValueProgram value_program(const py::list& code, const std::vector<F64>& fvecs, const CSRView& g,
-                           const CSRView* aux) {
+                           const CSRView* aux, int64_t n_vertices) {
     ValueProgram pg;
     pg.weights = g.weights;
     pg.aux = aux;
@@ -409,7 +410,8 @@ ValueProgram value_program(const py::list& code, const std::vector<F64>& fvecs, 
         if (in.op == V_WEIGHT) require((in.ctx == 0 ? g.weights : aux->weights) != nullptr, "weights missing");
         if (in.op == V_COLUMN || in.op == V_ROW || in.op == V_EDGE) {
             require(in.arg >= 0 && in.arg < static_cast<int32_t>(fvecs.size()), "vector missing");
-            const int64_t want = in.op == V_EDGE ? (in.ctx == 0 ? g.indptr[g.n] : aux->indptr[aux->n]) : g.n;
+            const int64_t want =
+                in.op == V_EDGE ? (in.ctx == 0 ? g.indptr[g.n] : aux->indptr[aux->n]) : n_vertices;
             require(fvecs[in.arg].size() == want, "vector of the wrong length");
         }
         depth += leaf ? 1 : (in.op == V_MUL || in.op == V_ADD ? -1 : 0);
@@ -421,6 +423,9 @@ ValueProgram value_program(const py::list& code, const std::vector<F64>& fvecs, 
     pg.only_weight = pg.code.size() == 1 && pg.code[0].op == V_WEIGHT && pg.code[0].ctx == 0;
     return pg;
 }
+
+void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* aux,
+              const std::vector<F64>& fvecs, const std::vector<I64>& ivecs, int64_t n);
 
 HopSpec hop_spec(const py::dict& d, const std::vector<CSRView>& graphs, const std::vector<F64>& fvecs,
                  const std::vector<I64>& ivecs, int hop, int64_t k, int64_t n) {
@@ -443,7 +448,16 @@ HopSpec hop_spec(const py::dict& d, const std::vector<CSRView>& graphs, const st
                           hs.frontier.kind != F_ROWS;
         require(edges || same, "the aux frontier must be aligned with the frontier");
     }
-    hs.values = value_program(d["program"].cast<py::list>(), fvecs, graphs[hs.graph], aux);
+    hop_rule(hs, d, graphs[hs.graph], aux, fvecs, ivecs, n);
+    hs.dedup = d["dedup"].cast<bool>();
+    hs.keep_row_ids = d["keep_row_ids"].cast<bool>();
+    return hs;
+}
+
+// The rule of a hop (values, selection, fanouts, bound, stream key), checked; n = vertices.
+void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* aux,
+              const std::vector<F64>& fvecs, const std::vector<I64>& ivecs, int64_t n) {
+    hs.values = value_program(d["program"].cast<py::list>(), fvecs, g, aux, n);
     hs.select = d["select"].cast<int32_t>();
     require(hs.select >= S_UNIFORM && hs.select <= S_THRESHOLD, "unknown selection");
     if (hs.select == S_WEIGHTED || hs.select == S_WEIGHTED_REP || hs.select == S_REJECTION)
@@ -465,10 +479,8 @@ HopSpec hop_spec(const py::dict& d, const std::vector<CSRView>& graphs, const st
     hs.bound = d["bound"].cast<double>();
     hs.key = d["key"].cast<int32_t>();
     require(hs.key == K_VERTEX || hs.key == K_ROW, "unknown stream key");
-    hs.dedup = d["dedup"].cast<bool>();
-    hs.keep_row_ids = d["keep_row_ids"].cast<bool>();
-    return hs;
 }
+
 
 py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes, const I64& batch_ids,
                       const py::list& hops, const py::list& f64_vectors, const py::list& i64_vectors,
@@ -519,6 +531,75 @@ py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes
         last_phase_seconds[1] = clock.lap();
     }
     return flat_to_python(flat, b.k, L);
+}
+
+// The selection of one traced hop on requested rows (rowwise.h: select_request_run): the owner
+// side of push sampling and the rows a pulling rank fetched. Returns (count per request,
+// positions in the graph's indices, their columns), requests in order.
+py::tuple select_requests(const py::tuple& graph, const py::dict& hop, const py::list& f64_vectors,
+                          const py::list& i64_vectors, int64_t n_vertices, const I64& vertex,
+                          const I64& row, const py::object& keys, const I64& batch, uint32_t hop_word,
+                          uint32_t k0, uint32_t k1, uint64_t budget_bytes, int num_threads) {
+    std::vector<py::object> keep;
+    const CSRView g = graph_view(graph, keep);
+    std::vector<F64> fvecs;
+    std::vector<I64> ivecs;
+    for (const auto& v : f64_vectors) fvecs.push_back(v.cast<F64>());
+    for (const auto& v : i64_vectors) ivecs.push_back(v.cast<I64>());
+    require(hop["aux"].is_none(), "requests carry no aux rows");
+    require(n_vertices >= g.n && n_vertices < static_cast<int64_t>(0xFFFFFFFFll), "n_vertices");
+    HopSpec hs;
+    hop_rule(hs, hop, g, nullptr, fvecs, ivecs, n_vertices);
+    const int64_t r = vertex.size();
+    require(vertex.ndim() == 1 && row.ndim() == 1 && batch.ndim() == 1 && row.size() == r &&
+            batch.size() == r, "vertex, row and batch: one entry per request");
+    I64 key_arr;
+    if (!keys.is_none()) {
+        key_arr = keys.cast<I64>();
+        require(key_arr.ndim() == 1 && key_arr.size() == r, "keys: one entry per request");
+    }
+    require(hs.key == K_VERTEX || !keys.is_none(), "streams keyed per row need the row keys");
+    for (int64_t i = 0; i < r; ++i) {
+        require(row.data()[i] >= 0 && row.data()[i] < g.n, "request row outside the graph");
+        require(vertex.data()[i] >= 0 && vertex.data()[i] < n_vertices, "request vertex");
+        require(batch.data()[i] >= 0 && batch.data()[i] < (int64_t(1) << 32), "request batch id");
+        if (!keys.is_none())
+            require(key_arr.data()[i] >= 0 && key_arr.data()[i] < (int64_t(1) << 32), "request key");
+    }
+    RequestRows q{vertex.data(), row.data(), keys.is_none() ? nullptr : key_arr.data(), batch.data(), r};
+    std::vector<int64_t> run_start(1, 0);
+    for (int64_t i = 1; i < r; ++i)
+        if (q.batch[i] != q.batch[i - 1]) run_start.push_back(i);
+    if (r > 0) run_start.push_back(r);
+    const int64_t runs = static_cast<int64_t>(run_start.size()) - 1;
+    std::vector<HopOut> outs(std::max<int64_t>(runs, 0));
+    PodBuf<int64_t> count, edge, column;
+    {
+        py::gil_scoped_release release;
+        Budget budget(budget_bytes);
+        for_each_minibatch<RowWiseScratch>(
+            runs, resolve_threads(num_threads), [](RowWiseScratch&) {},
+            [&](int64_t j, RowWiseScratch& sc) {
+                select_request_run(hs, g, q, run_start[j], run_start[j + 1], hop_word, Key{k0, k1},
+                                   sc, outs[j], budget);
+            });
+        int64_t total = 0;
+        for (const HopOut& o : outs) total += static_cast<int64_t>(o.eid.size());
+        count.resize(static_cast<size_t>(r));
+        std::fill(count.data(), count.data() + r, int64_t(0));
+        edge.resize(total);
+        column.resize(total);
+        int64_t at = 0;
+        for (int64_t j = 0; j < runs; ++j) {
+            const HopOut& o = outs[j];
+            for (size_t e = 0; e < o.eid.size(); ++e, ++at) {
+                ++count[run_start[j] + o.dst[e]];
+                edge[at] = o.eid[e];
+                column[at] = g.indices[o.eid[e]];
+            }
+        }
+    }
+    return py::make_tuple(own(std::move(count)), own(std::move(edge)), own(std::move(column)));
 }
 
 py::tuple layerwise_bulk(const I64& indptr, const I64& indices, const U32& indices32, const U32& internal_of,
@@ -647,59 +728,23 @@ bool have_openmp() {
 
 }  // namespace
 
-// ---- per-request row sampling (rows.h): the owner side of distributed push ----------------
-#include "rows.h"
+// ---- host emulation of the GPU kernels (emulate.h, device/kernels.cuh) ---------------------
+#include "emulate.h"
 
 namespace {
 
-// Returns (count (r,), edge (E,), column (E,)) int64; see rows.h. Block rows: indptr (n + 1)
-// from 0 to len(indices); vertex - row_offset (or rows[i] when rows is given) in [0, n).
-py::tuple sample_rows_native(const I64& indptr, const I64& indices, const py::object& weights,
-                             int64_t row_offset, const I64& vertex, const I64& batch, int64_t fanout,
-                             uint32_t hop_word, bool replace, bool weighted, uint32_t k0, uint32_t k1,
-                             int num_threads, const py::object& rows) {
-    require(indptr.ndim() == 1 && indptr.size() >= 1 && indices.ndim() == 1,
-            "indptr and indices must be 1-d");
-    const int64_t n = indptr.size() - 1;
-    require(indptr.data()[0] == 0 && indptr.data()[n] == indices.size(), "indptr must run from 0 to len(indices)");
-    require(vertex.ndim() == 1 && batch.ndim() == 1 && vertex.size() == batch.size(),
-            "vertex and batch must be 1-d of equal length");
-    require(fanout >= 1 || fanout == -1, "fanout must be >= 1 or -1");
-    F64 w;
-    CSRView g{indptr.data(), indices.data(), nullptr, n};
-    if (!weights.is_none()) {
-        w = weights.cast<F64>();
-        require(w.ndim() == 1 && w.size() == indices.size(), "weights must match indices");
-        g.weights = w.data();
-    }
-    require(!weighted || g.weights != nullptr, "weighted sampling needs weights");
-    const int64_t r = vertex.size();
-    I64 row_of;
-    if (!rows.is_none()) {
-        row_of = rows.cast<I64>();
-        require(row_of.ndim() == 1 && row_of.size() == r, "rows must have one entry per request");
-    }
-    const int64_t* row_ptr = rows.is_none() ? nullptr : row_of.data();
-    for (int64_t i = 0; i < r; ++i) {
-        const int64_t row = row_ptr ? row_ptr[i] : vertex.data()[i] - row_offset;
-        require(row >= 0 && row < n && vertex.data()[i] >= 0 && vertex.data()[i] < static_cast<int64_t>(0xFFFFFFFFll),
-                "request outside the block");
-    }
-    RowRule o;
-    o.replace = replace;
-    o.weighted = weighted;
-    o.key = Key{k0, k1};
-    RowRequests q{vertex.data(), batch.data(), r, row_offset, row_ptr};
-    RowSamples out;
-    {
-        py::gil_scoped_release release;
-        RowSampler rows(g, q, fanout, hop_word, o, out);
-        for_each_minibatch<RowScratch>(
-            rows.num_chunks(), resolve_threads(num_threads), [](RowScratch&) {},
-            [&](int64_t c, RowScratch& sc) { rows.sample_chunk(c, sc); });
-        rows.finish();
-    }
-    return py::make_tuple(own(std::move(out.count)), own(std::move(out.edge)), own(std::move(out.column)));
+// Run kernel `name` as a launch of grid x block threads on the host (see emulate.h). `args` is
+// the kernel's argument array built by spsample/_gpu.py (addresses of live NumPy buffers).
+void emulate_kernel(const std::string& name, int64_t grid, int64_t block, const I64& args,
+                    int threads, int64_t order_seed) {
+    const EmulatedKernel kernel = emulated_kernel(name);
+    require(kernel != nullptr, "no GPU kernel named " + name);
+    require(grid >= 1 && block >= 1 && grid * block <= (int64_t(1) << 24), "grid and block sizes");
+    require(threads >= 1 && threads <= 64, "threads in [1, 64]");
+    require(args.ndim() == 1, "args must be 1-d");
+    const int64_t* a = args.data();
+    py::gil_scoped_release release;
+    emulate_launch(kernel, grid, block, a, threads, order_seed);
 }
 
 }  // namespace
@@ -735,13 +780,16 @@ PYBIND11_MODULE(_native_kernels, m) {
     });
 #endif
     m.def("det_log", &det_log_array);
+    m.def("emulate", &emulate_kernel, py::arg("name"), py::arg("grid"), py::arg("block"),
+          py::arg("args"), py::arg("threads"), py::arg("order_seed"));
+    m.def("emulated_kernels", &emulated_kernel_names);
     m.def("set_pool_limit", &set_pool_limit, py::arg("bytes"));
     m.def("pool_stats", &pool_stats);
     m.def("max_threads", &max_threads);
     m.def("last_timings", []() { return py::make_tuple(last_phase_seconds[0], last_phase_seconds[1]); });
     m.def("have_openmp", &have_openmp);
-    m.def("sample_rows", &sample_rows_native, py::arg("indptr"), py::arg("indices"), py::arg("weights"),
-          py::arg("row_offset"), py::arg("vertex"), py::arg("batch"), py::arg("fanout"), py::arg("hop_word"),
-          py::arg("replace"), py::arg("weighted"), py::arg("k0"), py::arg("k1"), py::arg("num_threads"),
-          py::arg("rows") = py::none());
+    m.def("select_requests", &select_requests, py::arg("graph"), py::arg("hop"), py::arg("f64_vectors"),
+          py::arg("i64_vectors"), py::arg("n_vertices"), py::arg("vertex"), py::arg("row"), py::arg("keys"),
+          py::arg("batch"), py::arg("hop_word"), py::arg("k0"), py::arg("k1"), py::arg("budget_bytes"),
+          py::arg("num_threads"));
 }

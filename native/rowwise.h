@@ -197,6 +197,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     const int64_t* fr = sc.fr.data();
     const int64_t* fa = hs.has_aux ? sc.fa.data() : nullptr;
     const bool keep_rows = hs.keep_row_ids;
+    const ValueCode vc = hs.values.view();
     const bool weighted = RULE == S_WEIGHTED || RULE == S_WEIGHTED_REP;
     const bool replace = RULE == S_UNIFORM_REP || RULE == S_WEIGHTED_REP || RULE == S_REJECTION;
     // output capacity: the exact bound of the uniform rules, an upper bound otherwise (LABOR:
@@ -246,7 +247,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             if (s < 0 || d <= s) {
                 for (int64_t p = 0; p < d; ++p) emit(p);
             } else {
-                threshold_row(g.indices + st, d, s, hw, bid, key, emit);
+                threshold_row_simd(g.indices + st, d, s, hw, bid, key, emit);
             }
             continue;
         }
@@ -271,7 +272,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         } else if (RULE == S_REJECTION) {
             bool exceeded = false;
             c = rejection_row(stream, d, s, hs.bound,
-                              [&](int64_t p) { return entry_value(hs.values, g, fv[r], t, st, p); },
+                              [&](int64_t p) { return entry_value(vc, g, fv[r], t, st, p); },
                               sc.rows, exceeded);
             if (exceeded) throw BoundExceeded("a value exceeds the rejection bound");
         } else {
@@ -281,7 +282,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                 w = g.weights + st;
             } else {
                 double* vals = sc.rows.vals.data();
-                for (int64_t p = 0; p < d; ++p) vals[p] = entry_value(hs.values, g, fv[r], t, st, p);
+                for (int64_t p = 0; p < d; ++p) vals[p] = entry_value(vc, g, fv[r], t, st, p);
                 w = vals;
             }
             c = RULE == S_WEIGHTED ? weighted_row(stream, w, d, s, sc.rows)
@@ -397,6 +398,45 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
         hop_end.push_back(static_cast<int64_t>(n_id.size()));
     }
     sc.map.end(n_id.data(), n_id.size());
+}
+
+// The selection of one hop on requested rows: the owner side of push sampling (rows of the
+// owner's block) and the rows a pulling rank fetched (stored in arrival order).
+//
+// Inputs:  hs (the hop's rule: select, values, fanouts, stream key; no frontier, no aux);
+//          g, the rows (indices hold global column ids); per request i < r: row[i], its row of
+//          g; vertex[i], the global vertex (stream word for K_VERTEX, fanout_vec index, value
+//          lookups); key[i], the stream word for K_ROW (or nullptr); batch[i], the minibatch id.
+// Output:  per run of equal batch ids [a, b), the HopOut of select_pass: dst = request - a,
+//          eid = position in g.indices, in request order.
+// Method:  a run is one minibatch's rows, selected as rowwise_minibatch selects its frontier:
+//          the same rules, streams and bits whatever the split of the frontier into requests.
+struct RequestRows {
+    const int64_t* vertex;
+    const int64_t* row;
+    const int64_t* key;  // nullptr: requests keyed by vertex
+    const int64_t* batch;
+    int64_t r;
+};
+
+static void select_request_run(const HopSpec& hs, const CSRView& g, const RequestRows& q, int64_t a,
+                               int64_t b, uint32_t hw, Key key, RowWiseScratch& sc, HopOut& ho,
+                               Budget& budget) {
+    const int64_t m = b - a;
+    sc.fv.resize(m);
+    sc.fl.resize(m);
+    sc.fr.resize(m);
+    sc.start.resize(m);
+    sc.deg.resize(m);
+    for (int64_t i = 0; i < m; ++i) {
+        const int64_t row = q.row[a + i];
+        sc.fv[i] = q.vertex[a + i];
+        sc.fl[i] = i;
+        sc.fr[i] = q.key ? q.key[a + i] : i;
+        sc.start[i] = g.indptr[row];
+        sc.deg[i] = g.indptr[row + 1] - sc.start[i];
+    }
+    select_pass(hs, g, m, hw, static_cast<uint32_t>(q.batch[a]), key, sc, ho, budget);
 }
 
 }  // namespace spsample

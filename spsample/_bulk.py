@@ -78,7 +78,7 @@ class BulkState:
         self.hop = 0
         self.count = np.zeros(self.k, dtype=np.int64)
         self.hop_nodes = []      # per hop: list of (batch, vertex, local) parts added
-        self.hop_edges = []      # per hop: dict(batch, dst, src, edge_id, weight, src_vertex, row_id)
+        self.hop_edges = []      # per hop: dict(batch, dst, src, edge_id, weight, ...)
         self.plans = []          # symbolic: per hop, the recorded HopPlan
         self._node_parts = [[] for _ in range(self.k)]   # per minibatch: deduplicated vertices
         self._node_cache = {}
@@ -218,7 +218,8 @@ class BulkState:
     def add_layer(self, Q, S, *, values, probabilities):
         """Record a layer-wise hop: ``S`` (one row per minibatch) holds the chosen columns,
         added in ascending order; the hop's edges are every entry of ``values`` (rows of ``Q``)
-        with value ``a``, ``a * a > 0``, whose column is in the minibatch, valued ``a / P[j, u]`` with
+        with value ``a``, ``a * a > 0``, whose column is in the minibatch, valued
+        ``a / P[j, u]`` with
         ``P = probabilities`` and divided by their row's serial sum (LADIES, FastGCN)."""
         if self.symbolic:
             if not isinstance(S, (ColumnSelection, GlobalSelection)):
@@ -250,7 +251,8 @@ class BulkState:
 
     def _set_edges(self, edges):
         if self.hop < 1:
-            fail(SamplerError, "BulkState", "edges", "cannot be added before hop 1", show_value=False)
+            fail(SamplerError, "BulkState", "edges", "cannot be added before hop 1",
+                 show_value=False)
         if self.hop_edges[self.hop - 1] is not None:
             fail(SamplerError, "BulkState", "edges", f"of hop {self.hop} were already recorded",
                  show_value=False)

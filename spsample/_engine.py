@@ -27,7 +27,8 @@ from ._lazy import NotLowerable
 from ._validate import check_memory
 from .samplers._protocol import HopContext
 
-__all__ = ["run_bulk", "run_numpy", "trace", "lower_sampler", "estimate_output_bytes"]
+__all__ = ["run_bulk", "run_numpy", "run_hops", "trace", "lower_sampler", "estimate_output_bytes",
+           "UNTRACEABLE"]
 
 _WARNED = set()
 
@@ -55,6 +56,12 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY
     return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend)
 
 
+#: What a constructor raises when it cannot run on traced placeholders (it reads data that
+#: does not exist yet, or uses a placeholder as an array): such a sampler is evaluated with
+#: NumPy instead. Anything else (spsample's own errors, MemoryError, ...) propagates.
+UNTRACEABLE = (NotLowerable, TypeError, AttributeError, IndexError, KeyError)
+
+
 def _trace_quietly(sampler, graph, batch_ids, seed, epoch):
     """The plans, or ``None`` when the constructors cannot be traced (the engine then warns in
     :func:`lower_sampler`, or evaluates them with NumPy)."""
@@ -62,7 +69,7 @@ def _trace_quietly(sampler, graph, batch_ids, seed, epoch):
         return trace(sampler, graph, batch_ids, seed, epoch)
     except SpsampleError:
         raise
-    except Exception:  # NotLowerable, or a constructor that cannot run on placeholders
+    except UNTRACEABLE:
         return None
 
 
@@ -129,12 +136,20 @@ def _contexts(sampler, graph, batch_ids, seed, epoch, backend, symbolic):
 
 def run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY):
     """The NumPy evaluation of the sampler's constructors over the whole bulk (the oracle)."""
+    return run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch,
+                    lambda state, ctx: sampler.sample_hop(graph, state, ctx), backend)
+
+
+def run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch, hop, backend=NUMPY):
+    """The hop loop on a concrete bulk state: the seeds, then ``hop(state, ctx)`` for every hop
+    (the NumPy evaluation of the constructors, or the distributed strategies), then the flat
+    result."""
     state = BulkState(graph.num_nodes, batch_ids)
     state.begin_hop(0)
     state.add_nodes(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes), seeds)
     for ctx in _contexts(sampler, graph, batch_ids, seed, epoch, backend, symbolic=False):
         state.begin_hop(ctx.hop)
-        sampler.sample_hop(graph, state, ctx)
+        hop(state, ctx)
         state.end_hop()
     return state.finish(sizes)
 

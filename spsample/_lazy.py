@@ -83,7 +83,8 @@ class Frontier:
         self.batch = np.asarray(batch, dtype=np.int64)
         self.vertex = np.asarray(vertex, dtype=np.int64)
         self.local = self.vertex * 0 - 1 if local is None else np.asarray(local, dtype=np.int64)
-        self.row_id = _positions(self.batch) if row_id is None else np.asarray(row_id, dtype=np.int64)
+        self.row_id = (_positions(self.batch) if row_id is None
+                       else np.asarray(row_id, dtype=np.int64))
 
     @classmethod
     def _of(cls, kind, hop, batch, vertex, local, row_id):
@@ -134,7 +135,8 @@ class Frontier:
         return Expr("indicator", frontier=self)
 
     def __repr__(self):
-        what = f"{self.kind}" + (f"({self.hop})" if self.kind not in ("all_nodes", "arrays") else "")
+        numbered = self.kind not in ("all_nodes", "arrays")
+        what = f"{self.kind}" + (f"({self.hop})" if numbered else "")
         return f"Frontier({what}{', symbolic' if self.symbolic else f', {len(self)} rows'})"
 
 
@@ -200,7 +202,8 @@ class Expr:
 
     def __init__(self, op, *args, value=None, vector=None, graph=None, view=None, frontier=None):
         self.op, self.args = op, args
-        self.value, self.vector, self.graph, self.view, self.frontier = value, vector, graph, view, frontier
+        self.value, self.vector, self.graph = value, vector, graph
+        self.view, self.frontier = view, frontier
 
     # arithmetic builds trees; numbers become constants
     def __mul__(self, other):
@@ -299,11 +302,12 @@ class RowView:
     def with_weights(self):
         """Entries valued by A's edge weights (times the current values)."""
         if self.graph.weights is None:
-            fail(SamplerError, "RowView.with_weights", "graph", "has no edge weights", show_value=False)
+            fail(SamplerError, "RowView.with_weights", "graph", "has no edge weights",
+                 show_value=False)
         return self * Expr("weight", graph=self.graph)
 
     def square(self):
-        """Entries squared (``A∘A`` for a view of A); an unvalued view stays unvalued (1² = 1)."""
+        """Entries squared (``A∘A`` for a view of A); unvalued stays unvalued (1² = 1)."""
         return self if self.expr is None else self._with(Expr("square", self.expr))
 
     def scale_columns(self, vec):
@@ -354,7 +358,7 @@ class RowView:
         if self.frontier.symbolic:
             raise NotLowerable(f"the entries of the traced view {self!r}")
         if "extents" not in self._cache:
-            v = self.frontier.vertex
+            v = self.frontier.vertex - getattr(self.graph, "row_offset", 0)   # a block of rows
             start = self.graph.indptr[v]
             self._cache["extents"] = (start, self.graph.indptr[v + 1] - start)
         return self._cache["extents"]
@@ -372,7 +376,8 @@ class RowView:
             start, degree = self.extents()
             row = np.repeat(np.arange(degree.size, dtype=np.int64), degree)
             first = np.cumsum(degree) - degree
-            self._cache["entries"] = (row, start[row] + np.arange(row.size, dtype=np.int64) - first[row])
+            offset = np.arange(row.size, dtype=np.int64) - first[row]
+            self._cache["entries"] = (row, start[row] + offset)
         return self._cache["entries"]
 
     def values_at(self, row, edge_id):
@@ -445,8 +450,8 @@ def evaluate(expr, env):
         return expr.vector[env.column]
     if op == "row":
         return expr.vector[env.vertex]
-    if op == "edge":
-        return expr.vector[env.edge_id]
+    if op == "edge":            # (a block of rows numbers its edges from its first)
+        return expr.vector[env.edge_id + getattr(env.view.graph, "edge_offset", 0)]
     if op == "mul":
         return evaluate(expr.args[0], env) * evaluate(expr.args[1], env)
     if op == "add":

@@ -394,7 +394,7 @@ class _Program:
         return top <= _VALUE_STACK
 
 
-def _lower_rows(plans, graph, k):
+def _lower_rows(plans, graph, k, indices32=True):
     tables = _Tables(graph)
     referenced, hops = set(), []
     for h, plan in enumerate(plans, start=1):
@@ -438,7 +438,8 @@ def _lower_rows(plans, graph, k):
     for h in referenced:
         if 1 <= h <= len(hops):
             hops[h - 1]["keep_row_ids"] = True
-    graphs = [(_i64(g.indptr), _i64(g.indices), _f64(g.weights), _indices32(g)) for g in tables.graphs]
+    graphs = [(_i64(g.indptr), _i64(g.indices), _f64(g.weights),
+               _indices32(g) if indices32 else None) for g in tables.graphs]
     return Lowered("rowwise", dict(graphs=graphs, hops=hops, f64=tables.f64, i64=tables.i64))
 
 
@@ -555,14 +556,121 @@ def _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, ep
 
 
 
+class RequestHop:
+    """One traced row-local hop lowered for requested rows (:func:`lower_requests`).
+
+    Attributes
+    ----------
+    graph : tuple
+        ``(indptr, indices, weights, indices32)`` of the rows requests read.
+    hop : dict
+        The hop's rule (the row-wise kernel's hop spec).
+    f64, i64 : list of ndarray
+        The vectors the rule refers to.
+    n_vertices : int
+        Vertices of the whole graph (per-vertex vectors and fanouts).
+    """
+
+    def __init__(self, graph, hop, f64, i64, n_vertices):
+        self.graph, self.hop, self.f64, self.i64 = graph, hop, f64, i64
+        self.n_vertices = n_vertices
+
+
+def lower_requests(plan, graph, *, rows=None, edge_offset=0):
+    """Lower a traced row-local hop (node-wise rules, LABOR's threshold, walks keyed per row,
+    values composed of the row's own entries) for :func:`select_requests`.
+
+    Parameters
+    ----------
+    plan : HopPlan
+        Traced on ``graph`` (its selection's view reads ``graph``).
+    graph : Graph or DistGraph
+        Whose rows the requests read, unless ``rows`` is given.
+    rows : tuple (indptr, indices, weights), optional
+        Other rows to read (rows fetched from their owners, in arrival order); the hop may
+        then not read per-edge vectors.
+    edge_offset : int
+        Global edge id of ``graph``'s first entry (a block of rows of a larger graph): per-edge
+        vectors are read from there.
+
+    Raises
+    ------
+    NotLowerable
+        When the kernels do not implement the hop's rule (its NumPy evaluation then runs).
+    """
+    spec = _lower_rows([plan], graph, 1, indices32=False).spec
+    hop = dict(spec["hops"][0], keep_row_ids=False)
+    if hop["aux"] is not None or hop["graph"] != 0:
+        raise _NotLowered("probabilities", "values looked up in other rows or graphs")
+    f64, program = list(spec["f64"]), list(hop["program"])
+    nnz = len(graph.indices) if rows is None else len(rows[1])
+    for i, (op, ctx, arg, value) in enumerate(program):
+        if op != _V_EDGE:
+            continue
+        if rows is not None:
+            raise _NotLowered("probabilities", "a per-edge vector over fetched rows")
+        f64.append(f64[arg][edge_offset:edge_offset + nnz])
+        program[i] = (op, ctx, len(f64) - 1, value)
+    hop["program"] = program
+    arrays = spec["graphs"][0] if rows is None else (
+        _i64(rows[0]), _i64(rows[1]), _f64(rows[2]), None)
+    return RequestHop(arrays, hop, f64, spec["i64"], graph.num_nodes)
+
+
+def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None):
+    """The lowered hop's selection on requested rows (``native/rowwise.h``): the bits of the
+    single-process kernel and of the hop's NumPy evaluation on the same rows.
+
+    Parameters
+    ----------
+    lowered : RequestHop
+    vertex : int64, shape (r,)
+        Global vertex of each request.
+    row : int64, shape (r,)
+        Its row in ``lowered.graph``.
+    batch : int64, shape (r,)
+        Global minibatch id of each request; requests of one minibatch are best adjacent.
+    hop_word : int
+    key : (int, int)
+    keys : int64, shape (r,), optional
+        Stream words of hops keyed per row (walk ids).
+
+    Returns
+    -------
+    RowMatrix with ``r`` rows: ``indices`` the kept columns, ``edge_id`` their positions in
+    ``lowered.graph``'s indices (ascending within a row, repeated under replacement).
+    """
+    from ._primitives import RowMatrix
+    from ._validate import memory_limit
+    if len(vertex) == 0:                 # also where there are no rows to read
+        empty = np.zeros(0, dtype=np.int64)
+        return RowMatrix(np.zeros(1, dtype=np.int64), empty, None, empty.copy())
+    k0, k1 = (int(k) for k in key)
+    budget = int(min(memory_limit(), 2**63 - 1))
+    try:
+        count, edge, column = _kernels.select_requests(
+            lowered.graph, lowered.hop, lowered.f64, lowered.i64, lowered.n_vertices,
+            _i64(vertex), _i64(row), None if keys is None else _i64(keys), _i64(batch),
+            int(hop_word), k0, k1, budget, _THREADS)
+    except MemoryError as exc:
+        raise ResourceLimitError(f"sample: argument 'sampler': {exc} (the memory this process may "
+                                 "use); lower the fanouts, batch_size or bulk size") from None
+    except ArithmeticError as exc:
+        raise SamplerError(f"sample: select_rows: argument 'bound' is exceeded ({exc})") from None
+    indptr = np.zeros(count.size + 1, dtype=np.int64)
+    np.cumsum(count, out=indptr[1:])
+    return RowMatrix(indptr, column, None, edge)
+
+
 def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, *, replace=False,
                 weighted=False, row_offset=0, rows=None):
     """Node-wise sampling of requested rows of a block of ``A`` (the owner side of push).
 
     ``sample_rows(row_select(indptr, indices, weights, vertex, row_offset=row_offset), fanout,
     Streams(vertex, batch, hop_word, key), replace=..., weighted=...)`` of
-    :mod:`spsample._primitives`, bit for bit, computed by ``native/rows.h`` (OpenMP over the
-    requests; the result does not depend on the number of threads).
+    :mod:`spsample._primitives`, bit for bit, computed by :func:`select_requests` (the row-wise
+    engine's selection pass; OpenMP over the minibatches of the requests; the result does not
+    depend on the number of threads).
 
     Parameters
     ----------
@@ -642,12 +750,17 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
         fail(ArgumentError, where, "weights", "must match indices", weights.shape)
     if weighted and weights is None:
         fail(ArgumentError, where, "weights", "are needed for weighted sampling", show_value=False)
-    count, edge, column = _kernels.sample_rows(indptr, indices, weights if weighted else None, row_offset,
-                                               vertex, batch, fanout, int(hop_word), bool(replace),
-                                               bool(weighted), k0, k1, _THREADS, rows)
-    row_ptr = np.zeros(vertex.size + 1, dtype=np.int64)
-    np.cumsum(count, out=row_ptr[1:])
-    return RowMatrix(row_ptr, column, None, edge)
+    if weighted:
+        select, program = (_S_WEIGHTED_REP if replace else _S_WEIGHTED), [(_V_WEIGHT, 0, 0, 0.0)]
+    else:
+        select, program = (_S_UNIFORM_REP if replace else _S_UNIFORM), []
+    hop = dict(aux=None, program=program, select=select, fanout=fanout, fanout_vec=-1, bound=0.0,
+               key=0)
+    n_vertices = max(n, int(vertex.max()) + 1 if vertex.size else 0)
+    lowered = RequestHop((indptr, indices, weights if weighted else None, None), hop, [], [],
+                         n_vertices)
+    row = vertex - row_offset if rows is None else rows
+    return select_requests(lowered, vertex, row, batch, hop_word, (k0, k1))
 
 
 if AVAILABLE:      # the pool's default limit (set_pool_limit)

@@ -7,7 +7,7 @@ from ._errors import MissingDependencyError
 _INSTALL = {
     "torch": "pip install torch  (or: pip install 'spsample[torch]')",
     "mpi4py": "pip install mpi4py mpich  (or: pip install 'spsample[mpi]')",
-    "cupy": "pip install cupy-cuda12x  (or: pip install 'spsample[gpu]')",
+    "cupy": "pip install cupy-cuda13x  (or: pip install 'spsample[gpu]')",
     "torch_geometric": "pip install torch_geometric",
     "tqdm": "pip install tqdm",
     "matplotlib": "pip install matplotlib",

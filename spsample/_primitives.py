@@ -75,7 +75,7 @@ class RowMatrix:
         return np.diff(self.indptr)
 
     def take(self, keep_indptr, keep):
-        """The sub-matrix holding entries ``keep`` (indices into this matrix), rows ``keep_indptr``."""
+        """The sub-matrix of entries ``keep`` (indices into this matrix), rows ``keep_indptr``."""
         return RowMatrix(keep_indptr, self.indices[keep],
                          None if self.data is None else self.data[keep],
                          None if self.edge_id is None else self.edge_id[keep])
@@ -371,7 +371,8 @@ def _weighted_with_replacement(d, s, streams, seg, pos, w):
         keys = _exp_keys(w[e], streams.words(r, i * d[r] + q))
         order = np.lexsort((q, keys, r))
         r_sorted = r[order]
-        first = np.flatnonzero(np.r_[True, r_sorted[1:] != r_sorted[:-1]]) if r_sorted.size else r_sorted
+        first = (np.flatnonzero(np.r_[True, r_sorted[1:] != r_sorted[:-1]]) if r_sorted.size
+                 else r_sorted)
         chosen.append(e[order][first])
     keep = np.sort(np.concatenate(chosen))
     return counts, pos[keep]
@@ -400,7 +401,8 @@ def _rejection(d, s, streams, values, bound):
         got[pending[accept]] = p[accept]
         pending = pending[~accept]
     if pending.size:                                  # exact keys over the row (rare)
-        got[pending] = _rejection_fallback(d, s, streams, values, bound, row[pending], draw[pending])
+        got[pending] = _rejection_fallback(d, s, streams, values, bound, row[pending],
+                                           draw[pending])
     ok = got >= 0
     counts = np.bincount(row[ok], minlength=d.size).astype(np.int64)
     order = np.lexsort((got[ok], row[ok]))
@@ -538,7 +540,8 @@ def select_threshold(P, fanout, streams):
     _check_type(where, "P", P, RowView, "a RowView (prim.gather(graph, Q))")
     _check_type(where, "streams", streams, Streams, "Streams.per_column(Q, ctx)")
     if streams.keyed_by != "column":
-        fail(ArgumentError, where, "streams", "must be Streams.per_column(Q, ctx)", streams.keyed_by)
+        fail(ArgumentError, where, "streams", "must be Streams.per_column(Q, ctx)",
+             streams.keyed_by)
     fanout, vector = _fanout_arg(where, fanout, P.graph.num_nodes)
     sel = ThresholdSelection(P, fanout, streams)
     sel.fanout_vector = vector
@@ -651,7 +654,8 @@ def _evaluate_threshold(sel):
     hw, key = sel.streams.hop_word, sel.streams.key
     counts, pos = threshold_positions(
         d, s, lambda rows, p: indices[start[rows] + p],
-        lambda rows, u: _rng.stream_words(np.zeros(u.size, dtype=np.int64), u, hw, batch[rows], key))
+        lambda rows, u: _rng.stream_words(np.zeros(u.size, dtype=np.int64), u, hw, batch[rows],
+                                          key))
     return _rows_result(P, start, counts, pos)
 
 

@@ -15,8 +15,7 @@ import numpy as np
 
 from . import _rng
 from ._engine import trace
-from ._lazy import (REJECTION_ATTEMPTS, ColumnSelection, GlobalSelection, RowSelection,
-                    ThresholdSelection)
+from ._lazy import REJECTION_ATTEMPTS, ColumnSelection, ThresholdSelection
 from ._minibatch import MiniBatch
 
 __all__ = ["reference_sample", "reference_minibatch"]
@@ -78,6 +77,10 @@ class _Minibatch:
 
     def word(self, key_word, i):
         return _rng.stream_word_scalar(i, key_word, self.hw, self.batch_id, self.key)
+
+    def _draw(self, t):
+        """Layer-wise draw t's uniform: words 2t, 2t + 1 of stream NO_VERTEX."""
+        return _unit53(self.word(_rng.NO_VERTEX, 2 * t), self.word(_rng.NO_VERTEX, 2 * t + 1))
 
     # -------------------------------------------------------------- Q
     def frontier(self, Q, hop, add_given=True):
@@ -158,7 +161,7 @@ class _Minibatch:
             columns = [indices[e] for v in B for e in range(indptr[v], indptr[v + 1])]
             chosen, t = set(), 0
             while len(chosen) < s:
-                u53 = _unit53(self.word(_rng.NO_VERTEX, 2 * t), self.word(_rng.NO_VERTEX, 2 * t + 1))
+                u53 = self._draw(t)
                 chosen.add(columns[min(int(u53 * len(columns)), len(columns) - 1)])
                 t += 1
             return chosen
@@ -170,8 +173,8 @@ class _Minibatch:
         if cumulative and cumulative[-1] > 0:
             last_positive = bisect.bisect_left(cumulative, cumulative[-1])
             for i in range(sel.fanout):
-                u53 = _unit53(self.word(_rng.NO_VERTEX, 2 * i), self.word(_rng.NO_VERTEX, 2 * i + 1))
-                chosen.add(min(bisect.bisect_right(cumulative, u53 * cumulative[-1]), last_positive))
+                column = bisect.bisect_right(cumulative, self._draw(i) * cumulative[-1])
+                chosen.add(min(column, last_positive))
         return chosen
 
     def _layer_edges(self, values, B, denominator):
@@ -184,7 +187,9 @@ class _Minibatch:
                 u = indices[e]
                 a = 1.0 if values.expr is None else _value(values, self, v, e, v)
                 if a * a > 0 and u in self.local:
-                    dst.append(self.local[v]); src.append(self.local[u]); eids.append(e)  # noqa: E702
+                    dst.append(self.local[v])
+                    src.append(self.local[u])
+                    eids.append(e)
                     rows.append(self.local[v])
                     raw.append(a / denominator(u))
             total = 0.0

@@ -14,7 +14,8 @@ __all__ = ["sample", "check_seeds", "check_sample_args", "split_batches", "run_b
 _MAX_BATCHES = 2**32
 
 
-def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0, **options):
+def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0, device=None,
+           **options):
     """Sample the L-hop neighbourhoods of many minibatches at once.
 
     The seeds are cut into consecutive minibatches of ``batch_size`` (the last may be
@@ -41,6 +42,13 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
         Epoch number, ``0 <= epoch < 2**24``; keys the RNG so each epoch differs.
     batch_offset : int
         Global id of the first minibatch of this call.
+    device : {None, "cpu", "cuda", "emulated"}
+        Where the kernels run. ``None`` (the default): ``"cuda"`` when ``seeds`` is a CuPy
+        array or a DLPack tensor on a CUDA device (e.g. a torch CUDA tensor), else the CPU.
+        ``"cuda"``: the GPU kernels through CuPy (row-wise samplers: ``NodeWise``, ``LABOR``,
+        ``RandomWalk``, compositions of the same vocabulary); the result's ``n_id`` and edge
+        arrays are CuPy arrays, bit-identical to the CPU's. ``"emulated"``: the same GPU
+        kernels run on the host (testing). Plain ``Graph`` only.
     **options
         Passed to the graph's distributed implementation (e.g. ``strategy="pull"``);
         rejected for a plain ``Graph``.
@@ -64,7 +72,11 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
     >>> [mb.batch_size for mb in batches]
     [2, 1]
     """
+    device, seeds = _resolve_device(device, seeds)
     if not isinstance(graph, Graph):
+        if device is not None:
+            fail(ArgumentError, "sample", "device", "applies to a plain spsample.Graph (a "
+                 "DistGraph samples on the CPU)", device)
         impl = getattr(graph, "sample", None)
         if impl is None:
             fail(ArgumentTypeError, "sample", "graph", "must be a spsample.Graph or DistGraph", type(graph))
@@ -79,7 +91,25 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
     sizes = split_batches(seeds.size, batch_size)
     batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
     check_unique_per_batch(seeds, sizes)
+    if device is not None:
+        from ._gpu import sample_on_device
+        return sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, device)
     return run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch)
+
+
+def _resolve_device(device, seeds):
+    """``(device or None for the CPU, seeds as a host array)``; a device given by the seeds'
+    array type when ``device`` is None."""
+    from ._gpu import CupyDevice, EmulatedDevice, host_seeds
+    if not (isinstance(device, (EmulatedDevice, CupyDevice)) or
+            (isinstance(device, str) and device in ("cpu", "cuda", "emulated")) or device is None):
+        fail(ArgumentError, "sample", "device", "must be None, 'cpu', 'cuda' or 'emulated'", device)
+    if isinstance(device, str) and device == "cpu":
+        return None, seeds
+    on_gpu, seeds = host_seeds(seeds)
+    if device is None and on_gpu:
+        device = "cuda"
+    return device, seeds
 
 
 def check_seeds(where, seeds, num_nodes):

@@ -1,4 +1,4 @@
-"""The ``spsample`` command line: ``spsample {train,sample,convert} ...``.
+"""The ``spsample`` command line: ``spsample {train,sample,convert,plan} ...``.
 
 Each sub-command lives in its own module ``spsample/_cli_<name>.py`` that defines
 ``add_arguments(parser)`` and ``run(args) -> int``; this file only dispatches. Only the chosen
@@ -18,6 +18,7 @@ COMMANDS = {
     "sample": "Print sampling statistics for a dataset.",
     "convert": "Convert a graph dataset (Planetoid, npz, CSV, SNAP, OGB, ...) into spsample's "
                "HDF5.",
+    "plan": "Recommend a replication factor, bulk size and strategy for a distributed run.",
 }
 
 

@@ -162,7 +162,8 @@ def _skewed_graph():
     hub = np.arange(1, n)
     src = np.concatenate([hub, np.zeros(n - 1, dtype=np.int64), rng.integers(0, n, 4000)])
     dst = np.concatenate([np.zeros(n - 1, dtype=np.int64), hub, rng.integers(0, n, 4000)])
-    return spsample.Graph.from_edge_index(src, dst, num_nodes=n, weights=rng.random(src.size) + 0.05)
+    w = rng.random(src.size) + 0.05
+    return spsample.Graph.from_edge_index(src, dst, num_nodes=n, weights=w)
 
 
 def _loops_graph():
@@ -171,7 +172,8 @@ def _loops_graph():
     loops = np.arange(10, 40)
     src = np.concatenate([loops, rng.integers(10, 40, 120)])
     dst = np.concatenate([loops, rng.integers(10, 40, 120)])
-    return spsample.Graph.from_edge_index(src, dst, num_nodes=40, weights=rng.random(src.size) + 0.1)
+    w = rng.random(src.size) + 0.1
+    return spsample.Graph.from_edge_index(src, dst, num_nodes=40, weights=w)
 
 
 # ------------------------------------------------------------------------------ bit for bit
@@ -194,7 +196,8 @@ def test_weighted_graph_three_ways(i):
 
 
 @needs_native
-@pytest.mark.parametrize("make", [lambda g: spsample.LABOR([30, 4]), lambda g: spsample.RandomWalk(4),
+@pytest.mark.parametrize("make", [lambda g: spsample.LABOR([30, 4]),
+                                  lambda g: spsample.RandomWalk(4),
                                   lambda g: spsample.RandomWalk(4, p=0.25, q=4.0),
                                   lambda g: ColumnScaled([8, 2], g), lambda g: Tree([5, 2])],
                          ids=["labor", "walk", "node2vec", "column-scaled", "tree"])
@@ -205,9 +208,11 @@ def test_skewed_graph_three_ways(make):
 
 
 @needs_native
-@pytest.mark.parametrize("make", [lambda g: spsample.LABOR([2, 2]), lambda g: spsample.RandomWalk(5),
+@pytest.mark.parametrize("make", [lambda g: spsample.LABOR([2, 2]),
+                                  lambda g: spsample.RandomWalk(5),
                                   lambda g: spsample.RandomWalk(5, p=2.0, q=0.5),
-                                  lambda g: WeightedWalk(4, p=0.5, q=3.0), lambda g: Composed([2, 2], g),
+                                  lambda g: WeightedWalk(4, p=0.5, q=3.0),
+                                  lambda g: Composed([2, 2], g),
                                   lambda g: Tree([2, 2])],
                          ids=["labor", "walk", "node2vec", "weighted-walk", "composed", "tree"])
 def test_isolated_vertices_and_self_loops_three_ways(make):
@@ -217,7 +222,8 @@ def test_isolated_vertices_and_self_loops_three_ways(make):
 
 
 @needs_native
-@pytest.mark.parametrize("make", [lambda g: spsample.LABOR([6, 3]), lambda g: spsample.RandomWalk(6, p=0.5, q=2.0),
+@pytest.mark.parametrize("make", [lambda g: spsample.LABOR([6, 3]),
+                                  lambda g: spsample.RandomWalk(6, p=0.5, q=2.0),
                                   lambda g: ColumnScaled([5, 5], g), lambda g: GivenRows([4, 2])],
                          ids=["labor", "node2vec", "column-scaled", "given-rows"])
 def test_threads_and_bulk_split_do_not_change_results(make):
@@ -320,8 +326,8 @@ def test_node2vec_transition_probabilities():
     dst = [b for a, b in und] + [a for a, b in und]
     g = spsample.Graph.from_edge_index(src, dst, num_nodes=5)
     p, q = 0.5, 2.0
-    bulk = spsample.sample(g, np.zeros(6000, dtype=np.int64), sampler=spsample.RandomWalk(2, p=p, q=q),
-                           batch_size=1, seed=4)
+    bulk = spsample.sample(g, np.zeros(6000, dtype=np.int64),
+                           sampler=spsample.RandomWalk(2, p=p, q=q), batch_size=1, seed=4)
     second = []
     for mb in bulk:
         (d1, s1), (d2, s2) = mb.edges
@@ -394,7 +400,8 @@ def test_bad_column_vector_is_a_typed_error_naming_it(vec, error, match):
         spsample.sample(g, [1, 2], sampler=Bad(), batch_size=2)
 
 
-@pytest.mark.parametrize("kw, name", [(dict(p=0), "p"), (dict(q=-1.0), "q"), (dict(p=float("nan")), "p"),
+@pytest.mark.parametrize("kw, name", [(dict(p=0), "p"), (dict(q=-1.0), "q"),
+                                      (dict(p=float("nan")), "p"),
                                       (dict(q=float("inf")), "q"), (dict(p="1"), "p"),
                                       (dict(walk_length=0), "walk_length")])
 def test_bad_walk_parameters(kw, name):
@@ -470,7 +477,8 @@ def test_outputs_that_cannot_fit_fail_before_allocating(native, sampler, batch_s
     g = spsample.rmat(12, seed=1)
     previous = _native.set_enabled(native)
     try:
-        with pytest.raises(spsample.ResourceLimitError, match="'sampler' would need .*lower the fanouts, batch_size"):
+        with pytest.raises(spsample.ResourceLimitError,
+                           match="'sampler' would need .*lower the fanouts, batch_size"):
             spsample.sample(g, np.arange(g.num_nodes), sampler=sampler, batch_size=batch_size)
     finally:
         _native.set_enabled(previous)
@@ -508,7 +516,8 @@ def test_fastgcn_draws_use_no_memory_per_draw_and_stop_when_every_column_is_chos
 def test_numpy_path_with_a_fanout_beyond_every_row_is_fast(fanout):
     g = spsample.rmat(11, seed=1)
     with _native.disabled():
-        out = spsample.sample(g, np.arange(500), sampler=spsample.NodeWise([fanout, 3]), batch_size=100)
+        out = spsample.sample(g, np.arange(500), sampler=spsample.NodeWise([fanout, 3]),
+                              batch_size=100)
     assert out[0].num_sampled_edges[0] == int(g.degree()[out[0].seeds].sum())
 
 

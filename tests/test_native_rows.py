@@ -1,4 +1,4 @@
-"""The native per-request row sampler (``native/rows.h``, ``spsample._native.sample_rows``)
+"""The native per-request row sampler (``spsample._native.sample_rows`` over ``select_requests``)
 against the NumPy primitives ``sample_rows(row_select(...))``, bit for bit.
 
 This is the owner side of distributed push sampling: a block of rows of ``A`` (global rows

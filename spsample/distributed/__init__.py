@@ -31,7 +31,7 @@ Examples
 True
 """
 
-from ._comm import Communicator, MPIComm, SelfComm, launched_under_mpi, world
+from ._comm import Communicator, MPIComm, NcclComm, SelfComm, launched_under_mpi, world
 from ._failure import abort_on_failure, set_abort_on_failure
 from ._features import FeatureStore
 from ._graph import STRATEGIES, DistGraph
@@ -51,7 +51,7 @@ from ._layout import (
 )
 
 __all__ = [
-    "Communicator", "SelfComm", "MPIComm", "world", "launched_under_mpi",
+    "Communicator", "SelfComm", "MPIComm", "NcclComm", "world", "launched_under_mpi",
     "Grid", "DistGraph", "FeatureStore", "STRATEGIES",
     "set_abort_on_failure", "abort_on_failure",
     "block_bounds", "block_range", "owner_of", "rows_of_rank", "check_grid",

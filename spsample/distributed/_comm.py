@@ -1,4 +1,4 @@
-"""Communicators: one small interface over MPI (mpi4py), a size-1 stand-in, later NCCL.
+"""Communicators: one small interface over MPI (mpi4py), NCCL (CuPy) and a size-1 stand-in.
 
 Every distributed code path of spsample talks to a :class:`Communicator`; nothing else imports
 mpi4py. The interface is what a bulk sampler needs: ``allreduce``, ``allgather``(``v``),
@@ -20,7 +20,7 @@ from .._errors import ArgumentError, ArgumentTypeError, MissingDependencyError
 from .._validate import fail
 from ._failure import install_excepthook
 
-__all__ = ["Communicator", "SelfComm", "MPIComm", "world", "launched_under_mpi"]
+__all__ = ["Communicator", "SelfComm", "MPIComm", "NcclComm", "world", "launched_under_mpi"]
 
 _OPS = ("sum", "max", "min")
 #: Environment variables set by MPI launchers (MPICH/hydra, Open MPI, PMIx, Slurm's srun).
@@ -314,3 +314,204 @@ def world():
         if MPI.COMM_WORLD.Get_size() > 1:
             return MPIComm(MPI.COMM_WORLD)
     return SelfComm()
+
+
+class NcclComm(Communicator):
+    """A communicator over NCCL (``cupy.cuda.nccl``), one GPU per rank, bootstrapped by MPI.
+
+    Array collectives move the data with NCCL between GPUs: ``allreduce`` and ``allgather`` as
+    NCCL collectives, ``allgatherv`` and ``alltoallv`` as grouped point-to-point ``send`` /
+    ``recv`` (one group, every peer at once; the counts of an ``alltoallv`` without a plan are
+    exchanged first the same way). Arrays may be CuPy arrays (results are CuPy arrays) or
+    NumPy arrays (copied to the GPU and back, so that DistGraph, FeatureStore and the Loader,
+    which hold NumPy arrays, run over NCCL unchanged). Small objects (``bcast``,
+    ``allgather_object``), ``split`` and ``barrier`` go through the MPI communicator. Bytes
+    are counted exactly as :class:`MPIComm` counts them; :meth:`stats` includes the MPI
+    side's counts.
+
+    Parameters
+    ----------
+    comm : Communicator or mpi4py.MPI.Comm
+        The bootstrap: rank 0's NCCL unique id is broadcast over it, and objects travel on it.
+        An mpi4py communicator is wrapped in :class:`MPIComm` (duplicated).
+
+    Raises
+    ------
+    MissingDependencyError
+        When CuPy (with NCCL) is not installed.
+    """
+
+    _DTYPES = {"int8": "NCCL_INT8", "uint8": "NCCL_UINT8", "int32": "NCCL_INT32",
+               "uint32": "NCCL_UINT32", "int64": "NCCL_INT64", "uint64": "NCCL_UINT64",
+               "float16": "NCCL_FLOAT16", "float32": "NCCL_FLOAT32", "float64": "NCCL_FLOAT64"}
+    _REDUCE = {"sum": "NCCL_SUM", "max": "NCCL_MAX", "min": "NCCL_MIN"}
+
+    def __init__(self, comm, *, _backend=None):
+        super().__init__()
+        self._cp, self._nccl = _backend or _import_nccl()
+        if not isinstance(comm, Communicator):
+            comm = MPIComm(comm)
+        self._boot = comm
+        self.rank, self.size = comm.rank, comm.size
+        uid = self._nccl.get_unique_id() if self.rank == 0 else None
+        uid = comm.bcast(uid, root=0)
+        self._comm = self._nccl.NcclCommunicator(self.size, uid, self.rank)
+
+    # ------------------------------------------------------------------ helpers
+    def _device(self, arr):
+        """``(device array, came from the host)``."""
+        if isinstance(arr, self._cp.ndarray):
+            return self._cp.ascontiguousarray(arr), False
+        if not isinstance(arr, np.ndarray):
+            fail(ArgumentTypeError, "NcclComm", "array", "must be a NumPy or CuPy array", type(arr))
+        return self._cp.asarray(np.ascontiguousarray(arr)), True
+
+    def _back(self, arr, host):
+        return self._cp.asnumpy(arr) if host else arr
+
+    def _dtype(self, arr, where):
+        name = self._DTYPES.get(arr.dtype.name)
+        if name is None:
+            fail(ArgumentTypeError, f"NcclComm.{where}", "array",
+                 f"must have one of the dtypes {sorted(self._DTYPES)}", arr.dtype)
+        return getattr(self._nccl, name)
+
+    def _stream(self):
+        return self._cp.cuda.get_current_stream().ptr
+
+    def _exchange(self, send, send_bytes, recv, recv_bytes, send_offsets=None):
+        """Grouped point-to-point: ``send_bytes[p]`` bytes of ``send`` to each peer p (from
+        ``send_offsets[p]``, by default consecutive), ``recv_bytes[p]`` into ``recv`` from it,
+        consecutively (uint8 device arrays). The rank's own part is a local copy."""
+        so = np.cumsum(send_bytes) - send_bytes if send_offsets is None else send_offsets
+        ro = np.cumsum(recv_bytes) - recv_bytes
+        me = self.rank
+        if send_bytes[me]:
+            recv[ro[me]:ro[me] + recv_bytes[me]] = send[so[me]:so[me] + send_bytes[me]]
+        stream, u8 = self._stream(), self._nccl.NCCL_UINT8
+        self._nccl.groupStart()
+        try:
+            for peer in range(self.size):
+                if peer == me:
+                    continue
+                if send_bytes[peer]:
+                    self._comm.send(send.data.ptr + int(so[peer]), int(send_bytes[peer]), u8,
+                                    peer, stream)
+                if recv_bytes[peer]:
+                    self._comm.recv(recv.data.ptr + int(ro[peer]), int(recv_bytes[peer]), u8,
+                                    peer, stream)
+        finally:
+            self._nccl.groupEnd()
+
+    # ------------------------------------------------------------------ the interface
+    def allreduce(self, array, op="sum"):
+        self._check_op(op)
+        send, host = self._device(array)
+        recv = self._cp.empty_like(send)
+        self._comm.allReduce(send.data.ptr, recv.data.ptr, send.size,
+                             self._dtype(send, "allreduce"),
+                             getattr(self._nccl, self._REDUCE[op]), self._stream())
+        nbytes = send.nbytes if self.size > 1 else 0
+        self._count("allreduce", nbytes, nbytes)
+        return self._back(recv, host)
+
+    def allgather(self, array):
+        send, host = self._device(array)
+        recv = self._cp.empty((self.size,) + send.shape, dtype=send.dtype)
+        self._comm.allGather(send.data.ptr, recv.data.ptr, send.nbytes, self._nccl.NCCL_UINT8,
+                             self._stream())
+        self._count("allgather", send.nbytes * (self.size - 1), send.nbytes * (self.size - 1))
+        return self._back(recv, host)
+
+    def allgatherv(self, array):
+        send, host = self._device(array)
+        rows = self.allgather(np.array([send.shape[0]], np.int64))[:, 0]
+        row_bytes = _row_bytes(send)
+        recv = self._cp.empty((int(rows.sum()),) + send.shape[1:], dtype=send.dtype)
+        counts = rows * row_bytes
+        # every rank sends its whole buffer to every peer
+        send_bytes = np.full(self.size, send.nbytes, dtype=np.int64)
+        self._exchange(_dbytes(self._cp, send), send_bytes, _dbytes(self._cp, recv), counts,
+                       send_offsets=np.zeros(self.size, dtype=np.int64))
+        others = int(counts.sum() - counts[self.rank])
+        self._count("allgatherv", send.nbytes * (self.size - 1), others)
+        return self._back(recv, host)
+
+    def _back_host(self, arr):
+        return self._cp.asnumpy(arr) if isinstance(arr, self._cp.ndarray) else arr
+
+    def alltoallv(self, sendbuf, sendcounts, recvcounts=None):
+        where = "NcclComm.alltoallv"
+        if not isinstance(sendbuf, (np.ndarray, self._cp.ndarray)) or sendbuf.ndim < 1:
+            fail(ArgumentTypeError, where, "sendbuf",
+                 "must be a NumPy or CuPy array with ndim >= 1",
+                 type(sendbuf))
+        counts = np.asarray(self._back_host(sendcounts), dtype=np.int64)
+        if counts.shape != (self.size,) or (counts < 0).any() or counts.sum() != sendbuf.shape[0]:
+            fail(ArgumentError, where, "sendcounts",
+                 f"must be {self.size} non-negative counts summing to len(sendbuf) "
+                 f"({sendbuf.shape[0]})", counts.tolist())
+        if recvcounts is None:
+            got = self._cp.empty(self.size, dtype=self._cp.int64)
+            eight = np.full(self.size, 8, dtype=np.int64)
+            self._exchange(_dbytes(self._cp, self._cp.asarray(counts)), eight,
+                           _dbytes(self._cp, got), eight)
+            recvcounts = self._cp.asnumpy(got)
+            self._count("alltoall", 8 * (self.size - 1), 8 * (self.size - 1))
+        recvcounts = np.asarray(self._back_host(recvcounts), dtype=np.int64)
+        send, host = self._device(sendbuf)
+        row_bytes = _row_bytes(send)
+        recv = self._cp.empty((int(recvcounts.sum()),) + send.shape[1:], dtype=send.dtype)
+        sc, rc = counts * row_bytes, recvcounts * row_bytes
+        self._exchange(_dbytes(self._cp, send), sc, _dbytes(self._cp, recv), rc)
+        self._count("alltoallv", sc.sum() - sc[self.rank], rc.sum() - rc[self.rank])
+        return self._back(recv, host), recvcounts
+
+    def bcast(self, obj, root=0):
+        return self._boot.bcast(obj, root=root)
+
+    def allgather_object(self, obj):
+        return self._boot.allgather_object(obj)
+
+    def split(self, color, key=0):
+        return NcclComm(self._boot.split(color, key), _backend=(self._cp, self._nccl))
+
+    def barrier(self):
+        self._boot.barrier()
+
+    def stats(self):
+        """Bytes moved so far per collective kind, NCCL's and the bootstrap communicator's."""
+        out = super().stats()
+        for kind, entry in self._boot.stats().items():
+            mine = out.setdefault(kind, {"calls": 0, "sent": 0, "received": 0})
+            for field in ("calls", "sent", "received"):
+                mine[field] += entry[field]
+        return out
+
+    def reset_stats(self):
+        super().reset_stats()
+        self._boot.reset_stats()
+
+    def free(self):
+        if self._comm is not None:
+            self._comm.destroy()
+            self._comm = None
+            self._boot.free()
+
+
+def _dbytes(cp, arr):
+    """A flat uint8 view of a C-contiguous device array."""
+    return arr.reshape(-1).view(cp.uint8) if arr.size else cp.zeros(0, dtype=cp.uint8)
+
+
+def _import_nccl():
+    try:
+        import cupy
+        from cupy.cuda import nccl
+        if not getattr(nccl, "available", True):
+            raise ImportError("CuPy was built without NCCL")
+    except Exception as exc:
+        raise MissingDependencyError(
+            "spsample.distributed.NcclComm needs CuPy with NCCL: pip install 'spsample[gpu]' "
+            f"(cupy-cuda13x) ({type(exc).__name__}: {exc})") from None
+    return cupy, nccl

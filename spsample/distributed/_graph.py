@@ -47,8 +47,10 @@ class DistGraph:
         Position of this block's first entry in the global CSR ``indices`` (edge ids are
         global: ``edge_offset + local position``).
     replicated : bool
-        ``True`` when every rank holds the whole graph (``replicate_graph=True``): sampling
-        then needs no communication at all.
+        ``True`` when every rank holds the whole graph (``replicate_graph=True``). Then, and
+        when ``c = p`` (one process row holds every row), sampling runs the single-process
+        engine on this rank's copy: no communication at all (``last_stats["modes"]``:
+        ``"local"`` per hop).
     last_stats : dict
         Counters and phase times of the latest :meth:`sample` call on this rank.
     """
@@ -71,7 +73,10 @@ class DistGraph:
         degree = np.diff(indptr)
         self.max_degree = int(grid.comm.allreduce(
             np.array([degree.max() if degree.size else 0], dtype=np.int64), op="max")[0])
-        self._full = Graph(indptr, indices, weights) if replicated else None
+        # the whole graph on this rank (replicate_graph=True, or c = p: one process row):
+        # sampled by the single-process engine, no communication
+        whole = replicated or grid.num_rows == 1
+        self._full = Graph(indptr, indices, weights) if whole else None
         self._column_weights = None
         self._layerwise_scale = None
         self.last_stats = {}
@@ -232,12 +237,23 @@ class DistGraph:
         Computed once per graph.
         """
         if self._column_weights is None:
-            if self.replicated:
+            if self._full is not None:
                 self._column_weights = _serial_column_weights(self._full)
             else:
                 with abort_if_failing_alone(self.grid.comm, "DistGraph.column_weights"):
                     self._column_weights = _distributed_column_weights(self)
         return self._column_weights
+
+    def cached(self, name, compute):
+        """Whole-graph quantities samplers ask for while they are traced: FastGCN's column
+        weights (collective on the first call) and the layer-wise weights of this rank's
+        rows; others have no distributed form (the sampler's hops then fetch rows)."""
+        if name == "fastgcn_column_weights":
+            return self.column_weights()
+        if name == "layerwise_weights" and self.weights is not None:
+            return self.weights * self.layerwise_scale()
+        from .._lazy import NotLowerable
+        raise NotLowerable(f"the whole-graph quantity {name!r} has no distributed form")
 
     def layerwise_scale(self):
         """The power of two that layer-wise samplers scale the weights by (``2**-e``, the
@@ -264,11 +280,13 @@ class DistGraph:
         Parameters
         ----------
         strategy : {"push", "pull"}
-            Node-wise samplers (``NodeWise`` and subclasses keeping its probability, stream and
-            selection rules): ``"push"`` sends each frontier vertex to its owner, which samples
-            and returns ``(vertex, edge id)`` per sample; ``"pull"`` fetches the frontier's rows
-            of ``A`` and samples locally. Other samplers (LADIES, FastGCN, custom frontiers or
-            streams) always fetch the rows they need (exact sums, any sampler on the protocol).
+            ``"push"``: hops whose selection is row-local (node-wise rules, LABOR, walks,
+            compositions of a row's own values) send each frontier row to its owner, which
+            samples it and returns ``(vertex, edge id)`` per sample; layer-wise hops without
+            float sums across owners (LADIES on an unweighted graph, FastGCN) move degrees,
+            drawn entries and the layer's edges instead of rows; other hops fetch the rows they
+            need. ``"pull"``: every hop fetches the frontier's rows of ``A`` and samples
+            locally. ``last_stats["modes"]`` says where each hop ran.
 
         Raises
         ------
@@ -295,10 +313,13 @@ class DistGraph:
         seeds, sizes, batch_ids, seed, epoch = args
         t1 = time.perf_counter()
         stats = {"validate_s": t1 - t0, "num_batches": int(sizes.size), "strategy": strategy}
-        if self.replicated:
+        if self._full is not None:
             out = run_bulk(self._full, seeds, sizes, batch_ids, sampler, seed, epoch) \
                 if sizes.size else []
             stats["mode"] = "replicated"
+            stats["modes"] = ["local"] * sampler.num_hops
+            stats["selection"] = ["native" if getattr(out, "path", None) == "native" else "numpy"
+                                  ] * sampler.num_hops
         else:
             out = run_distributed(self, seeds, sizes, batch_ids, sampler, seed, epoch,
                                   strategy, stats)

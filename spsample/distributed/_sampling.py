@@ -1,15 +1,21 @@
-"""Distributed bulk sampling: the hop loop of :func:`spsample._sample.run_bulk`, with ``Q·A``
-computed across the process rows of a column of the grid.
+"""Distributed bulk sampling: the engine's hop loop, with ``Q·A`` computed across the process
+rows of a column of the grid.
 
-Two ways to distribute the product (DESIGN §7):
+Every rank traces the sampler's constructors (:func:`spsample._engine.trace`), as one process
+does, and each hop runs where its plan allows (DESIGN §7), the same on every rank:
 
-* **push** (node-wise): each frontier row ``(minibatch, v)`` goes to the owner of row ``v``,
-  which samples it with the very RNG stream the single-process code uses (keyed by ``v`` and
-  the global minibatch id) and returns one ``(vertex, edge id)`` per sample. Wire format per
-  owner: ``[runs, batch id × runs, rows × runs, v × rows]`` int64 out; back, the per-row
-  sample counts in the narrowest unsigned type that holds the fanout, then one uint64 per
-  sample packing ``vertex << edge_bits | edge_id`` (two int64 when the ids need > 64 bits).
-* **pull** / row fetch (any sampler): the rows of ``A`` the frontier needs and that this rank
+* **push**, for hops whose selection is *row-local* (each row's sample depends on that row of
+  ``A`` alone: node-wise rules, LABOR, walks, compositions of the row's own values): each
+  frontier row ``(minibatch, v)`` goes to the owner of row ``v``, which samples it with the
+  very RNG stream the single-process code uses and returns one ``(vertex, edge id)`` per
+  sample. Wire format per owner: ``[runs, batch id × runs, rows × runs, v × rows(, row key ×
+  rows)]`` int64 out (the row keys only for streams keyed per row); back, the per-row sample
+  counts in the narrowest unsigned type that holds the largest, then one uint64 per sample
+  packing ``vertex << edge_bits | edge_id`` (two int64 when the ids need > 64 bits). The owner
+  samples with the native row sampler where the rule allows, else with the NumPy evaluation
+  of the hop's own selection on its block of rows (same bits).
+* **pull** / row fetch (any other hop, or ``strategy="pull"``, or a sampler whose constructors
+  cannot be traced): the rows of ``A`` the frontier needs and that this rank
   has not fetched yet in this bulk are requested from their owners (one id out; back the
   row's degree and first edge id, then its column ids and weights); the sampler's own
   constructors then run unchanged on a :class:`_FetchedRows` view. Layer-wise sums therefore
@@ -26,65 +32,188 @@ import numpy as np
 
 from .. import _native
 from .. import _primitives as prim
-from .. import _rng
-from .._backend import NUMPY
 from .._errors import SamplerError
-from ..samplers._nodewise import NodeWise
-from ..samplers._protocol import BulkState, HopContext
+from .._lazy import (Expr, Frontier, NotLowerable, RowSelection, RowView, Streams,
+                     ThresholdSelection)
+from ._layerpush import LayerPush, layer_pushable
 
-__all__ = ["run_distributed", "pushable"]
-
-
-def pushable(sampler):
-    """Whether ``sampler`` can be sampled by the owners: a ``NodeWise`` whose probability,
-    stream and selection rules are NodeWise's own (frontier and extraction may differ)."""
-    cls = type(sampler)
-    return (isinstance(sampler, NodeWise) and cls.probabilities is NodeWise.probabilities
-            and cls.streams is NodeWise.streams and cls.select is NodeWise.select
-            and cls.sample_hop is NodeWise.sample_hop)
+__all__ = ["run_distributed", "hop_modes"]
 
 
 def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy, stats):
-    """All hops of this rank's bulk; every rank runs the same number of hops (collective)."""
-    state = BulkState(dg.num_nodes, batch_ids)
-    state.begin_hop(0)
-    state.add_nodes(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes), seeds)
-    key = _rng.split_seed(seed)
-    scratch = {}
-    if strategy == "push" and pushable(sampler):
-        hop_impl = _PushHop(dg, sampler)
-        stats["mode"] = "push"
-    else:
-        hop_impl = _FetchHop(dg, native_rows=pushable(sampler) and _native.enabled())
-        stats["mode"] = "pull"
+    """All hops of this rank's bulk on the engine's hop loop, each hop where its traced plan
+    allows; every rank runs the same number of hops (collective)."""
+    from .._engine import run_hops
+    plans = _trace(dg, sampler, batch_ids, seed, epoch)
+    modes = _agreed_modes(dg, hop_modes(plans, strategy, sampler.num_hops,
+                                        weighted=dg.weights is not None))
+    pulled = [plans[h] if plans else None for h, m in enumerate(modes) if m == "pull"]
+    fetch = _FetchHop(dg, native_rows=bool(pulled) and all(
+        _request_hop(plan, dg, rows=_NO_ROWS) is not None for plan in pulled))
+    layer_push = LayerPush(dg)
     for name in ("frontier", "remote_frontier", "samples", "remote_samples", "fetched_rows",
-                 "fetched_entries", "exchange_s", "owner_s", "local_s"):
+                 "fetched_entries", "exchange_s", "owner_s", "local_s", "draws"):
         stats[name] = 0
-    for hop, fanout in enumerate(sampler.fanouts, start=1):
-        ctx = HopContext(hop=hop, fanout=fanout, seed=seed, epoch=epoch, key=key,
-                         hop_word=_rng.hop_word(epoch, hop), batch_ids=batch_ids,
-                         backend=NUMPY, scratch=scratch, graph=dg)
-        state.begin_hop(hop)
-        hop_impl(sampler, state, ctx, stats)
-        state.end_hop()
-    return state.finish(sizes)
+    stats["selection"] = []          # per hop: "native" (lowered kernels) or "numpy"
+
+    def hop(state, ctx):
+        plan = plans[ctx.hop - 1] if plans else None
+        if modes[ctx.hop - 1] == "push" and plan.kind == "layer":
+            layer_push(plan, state, ctx, stats)
+            stats["selection"].append("numpy")
+        elif modes[ctx.hop - 1] == "push":
+            push = _PushHop(dg, plan)
+            push(state, ctx, stats)
+            stats["selection"].append("numpy" if push.native is None else "native")
+        else:
+            fetch(sampler, state, ctx, stats, plan=plan)
+            stats["selection"].append("native" if fetch.native_rows else "numpy")
+
+    out = run_hops(dg, seeds, sizes, batch_ids, sampler, seed, epoch, hop)
+    stats["modes"] = modes
+    stats["mode"] = modes[0] if len(set(modes)) == 1 else "mixed"
+    return out
+
+
+def _trace(dg, sampler, batch_ids, seed, epoch):
+    """The sampler's traced hops, or ``None`` when its constructors cannot be traced (every
+    hop then fetches rows and runs the constructors on them)."""
+    from .._engine import UNTRACEABLE, trace
+    try:
+        return trace(sampler, dg, batch_ids, seed, epoch)
+    except UNTRACEABLE:
+        return None
+
+
+def hop_modes(plans, strategy, num_hops, *, weighted=False):
+    """``"push"`` or ``"pull"`` per hop: push where the strategy asks for it and the hop's
+    selection is row-local (:func:`row_local`) or a layer-wise selection that needs no float
+    sums across owners (:func:`~spsample.distributed._layerpush.layer_pushable`), pull
+    otherwise."""
+    if plans is None or strategy != "push":
+        return ["pull"] * num_hops
+    return ["push" if row_local(plan) or layer_pushable(plan, weighted) else "pull"
+            for plan in plans]
+
+
+def _agreed_modes(dg, modes):
+    """The modes every rank uses: its own if all ranks agree, else pull everywhere (the plans
+    are traced per rank; they agree unless a sampler behaves differently on some rank)."""
+    every = dg.grid.comm.allgather_object(tuple(modes))
+    return list(modes) if len(set(every)) == 1 else ["pull"] * len(modes)
+
+
+def row_local(plan):
+    """Whether each row's sample of this hop depends on that row of ``A`` alone, so the row's
+    owner can draw it: a row selection (node-wise rules, LABOR's threshold) over a view of the
+    sampled graph whose values read nothing but the row's own entries and global vectors, with
+    streams keyed by the row's vertex, its row id, or the entries' columns."""
+    if plan.kind != "rows" or not isinstance(plan.selection, (RowSelection, ThresholdSelection)):
+        return False
+    sel, Q = plan.selection, plan.frontier
+    P = sel.P
+    if not P.frontier.same_rows(Q) or not sel.streams.frontier.same_rows(Q):
+        return False
+    return P.expr is None or _row_local_values(P.expr, P)
+
+
+def _row_local_values(expr, view):
+    if expr.op == "indicator":
+        return expr.frontier.same_rows(view.frontier)
+    if expr.op == "view":
+        return expr.view.frontier.same_rows(view.frontier) and expr.view.graph is view.graph \
+            and (expr.view.expr is None or _row_local_values(expr.view.expr, view))
+    if expr.op == "weight":
+        return expr.graph is view.graph
+    return all(_row_local_values(a, view) for a in expr.args)
+
+
+_NO_ROWS = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), None)
+
+
+def _request_hop(plan, graph, **where):
+    """The hop lowered for requested rows (:func:`spsample._native.lower_requests`; ``where``:
+    its ``rows`` or ``edge_offset``), or ``None``: native kernels off, a hop that is not
+    row-local, or a rule the kernels do not implement (its NumPy evaluation then runs)."""
+    if plan is None or not _native.enabled() or not row_local(plan):
+        return None
+    try:
+        return _native.lower_requests(plan, graph, **where)
+    except NotLowerable:
+        return None
+
+
+def _looked_up(plan, state):
+    """Vertices of the rows a hop's values look up besides its frontier's (the previous vertices
+    of node2vec's walks): a pulled hop fetches them too."""
+    if plan is None or plan.kind != "rows" or plan.selection.P.expr is None:
+        return []
+    P = plan.selection.P
+    return [concrete_frontier(state, f).vertex for f in _other_views(P.expr, P.frontier)]
+
+
+def _other_views(expr, base):
+    if expr.op == "view" and not expr.view.frontier.same_rows(base):
+        yield expr.view.frontier
+    for a in expr.args:
+        yield from _other_views(a, base)
+
+
+def concrete_frontier(state, Q):
+    """The rows of a traced frontier on the concrete bulk state."""
+    if Q.kind == "new_nodes":
+        return state.new_nodes(Q.hop)
+    if Q.kind == "all_nodes":
+        return state.all_nodes()
+    if Q.kind == "edge_sources":
+        return state.edge_sources(Q.hop)
+    if Q.kind == "edge_destinations":
+        return state.edge_destinations(Q.hop)
+    return state.rows(*Q.given)
 
 
 # ---------------------------------------------------------------------------------- push
-def _select_rows(sampler, indptr, indices, weights, vertex, batch_ids, batch, ctx, *, row_offset):
-    """``S`` for the node-wise rows ``vertex`` (row ``i`` of minibatch ``batch_ids[batch[i]]``)
-    of the CSR block ``(indptr, indices, weights)``: the native row sampler of ``native/rows.h``
-    when the kernels are enabled, else the sampler's own NumPy constructors (the oracle; both
-    give the same bits). ``edge_id`` counts from the block's first entry; ``data`` may be
-    ``None``. Only for :func:`pushable` samplers."""
-    if _native.enabled():
-        return _native.sample_rows(indptr, indices, weights, vertex, batch_ids[batch], ctx.fanout,
-                                   ctx.hop_word, ctx.key, replace=sampler.replace,
-                                   weighted=sampler.weighted, row_offset=row_offset)
-    P = prim.row_select(indptr, indices, weights, vertex, row_offset=row_offset)
-    streams = prim.Streams(vertex, batch_ids[batch], ctx.hop_word, ctx.key)
-    return prim.sample_rows(P, ctx.fanout, streams, replace=sampler.replace,
-                            weighted=sampler.weighted)
+class _Block:
+    """This rank's rows of ``A`` as a graph indexed by global vertex ids: views and selections
+    read row ``v`` at ``v - row_offset``; per-edge vectors are indexed from ``edge_offset``."""
+
+    def __init__(self, dg):
+        self.indptr, self.indices, self.weights = dg.indptr, dg.indices, dg.weights
+        self.num_nodes, self.num_edges = dg.num_nodes, dg.num_edges
+        self.row_offset, self.edge_offset = dg.lo, dg.edge_offset
+
+
+def _owner_select(sel, dg, vertex, keys, batch, batch_ids, ctx):
+    """The hop's own selection, evaluated by NumPy on the requested rows of this rank's block:
+    ``S`` with block-local edge ids (the oracle of the native row sampler)."""
+    Q = Frontier(batch, vertex, np.zeros(vertex.size, dtype=np.int64), row_id=keys)
+    expr = _rebased(sel.P.expr, sel.P.frontier, Q)
+    P = RowView(_Block(dg), Q, expr)
+    keyed_by = sel.streams.keyed_by
+    if keyed_by == "column":
+        streams = Streams(None, batch_ids, ctx.hop_word, ctx.key, keyed_by="column", frontier=Q)
+        owner_sel = ThresholdSelection(P, sel.fanout, streams)
+    else:
+        streams = Streams(vertex if keyed_by == "vertex" else keys, batch_ids[batch],
+                          ctx.hop_word, ctx.key)
+        owner_sel = RowSelection(P, sel.fanout, streams, replace=sel.replace,
+                                 weighted=sel.weighted, method=sel.method, bound=sel.bound)
+    owner_sel.fanout_vector = sel.fanout_vector
+    return prim.evaluate_selection(owner_sel)
+
+
+def _rebased(expr, traced, Q):
+    """``expr`` with its references to the traced frontier's own rows moved to ``Q``."""
+    if expr is None:
+        return None
+    if expr.op == "indicator":
+        return Expr("indicator", frontier=Q)
+    if expr.op == "view":                  # a view of the same rows: its own values
+        inner = expr.view.expr
+        return Expr("const", value=1.0) if inner is None else _rebased(inner, traced, Q)
+    if not expr.args:
+        return expr
+    return Expr(expr.op, *[_rebased(a, traced, Q) for a in expr.args])
 
 
 def _count_dtype(bound):
@@ -94,15 +223,13 @@ def _count_dtype(bound):
     return np.dtype(np.uint64)
 
 
-def _count_bound(sampler, max_degree):
-    """The most samples one frontier row can get at any hop."""
-    bound = 0
-    for fanout in sampler.fanouts:
-        if fanout < 0:
-            bound = max(bound, max_degree)
-        else:
-            bound = max(bound, fanout if sampler.replace else min(fanout, max_degree))
-    return bound
+def _count_bound(sel, max_degree):
+    """The most samples one frontier row can get at this hop."""
+    vector = sel.fanout_vector
+    fanout = sel.fanout if vector is None else (-1 if (vector < 0).any() else int(vector.max()))
+    if fanout < 0 or isinstance(sel, ThresholdSelection):
+        return max_degree
+    return fanout if getattr(sel, "replace", False) else min(fanout, max_degree)
 
 
 def _runs(values):
@@ -118,20 +245,22 @@ def _pad8(nbytes):
 
 
 class _PushHop:
-    """One node-wise hop with the sampling done by the owners of the frontier rows."""
+    """One row-local hop with the sampling done by the owners of the frontier rows."""
 
-    def __init__(self, dg, sampler):
-        self.dg = dg
-        self.count_dtype = _count_dtype(_count_bound(sampler, dg.max_degree))
+    def __init__(self, dg, plan):
+        self.dg, self.plan = dg, plan
+        sel = plan.selection
+        self.keyed_by_row = sel.streams.keyed_by == "row"
+        self.count_dtype = _count_dtype(_count_bound(sel, dg.max_degree))
         self.edge_bits = max(1, int(dg.num_edges - 1).bit_length())
         vertex_bits = max(1, int(dg.num_nodes - 1).bit_length())
         self.packed = self.edge_bits + vertex_bits <= 64
-        self.weights = dg.weights if sampler.weighted else None
+        self.native = _request_hop(plan, dg, edge_offset=dg.edge_offset)
 
-    def __call__(self, sampler, state, ctx, stats):
+    def __call__(self, state, ctx, stats):
         dg, col = self.dg, self.dg.grid.col_comm
         t0 = time.perf_counter()
-        Q = sampler.frontier(state, ctx)
+        Q = concrete_frontier(state, self.plan.frontier)
         dest = dg.grid.owner(Q.vertex, dg.num_nodes)
         order = np.argsort(dest, kind="stable")
         rows_per_dest = np.bincount(dest, minlength=col.size)
@@ -139,12 +268,12 @@ class _PushHop:
         t1 = time.perf_counter()
         received, rcounts = col.alltoallv(request, counts)
         t2 = time.perf_counter()
-        reply, reply_counts = self._serve(sampler, ctx, received, rcounts)
+        reply, reply_counts = self._serve(ctx, received, rcounts)
         t3 = time.perf_counter()
         answer, _ = col.alltoallv(reply, reply_counts)
         t4 = time.perf_counter()
         S = self._unpack(answer, rows_per_dest, order, len(Q))
-        sampler.extract(state, Q, S, ctx)
+        state.add_sampled(Q, S, dedup=self.plan.dedup)
         t5 = time.perf_counter()
         remote = dest != dg.grid.row
         stats["frontier"] += len(Q)
@@ -158,32 +287,45 @@ class _PushHop:
 
     def _requests(self, Q, ctx, order, rows_per_dest):
         batch, vertex = Q.batch[order], Q.vertex[order]
+        keys = Q.row_id[order] if self.keyed_by_row else None
         bounds = np.r_[0, np.cumsum(rows_per_dest)]
         parts = []
         for d in range(rows_per_dest.size):
-            run_batch, run_len = _runs(batch[bounds[d]:bounds[d + 1]])
-            parts.append(np.concatenate([[run_batch.size], ctx.batch_ids[run_batch], run_len,
-                                         vertex[bounds[d]:bounds[d + 1]]]).astype(np.int64))
+            lo, hi = bounds[d], bounds[d + 1]
+            run_batch, run_len = _runs(batch[lo:hi])
+            pieces = [[run_batch.size], ctx.batch_ids[run_batch], run_len, vertex[lo:hi]]
+            if keys is not None:
+                pieces.append(keys[lo:hi])
+            parts.append(np.concatenate(pieces).astype(np.int64))
         return np.concatenate(parts), np.array([p.size for p in parts], dtype=np.int64)
 
-    def _serve(self, sampler, ctx, received, rcounts):
+    def _serve(self, ctx, received, rcounts):
         """Owner side: sample the rows requested by every source, reply per source."""
         dg = self.dg
-        batch_ids, run_lengths, vertices, rows_from = [], [], [], []
+        batch_ids, run_lengths, vertices, keys, rows_from = [], [], [], [], []
+        width = 2 if self.keyed_by_row else 1
         pos = 0
         for count in rcounts:
             runs = int(received[pos])
             batch_ids.append(received[pos + 1:pos + 1 + runs])
             run_lengths.append(received[pos + 1 + runs:pos + 1 + 2 * runs])
-            vertices.append(received[pos + 1 + 2 * runs:pos + count])
-            rows_from.append(int(count) - 1 - 2 * runs)
+            rows = (int(count) - 1 - 2 * runs) // width
+            first = pos + 1 + 2 * runs
+            vertices.append(received[first:first + rows])
+            keys.append(received[first + rows:first + 2 * rows] if width == 2 else None)
+            rows_from.append(rows)
             pos += int(count)
         batch_ids = np.concatenate(batch_ids)
         run_lengths = np.concatenate(run_lengths)
         vertex = np.concatenate(vertices)
+        key_words = np.concatenate(keys) if width == 2 else vertex
         batch = np.repeat(np.arange(batch_ids.size, dtype=np.int64), run_lengths)
-        S = _select_rows(sampler, dg.indptr, dg.indices, self.weights, vertex, batch_ids, batch,
-                         ctx, row_offset=dg.lo)
+        if self.native is not None:
+            S = _native.select_requests(self.native, vertex, vertex - dg.lo, batch_ids[batch],
+                                        ctx.hop_word, ctx.key,
+                                        keys=key_words if self.keyed_by_row else None)
+        else:
+            S = _owner_select(self.plan.selection, dg, vertex, key_words, batch, batch_ids, ctx)
         S.edge_id = S.edge_id + dg.edge_offset
         lengths = S.row_lengths()
         row_bounds = np.r_[0, np.cumsum(rows_from)]
@@ -274,10 +416,11 @@ class _FetchHop:
 
     Two ways to keep the fetched rows. Any sampler: merged into a CSR sorted by vertex after
     every fetch (:meth:`_merge`), on which the sampler's constructors run unchanged through a
-    :class:`_FetchedRows` view. Node-wise rules with the native kernels (``native_rows``):
-    appended in arrival order (:meth:`_append`, O(new entries) per hop, no re-sort of the
-    entries) and sampled by the native row sampler, which reads each request's row through its
-    slot and keys the streams by the vertex; the NumPy way stays the oracle (same bits).
+    :class:`_FetchedRows` view. Row-local hops the kernels implement (``native_rows``; every
+    pulled hop of the bulk must be one): appended in arrival order (:meth:`_append`, O(new
+    entries) per hop, no re-sort of the entries) and selected by
+    :func:`spsample._native.select_requests`, which reads each request's row through its slot;
+    the NumPy way stays the oracle (same bits).
     """
 
     def __init__(self, dg, native_rows=False):
@@ -292,16 +435,17 @@ class _FetchHop:
         self.slot = np.zeros(0, dtype=np.int64)          # slot of each of self.ids
         self.row_ptr = np.zeros(1, dtype=np.int64)       # slot -> its entries in self.indices
 
-    def __call__(self, sampler, state, ctx, stats):
+    def __call__(self, sampler, state, ctx, stats, plan=None):
         t0 = time.perf_counter()
         Q = sampler.frontier(state, ctx)
-        need = np.setdiff1d(np.unique(Q.vertex), self.ids, assume_unique=True)
+        rows = np.unique(np.concatenate([Q.vertex] + _looked_up(plan, state)))
+        need = np.setdiff1d(rows, self.ids, assume_unique=True)
         t1 = time.perf_counter()
         fetched = self._fetch(need)
         t2 = time.perf_counter()
         if self.native_rows:
             self._append(need, *fetched)
-            self._sample_native(sampler, state, Q, ctx)
+            self._sample_native(sampler, state, Q, ctx, plan)
         else:
             self._merge(need, *fetched)
             view = self._view()
@@ -331,12 +475,14 @@ class _FetchHop:
         if self.weights is not None:
             self.weights = np.concatenate([self.weights, weights])
 
-    def _sample_native(self, sampler, state, Q, ctx):
-        """One node-wise hop on the stored rows with the native row sampler."""
+    def _sample_native(self, sampler, state, Q, ctx, plan):
+        """One row-local hop on the stored rows by the native kernels."""
         rows = self.slot[np.searchsorted(self.ids, Q.vertex)]
-        S = _native.sample_rows(self.row_ptr, self.indices, self.weights if sampler.weighted else None,
-                                Q.vertex, ctx.batch_ids[Q.batch], ctx.fanout, ctx.hop_word, ctx.key,
-                                replace=sampler.replace, weighted=sampler.weighted, rows=rows)
+        lowered = _native.lower_requests(plan, self.dg,
+                                         rows=(self.row_ptr, self.indices, self.weights))
+        keyed_by_row = plan.selection.streams.keyed_by == "row"
+        S = _native.select_requests(lowered, Q.vertex, rows, ctx.batch_ids[Q.batch],
+                                    ctx.hop_word, ctx.key, keys=Q.row_id if keyed_by_row else None)
         first_edge = self.start[rows] - self.row_ptr[rows]      # buffer position -> edge id
         S.edge_id = S.edge_id + np.repeat(first_edge, S.row_lengths())
         sampler.extract(state, Q, S, ctx)

@@ -3,7 +3,8 @@
 Layer ``l`` of minibatch ``j`` with current vertex set ``B_j`` (all its vertices so far):
 
 1. ``Q_b``: the rows of ``B_j`` (``state.all_nodes()``, a k × n batch-membership matrix);
-2. ``P``: LADIES ``P[j, u] = Σ_{v∈B_j} A[v,u]²`` (``column_sums`` of the view ``(Q_b·A)∘(Q_b·A)``);
+2. ``P``: LADIES ``P[j, u] = Σ_{v∈B_j} A[v,u]²`` (``column_sums`` of the view
+   ``(Q_b·A)∘(Q_b·A)``);
    FastGCN ``P[u] = Σ_v A[v,u]²`` for every minibatch (``global_columns``);
 3. ``S_j``: ``fanouts[l-1]`` columns per minibatch (LADIES: distinct, without replacement --
    on unweighted graphs by drawing entries of the gathered rows, each column with probability

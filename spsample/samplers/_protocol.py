@@ -140,7 +140,8 @@ def check_fanouts(where, fanouts):
         fail(SamplerError, where, "fanouts", "must not be empty", list(fanouts))
     for f in out:
         if f == 0 or f < -1:
-            fail(SamplerError, where, "fanouts", "entries must be >= 1, or -1 for all neighbours", out)
+            fail(SamplerError, where, "fanouts", "entries must be >= 1, or -1 for all neighbours",
+                 out)
         if f >= 2**31:
             fail(SamplerError, where, "fanouts", "entries must be below 2**31", out)
     if len(out) > 255:

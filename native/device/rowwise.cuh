@@ -1,0 +1,545 @@
+// The row-wise engine's GPU kernels: every hop of every minibatch of a bulk, the bulk's rows
+// spread over threads (the CPU engine, rowwise.h, gives each minibatch to one thread; both call
+// the bodies of rules.cuh, and the results are the same bits).
+//
+// Each kernel is a function k_NAME(Launch, args) of the (block, thread) index, whose items are
+// visited by a grid-stride loop, and a thin `extern "C" __global__ spsample_k_NAME(args)`
+// wrapper for CUDA. No kernel uses shared memory, barriers or the order in which threads run:
+// a host driver (emulate.h) can call k_NAME for every (block, thread) in any order, from several
+// threads, and must get the GPU's results. Kernels synchronise only by their launches (one
+// phase per launch) and by the atomics of dedup.cuh.
+//
+// Arguments: one int64 array `a` per launch (device memory on a GPU), holding scalars and
+// addresses (0 = none); the layout of each kernel is listed with it, the driver
+// (spsample/_gpu.py) builds it. Prefix sums between phases are the driver's (cumsum of the
+// array library; integer sums, so any order gives the same result).
+//
+// One hop (driver: spsample._gpu.RowWiseDriver.hop), m frontier rows, E sampled edges:
+//   k_frontier    rows of the frontier: vertex fv, local id fl, stable row id fr, minibatch fb
+//   [F_ROWS: the rows' vertices are added to their minibatch first: dedup below]
+//   k_extents     each row's extent (start, deg), fanout, output bound, scratch sizes; the LABOR
+//                 threshold rule counts its kept entries exactly here (size pass)
+//   [long rows: k_chunk_counts, chunks of LONG_CHUNK entries (see row_chunks)]
+//   k_select      each row's rule (rules.cuh) into its slot of the output (fill pass)
+//   k_select_chunks  the long rows, one thread per chunk
+//   k_compact     rules that keep fewer than their bound (weighted, rejection): close the gaps
+//   k_gather      the sampled columns
+//   dedup         k_table_nodes, k_table_items (insert, atomicCAS / atomicMin), k_first_flags,
+//                 k_assign (local ids in first-occurrence order via a prefix sum of the flags)
+//   k_merge_nodes each minibatch's n_id followed by its new vertices
+// Complexity: O(m log k + sum of the rules' costs + E log k) work per hop; one thread per row,
+// except long rows whose rule decides per entry (the whole row, LABOR's threshold), one thread
+// per chunk of LONG_CHUNK entries: a hub row (degree 10**5 at fanout -1) is 782 threads' work.
+// The other rules on a long row (Floyd, weighted keys) stay one thread's: their cost is
+// O(s) to O(d) in that thread.
+#ifndef SPSAMPLE_DEVICE_ROWWISE_CUH
+#define SPSAMPLE_DEVICE_ROWWISE_CUH
+
+#include "atomic.cuh"
+#include "dedup.cuh"
+#include "hd.cuh"
+#include "philox.cuh"
+#include "rules.cuh"
+
+namespace spsample {
+namespace gpu {
+
+// Codes shared with rowwise.h and spsample/_native.py.
+enum : int64_t { F_NEW_NODES = 0, F_ALL_NODES = 1, F_EDGE_SRC = 2, F_EDGE_DST = 3, F_ROWS = 4 };
+enum : int64_t {
+    S_UNIFORM = 0, S_UNIFORM_REP = 1, S_WEIGHTED = 2, S_WEIGHTED_REP = 3, S_REJECTION = 4,
+    S_THRESHOLD = 5
+};
+enum : int64_t { K_VERTEX = 0, K_ROW = 1 };
+
+// A thread's place in its launch: block index, thread index, grid and block sizes.
+struct Launch {
+    int64_t block, thread, grid, bdim;
+    SPSAMPLE_HD int64_t first() const { return block * bdim + thread; }
+    SPSAMPLE_HD int64_t stride() const { return grid * bdim; }
+};
+
+template <class T>
+SPSAMPLE_HD inline T* at(const int64_t* a, int i) {
+    return reinterpret_cast<T*>(a[i]);
+}
+
+// The segment j < k of item i: off[j] <= i < off[j + 1] (off: k + 1 non-decreasing entries,
+// off[0] <= i < off[k]). O(log k).
+SPSAMPLE_HD inline int64_t segment_of(const int64_t* off, int64_t k, int64_t i) {
+    int64_t lo = 0, hi = k;
+    while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (off[mid] <= i) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// k_frontier. a: m, k, kind, row_off (k + 1), lo (k: first local id of the range, F_NEW_NODES /
+// F_ALL_NODES), nid, nid_off (k + 1), ends (F_EDGE_*: the hop's dst or src local ids), erow
+// (F_EDGE_*: the hop's row ids), given (F_ROWS: vertices); out: fv, fl, fr, fb (0 = not wanted;
+// F_ROWS leaves fl to the dedup).
+SPSAMPLE_HD inline void k_frontier(Launch t, const int64_t* a) {
+    const int64_t m = a[0], k = a[1], kind = a[2];
+    const int64_t* row_off = at<const int64_t>(a, 3);
+    const int64_t* lo = at<const int64_t>(a, 4);
+    const int64_t* nid = at<const int64_t>(a, 5);
+    const int64_t* nid_off = at<const int64_t>(a, 6);
+    const int64_t* ends = at<const int64_t>(a, 7);
+    const int64_t* erow = at<const int64_t>(a, 8);
+    const int64_t* given = at<const int64_t>(a, 9);
+    int64_t* fv = at<int64_t>(a, 10);
+    int64_t* fl = at<int64_t>(a, 11);
+    int64_t* fr = at<int64_t>(a, 12);
+    int64_t* fb = at<int64_t>(a, 13);
+    for (int64_t r = t.first(); r < m; r += t.stride()) {
+        const int64_t j = segment_of(row_off, k, r);
+        int64_t v, l, id;
+        if (kind == F_NEW_NODES || kind == F_ALL_NODES) {
+            l = id = lo[j] + (r - row_off[j]);
+            v = nid[nid_off[j] + l];
+        } else if (kind == F_EDGE_SRC || kind == F_EDGE_DST) {
+            l = ends[r];
+            id = erow[r];
+            v = nid[nid_off[j] + l];
+        } else {
+            v = given[r];
+            l = -1;
+            id = r - row_off[j];
+        }
+        fv[r] = v;
+        if (fl && kind != F_ROWS) fl[r] = l;
+        if (fr) fr[r] = id;
+        if (fb) fb[r] = j;
+    }
+}
+
+// Arguments of the selection kernels that describe the hop's rule.
+struct RuleArgs {
+    int64_t rule, fanout;
+    const int64_t* fanout_vec;  // per vertex, or nullptr
+    uint32_t hw;
+    Key key;
+    const int64_t* batch_ids;   // global minibatch ids (k)
+
+    SPSAMPLE_HD int64_t fanout_of(int64_t v) const { return fanout_vec ? fanout_vec[v] : fanout; }
+    SPSAMPLE_HD bool replace() const {
+        return rule == S_UNIFORM_REP || rule == S_WEIGHTED_REP || rule == S_REJECTION;
+    }
+};
+
+// Rule arguments at a[i .. i + 6]: rule, fanout, fanout_vec, hw, k0, k1, batch_ids.
+SPSAMPLE_HD inline RuleArgs rule_args(const int64_t* a, int i) {
+    RuleArgs r;
+    r.rule = a[i];
+    r.fanout = a[i + 1];
+    r.fanout_vec = at<const int64_t>(a, i + 2);
+    r.hw = static_cast<uint32_t>(a[i + 3]);
+    r.key = Key{static_cast<uint32_t>(a[i + 4]), static_cast<uint32_t>(a[i + 5])};
+    r.batch_ids = at<const int64_t>(a, i + 6);
+    return r;
+}
+
+// The entries row (d, s) keeps at most (exact for the uniform rules); 0 for rows that draw
+// nothing. The threshold rule's exact count is computed by the caller.
+SPSAMPLE_HD inline int64_t select_bound(const RuleArgs& ra, int64_t d, int64_t s) {
+    if (d == 0 || s == 0) return 0;
+    if (ra.rule == S_THRESHOLD) return d;
+    return row_bound(d, s, ra.replace());
+}
+
+// Long rows. A row longer than the launch's `long_row` whose rule decides each entry alone --
+// it keeps the whole row (fanout -1, or a uniform rule without replacement at d <= s), or it
+// is LABOR's threshold -- is cut into chunks of LONG_CHUNK entries, one thread each
+// (k_chunk_counts, then k_select_chunks at the offsets of a prefix sum of the chunks' counts),
+// rather than run by one thread: a hub of degree 10**5 at fanout -1 spreads over the grid.
+// Integer counts and per-entry decisions only, so the output is the one-thread row's.
+inline constexpr int64_t LONG_CHUNK = 128;
+
+SPSAMPLE_HD inline bool keeps_whole_row(const RuleArgs& ra, int64_t d, int64_t s) {
+    const bool per_entry = ra.rule == S_UNIFORM || ra.rule == S_UNIFORM_REP ||
+                           ra.rule == S_THRESHOLD;
+    return per_entry && (s < 0 || (!ra.replace() && d <= s));
+}
+
+// The chunks of row (d, s): 0 for a row that one thread runs.
+SPSAMPLE_HD inline int64_t row_chunks(const RuleArgs& ra, int64_t d, int64_t s,
+                                      int64_t long_row) {
+    if (d <= long_row || s == 0) return 0;
+    if (!keeps_whole_row(ra, d, s) && ra.rule != S_THRESHOLD) return 0;
+    return (d + LONG_CHUNK - 1) / LONG_CHUNK;
+}
+
+// k_extents. a: m, rule args (7: a[1..7]), indptr, indices, fv, fb; out: start, deg, fan, bound,
+// set (Floyd slots), keys (heap slots); then long_row; out: chunks -- one int64 per row each
+// (a chunked row's bound is 0 here: the driver adds its chunks' counts).
+SPSAMPLE_HD inline void k_extents(Launch t, const int64_t* a) {
+    const int64_t m = a[0];
+    const RuleArgs ra = rule_args(a, 1);
+    const int64_t* indptr = at<const int64_t>(a, 8);
+    const int64_t* indices = at<const int64_t>(a, 9);
+    const int64_t* fv = at<const int64_t>(a, 10);
+    const int64_t* fb = at<const int64_t>(a, 11);
+    int64_t* start = at<int64_t>(a, 12);
+    int64_t* deg = at<int64_t>(a, 13);
+    int64_t* fan = at<int64_t>(a, 14);
+    int64_t* bound = at<int64_t>(a, 15);
+    int64_t* setn = at<int64_t>(a, 16);
+    int64_t* keyn = at<int64_t>(a, 17);
+    const int64_t long_row = a[18];
+    int64_t* chunks = at<int64_t>(a, 19);
+    for (int64_t r = t.first(); r < m; r += t.stride()) {
+        const int64_t v = fv[r];
+        const int64_t st = indptr[v], d = indptr[v + 1] - st, s = ra.fanout_of(v);
+        const int64_t c = row_chunks(ra, d, s, long_row);
+        int64_t b = c > 0 ? 0 : select_bound(ra, d, s);
+        if (ra.rule == S_THRESHOLD && b > 0 && s >= 0 && d > s) {  // the size pass
+            const uint32_t bid = static_cast<uint32_t>(ra.batch_ids[fb[r]]);
+            b = threshold_row([&](int64_t p) { return indices[st + p]; }, d, s, ra.hw, bid,
+                              ra.key, [](int64_t) {});
+        }
+        start[r] = st;
+        deg[r] = d;
+        fan[r] = s;
+        bound[r] = b;
+        setn[r] = (ra.rule == S_UNIFORM && b > 0) ? floyd_set_slots(d, s) : 0;
+        keyn[r] = (ra.rule == S_WEIGHTED && b > 0 && s > 0) ? s : 0;
+        chunks[r] = c;
+    }
+}
+
+// The value code at a[i .. i + 8]: code, size, vectors, aux indptr, aux indices, aux weights,
+// aux n, uses_lookup, only_weight; weights = the hop graph's weights.
+SPSAMPLE_HD inline ValueCode value_code(const int64_t* a, int i, const double* weights) {
+    ValueCode vc;
+    vc.code = at<const Instr>(a, i);
+    vc.size = static_cast<int32_t>(a[i + 1]);
+    vc.vectors = at<const double* const>(a, i + 2);
+    vc.weights = weights;
+    vc.aux = CSRView{at<const int64_t>(a, i + 3), at<const int64_t>(a, i + 4),
+                     at<const double>(a, i + 5), a[i + 6]};
+    vc.uses_lookup = a[i + 7] != 0;
+    vc.only_weight = a[i + 8] != 0;
+    return vc;
+}
+
+// One row of k_select: the rule's positions into pos[0..count); returns count, or -1 when a
+// rejection rule meets a value above its bound.
+SPSAMPLE_HD inline int64_t select_row(const RuleArgs& ra, const CSRView& g, const ValueCode& vc,
+                                      double bound, int64_t st, int64_t d, int64_t s,
+                                      uint32_t key_word, uint32_t bid, int64_t v, int64_t aux_v,
+                                      int64_t* pos, uint64_t* set, double* keys) {
+    const int64_t rule = ra.rule;
+    if (rule == S_THRESHOLD) {
+        if (s < 0 || d <= s) {
+            for (int64_t p = 0; p < d; ++p) pos[p] = p;
+            return d;
+        }
+        int64_t k = 0;
+        threshold_row([&](int64_t p) { return g.indices[st + p]; }, d, s, ra.hw, bid, ra.key,
+                      [&](int64_t p) { pos[k++] = p; });
+        return k;
+    }
+    const bool weighted = rule == S_WEIGHTED || rule == S_WEIGHTED_REP;
+    if (!weighted && rule != S_REJECTION && (s < 0 || (!ra.replace() && d <= s))) {
+        for (int64_t p = 0; p < d; ++p) pos[p] = p;
+        return d;
+    }
+    Stream stream(key_word, ra.hw, bid, ra.key);
+    auto word = [&](int64_t i) { return stream.word(static_cast<uint64_t>(i)); };
+    auto value = [&](int64_t p) {
+        return vc.only_weight ? g.weights[st + p] : entry_value(vc, g, v, aux_v, st, p);
+    };
+    if (rule == S_UNIFORM) return floyd_row(word, d, s, pos, set);
+    if (rule == S_UNIFORM_REP) return uniform_rep_row(word, d, s, pos);
+    if (rule == S_REJECTION) {
+        bool exceeded = false;
+        const int64_t c = rejection_row(stream, d, s, bound, value, pos, exceeded);
+        return exceeded ? -1 : c;
+    }
+    if (rule == S_WEIGHTED) return weighted_row(stream, value, d, s, pos, keys);
+    return weighted_rep_row(stream, value, d, s, pos);
+}
+
+// k_select. a: m, rule args (a[1..7]), stream key kind, fv, fl, fr, fb, fa (aux vertex or 0),
+// start, deg, fan, out_off (m + 1), set_off (m + 1), key_off (m + 1), set (uint64), keys
+// (float64), graph indptr, indices, weights, value code (9: a[25..33]), rejection bound (the
+// bits of a double); out: dst, eid, erow (or 0), count (m), err (uint32: set to 1 when a
+// rejection bound is exceeded); then long_row (chunked rows are k_select_chunks').
+SPSAMPLE_HD inline void k_select(Launch t, const int64_t* a) {
+    const int64_t m = a[0];
+    const RuleArgs ra = rule_args(a, 1);
+    const int64_t key_kind = a[8];
+    const int64_t* fv = at<const int64_t>(a, 9);
+    const int64_t* fl = at<const int64_t>(a, 10);
+    const int64_t* fr = at<const int64_t>(a, 11);
+    const int64_t* fb = at<const int64_t>(a, 12);
+    const int64_t* fa = at<const int64_t>(a, 13);
+    const int64_t* start = at<const int64_t>(a, 14);
+    const int64_t* deg = at<const int64_t>(a, 15);
+    const int64_t* fan = at<const int64_t>(a, 16);
+    const int64_t* out_off = at<const int64_t>(a, 17);
+    const int64_t* set_off = at<const int64_t>(a, 18);
+    const int64_t* key_off = at<const int64_t>(a, 19);
+    uint64_t* set = at<uint64_t>(a, 20);
+    double* keys = at<double>(a, 21);
+    const CSRView g{at<const int64_t>(a, 22), at<const int64_t>(a, 23), at<const double>(a, 24), 0};
+    const ValueCode vc = value_code(a, 25, g.weights);
+    const double bound = double_of(static_cast<uint64_t>(a[34]));
+    int64_t* dst = at<int64_t>(a, 35);
+    int64_t* eid = at<int64_t>(a, 36);
+    int64_t* erow = at<int64_t>(a, 37);
+    int64_t* count = at<int64_t>(a, 38);
+    uint32_t* err = at<uint32_t>(a, 39);
+    const int64_t long_row = a[40];
+    for (int64_t r = t.first(); r < m; r += t.stride()) {
+        const int64_t o = out_off[r];
+        int64_t c = 0;
+        if (row_chunks(ra, deg[r], fan[r], long_row) > 0) {
+            c = out_off[r + 1] - o;
+        } else if (out_off[r + 1] > o) {
+            const int64_t v = fv[r], st = start[r];
+            const uint32_t key_word = static_cast<uint32_t>(key_kind == K_ROW ? fr[r] : v);
+            const uint32_t bid = static_cast<uint32_t>(ra.batch_ids[fb[r]]);
+            c = select_row(ra, g, vc, bound, st, deg[r], fan[r], key_word, bid, v,
+                           fa ? fa[r] : v, eid + o, set + set_off[r], keys + key_off[r]);
+            if (c < 0) {
+                atomic_store_u32(err, 1u);
+                c = 0;
+            }
+            for (int64_t i = 0; i < c; ++i) {
+                eid[o + i] += st;
+                dst[o + i] = fl[r];
+                if (erow) erow[o + i] = fr[r];
+            }
+        }
+        count[r] = c;
+    }
+}
+
+// A chunk of a long row: its row r and positions [p0, p1).
+struct Chunk {
+    int64_t r, p0, p1;
+};
+
+SPSAMPLE_HD inline Chunk chunk_of(const int64_t* chunk_off, int64_t m, const int64_t* deg,
+                                  int64_t c) {
+    const int64_t r = segment_of(chunk_off, m, c);
+    const int64_t p0 = (c - chunk_off[r]) * LONG_CHUNK, d = deg[r];
+    return Chunk{r, p0, p0 + LONG_CHUNK < d ? p0 + LONG_CHUNK : d};
+}
+
+// Calls emit(p) for each position of chunk ch that its row keeps, ascending; returns the count.
+template <class Emit>
+SPSAMPLE_HD inline int64_t chunk_positions(const RuleArgs& ra, const Chunk& ch, int64_t st,
+                                           int64_t d, int64_t s, int64_t bid,
+                                           const int64_t* indices, Emit&& emit) {
+    if (keeps_whole_row(ra, d, s)) {
+        for (int64_t p = ch.p0; p < ch.p1; ++p) emit(p);
+        return ch.p1 - ch.p0;
+    }
+    return threshold_range([&](int64_t p) { return indices[st + p]; }, ch.p0, ch.p1, d, s,
+                           ra.hw, static_cast<uint32_t>(bid), ra.key, emit);
+}
+
+// k_chunk_counts. a: C, m, chunk_off (m + 1: each row's first chunk), rule args (a[3..9]),
+// start, deg, fan, fb, indices; out: ccount (C: the entries each chunk keeps).
+SPSAMPLE_HD inline void k_chunk_counts(Launch t, const int64_t* a) {
+    const int64_t C = a[0], m = a[1];
+    const int64_t* chunk_off = at<const int64_t>(a, 2);
+    const RuleArgs ra = rule_args(a, 3);
+    const int64_t* start = at<const int64_t>(a, 10);
+    const int64_t* deg = at<const int64_t>(a, 11);
+    const int64_t* fan = at<const int64_t>(a, 12);
+    const int64_t* fb = at<const int64_t>(a, 13);
+    const int64_t* indices = at<const int64_t>(a, 14);
+    int64_t* ccount = at<int64_t>(a, 15);
+    for (int64_t c = t.first(); c < C; c += t.stride()) {
+        const Chunk ch = chunk_of(chunk_off, m, deg, c);
+        const int64_t r = ch.r;
+        ccount[c] = chunk_positions(ra, ch, start[r], deg[r], fan[r], ra.batch_ids[fb[r]],
+                                    indices, [](int64_t) {});
+    }
+}
+
+// k_select_chunks. a: as k_chunk_counts up to indices (a[0..14]), then fl, fr, ccum (C + 1:
+// exclusive prefix sum of the chunks' counts), out_off (m + 1); out: dst, eid, erow (or 0).
+SPSAMPLE_HD inline void k_select_chunks(Launch t, const int64_t* a) {
+    const int64_t C = a[0], m = a[1];
+    const int64_t* chunk_off = at<const int64_t>(a, 2);
+    const RuleArgs ra = rule_args(a, 3);
+    const int64_t* start = at<const int64_t>(a, 10);
+    const int64_t* deg = at<const int64_t>(a, 11);
+    const int64_t* fan = at<const int64_t>(a, 12);
+    const int64_t* fb = at<const int64_t>(a, 13);
+    const int64_t* indices = at<const int64_t>(a, 14);
+    const int64_t* fl = at<const int64_t>(a, 15);
+    const int64_t* fr = at<const int64_t>(a, 16);
+    const int64_t* ccum = at<const int64_t>(a, 17);
+    const int64_t* out_off = at<const int64_t>(a, 18);
+    int64_t* dst = at<int64_t>(a, 19);
+    int64_t* eid = at<int64_t>(a, 20);
+    int64_t* erow = at<int64_t>(a, 21);
+    for (int64_t c = t.first(); c < C; c += t.stride()) {
+        const Chunk ch = chunk_of(chunk_off, m, deg, c);
+        const int64_t r = ch.r, st = start[r];
+        int64_t o = out_off[r] + ccum[c] - ccum[chunk_off[r]];
+        chunk_positions(ra, ch, st, deg[r], fan[r], ra.batch_ids[fb[r]], indices,
+                        [&](int64_t p) {
+                            eid[o] = st + p;
+                            dst[o] = fl[r];
+                            if (erow) erow[o] = fr[r];
+                            ++o;
+                        });
+    }
+}
+
+// k_compact. a: m, out_off (m + 1), count (m), new_off (m + 1), dst, eid, erow (or 0); out:
+// dst2, eid2, erow2 (or 0): row r's count entries moved from out_off[r] to new_off[r].
+SPSAMPLE_HD inline void k_compact(Launch t, const int64_t* a) {
+    const int64_t m = a[0];
+    const int64_t* out_off = at<const int64_t>(a, 1);
+    const int64_t* count = at<const int64_t>(a, 2);
+    const int64_t* new_off = at<const int64_t>(a, 3);
+    const int64_t* dst = at<const int64_t>(a, 4);
+    const int64_t* eid = at<const int64_t>(a, 5);
+    const int64_t* erow = at<const int64_t>(a, 6);
+    int64_t* dst2 = at<int64_t>(a, 7);
+    int64_t* eid2 = at<int64_t>(a, 8);
+    int64_t* erow2 = at<int64_t>(a, 9);
+    for (int64_t r = t.first(); r < m; r += t.stride()) {
+        const int64_t from = out_off[r], to = new_off[r];
+        for (int64_t i = 0; i < count[r]; ++i) {
+            dst2[to + i] = dst[from + i];
+            eid2[to + i] = eid[from + i];
+            if (erow2) erow2[to + i] = erow[from + i];
+        }
+    }
+}
+
+// k_gather. a: E, eid, indices, indices32 (or 0); out: nbr (int64) = the sampled columns.
+SPSAMPLE_HD inline void k_gather(Launch t, const int64_t* a) {
+    const int64_t E = a[0];
+    const int64_t* eid = at<const int64_t>(a, 1);
+    const int64_t* indices = at<const int64_t>(a, 2);
+    const uint32_t* indices32 = at<const uint32_t>(a, 3);
+    int64_t* nbr = at<int64_t>(a, 4);
+    for (int64_t e = t.first(); e < E; e += t.stride())
+        nbr[e] = indices32 ? static_cast<int64_t>(indices32[eid[e]]) : indices[eid[e]];
+}
+
+// k_table_nodes. a: N, k, nid, nid_off (k + 1), tab_off (k + 1; powers of two apart), slots:
+// every vertex the minibatch holds, valued by its local id.
+SPSAMPLE_HD inline void k_table_nodes(Launch t, const int64_t* a) {
+    const int64_t N = a[0], k = a[1];
+    const int64_t* nid = at<const int64_t>(a, 2);
+    const int64_t* nid_off = at<const int64_t>(a, 3);
+    const int64_t* tab_off = at<const int64_t>(a, 4);
+    uint64_t* slots = at<uint64_t>(a, 5);
+    for (int64_t i = t.first(); i < N; i += t.stride()) {
+        const int64_t j = segment_of(nid_off, k, i);
+        table_insert_min(slots + tab_off[j], tab_off[j + 1] - tab_off[j],
+                         static_cast<uint32_t>(nid[i]), static_cast<uint32_t>(i - nid_off[j]));
+    }
+}
+
+// Item i of a batch being added: its minibatch j, index t in the minibatch's items, table.
+struct ItemArgs {
+    int64_t I, k;
+    const int64_t* items;
+    const int64_t* item_off;
+    const int64_t* tab_off;
+    uint64_t* slots;
+};
+
+SPSAMPLE_HD inline ItemArgs item_args(const int64_t* a) {
+    return ItemArgs{a[0], a[1], at<const int64_t>(a, 2), at<const int64_t>(a, 3),
+                    at<const int64_t>(a, 4), at<uint64_t>(a, 5)};
+}
+
+// k_table_items. a: I, k, items, item_off (k + 1), tab_off, slots: every item inserted valued
+// DEDUP_NEW | t (the minimum t per new vertex survives).
+SPSAMPLE_HD inline void k_table_items(Launch t, const int64_t* a) {
+    const ItemArgs x = item_args(a);
+    for (int64_t i = t.first(); i < x.I; i += t.stride()) {
+        const int64_t j = segment_of(x.item_off, x.k, i);
+        table_insert_min(x.slots + x.tab_off[j], x.tab_off[j + 1] - x.tab_off[j],
+                         static_cast<uint32_t>(x.items[i]),
+                         DEDUP_NEW | static_cast<uint32_t>(i - x.item_off[j]));
+    }
+}
+
+// k_first_flags. a: as k_table_items, then flags (int64 out): 1 for an item that is the first
+// occurrence of a vertex new to its minibatch.
+SPSAMPLE_HD inline void k_first_flags(Launch t, const int64_t* a) {
+    const ItemArgs x = item_args(a);
+    int64_t* flags = at<int64_t>(a, 6);
+    for (int64_t i = t.first(); i < x.I; i += t.stride()) {
+        const int64_t j = segment_of(x.item_off, x.k, i);
+        const uint32_t val = table_find(x.slots + x.tab_off[j], x.tab_off[j + 1] - x.tab_off[j],
+                                        static_cast<uint32_t>(x.items[i]));
+        flags[i] = val == (DEDUP_NEW | static_cast<uint32_t>(i - x.item_off[j])) ? 1 : 0;
+    }
+}
+
+// k_assign. a: as k_table_items, then rank (I + 1: exclusive prefix sum of the flags), base (k:
+// vertices each minibatch holds); out: local (I: each item's local id), newv (rank[I]: the new
+// vertices, minibatch after minibatch, in first-occurrence order).
+SPSAMPLE_HD inline void k_assign(Launch t, const int64_t* a) {
+    const ItemArgs x = item_args(a);
+    const int64_t* rank = at<const int64_t>(a, 6);
+    const int64_t* base = at<const int64_t>(a, 7);
+    int64_t* local = at<int64_t>(a, 8);
+    int64_t* newv = at<int64_t>(a, 9);
+    for (int64_t i = t.first(); i < x.I; i += t.stride()) {
+        const int64_t j = segment_of(x.item_off, x.k, i);
+        const int64_t first_item = x.item_off[j];
+        const uint32_t val = table_find(x.slots + x.tab_off[j], x.tab_off[j + 1] - x.tab_off[j],
+                                        static_cast<uint32_t>(x.items[i]));
+        if (val & DEDUP_NEW) {
+            const int64_t first = first_item + static_cast<int64_t>(val & ~DEDUP_NEW);
+            local[i] = base[j] + rank[first] - rank[first_item];
+            if (first == i) newv[rank[i]] = x.items[i];
+        } else {
+            local[i] = static_cast<int64_t>(val);
+        }
+    }
+}
+
+// k_merge_nodes. a: N2, k, out_off (k + 1), nid, nid_off (k + 1), add, add_off (k + 1); out:
+// out (N2): each minibatch's n_id followed by its added vertices.
+SPSAMPLE_HD inline void k_merge_nodes(Launch t, const int64_t* a) {
+    const int64_t N2 = a[0], k = a[1];
+    const int64_t* out_off = at<const int64_t>(a, 2);
+    const int64_t* nid = at<const int64_t>(a, 3);
+    const int64_t* nid_off = at<const int64_t>(a, 4);
+    const int64_t* add = at<const int64_t>(a, 5);
+    const int64_t* add_off = at<const int64_t>(a, 6);
+    int64_t* out = at<int64_t>(a, 7);
+    for (int64_t i = t.first(); i < N2; i += t.stride()) {
+        const int64_t j = segment_of(out_off, k, i);
+        const int64_t l = i - out_off[j], held = nid_off[j + 1] - nid_off[j];
+        out[i] = l < held ? nid[nid_off[j] + l] : add[add_off[j] + l - held];
+    }
+}
+
+}  // namespace gpu
+}  // namespace spsample
+
+// The kernels of this file, X(name), for the CUDA wrappers and the host emulator's table.
+#define SPSAMPLE_ROWWISE_KERNELS(X) \
+    X(frontier) X(extents) X(select) X(chunk_counts) X(select_chunks) X(compact) X(gather) \
+    X(table_nodes) X(table_items) X(first_flags) X(assign) X(merge_nodes)
+
+#if defined(SPSAMPLE_CUDA)
+#define SPSAMPLE_GLOBAL_KERNEL(name)                                                           \
+    extern "C" __global__ void spsample_k_##name(const long long* a) {                        \
+        const spsample::gpu::Launch t{blockIdx.x, threadIdx.x, gridDim.x, blockDim.x};         \
+        spsample::gpu::k_##name(t, reinterpret_cast<const int64_t*>(a));                      \
+    }
+SPSAMPLE_ROWWISE_KERNELS(SPSAMPLE_GLOBAL_KERNEL)
+#undef SPSAMPLE_GLOBAL_KERNEL
+#endif
+
+#endif  // SPSAMPLE_DEVICE_ROWWISE_CUH

@@ -1,0 +1,467 @@
+// Per-row selection rules of node-wise sampling (spsample._primitives.choose_positions and
+// threshold_positions, bit for bit) and the value programs that weigh a row's entries: the
+// single-source bodies that the CPU engine (select.h, rowwise.h) and the GPU kernels
+// (rowwise.cuh) both call. Rules of hd.cuh: no allocation, no exceptions, no containers;
+// scratch comes in as pointers sized by the caller (row_scratch_* below).
+//
+// A row is (start, d): its entries are indices[start .. start + d); it draws from one keyed
+// Philox stream (Stream). Each rule writes the kept positions p (0 <= p < d, ascending, with
+// multiplicity under replacement) to pos[] and returns how many. Rules (s = fanout, -1 = all):
+//
+//   uniform, no replacement : d <= s (or s = -1) keeps the row; else Floyd's algorithm, draw i
+//                             uses word i: t = uniform_int(word_i, d - s + i + 1),
+//                             taken -> d - s + i
+//   uniform, replacement    : s positions uniform_int(word_i, d) (none when d = 0)
+//   weighted, no replacement: among entries of weight > 0, the s smallest keys
+//                             neg_log(open_unit(word_p)) / w_p, ties to the smaller position
+//   weighted, replacement   : draw i = argmin_p neg_log(open_unit(word_{i*d+p})) / w_p over w_p > 0
+//   rejection (weighted, replacement, values <= bound): draw i, attempt a < A: words
+//                             2(A i + a), 2(A i + a) + 1; p = uniform_int(w0, d) accepted when
+//                             open_unit(w1) * bound < value(p); after A rejections the exact
+//                             keys on words 2 A s + i d + p (no sample if no value is > 0)
+//   threshold (LABOR-0)     : d <= s (or s = -1) keeps the row; else entry p of column u is kept
+//                             iff word0(u) * d < s * 2**32, word0(u) = word 0 of stream
+//                             (u, hw, bid)
+//
+// Scratch of a row of length d at fanout s (the caller provides it):
+//   pos   row_bound(d, s, replace) int64 (d for the threshold rule): the kept positions
+//   set   floyd_set_slots(d, s) uint64 (Floyd with d > 64 * BITMAP_WORDS and s > 32, else 0)
+//   keys  s float64 (weighted without replacement, s >= 0): the heap of the s smallest keys
+#ifndef SPSAMPLE_DEVICE_RULES_CUH
+#define SPSAMPLE_DEVICE_RULES_CUH
+
+#include "hd.cuh"
+#include "philox.cuh"
+
+namespace spsample {
+
+inline constexpr int64_t REJECTION_ATTEMPTS = 256;  // spsample._lazy.REJECTION_ATTEMPTS
+// Rows up to 64 * BITMAP_WORDS entries long draw their Floyd sample in a bitmap (no sort).
+inline constexpr int64_t BITMAP_WORDS = 16;
+
+// Upper bound on the entries a row of length d keeps at fanout s (exact for uniform rules).
+SPSAMPLE_HD inline int64_t row_bound(int64_t d, int64_t s, bool replace) {
+    if (s < 0) return d;
+    if (replace) return d > 0 ? s : 0;
+    return d < s ? d : s;
+}
+
+// ------------------------------------------------------------------------------- sorting
+SPSAMPLE_HD inline void sift_down(int64_t* a, int64_t i, int64_t n) {
+    const int64_t x = a[i];
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && a[c + 1] > a[c]) ++c;
+        if (a[c] <= x) break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = x;
+}
+
+// Ascending sort of a[0..k): insertion sort up to 32 entries (the usual fanouts are 5 to 25),
+// heapsort beyond (O(k log k), in place). Integers have one sorted order: any method agrees.
+SPSAMPLE_HD inline void sort_small(int64_t* a, int64_t k) {
+    if (k > 32) {
+        for (int64_t i = k / 2 - 1; i >= 0; --i) sift_down(a, i, k);
+        for (int64_t n = k - 1; n > 0; --n) {
+            const int64_t top = a[0];
+            a[0] = a[n];
+            a[n] = top;
+            sift_down(a, 0, n);
+        }
+        return;
+    }
+    for (int64_t i = 1; i < k; ++i) {
+        const int64_t x = a[i];
+        int64_t j = i;
+        while (j > 0 && a[j - 1] > x) {
+            a[j] = a[j - 1];
+            --j;
+        }
+        a[j] = x;
+    }
+}
+
+// ------------------------------------------------------------------------------- Floyd
+// Slots of Floyd's membership set for a row of length d at fanout s (0: not needed).
+SPSAMPLE_HD inline int64_t floyd_set_slots(int64_t d, int64_t s) {
+    if (d <= 64 * BITMAP_WORDS || s <= 32 || d <= s) return 0;
+    int64_t c = 64;
+    while (c < 2 * s) c <<= 1;
+    return c;
+}
+
+// Insert key != 0 into the open-addressing set slots[0..cap) (cap a power of two, load
+// <= 1/2, Fibonacci hashing, linear probing); whether it was absent.
+SPSAMPLE_HD inline bool set_insert(uint64_t* slots, int64_t cap, uint64_t key) {
+    const int shift = 64 - ctz64(static_cast<uint64_t>(cap));
+    uint64_t i = (key * 0x9E3779B97F4A7C15ull) >> shift;
+    const uint64_t mask = static_cast<uint64_t>(cap) - 1;
+    for (;;) {
+        if (slots[i] == 0) {
+            slots[i] = key;
+            return true;
+        }
+        if (slots[i] == key) return false;
+        i = (i + 1) & mask;
+    }
+}
+
+// Floyd's s distinct positions out of d > s >= 1, ascending, into pos[0..s); word(i) is word i
+// of the row's stream (a Stream, or words computed ahead); set: floyd_set_slots(d, s) slots.
+// Complexity: O(s + d / 64) for d <= 1024 (bitmap), O(s^2) comparisons for s <= 32, else
+// O(s log s) (hashed, then sorted).
+template <class Words>
+SPSAMPLE_HD inline int64_t floyd_row(Words&& word, int64_t d, int64_t s, int64_t* pos,
+                                     uint64_t* set) {
+    if (d <= 64 * BITMAP_WORDS) {  // membership in a bitmap of d bits; read out in order
+        uint64_t bits[BITMAP_WORDS];
+        const int64_t words = (d + 63) >> 6;
+        for (int64_t q = 0; q < words; ++q) bits[q] = 0;
+        for (int64_t i = 0; i < s; ++i) {
+            const int64_t j = d - s + i;
+            const int64_t t = static_cast<int64_t>(uniform_int(word(i), j + 1));
+            const bool hit = (bits[t >> 6] >> (t & 63)) & 1u;
+            const int64_t x = hit ? j : t;
+            bits[x >> 6] |= uint64_t(1) << (x & 63);
+        }
+        int64_t k = 0;
+        for (int64_t q = 0; q < words; ++q) {
+            uint64_t w = bits[q];
+            while (w) {
+                pos[k++] = (q << 6) + ctz64(w);
+                w &= w - 1;
+            }
+        }
+        return s;
+    }
+    if (s <= 32) {
+        for (int64_t i = 0; i < s; ++i) {
+            const int64_t j = d - s + i;
+            const int64_t t = static_cast<int64_t>(uniform_int(word(i), j + 1));
+            bool hit = false;
+            for (int64_t q = 0; q < i; ++q) hit |= (pos[q] == t);
+            pos[i] = hit ? j : t;
+        }
+    } else {
+        const int64_t cap = floyd_set_slots(d, s);
+        for (int64_t q = 0; q < cap; ++q) set[q] = 0;
+        for (int64_t i = 0; i < s; ++i) {
+            const int64_t j = d - s + i;
+            const int64_t t = static_cast<int64_t>(uniform_int(word(i), j + 1));
+            if (set_insert(set, cap, static_cast<uint64_t>(t) + 1)) {
+                pos[i] = t;
+            } else {  // j exceeds every earlier pick: always new
+                set_insert(set, cap, static_cast<uint64_t>(j) + 1);
+                pos[i] = j;
+            }
+        }
+    }
+    sort_small(pos, s);
+    return s;
+}
+
+// s uniform draws with replacement from d >= 1 positions, ascending (word as floyd_row's).
+template <class Words>
+SPSAMPLE_HD inline int64_t uniform_rep_row(Words&& word, int64_t d, int64_t s, int64_t* pos) {
+    for (int64_t i = 0; i < s; ++i) pos[i] = static_cast<int64_t>(uniform_int(word(i), d));
+    sort_small(pos, s);
+    return s;
+}
+
+// ------------------------------------------------------------------------------- weighted
+// (key, position) pairs in lexicographic order.
+SPSAMPLE_HD inline bool pair_less(double ka, int64_t pa, double kb, int64_t pb) {
+    return ka < kb || (!(kb < ka) && pa < pb);
+}
+
+// Max-heap of (keys[i], pos[i]), i < n: restore it below i.
+SPSAMPLE_HD inline void heap_down(double* keys, int64_t* pos, int64_t i, int64_t n) {
+    const double k = keys[i];
+    const int64_t p = pos[i];
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && pair_less(keys[c], pos[c], keys[c + 1], pos[c + 1])) ++c;
+        if (!pair_less(k, p, keys[c], pos[c])) break;
+        keys[i] = keys[c];
+        pos[i] = pos[c];
+        i = c;
+    }
+    keys[i] = k;
+    pos[i] = p;
+}
+
+// Add (k, p) at index n of the max-heap of n pairs.
+SPSAMPLE_HD inline void heap_push(double* keys, int64_t* pos, int64_t n, double k, int64_t p) {
+    int64_t i = n;
+    while (i > 0) {
+        const int64_t up = (i - 1) / 2;
+        if (!pair_less(keys[up], pos[up], k, p)) break;
+        keys[i] = keys[up];
+        pos[i] = pos[up];
+        i = up;
+    }
+    keys[i] = k;
+    pos[i] = p;
+}
+
+// Weighted without replacement over values value(0..d) (s >= 1 or -1): Efraimidis-Spirakis,
+// the s smallest (key, position) kept in a max-heap over keys[0..s) / pos[0..s).
+// Complexity O(d log s).
+template <class Value>
+SPSAMPLE_HD inline int64_t weighted_row(Stream& st, Value&& value, int64_t d, int64_t s,
+                                        int64_t* pos, double* keys) {
+    int64_t eligible = 0;
+    for (int64_t p = 0; p < d; ++p) eligible += (value(p) > 0);
+    if (s < 0 || eligible <= s) {
+        int64_t k = 0;
+        for (int64_t p = 0; p < d; ++p)
+            if (value(p) > 0) pos[k++] = p;
+        return k;
+    }
+    int64_t size = 0;
+    for (int64_t p = 0; p < d; ++p) {
+        const double w = value(p);
+        if (!(w > 0)) continue;
+        const double key = exp_key(st.word(static_cast<uint64_t>(p)), w);
+        if (size < s) {
+            heap_push(keys, pos, size++, key, p);
+        } else if (pair_less(key, p, keys[0], pos[0])) {
+            keys[0] = key;
+            pos[0] = p;
+            heap_down(keys, pos, 0, size);
+        }
+    }
+    sort_small(pos, size);
+    return size;
+}
+
+// Weighted with replacement over values value(0..d) (s >= 1 or -1): exponential races.
+// Complexity O(s d).
+template <class Value>
+SPSAMPLE_HD inline int64_t weighted_rep_row(Stream& st, Value&& value, int64_t d, int64_t s,
+                                            int64_t* pos) {
+    if (s < 0) {
+        int64_t k = 0;
+        for (int64_t p = 0; p < d; ++p)
+            if (value(p) > 0) pos[k++] = p;
+        return k;
+    }
+    int64_t eligible = 0;
+    for (int64_t p = 0; p < d; ++p) eligible += (value(p) > 0);
+    if (eligible == 0) return 0;
+    for (int64_t i = 0; i < s; ++i) {
+        double best = 0.0;
+        int64_t arg = -1;
+        const uint64_t base = static_cast<uint64_t>(i) * static_cast<uint64_t>(d);
+        for (int64_t p = 0; p < d; ++p) {
+            const double w = value(p);
+            if (!(w > 0)) continue;
+            const double k = exp_key(st.word(base + static_cast<uint64_t>(p)), w);
+            if (arg < 0 || k < best) {
+                best = k;
+                arg = p;
+            }
+        }
+        pos[i] = arg;
+    }
+    sort_small(pos, s);
+    return s;
+}
+
+// Weighted draws with replacement by rejection against `bound` (s >= 0, d >= 1). value(p) is
+// the value of position p. Sets `exceeded` (and returns 0) when a value is above bound.
+// Complexity O(s) expected attempts, O(s A + s d) at worst.
+template <class Value>
+SPSAMPLE_HD inline int64_t rejection_row(Stream& st, int64_t d, int64_t s, double bound,
+                                         Value&& value, int64_t* pos, bool& exceeded) {
+    const int64_t A = REJECTION_ATTEMPTS;
+    int64_t k = 0;
+    for (int64_t i = 0; i < s; ++i) {
+        int64_t got = -1;
+        for (int64_t a = 0; a < A && got < 0; ++a) {
+            const uint64_t index = 2 * static_cast<uint64_t>(A * i + a);
+            const int64_t p = static_cast<int64_t>(uniform_int(st.word(index), d));
+            const double v = value(p);
+            if (v > bound) {
+                exceeded = true;
+                return 0;
+            }
+            if (open_unit(st.word(index + 1)) * bound < v) got = p;
+        }
+        if (got < 0) {  // exact keys over the row (rare)
+            double best = 0.0;
+            const uint64_t base = 2 * static_cast<uint64_t>(A) * static_cast<uint64_t>(s) +
+                                  static_cast<uint64_t>(i) * static_cast<uint64_t>(d);
+            for (int64_t p = 0; p < d; ++p) {
+                const double v = value(p);
+                if (v > bound) {
+                    exceeded = true;
+                    return 0;
+                }
+                if (!(v > 0)) continue;
+                const double key = exp_key(st.word(base + static_cast<uint64_t>(p)), v);
+                if (got < 0 || key < best) {
+                    best = key;
+                    got = p;
+                }
+            }
+        }
+        if (got >= 0) pos[k++] = got;
+    }
+    sort_small(pos, k);
+    return k;
+}
+
+// ------------------------------------------------------------------------------- LABOR-0
+// Whether LABOR-0 keeps an entry of a row of length d > s whose column's word is `word`.
+SPSAMPLE_HD inline bool threshold_keeps(uint32_t word, int64_t d, int64_t s) {
+    const uint64_t limit = static_cast<uint64_t>(s) << 32;
+    return static_cast<uint64_t>(word) * static_cast<uint64_t>(d) < limit;
+}
+
+// LABOR-0's threshold rule for positions p0 <= p < p1 of a row (columns col(0..d)) longer than
+// s >= 0, one column's word at a time: emit(p) for every kept position, ascending; returns
+// the count. Every position decides alone, so a long row can be cut into ranges.
+template <class Column, class Emit>
+SPSAMPLE_HD inline int64_t threshold_range(Column&& col, int64_t p0, int64_t p1, int64_t d,
+                                           int64_t s, uint32_t hw, uint32_t bid, Key key,
+                                           Emit&& emit) {
+    int64_t k = 0;
+    for (int64_t p = p0; p < p1; ++p) {
+        const uint32_t w = philox4x32_word0(0u, static_cast<uint32_t>(col(p)), hw, bid, key);
+        if (threshold_keeps(w, d, s)) {
+            emit(p);
+            ++k;
+        }
+    }
+    return k;
+}
+
+// threshold_range over the whole row. (The CPU engine computes the words 256 columns at a
+// time with column_words and applies threshold_keeps.)
+template <class Column, class Emit>
+SPSAMPLE_HD inline int64_t threshold_row(Column&& col, int64_t d, int64_t s, uint32_t hw,
+                                         uint32_t bid, Key key, Emit&& emit) {
+    return threshold_range(col, 0, d, d, s, hw, bid, key, emit);
+}
+
+// ------------------------------------------------------------------------ value programs
+// A value Expr (spsample._lazy) in postfix form, evaluated per entry with exactly rounded IEEE
+// operations in the tree's order, so the values equal NumPy's evaluation bit for bit.
+enum ValueOp : int32_t {
+    V_CONST = 0,      // push value
+    V_WEIGHT = 1,     // push weight of the entry (ctx 0) / of the looked-up entry (ctx 1)
+    V_COLUMN = 2,     // push vec[arg][u]
+    V_ROW = 3,        // push vec[arg][v] (ctx 0) or vec[arg][t] (ctx 1)
+    V_EDGE = 4,       // push vec[arg][e] (ctx 0) or vec[arg][e'] (ctx 1)
+    V_INDICATOR = 5,  // push u == v (ctx 0) or u == t (ctx 1) ? 1 : 0
+    V_FOUND = 6,      // pop x, push (u in row t of the aux graph) ? x : 0
+    V_MUL = 7,
+    V_ADD = 8,
+    V_SQUARE = 9,
+};
+
+// One instruction (24 bytes: the layout of spsample._gpu.INSTR_DTYPE).
+struct Instr {
+    int32_t op, ctx, arg;
+    double value;
+};
+
+inline constexpr int VALUE_STACK = 32;  // deepest program the lowering accepts
+
+// A value program as the bodies read it (pointers only).
+struct ValueCode {
+    const Instr* code = nullptr;
+    int32_t size = 0;
+    const double* const* vectors = nullptr;  // float64 vectors referenced by arg
+    const double* weights = nullptr;         // the base graph's weights (V_WEIGHT ctx 0)
+    CSRView aux{nullptr, nullptr, nullptr, 0};  // graph of lookups (ctx 1 leaves, V_FOUND)
+    bool uses_lookup = false;                // V_FOUND / ctx 1 leaves present
+    bool only_weight = false;                // code == [V_WEIGHT ctx 0]: read weights directly
+};
+
+// The entry being valued: row vertex v, column u, edge id e; aligned row vertex t and the
+// looked-up entry e' (found) in the aux graph.
+struct EntryCtx {
+    int64_t v, u, e, t, e2;
+    bool found;
+};
+
+// Binary search of column u in row t of g (sorted, unique columns): its edge id, or -1.
+SPSAMPLE_HD inline int64_t find_in_row(const CSRView& g, int64_t t, int64_t u) {
+    int64_t lo = g.indptr[t], hi = g.indptr[t + 1];
+    const int64_t end = hi;
+    while (lo < hi) {  // first position whose column is >= u
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (g.indices[mid] < u) lo = mid + 1;
+        else hi = mid;
+    }
+    return (lo != end && g.indices[lo] == u) ? lo : -1;
+}
+
+SPSAMPLE_HD inline double run_program(const ValueCode& pg, const EntryCtx& c) {
+    double stack[VALUE_STACK];
+    int top = 0;
+    for (int32_t i = 0; i < pg.size; ++i) {
+        const Instr& in = pg.code[i];
+        switch (in.op) {
+            case V_CONST: stack[top++] = in.value; break;
+            case V_WEIGHT:
+                stack[top++] = in.ctx == 0 ? pg.weights[c.e]
+                                           : (c.found ? pg.aux.weights[c.e2] : 0.0);
+                break;
+            case V_COLUMN: stack[top++] = pg.vectors[in.arg][c.u]; break;
+            case V_ROW: stack[top++] = pg.vectors[in.arg][in.ctx == 0 ? c.v : c.t]; break;
+            case V_EDGE:
+                stack[top++] = in.ctx == 0 ? pg.vectors[in.arg][c.e]
+                                           : (c.found ? pg.vectors[in.arg][c.e2] : 0.0);
+                break;
+            case V_INDICATOR:
+                stack[top++] = c.u == (in.ctx == 0 ? c.v : c.t) ? 1.0 : 0.0;
+                break;
+            case V_FOUND: stack[top - 1] = c.found ? stack[top - 1] : 0.0; break;
+            case V_MUL: {
+                const double b = stack[--top];
+                stack[top - 1] = stack[top - 1] * b;
+                break;
+            }
+            case V_ADD: {
+                const double b = stack[--top];
+                stack[top - 1] = stack[top - 1] + b;
+                break;
+            }
+            case V_SQUARE: {
+                const double a = stack[top - 1];
+                stack[top - 1] = a * a;
+                break;
+            }
+            default: break;
+        }
+    }
+    return stack[0];
+}
+
+// The value of position p of row (v, start) with aligned vertex t, in graph g.
+SPSAMPLE_HD inline double entry_value(const ValueCode& pg, const CSRView& g, int64_t v, int64_t t,
+                                      int64_t start, int64_t p) {
+    EntryCtx c;
+    c.v = v;
+    c.e = start + p;
+    c.u = g.indices[c.e];
+    c.t = t;
+    c.e2 = -1;
+    c.found = false;
+    if (pg.uses_lookup) {
+        c.e2 = find_in_row(pg.aux, t, c.u);
+        c.found = c.e2 >= 0;
+    }
+    return run_program(pg, c);
+}
+
+}  // namespace spsample
+
+#endif  // SPSAMPLE_DEVICE_RULES_CUH
