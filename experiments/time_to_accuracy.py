@@ -84,6 +84,10 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None)
     p.add_argument("--plot", default=None)
+    p.add_argument("--stop-at-target", action="store_true",
+                   help="run DGL NeighborSampler first for --target-epoch epochs, then stop "
+                        "every other configuration once it reaches the target")
+    p.add_argument("--stop-at", type=float, default=None, help=argparse.SUPPRESS)
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     p.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -202,6 +206,8 @@ def run_spsample(args, cfg, data):
         print(json.dumps(dict(config=cfg["name"], **epochs[-1],
                               val=curve[-1]["val_accuracy"] if curve else None)),
               file=sys.stderr, flush=True)
+        if _reached(args, curve):
+            break
     model = type(trainer.model).__name__ + ("" if not trainer.model.uses_pyg else " (PyG)")
     return dict(curve=curve, epochs=epochs, model=model, torch_threads=torch.get_num_threads(),
                 spsample_config={k: v for k, v in config.__dict__.items()},
@@ -340,6 +346,8 @@ def run_dgl(args, cfg, data):
         print(json.dumps(dict(config=cfg["name"], **epochs[-1],
                               val=curve[-1]["val_accuracy"] if curve else None)),
               file=sys.stderr, flush=True)
+        if _reached(args, curve):
+            break
     return dict(curve=curve, epochs=epochs, model="dgl.nn.SAGEConv",
                 torch_threads=torch.get_num_threads(), **peak_memory(reset))
 
@@ -378,6 +386,11 @@ def worker(args):
                   settings=cfg, graph=args.graph, wall_seconds=time.perf_counter() - t,
                   omp_wait_policy=os.environ.get("OMP_WAIT_POLICY"))
     Path(args.worker_out).write_text(json.dumps(result))
+
+
+def _reached(args, curve):
+    """Whether ``--stop-at`` is set and the last evaluation reached it."""
+    return args.stop_at is not None and bool(curve) and curve[-1]["val_accuracy"] >= args.stop_at
 
 
 def time_to(curve, target):
@@ -456,20 +469,39 @@ def plot(runs, summary, path):
     fig.savefig(path, dpi=120)
 
 
+def _stop_args(args, name, runs):
+    """Extra worker arguments under ``--stop-at-target``: the reference runs
+    ``--target-epoch`` epochs, the others stop at the target set by the reference's runs."""
+    if not args.stop_at_target or args.throughput:
+        return []
+    if name.startswith("dgl:neighbor"):
+        return ["--epochs", str(args.target_epoch)]
+    ref = [r for r in runs if r["config"].startswith("dgl:neighbor")]
+    if not ref:
+        return []
+    accs = [next(p["val_accuracy"] for p in r["curve"] if p["epoch"] == args.target_epoch)
+            for r in ref]
+    return ["--stop-at", repr(statistics.median(accs) - args.tolerance)]
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:
         return worker(args)
     configs = args.configs.split(";") if ";" in args.configs else args.configs.split(",")
+    if args.stop_at_target:         # the reference first: its accuracy sets the stop
+        configs.sort(key=lambda name: not name.startswith("dgl:neighbor"))
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(args.repeat):
             for name in configs:
                 out = os.path.join(tmp, f"{len(runs)}.json")
                 cmd = [sys.executable, os.path.abspath(__file__), *(argv or sys.argv[1:]),
-                       "--worker", name, "--worker-out", out]
+                       "--worker", name, "--worker-out", out, *_stop_args(args, name, runs)]
                 env = dict(os.environ)
                 env.setdefault("OMP_WAIT_POLICY", "passive")
+                root = str(Path(__file__).resolve().parents[1])  # this checkout's spsample
+                env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
                 proc = subprocess.run(cmd, env=env)
                 if proc.returncode != 0:
                     print(json.dumps(dict(config=name, error=proc.returncode)), flush=True)
