@@ -84,6 +84,8 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None)
     p.add_argument("--plot", default=None)
+    p.add_argument("--resummarize", default=None, metavar="JSON",
+                   help="recompute the summary (and --plot) of an earlier --out file")
     p.add_argument("--stop-at-target", action="store_true",
                    help="run DGL NeighborSampler first for --target-epoch epochs, then stop "
                         "every other configuration once it reaches the target")
@@ -393,10 +395,11 @@ def _reached(args, curve):
     return args.stop_at is not None and bool(curve) and curve[-1]["val_accuracy"] >= args.stop_at
 
 
-def time_to(curve, target):
+def time_to(curve, target, key="seconds"):
+    """The first point's ``key`` (seconds or epoch) at or above ``target``, else None."""
     for point in curve:
         if point["val_accuracy"] >= target:
-            return point["seconds"]
+            return point[key]
     return None
 
 
@@ -428,12 +431,19 @@ def summarize(runs, args):
             times = [time_to(r["curve"], target) for r in rs]
             s["times_to_target"] = times
             s["time_to_target"] = statistics.median(times) if None not in times else None
+            counts = [time_to(r["curve"], target, "epoch") for r in rs]
+            s["epochs_to_target"] = statistics.median(counts) if None not in counts else None
+            # robust to a stalled epoch on a shared machine: epochs x the median epoch
+            s["median_epoch_time_to_target"] = (None if s["epochs_to_target"] is None
+                                                else s["epochs_to_target"] * s["epoch_seconds"])
         summary["configs"][name] = s
     if target is not None:
-        base = summary["configs"][ref]["time_to_target"]
-        for s in summary["configs"].values():
-            t = s.get("time_to_target")
-            s["ratio_to_dgl_neighbor"] = t / base if (t is not None and base) else None
+        for key, out in (("time_to_target", "ratio_to_dgl_neighbor"),
+                         ("median_epoch_time_to_target", "median_epoch_ratio_to_dgl_neighbor")):
+            base = summary["configs"][ref][key]
+            for s in summary["configs"].values():
+                t = s.get(key)
+                s[out] = t / base if (t is not None and base) else None
     if ref:
         base = summary["configs"][ref]["epoch_seconds"]
         for s in summary["configs"].values():
@@ -469,6 +479,18 @@ def plot(runs, summary, path):
     fig.savefig(path, dpi=120)
 
 
+def resummarize(args):
+    """Recompute an earlier run's summary with its own arguments; rewrite the file."""
+    path = Path(args.resummarize)
+    data = json.loads(path.read_text())
+    saved = argparse.Namespace(**data["args"])
+    data["summary"] = summarize(data["runs"], saved)
+    path.write_text(json.dumps(data, indent=1))
+    print(json.dumps(data["summary"], indent=1))
+    if args.plot:
+        plot(data["runs"], data["summary"], args.plot)
+
+
 def _stop_args(args, name, runs):
     """Extra worker arguments under ``--stop-at-target``: the reference runs
     ``--target-epoch`` epochs, the others stop at the target set by the reference's runs."""
@@ -488,6 +510,8 @@ def main(argv=None):
     args = parse_args(argv)
     if args.worker:
         return worker(args)
+    if args.resummarize:
+        return resummarize(args)
     configs = args.configs.split(";") if ";" in args.configs else args.configs.split(",")
     if args.stop_at_target:         # the reference first: its accuracy sets the stop
         configs.sort(key=lambda name: not name.startswith("dgl:neighbor"))

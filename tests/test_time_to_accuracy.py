@@ -32,6 +32,8 @@ def test_target_is_the_reference_accuracy_at_the_target_epoch_minus_the_toleranc
     assert ref["time_to_target"] == 20.0 and fast["time_to_target"] == 4.0
     assert fast["ratio_to_dgl_neighbor"] == pytest.approx(0.2)
     assert fast["epoch_ratio_to_dgl_neighbor"] == pytest.approx(0.2)
+    assert ref["epochs_to_target"] == 2 and fast["epochs_to_target"] == 2
+    assert fast["median_epoch_ratio_to_dgl_neighbor"] == pytest.approx(0.2)
     assert summary["configs"]["spsample:ladies"]["time_to_target"] is None
     assert summary["configs"]["spsample:ladies"]["ratio_to_dgl_neighbor"] is None
 
