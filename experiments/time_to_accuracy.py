@@ -469,7 +469,10 @@ def plot(runs, summary, path):
     if summary.get("target") is not None:
         ax.axhline(summary["target"], color="grey", linestyle="--", linewidth=1,
                    label=f"target {summary['target']:.4f}")
-    ax.set_xscale("log")
+    ax.set_xscale("log")              # the epoch-0 points (0 s) fall outside: zoom on the rest
+    trained = [p["val_accuracy"] for r in runs for p in r["curve"] if p["epoch"] > 0]
+    if trained:
+        ax.set_ylim(min(trained) - 0.01, max(trained) + 0.005)
     ax.set_xlabel("training wall time (s, log scale; evaluation not counted)")
     ax.set_ylabel("validation accuracy")
     ax.set_title(f"{summary['graph']}: accuracy vs wall time")
