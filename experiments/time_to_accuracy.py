@@ -43,6 +43,7 @@ defaults with the given hyper-parameters (``spsample:train``).
 
 import argparse
 import json
+import math
 import os
 import resource
 import statistics
@@ -403,6 +404,13 @@ def time_to(curve, target, key="seconds"):
     return None
 
 
+def _median_reached(values):
+    """Median over repeats counting a run that never reached the target (None) as infinitely
+    late; None when the median itself is such a run."""
+    median = statistics.median(math.inf if v is None else v for v in values)
+    return None if math.isinf(median) else median
+
+
 def summarize(runs, args):
     """Target, per-configuration medians and ratios to DGL NeighborSampler."""
     by = {}
@@ -430,9 +438,10 @@ def summarize(runs, args):
         if target is not None:
             times = [time_to(r["curve"], target) for r in rs]
             s["times_to_target"] = times
-            s["time_to_target"] = statistics.median(times) if None not in times else None
-            counts = [time_to(r["curve"], target, "epoch") for r in rs]
-            s["epochs_to_target"] = statistics.median(counts) if None not in counts else None
+            s["time_to_target"] = _median_reached(times)
+            s["reached"] = f"{sum(t is not None for t in times)}/{len(times)}"
+            s["epochs_to_target"] = _median_reached(
+                [time_to(r["curve"], target, "epoch") for r in rs])
             # robust to a stalled epoch on a shared machine: epochs x the median epoch
             s["median_epoch_time_to_target"] = (None if s["epochs_to_target"] is None
                                                 else s["epochs_to_target"] * s["epoch_seconds"])

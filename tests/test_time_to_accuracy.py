@@ -59,3 +59,16 @@ def test_configurations_take_their_own_settings():
     assert cfg["batch"] == 256 and cfg["dense"] == 1
     cfg = tta.parse_config("spsample:ladies", args)
     assert cfg["nodes"] == 4096 and cfg["layers"] == 3 and cfg["dense"] == 0
+
+
+def test_a_repeat_that_never_reaches_the_target_counts_as_infinitely_late():
+    args = tta.parse_args(["--target-epoch", "1", "--tolerance", "0.0"])
+    runs = [run("dgl:neighbor", [0.1, 0.8, 0.9], 10.0), run("dgl:neighbor", [0.1, 0.8, 0.9], 10.0),
+            run("dgl:neighbor", [0.1, 0.5, 0.6], 10.0), run("spsample:labor", [0.1, 0.5, 0.6], 1.0)]
+    summary = tta.summarize(runs, args)
+    ref = summary["configs"]["dgl:neighbor"]
+    assert summary["target"] == pytest.approx(0.8)
+    assert ref["time_to_target"] == 10.0 and ref["reached"] == "2/3"
+    labor = summary["configs"]["spsample:labor"]
+    assert labor["time_to_target"] is None and labor["reached"] == "0/1"
+    assert labor["ratio_to_dgl_neighbor"] is None
