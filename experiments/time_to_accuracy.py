@@ -503,6 +503,16 @@ def resummarize(args):
         plot(data["runs"], data["summary"], args.plot)
 
 
+def schedule(configs, repeat, stop_at_target):
+    """``(repeat, configuration)`` in run order: A, B, ..., A, B, ...; under
+    ``stop_at_target`` every repeat of the reference (DGL NeighborSampler) first, so that all
+    other runs stop at the same target."""
+    order = [(rep, name) for rep in range(repeat) for name in configs]
+    if stop_at_target:
+        order.sort(key=lambda item: not item[1].startswith("dgl:neighbor"))   # stable
+    return order
+
+
 def _stop_args(args, name, runs):
     """Extra worker arguments under ``--stop-at-target``: the reference runs
     ``--target-epoch`` epochs, the others stop at the target set by the reference's runs."""
@@ -525,30 +535,27 @@ def main(argv=None):
     if args.resummarize:
         return resummarize(args)
     configs = args.configs.split(";") if ";" in args.configs else args.configs.split(",")
-    if args.stop_at_target:         # the reference first: its accuracy sets the stop
-        configs.sort(key=lambda name: not name.startswith("dgl:neighbor"))
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
-        for rep in range(args.repeat):
-            for name in configs:
-                out = os.path.join(tmp, f"{len(runs)}.json")
-                cmd = [sys.executable, os.path.abspath(__file__), *(argv or sys.argv[1:]),
-                       "--worker", name, "--worker-out", out, *_stop_args(args, name, runs)]
-                env = dict(os.environ)
-                env.setdefault("OMP_WAIT_POLICY", "passive")
-                root = str(Path(__file__).resolve().parents[1])  # this checkout's spsample
-                env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-                proc = subprocess.run(cmd, env=env)
-                if proc.returncode != 0:
-                    print(json.dumps(dict(config=name, error=proc.returncode)), flush=True)
-                    continue
-                run = json.loads(Path(out).read_text())
-                run["repeat"] = rep
-                runs.append(run)
-                last = run["curve"][-1]["val_accuracy"] if run["curve"] else None
-                print(json.dumps(dict(config=name, repeat=rep, epoch_seconds=[
-                    round(e["seconds"], 3) for e in run["epochs"]], final_val=last,
-                    train_peak_rss_mb=run["train_peak_rss_mb"])), flush=True)
+        for rep, name in schedule(configs, args.repeat, args.stop_at_target):
+            out = os.path.join(tmp, f"{len(runs)}.json")
+            cmd = [sys.executable, os.path.abspath(__file__), *(argv or sys.argv[1:]),
+                   "--worker", name, "--worker-out", out, *_stop_args(args, name, runs)]
+            env = dict(os.environ)
+            env.setdefault("OMP_WAIT_POLICY", "passive")
+            root = str(Path(__file__).resolve().parents[1])  # this checkout's spsample
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+            proc = subprocess.run(cmd, env=env)
+            if proc.returncode != 0:
+                print(json.dumps(dict(config=name, error=proc.returncode)), flush=True)
+                continue
+            run = json.loads(Path(out).read_text())
+            run["repeat"] = rep
+            runs.append(run)
+            last = run["curve"][-1]["val_accuracy"] if run["curve"] else None
+            print(json.dumps(dict(config=name, repeat=rep, epoch_seconds=[
+                round(e["seconds"], 3) for e in run["epochs"]], final_val=last,
+                train_peak_rss_mb=run["train_peak_rss_mb"])), flush=True)
     summary = summarize(runs, args)
     print(json.dumps(summary, indent=1))
     if args.out:

@@ -72,3 +72,13 @@ def test_a_repeat_that_never_reaches_the_target_counts_as_infinitely_late():
     labor = summary["configs"]["spsample:labor"]
     assert labor["time_to_target"] is None and labor["reached"] == "0/1"
     assert labor["ratio_to_dgl_neighbor"] is None
+
+
+def test_schedule_alternates_and_puts_every_reference_repeat_first_when_stopping():
+    configs = ["spsample:labor", "dgl:neighbor", "dgl:labor"]
+    assert tta.schedule(configs, 2, False) == [
+        (0, "spsample:labor"), (0, "dgl:neighbor"), (0, "dgl:labor"),
+        (1, "spsample:labor"), (1, "dgl:neighbor"), (1, "dgl:labor")]
+    assert tta.schedule(configs, 2, True) == [
+        (0, "dgl:neighbor"), (1, "dgl:neighbor"), (0, "spsample:labor"), (0, "dgl:labor"),
+        (1, "spsample:labor"), (1, "dgl:labor")]
