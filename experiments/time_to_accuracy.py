@@ -25,8 +25,8 @@ Configurations: ``spsample:nodewise`` / ``spsample:labor`` (GraphSAGE, ``--fanou
 nodes per layer), ``dgl:neighbor`` / ``dgl:labor`` (DGL 2.1 ``DataLoader`` with
 ``NeighborSampler`` / ``LaborSampler``, ``dgl.nn.SAGEConv`` layers, features as a dense
 float32 tensor, gathered with DGL's ``gather_row``). Append ``@key=value,...`` to set a
-configuration's own ``fanouts`` (``10-10-10``), ``batch`` or ``nodes``, e.g.
-``spsample:nodewise@fanouts=10-10-10``.
+configuration's own ``fanouts`` (``10-10-10``), ``batch``, ``nodes``, or ``dense=1`` (spsample
+with sparse features densified, as DGL gets them), e.g. ``spsample:nodewise@fanouts=10-10-10``.
 
 Graphs: ``musae-facebook``, ``gnnbench-cora``, ``gnnbench-citeseer`` (symmetrised; random
 60/20/20 split, seed 0), ``minesweeper`` (its split 0), and ``rmat:S`` (R-MAT, 128 uniform
@@ -43,6 +43,7 @@ defaults with the given hyper-parameters (``spsample:train``).
 
 import argparse
 import json
+import math
 import os
 import resource
 import statistics
@@ -84,6 +85,12 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None)
     p.add_argument("--plot", default=None)
+    p.add_argument("--resummarize", default=None, metavar="JSON",
+                   help="recompute the summary (and --plot) of an earlier --out file")
+    p.add_argument("--stop-at-target", action="store_true",
+                   help="run DGL NeighborSampler first for --target-epoch epochs, then stop "
+                        "every other configuration once it reaches the target")
+    p.add_argument("--stop-at", type=float, default=None, help=argparse.SUPPRESS)
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     p.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -126,7 +133,7 @@ def parse_config(text, args):
     framework, sampler = head.split(":")
     cfg = dict(name=text, framework=framework, sampler=sampler,
                fanouts=[int(f) for f in args.fanouts.split(",")], batch=args.batch_size,
-               nodes=args.layer_nodes or 4 * args.batch_size)
+               nodes=args.layer_nodes or 4 * args.batch_size, dense=0)
     for item in filter(None, extra.split(",")):
         key, value = item.split("=")
         cfg[key] = [int(v) for v in value.split("-")] if key == "fanouts" else int(value)
@@ -181,7 +188,8 @@ def run_spsample(args, cfg, data):
         config = TrainConfig(**common)
     else:
         config = TrainConfig(**common, dropout=args.dropout, weight_decay=0.0,
-                             input_dropout=args.input_dropout == "on", normalize="none")
+                             input_dropout=args.input_dropout == "on", normalize="none",
+                             sparse_features="off" if cfg["dense"] else "auto")
     trainer = Trainer(split, config)
     evaluate = None if args.throughput else _spsample_evaluator(trainer, split, val, cfg, args)
     reset = _reset_peak()
@@ -201,6 +209,8 @@ def run_spsample(args, cfg, data):
         print(json.dumps(dict(config=cfg["name"], **epochs[-1],
                               val=curve[-1]["val_accuracy"] if curve else None)),
               file=sys.stderr, flush=True)
+        if _reached(args, curve):
+            break
     model = type(trainer.model).__name__ + ("" if not trainer.model.uses_pyg else " (PyG)")
     return dict(curve=curve, epochs=epochs, model=model, torch_threads=torch.get_num_threads(),
                 spsample_config={k: v for k, v in config.__dict__.items()},
@@ -339,6 +349,8 @@ def run_dgl(args, cfg, data):
         print(json.dumps(dict(config=cfg["name"], **epochs[-1],
                               val=curve[-1]["val_accuracy"] if curve else None)),
               file=sys.stderr, flush=True)
+        if _reached(args, curve):
+            break
     return dict(curve=curve, epochs=epochs, model="dgl.nn.SAGEConv",
                 torch_threads=torch.get_num_threads(), **peak_memory(reset))
 
@@ -379,11 +391,24 @@ def worker(args):
     Path(args.worker_out).write_text(json.dumps(result))
 
 
-def time_to(curve, target):
+def _reached(args, curve):
+    """Whether ``--stop-at`` is set and the last evaluation reached it."""
+    return args.stop_at is not None and bool(curve) and curve[-1]["val_accuracy"] >= args.stop_at
+
+
+def time_to(curve, target, key="seconds"):
+    """The first point's ``key`` (seconds or epoch) at or above ``target``, else None."""
     for point in curve:
         if point["val_accuracy"] >= target:
-            return point["seconds"]
+            return point[key]
     return None
+
+
+def _median_reached(values):
+    """Median over repeats counting a run that never reached the target (None) as infinitely
+    late; None when the median itself is such a run."""
+    median = statistics.median(math.inf if v is None else v for v in values)
+    return None if math.isinf(median) else median
 
 
 def summarize(runs, args):
@@ -413,13 +438,21 @@ def summarize(runs, args):
         if target is not None:
             times = [time_to(r["curve"], target) for r in rs]
             s["times_to_target"] = times
-            s["time_to_target"] = statistics.median(times) if None not in times else None
+            s["time_to_target"] = _median_reached(times)
+            s["reached"] = f"{sum(t is not None for t in times)}/{len(times)}"
+            s["epochs_to_target"] = _median_reached(
+                [time_to(r["curve"], target, "epoch") for r in rs])
+            # robust to a stalled epoch on a shared machine: epochs x the median epoch
+            s["median_epoch_time_to_target"] = (None if s["epochs_to_target"] is None
+                                                else s["epochs_to_target"] * s["epoch_seconds"])
         summary["configs"][name] = s
     if target is not None:
-        base = summary["configs"][ref]["time_to_target"]
-        for s in summary["configs"].values():
-            t = s.get("time_to_target")
-            s["ratio_to_dgl_neighbor"] = t / base if (t is not None and base) else None
+        for key, out in (("time_to_target", "ratio_to_dgl_neighbor"),
+                         ("median_epoch_time_to_target", "median_epoch_ratio_to_dgl_neighbor")):
+            base = summary["configs"][ref][key]
+            for s in summary["configs"].values():
+                t = s.get(key)
+                s[out] = t / base if (t is not None and base) else None
     if ref:
         base = summary["configs"][ref]["epoch_seconds"]
         for s in summary["configs"].values():
@@ -445,7 +478,10 @@ def plot(runs, summary, path):
     if summary.get("target") is not None:
         ax.axhline(summary["target"], color="grey", linestyle="--", linewidth=1,
                    label=f"target {summary['target']:.4f}")
-    ax.set_xscale("log")
+    ax.set_xscale("log")              # the epoch-0 points (0 s) fall outside: zoom on the rest
+    trained = [p["val_accuracy"] for r in runs for p in r["curve"] if p["epoch"] > 0]
+    if trained:
+        ax.set_ylim(min(trained) - 0.01, max(trained) + 0.005)
     ax.set_xlabel("training wall time (s, log scale; evaluation not counted)")
     ax.set_ylabel("validation accuracy")
     ax.set_title(f"{summary['graph']}: accuracy vs wall time")
@@ -455,31 +491,71 @@ def plot(runs, summary, path):
     fig.savefig(path, dpi=120)
 
 
+def resummarize(args):
+    """Recompute an earlier run's summary with its own arguments; rewrite the file."""
+    path = Path(args.resummarize)
+    data = json.loads(path.read_text())
+    saved = argparse.Namespace(**data["args"])
+    data["summary"] = summarize(data["runs"], saved)
+    path.write_text(json.dumps(data, indent=1))
+    print(json.dumps(data["summary"], indent=1))
+    if args.plot:
+        plot(data["runs"], data["summary"], args.plot)
+
+
+def schedule(configs, repeat, stop_at_target):
+    """``(repeat, configuration)`` in run order: A, B, ..., A, B, ...; under
+    ``stop_at_target`` every repeat of the reference (DGL NeighborSampler) first, so that all
+    other runs stop at the same target."""
+    order = [(rep, name) for rep in range(repeat) for name in configs]
+    if stop_at_target:
+        order.sort(key=lambda item: not item[1].startswith("dgl:neighbor"))   # stable
+    return order
+
+
+def _stop_args(args, name, runs):
+    """Extra worker arguments under ``--stop-at-target``: the reference runs
+    ``--target-epoch`` epochs, the others stop at the target set by the reference's runs."""
+    if not args.stop_at_target or args.throughput:
+        return []
+    if name.startswith("dgl:neighbor"):
+        return ["--epochs", str(args.target_epoch)]
+    ref = [r for r in runs if r["config"].startswith("dgl:neighbor")]
+    if not ref:
+        return []
+    accs = [next(p["val_accuracy"] for p in r["curve"] if p["epoch"] == args.target_epoch)
+            for r in ref]
+    return ["--stop-at", repr(statistics.median(accs) - args.tolerance)]
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:
         return worker(args)
+    if args.resummarize:
+        return resummarize(args)
     configs = args.configs.split(";") if ";" in args.configs else args.configs.split(",")
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
-        for rep in range(args.repeat):
-            for name in configs:
-                out = os.path.join(tmp, f"{len(runs)}.json")
-                cmd = [sys.executable, os.path.abspath(__file__), *(argv or sys.argv[1:]),
-                       "--worker", name, "--worker-out", out]
-                env = dict(os.environ)
-                env.setdefault("OMP_WAIT_POLICY", "passive")
-                proc = subprocess.run(cmd, env=env)
-                if proc.returncode != 0:
-                    print(json.dumps(dict(config=name, error=proc.returncode)), flush=True)
-                    continue
-                run = json.loads(Path(out).read_text())
-                run["repeat"] = rep
-                runs.append(run)
-                last = run["curve"][-1]["val_accuracy"] if run["curve"] else None
-                print(json.dumps(dict(config=name, repeat=rep, epoch_seconds=[
-                    round(e["seconds"], 3) for e in run["epochs"]], final_val=last,
-                    train_peak_rss_mb=run["train_peak_rss_mb"])), flush=True)
+        for rep, name in schedule(configs, args.repeat, args.stop_at_target):
+            out = os.path.join(tmp, f"{len(runs)}.json")
+            cmd = [sys.executable, os.path.abspath(__file__), *(argv or sys.argv[1:]),
+                   "--worker", name, "--worker-out", out, *_stop_args(args, name, runs)]
+            env = dict(os.environ)
+            env.setdefault("OMP_WAIT_POLICY", "passive")
+            root = str(Path(__file__).resolve().parents[1])  # this checkout's spsample
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+            proc = subprocess.run(cmd, env=env)
+            if proc.returncode != 0:
+                print(json.dumps(dict(config=name, error=proc.returncode)), flush=True)
+                continue
+            run = json.loads(Path(out).read_text())
+            run["repeat"] = rep
+            runs.append(run)
+            last = run["curve"][-1]["val_accuracy"] if run["curve"] else None
+            print(json.dumps(dict(config=name, repeat=rep, epoch_seconds=[
+                round(e["seconds"], 3) for e in run["epochs"]], final_val=last,
+                train_peak_rss_mb=run["train_peak_rss_mb"])), flush=True)
     summary = summarize(runs, args)
     print(json.dumps(summary, indent=1))
     if args.out:
