@@ -180,3 +180,29 @@ def test_hetero_loader_feeds_a_pyg_heterogeneous_model():
     assert total == 50
     data = b.to_pyg_data()
     assert data["paper"].batch_size == b.batch_size
+
+
+def test_link_batches_are_the_same_with_the_native_kernels_off():
+    """The bulk's seed relabelling (first occurrences, native per minibatch) and the sampling
+    give the NumPy path's batches."""
+    from spsample import _native
+    from spsample.loader._link import _first_occurrence, first_occurrences
+
+    rng = np.random.default_rng(0)
+    groups = [rng.integers(0, 30, size) for size in (0, 1, 17, 40)]
+    for (seeds, where), ids in zip(first_occurrences(groups), groups):
+        ref_seeds, ref_where = _first_occurrence(ids)
+        assert np.array_equal(seeds, ref_seeds) and np.array_equal(where, ref_where)
+        assert np.array_equal(seeds[where], ids)
+    g = ring()
+    kw = dict(sampler=spsample.NodeWise([3, 2]), batch_size=16, neg_ratio=2.0, strict=True,
+              seed=4, pipeline=False)
+    native = list(spsample.LinkLoader(g, **kw))
+    previous = _native.set_enabled(False)
+    try:
+        numpy = list(spsample.LinkLoader(g, **kw))
+    finally:
+        _native.set_enabled(previous)
+    for x, y in zip(native, numpy):
+        for name in ("n_id", "edge_index", "edge_label_index", "edge_label"):
+            assert torch.equal(getattr(x, name), getattr(y, name))

@@ -258,11 +258,12 @@ class LinkLoader(Loader):
         from .._hetero_sample import run_global, split_hetero
         disjoint = getattr(self.sampler, "disjoint", False) or self.edge_time is not None
         seeds, times = [], []
-        for link in links:
+        firsts = None if disjoint else first_occurrences([link["ends"] for link in links])
+        for j, link in enumerate(links):
             if disjoint:
                 link["seeds"], link["where"] = link["ends"], np.arange(link["ends"].size)
             else:
-                link["seeds"], link["where"] = _first_occurrence(link["ends"])
+                link["seeds"], link["where"] = firsts[j]
             seeds.append(link["seeds"])
             if link["time"] is not None:
                 times.append(link["time"])
@@ -356,6 +357,35 @@ def _exclude_hetero(graph, mb, u, v):
             edges[rel].append((dst[keep], src[keep]))
             ids[rel].append(eid[keep])
     return replace(mb, edges=edges, edge_ids=ids)
+
+
+def first_occurrences(groups):
+    """:func:`_first_occurrence` of every array of ``groups`` (one minibatch each), in one
+    native pass over the bulk (``native/relabel.h``, parallel over minibatches) when the
+    native kernels are on; the same arrays as the NumPy version either way.
+
+    Parameters
+    ----------
+    groups : list of int64 ndarray
+        Global vertex ids per minibatch (repeats allowed).
+
+    Returns
+    -------
+    list of (ndarray, ndarray)
+        Per minibatch: the distinct ids in first-occurrence order, and the position of each
+        id among them.
+    """
+    from .. import _native
+
+    if not _native.enabled() or not groups:
+        return [_first_occurrence(ids) for ids in groups]
+    sizes = np.array([ids.size for ids in groups], dtype=np.int64)
+    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    cand = np.concatenate(groups).astype(np.int64, copy=False)
+    local, fresh, added = _native.insert_bulk(np.zeros(sizes.size + 1, dtype=np.int64),
+                                              np.zeros(0, dtype=np.int64), offsets, cand)
+    return [(added[a:a + f], local[a:z]) for a, z, f in zip(offsets[:-1], offsets[1:], fresh)]
 
 
 def _first_occurrence(ids):
