@@ -14,7 +14,7 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError, DistributedError
 from .._validate import fail
-from ..io._dataset import SPLIT_PARTS
+from ..io._dataset import SPLIT_PARTS, split_of
 from ._collective import agree, check_same
 from ._failure import abort_if_failing_alone
 from ._features import FeatureStore
@@ -172,14 +172,7 @@ class ShardedDataset:
     def split(self, name=None):
         """The ``(train, val, test)`` int64 node ids of split ``name`` (as
         :meth:`spsample.Dataset.split`)."""
-        if not self.splits:
-            raise DatasetError(f"ShardedDataset.split: dataset {self.name!r} has no splits")
-        if name is None:
-            name = "default" if "default" in self.splits else next(iter(self.splits))
-        if name not in self.splits:
-            fail(DatasetError, "ShardedDataset.split", "name",
-                 f"is not a split of this dataset (splits: {list(self.splits)})", name)
-        return tuple(self.splits[name][key] for key in SPLIT_PARTS)
+        return split_of("ShardedDataset.split", self.splits, name, self.name)
 
     @property
     def train_idx(self):

@@ -116,15 +116,7 @@ class Dataset:
 
         ``name=None`` picks the split named ``"default"`` if present, else the first one.
         """
-        if not self.splits:
-            raise DatasetError(f"Dataset.split: dataset {self.name!r} has no splits")
-        if name is None:
-            name = "default" if "default" in self.splits else next(iter(self.splits))
-        if name not in self.splits:
-            fail(DatasetError, "Dataset.split", "name",
-                 f"is not a split of this dataset (splits: {list(self.splits)})", name)
-        part = self.splits[name]
-        return tuple(part[key] for key in SPLIT_PARTS)
+        return split_of("Dataset.split", self.splits, name, self.name)
 
     @property
     def train_idx(self):
@@ -145,6 +137,26 @@ class Dataset:
         return (f"Dataset(name={self.name!r}, num_nodes={self.num_nodes}, "
                 f"num_edges={self.num_edges}, num_features={self.num_features}, "
                 f"num_classes={self.num_classes}, splits={list(self.splits)})")
+
+
+def split_of(where, splits, name, dataset_name):
+    """``(train, val, test)`` of ``splits[name]``; ``name=None`` picks the split named
+    ``"default"`` if present, else the first one. The shared rule of every dataset's
+    ``split``; ``where`` names the caller in errors.
+
+    Raises
+    ------
+    DatasetError
+        No splits, or ``name`` is not one of them.
+    """
+    if not splits:
+        raise DatasetError(f"{where}: dataset {dataset_name!r} has no splits")
+    if name is None:
+        name = "default" if "default" in splits else next(iter(splits))
+    if name not in splits:
+        fail(DatasetError, where, "name",
+             f"is not a split of this dataset (splits: {list(splits)})", name)
+    return tuple(splits[name][key] for key in SPLIT_PARTS)
 
 
 def _is_sparse(value):

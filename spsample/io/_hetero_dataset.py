@@ -10,7 +10,8 @@ import numpy as np
 from .._errors import ArgumentTypeError, DatasetError
 from .._hetero import HeteroGraph
 from .._validate import as_index_array, fail
-from ._dataset import SPLIT_PARTS, _check_features, _check_labels, _check_splits, _is_sparse
+from ._dataset import (SPLIT_PARTS, _check_features, _check_labels, _check_splits, _is_sparse,
+                       split_of)
 
 __all__ = ["HeteroDataset"]
 
@@ -86,14 +87,7 @@ class HeteroDataset:
     def split(self, name=None):
         """``(train, val, test)`` ids of the target type (the split ``"default"``, else the
         first, when ``name`` is None)."""
-        if not self.splits:
-            raise DatasetError(f"HeteroDataset.split: dataset {self.name!r} has no splits")
-        if name is None:
-            name = "default" if "default" in self.splits else next(iter(self.splits))
-        if name not in self.splits:
-            fail(DatasetError, "HeteroDataset.split", "name",
-                 f"is not a split of this dataset (splits: {list(self.splits)})", name)
-        return tuple(self.splits[name][p] for p in SPLIT_PARTS)
+        return split_of("HeteroDataset.split", self.splits, name, self.name)
 
     @property
     def sparse_features(self):
