@@ -13,37 +13,15 @@ import numpy as np
 import pytest
 
 from spsample import io
-from spsample.distributed import launched_under_mpi
 from spsample.loader import plan_threads
 from spsample.loader._threads import local_ranks, process_cores
 
 torch = pytest.importorskip("torch")
 
+from _mpi_helpers import COMM, MPI_MARKS, SIZE, assert_all, gather  # noqa: E402
 from spsample.train import Trainer  # noqa: E402
 
-pytestmark = [pytest.mark.mpi,
-              pytest.mark.timeout(300, method="thread" if launched_under_mpi() else "signal")]
-
-
-def mpi_comm():
-    if launched_under_mpi():
-        from mpi4py import MPI
-
-        return MPI.COMM_WORLD
-    return None
-
-
-COMM = mpi_comm()
-SIZE = 1 if COMM is None else COMM.Get_size()
-
-
-def gather(value):
-    return [value] if COMM is None else COMM.allgather(value)
-
-
-def assert_all(ok, message=""):
-    flags = gather(bool(ok))
-    assert all(flags), f"failed on ranks {[r for r, f in enumerate(flags) if not f]}: {message}"
+pytestmark = MPI_MARKS
 
 
 def node_cores():

@@ -10,44 +10,17 @@ import pytest
 
 import spsample
 from spsample import io
-from spsample.distributed import DistGraph, FeatureStore, Grid, launched_under_mpi
+from spsample.distributed import DistGraph, FeatureStore, Grid
 
 torch = pytest.importorskip("torch")
+
+from _mpi_helpers import (COMM, MPI_MARKS, RANK, SIZE, assert_all,  # noqa: E402,F401
+                          one_torch_thread)
 
 from spsample.train import (GradientAllReduce, GraphSAGE, Trainer,  # noqa: E402
                             parameter_checksums)
 
-# under mpiexec pytest-timeout's thread method: a rank left waiting inside MPI never runs the
-# signal method's handler (the job would hang); the thread method ends the process, and the job
-pytestmark = [pytest.mark.mpi,
-              pytest.mark.timeout(300, method="thread" if launched_under_mpi() else "signal")]
-
-
-def mpi_comm():
-    """``MPI.COMM_WORLD`` under mpiexec, else None (a single process, MPI not imported)."""
-    if launched_under_mpi():
-        from mpi4py import MPI
-
-        return MPI.COMM_WORLD
-    return None
-
-
-COMM = mpi_comm()
-RANK = 0 if COMM is None else COMM.Get_rank()
-SIZE = 1 if COMM is None else COMM.Get_size()
-
-
-def assert_all(ok, message=""):
-    flags = [bool(ok)] if COMM is None else COMM.allgather(bool(ok))
-    assert all(flags), f"failed on ranks {[r for r, f in enumerate(flags) if not f]}: {message}"
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = MPI_MARKS
 
 
 @pytest.fixture(scope="module")

@@ -10,44 +10,21 @@ import pytest
 
 import spsample
 from spsample import io
-from spsample.distributed import Grid, ShardedDataset, launched_under_mpi
+from spsample.distributed import Grid, ShardedDataset
 
 torch = pytest.importorskip("torch")
 
+from _mpi_helpers import COMM, MPI_MARKS, SIZE, assert_all, one_torch_thread  # noqa: E402,F401
 from spsample.train import Trainer  # noqa: E402
 
-pytestmark = [pytest.mark.mpi,
-              pytest.mark.timeout(300, method="thread" if launched_under_mpi() else "signal")]
+pytestmark = MPI_MARKS
 
 
-def mpi_comm():
-    if launched_under_mpi():
-        from mpi4py import MPI
-
-        return MPI.COMM_WORLD
-    return None
-
-
-COMM = mpi_comm()
-SIZE = 1 if COMM is None else COMM.Get_size()
 REPLICATIONS = [c for c in (1, 2, 4) if SIZE % c == 0 and c <= SIZE]
 CORA = io.embedded_path("cora")
 # dense features on both sides: the sharded store holds dense rows
 SMALL = dict(hidden=16, batch_size=16, eval_batch_size=256, fanouts=(5, 5), epochs=2,
              sparse_features="off")
-
-
-def assert_all(ok, message=""):
-    flags = [bool(ok)] if COMM is None else COMM.allgather(bool(ok))
-    assert all(flags), f"failed on ranks {[r for r, f in enumerate(flags) if not f]}: {message}"
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
