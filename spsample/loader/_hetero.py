@@ -15,10 +15,9 @@ import numpy as np
 from .._errors import ArgumentError, ArgumentTypeError, SeedError
 from .._hetero import HeteroGraph
 from .._threads import apply_env_threads
-from .._validate import as_int, fail
-from ..samplers import Sampler
+from .._validate import fail
 from ._batch import _tensor
-from ._loader import Loader
+from ._loader import Loader, init_common
 
 __all__ = ["HeteroBatch", "make_hetero_batch", "HeteroLoader", "is_hetero_data",
            "hetero_features", "hetero_labels"]
@@ -223,8 +222,10 @@ class HeteroLoader(Loader):
         apply_env_threads()
         dataset = None if isinstance(data, HeteroGraph) else data
         self.graph = data if dataset is None else data.graph
-        init_common(self, sampler, batch_size, bulk_size, queue_size, seed, epoch, shuffle,
-                    pipeline, device, dtype, rank, world_size, comm)
+        init_common(self, _WHERE, "NodeWise, LABOR", sampler, batch_size, bulk_size,
+                    queue_size, seed, epoch, shuffle, pipeline, device, dtype, rank, world_size,
+                    comm)
+        self.collective, self.last_stats = False, None
         self.input_type, self.seeds = _hetero_seeds(self.graph, seeds, dataset)
         self.seed_time = check_seed_time(_WHERE, self.graph, seed_time, self.seeds.size)
         self.num_nodes = self.graph.num_nodes[self.input_type]
@@ -284,32 +285,6 @@ def record(stats, mbs, t0, t1, t2):
     edges = [mb.num_sampled_edges for mb in mbs]
     stats["sampled_edges"] += sum(sum(map(sum, e.values())) if isinstance(e, dict) else sum(e)
                                   for e in edges)
-
-
-def init_common(self, sampler, batch_size, bulk_size, queue_size, seed, epoch, shuffle,
-                pipeline, device, dtype, rank, world_size, comm):
-    """The arguments every loader shares, checked as :class:`~spsample.Loader` checks them."""
-    from ._loader import _resolve_device, _resolve_dtype, _resolve_world
-    if not isinstance(sampler, Sampler):
-        fail(ArgumentTypeError, _WHERE, "sampler", "must be a spsample Sampler (NodeWise, "
-             "LABOR or a subclass of spsample.Sampler)", type(sampler))
-    self.sampler = sampler
-    self.batch_size = as_int(_WHERE, "batch_size", batch_size, minimum=1)
-    self.bulk_size = as_int(_WHERE, "bulk_size", bulk_size, minimum=1)
-    self.queue_size = as_int(_WHERE, "queue_size", queue_size, minimum=1)
-    self.seed = as_int(_WHERE, "seed", seed, minimum=0)
-    if self.seed >= 2**64:
-        fail(ArgumentError, _WHERE, "seed", "must be below 2**64", self.seed)
-    self._next_epoch = as_int(_WHERE, "epoch", epoch, minimum=0)
-    for name, value in (("shuffle", shuffle), ("pipeline", pipeline)):
-        if not isinstance(value, (bool, np.bool_)):
-            fail(ArgumentTypeError, _WHERE, name, "must be a bool", value)
-    self.shuffle, self.pipeline = bool(shuffle), bool(pipeline)
-    self.device = _resolve_device(device)
-    self.dtype = _resolve_dtype(dtype)
-    self.rank, self.world_size = _resolve_world(rank, world_size, comm)
-    self.collective = False
-    self.last_stats = None
 
 
 def _hetero_seeds(graph, seeds, dataset):

@@ -28,9 +28,8 @@ from .._graph import Graph
 from .._hetero import HeteroGraph
 from .._validate import as_float_array, as_index_array, fail
 from ._batch import Batch, make_batch
-from ._hetero import (epoch_positions, fetch_typed, hetero_features, init_common,
-                      make_hetero_batch, record)
-from ._loader import Loader
+from ._hetero import epoch_positions, fetch_typed, hetero_features, make_hetero_batch, record
+from ._loader import Loader, init_common
 
 __all__ = ["LinkLoader", "LinkBatch"]
 
@@ -123,8 +122,10 @@ class LinkLoader(Loader):
                  edge_label=None, edge_time=None, exclude_seed_edges=False, bulk_size=4,
                  features=None, shuffle=True, seed=0, device="cpu", dtype="float32",
                  pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0):
-        init_common(self, sampler, batch_size, bulk_size, queue_size, seed, epoch, shuffle,
-                    pipeline, device, dtype, rank, world_size, comm)
+        init_common(self, _WHERE, "NodeWise, LABOR", sampler, batch_size, bulk_size,
+                    queue_size, seed, epoch, shuffle, pipeline, device, dtype, rank, world_size,
+                    comm)
+        self.collective, self.last_stats = False, None
         self.graph, dataset = _graph_of(data)
         self.hetero = isinstance(self.graph, HeteroGraph)
         self.relation, self.src_ids, self.dst_ids = _seed_edges(self.graph, edges)

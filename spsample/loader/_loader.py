@@ -141,22 +141,11 @@ class Loader:
         apply_env_threads()  # SPSAMPLE_THREADS, once per process
         self.graph, dataset = _resolve_data(data)
         self.num_nodes = int(self.graph.num_nodes)
-        if not isinstance(sampler, Sampler):
-            fail(ArgumentTypeError, _WHERE, "sampler", "must be a spsample Sampler (NodeWise, "
-                 "LADIES, FastGCN or a subclass of spsample.Sampler)", type(sampler))
-        self.sampler = sampler
-        self.batch_size = as_int(_WHERE, "batch_size", batch_size, minimum=1)
-        self.bulk_size = as_int(_WHERE, "bulk_size", bulk_size, minimum=1)
-        self.queue_size = as_int(_WHERE, "queue_size", queue_size, minimum=1)
-        self.seed = as_int(_WHERE, "seed", seed, minimum=0)
-        if self.seed >= 2**64:
-            fail(ArgumentError, _WHERE, "seed", "must be below 2**64", self.seed)
-        self._next_epoch = as_int(_WHERE, "epoch", epoch, minimum=0)
-        for name, value in (("shuffle", shuffle), ("pipeline", pipeline),
-                            ("adjacency", adjacency)):
-            if not isinstance(value, (bool, np.bool_)):
-                fail(ArgumentTypeError, _WHERE, name, "must be a bool", value)
-        self.shuffle, self.pipeline = bool(shuffle), bool(pipeline)
+        init_common(self, _WHERE, "NodeWise, LADIES, FastGCN", sampler, batch_size, bulk_size,
+                    queue_size, seed, epoch, shuffle, pipeline, device, dtype, rank, world_size,
+                    comm)
+        if not isinstance(adjacency, (bool, np.bool_)):
+            fail(ArgumentTypeError, _WHERE, "adjacency", "must be a bool", adjacency)
         self.adjacency = bool(adjacency)
         self.seeds = _resolve_seeds(seeds, dataset, self.num_nodes)
         if features is None and dataset is not None:
@@ -170,9 +159,6 @@ class Loader:
             labels = dataset.labels
         self.labels = _resolve_labels(labels, self.num_nodes)
         self.seed_order = check_order(_WHERE, order, self.features)
-        self.device = _resolve_device(device)
-        self.dtype = _resolve_dtype(dtype)
-        self.rank, self.world_size = _resolve_world(rank, world_size, comm)
         self.collective = not isinstance(self.graph, Graph) or isinstance(self.features,
                                                                           FetchFeatures)
         self._sample_options = _resolve_strategy(strategy, self.graph)
@@ -389,6 +375,30 @@ def _add_bytes(acc, before, after):
 
 
 # ---------------------------------------------------------------------- argument resolution
+def init_common(loader, where, kinds, sampler, batch_size, bulk_size, queue_size, seed, epoch,
+                shuffle, pipeline, device, dtype, rank, world_size, comm):
+    """Check the arguments every loader shares and set them on ``loader``; ``where`` names
+    the loader in errors, ``kinds`` the samplers it is meant for."""
+    if not isinstance(sampler, Sampler):
+        fail(ArgumentTypeError, where, "sampler", f"must be a spsample Sampler ({kinds} or a "
+             "subclass of spsample.Sampler)", type(sampler))
+    loader.sampler = sampler
+    loader.batch_size = as_int(where, "batch_size", batch_size, minimum=1)
+    loader.bulk_size = as_int(where, "bulk_size", bulk_size, minimum=1)
+    loader.queue_size = as_int(where, "queue_size", queue_size, minimum=1)
+    loader.seed = as_int(where, "seed", seed, minimum=0)
+    if loader.seed >= 2**64:
+        fail(ArgumentError, where, "seed", "must be below 2**64", loader.seed)
+    loader._next_epoch = as_int(where, "epoch", epoch, minimum=0)
+    for name, value in (("shuffle", shuffle), ("pipeline", pipeline)):
+        if not isinstance(value, (bool, np.bool_)):
+            fail(ArgumentTypeError, where, name, "must be a bool", value)
+    loader.shuffle, loader.pipeline = bool(shuffle), bool(pipeline)
+    loader.device = _resolve_device(device)
+    loader.dtype = _resolve_dtype(dtype)
+    loader.rank, loader.world_size = _resolve_world(rank, world_size, comm)
+
+
 def _resolve_strategy(strategy, graph):
     """The ``strategy`` option for ``sample`` (only a DistGraph takes one)."""
     if strategy is None:
