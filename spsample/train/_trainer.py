@@ -790,3 +790,24 @@ def _progress_bar(show, total, desc):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
+
+
+def run_epoch(model, optimizer, loader, loss_of, progress, desc):
+    """One plain training epoch over ``loader``: ``loss_of(model, batch)`` per batch, a
+    backward pass and an optimizer step, a progress bar when ``progress``. Returns ``(mean
+    loss, sampled edges)``."""
+    model.train()
+    losses = []
+    bar = _progress_bar(progress, len(loader), desc)
+    for batch in loader:
+        optimizer.zero_grad()
+        loss = loss_of(model, batch)
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss.detach()))
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
+    if bar is not None:
+        bar.close()
+    return float(np.mean(losses)), loader.last_stats["sampled_edges"]

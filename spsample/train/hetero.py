@@ -20,7 +20,7 @@ from .._errors import ArgumentError
 from .._optional import import_torch
 from .._validate import fail
 from ._aggregate import scatter_aggregate
-from ._trainer import _progress_bar
+from ._trainer import run_epoch
 from ..loader._sparse import SparseRows
 
 torch = import_torch("spsample.train.hetero")
@@ -178,25 +178,17 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     best = dict(val_macro_f1=-1.0, state=None, epoch=-1)
     history, start, edges = [], time.perf_counter(), 0
+
+    def loss_of(model, b):
+        out = model(b)[target][:b.batch_size]
+        return torch.nn.functional.cross_entropy(out, b.target)
+
     for epoch in range(epochs):
-        model.train()
-        losses = []
-        bar = _progress_bar(progress, len(train_loader), f"epoch {epoch + 1}")
-        for b in train_loader:
-            opt.zero_grad()
-            out = model(b)[target][:b.batch_size]
-            loss = torch.nn.functional.cross_entropy(out, b.target)
-            loss.backward()
-            opt.step()
-            losses.append(float(loss.detach()))
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
-        if bar is not None:
-            bar.close()
-        edges += train_loader.last_stats["sampled_edges"]
+        loss, sampled = run_epoch(model, opt, train_loader, loss_of, progress,
+                                  f"epoch {epoch + 1}")
+        edges += sampled
         vf1, _ = _evaluate(model, val_loader, target, y, ds.num_classes)
-        entry = dict(epoch=epoch, loss=float(np.mean(losses)), val_macro_f1=vf1)
+        entry = dict(epoch=epoch, loss=loss, val_macro_f1=vf1)
         history.append(entry)
         if log is not None:
             log(entry)

@@ -17,7 +17,7 @@ from .._errors import ArgumentError
 from .._hetero import HeteroGraph
 from .._optional import import_torch
 from .._validate import fail
-from ._trainer import _progress_bar
+from ._trainer import run_epoch
 
 torch = import_torch("spsample.train.link")
 
@@ -228,25 +228,16 @@ def fit_link(data, *, relation=None, split="auto", fanouts=(10, 10), hidden=64, 
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     best, history, start, edges = dict(val_auc=-1.0, epoch=-1, state=None), [], \
         time.perf_counter(), 0
+
+    def loss_of(model, b):
+        score, label = _scores(task, model, b)
+        return torch.nn.functional.binary_cross_entropy_with_logits(score, label)
+
     for epoch in range(epochs):
-        model.train()
-        losses = []
-        bar = _progress_bar(progress, len(train), f"epoch {epoch + 1}")
-        for b in train:
-            opt.zero_grad()
-            score, label = _scores(task, model, b)
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(score, label)
-            loss.backward()
-            opt.step()
-            losses.append(float(loss.detach()))
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
-        if bar is not None:
-            bar.close()
-        edges += train.last_stats["sampled_edges"]
+        loss, sampled = run_epoch(model, opt, train, loss_of, progress, f"epoch {epoch + 1}")
+        edges += sampled
         va, vm = _evaluate(task, model, val)
-        entry = dict(epoch=epoch, loss=float(np.mean(losses)), val_auc=va, val_mrr=vm)
+        entry = dict(epoch=epoch, loss=loss, val_auc=va, val_mrr=vm)
         history.append(entry)
         if log is not None:
             log(entry)
