@@ -72,32 +72,23 @@ def dataset_path(command, name):
 
 
 def load_dataset(command, name, *, features=True):
-    """The dataset ``name``: an spsample HDF5 file or an embedded dataset's name.
+    """The dataset ``name`` (:func:`dataset_path`), loaded.
 
     Directories and files in other formats get a message that says to convert them first.
     """
-    from .io import embedded_names, embedded_path, load
+    from .io import load
 
-    where = f"spsample {command}"
-    if os.path.isdir(name):
-        raise DatasetError(f"{where}: argument 'dataset' is a folder, not an spsample HDF5 "
-                           f"file (got {name!r}); {DATASET_HINT}")
-    if os.path.exists(name):
-        try:
-            return load(name, features=features)
-        except DatasetError as exc:
-            text = str(exc)
-            foreign = "not a readable HDF5 file" in text or (
-                "is not an spsample dataset" in text and "format='spsample'" not in text)
-            if foreign:
-                raise DatasetError(f"{where}: argument 'dataset' is not an spsample HDF5 "
-                                   f"file (got {name!r}); {DATASET_HINT}") from exc
-            raise
-    if name in embedded_names():
-        return load(embedded_path(name), features=features)
-    raise DatasetNotFoundError(f"{where}: argument 'dataset' is neither a file nor an "
-                               f"embedded dataset ({', '.join(embedded_names())}) "
-                               f"(got {name!r})")
+    path = dataset_path(command, name)
+    try:
+        return load(path, features=features)
+    except DatasetError as exc:
+        text = str(exc)
+        foreign = "not a readable HDF5 file" in text or (
+            "is not an spsample dataset" in text and "format='spsample'" not in text)
+        if foreign:
+            raise DatasetError(f"spsample {command}: argument 'dataset' is not an spsample "
+                               f"HDF5 file (got {name!r}); {DATASET_HINT}") from exc
+        raise
 
 
 _ARGUMENT = re.compile(r"argument '([A-Za-z_][A-Za-z0-9_]*)'")
