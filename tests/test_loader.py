@@ -337,6 +337,8 @@ def test_pyg_adapter_says_what_to_install_without_pyg(dataset, monkeypatch):
     (dict(shuffle="yes"), ArgumentTypeError, "shuffle"),
     (dict(rank=2, world_size=2), ArgumentError, "rank"),
     (dict(seed=-1), ArgumentError, "seed"),
+    (dict(strategy="sideways"), ArgumentError, "strategy"),
+    (dict(adjacency="yes"), ArgumentTypeError, "adjacency"),
 ])
 def test_bad_arguments_raise_typed_errors_naming_them(dataset, kwargs, error, name):
     args = dict(sampler=spsample.NodeWise([2]), batch_size=8)

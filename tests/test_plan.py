@@ -54,7 +54,8 @@ def test_memory_counts_block_shard_and_bulk(workload):
     n, nnz, f = workload.num_nodes, workload.num_edges, workload.feature_dim
     whole = 8.0 * (n + 1) + 8.0 * nnz + 4.0 * n * f
     assert memory_per_rank(workload, 8, 8, 1) > whole
-    assert memory_per_rank(workload, 8, 1, 1) < whole / 8 + memory_per_rank(workload, 8, 8, 1) - whole + 1
+    replicated = memory_per_rank(workload, 8, 8, 1)
+    assert memory_per_rank(workload, 8, 1, 1) < whole / 8 + replicated - whole + 1
 
 
 def test_plan_replicates_everything_when_it_fits(workload):
@@ -110,7 +111,9 @@ def test_shipped_machine_file_loads():
 @pytest.mark.parametrize("change, field", [({"alpha_s": -1}, "alpha_s"),
                                            ({"beta_inter": "fast"}, "beta_inter"),
                                            ({"sample_rate": {"labor": 1e8}}, "sample_rate"),
-                                           ({"memory_per_rank": float("nan")}, "memory_per_rank")])
+                                           ({"memory_per_rank": float("nan")}, "memory_per_rank"),
+                                           ({"hop_overhead_s": -0.1}, "hop_overhead_s"),
+                                           ({"distributed_factor": 0}, "distributed_factor")])
 def test_bad_machine_files_name_the_field(tmp_path, change, field):
     path = tmp_path / "m.json"
     path.write_text(json.dumps({**MACHINE, **change}).replace("NaN", "NaN"))
@@ -129,7 +132,8 @@ def test_cli_recommends_and_writes_json(tmp_path, capsys):
     text = capsys.readouterr().out
     assert code == 0
     best = json.loads(out.read_text())["best"]
-    assert f"--replication {best['c']} --bulk-size {best['k']} --strategy {best['strategy']}" in text
+    flags = f"--replication {best['c']} --bulk-size {best['k']} --strategy {best['strategy']}"
+    assert flags in text
     assert best["memory_bytes"] <= 0.05e9 and "assumed numbers" in text
     assert "a model" in text
 

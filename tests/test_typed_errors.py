@@ -177,6 +177,14 @@ def test_train_config_refuses_non_finite_numbers(name, value):
         TrainConfig(**{name: value})
 
 
+def test_train_config_refuses_an_unknown_strategy():
+    pytest.importorskip("torch")
+    from spsample.train import TrainConfig
+
+    with pytest.raises(ArgumentError, match="'strategy'"):
+        TrainConfig(strategy="sideways")
+
+
 def test_fit_checks_the_checkpoint_path_before_training(tiny, tmp_path):
     from spsample.train import Trainer
 

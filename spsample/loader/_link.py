@@ -71,8 +71,8 @@ class LinkLoader(Loader):
     edges : array of shape (2, E), (relation, array), a relation, or None
         The seed edges ``[src; dst]`` (local ids of their types on a heterogeneous graph,
         where ``relation`` names the relation). ``None``: every edge of the graph (of its only
-        relation); a relation alone: every edge of that relation. Seed edges need not be in the graph (held-out edges for evaluation), but
-        must be pairs of valid vertex ids.
+        relation); a relation alone: every edge of that relation. Seed edges need not be in
+        the graph (held-out edges for evaluation), but must be pairs of valid vertex ids.
     sampler : Sampler
     batch_size : int
         Seed edges per minibatch.
