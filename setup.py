@@ -76,7 +76,7 @@ def _extensions():
     sources = ["native/module.cpp"]
     headers = ["native/common.h", "native/rng.h", "native/localmap.h", "native/select.h",
                "native/rowwise.h", "native/layerwise.h", "native/philox_simd.h",
-               "native/emulate.h", "native/relabel.h", "native/parse.h",
+               "native/emulate.h", "native/relabel.h", "native/link.h", "native/parse.h",
                "native/gather.h"]
     headers += [os.path.join("native", "device", f) for f in sorted(os.listdir("native/device"))]
     return [Pybind11Extension(

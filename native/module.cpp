@@ -32,6 +32,7 @@
 #include "common.h"
 #include "gather.h"
 #include "layerwise.h"
+#include "link.h"
 #include "localmap.h"
 #include "parse.h"
 #include "relabel.h"
@@ -824,6 +825,160 @@ I64 lookup_bulk_native(const I64& known_off, const I64& known, const I64& cand_o
     return local;
 }
 
+// Offsets of k minibatches: 1-d, k + 1 entries, from 0 to `total`, non-decreasing.
+void require_offsets(const I64& off, int64_t k, int64_t total, const char* what) {
+    require(off.ndim() == 1 && off.size() == k + 1, what);
+    const int64_t* o = off.data();
+    require(o[0] == 0 && o[k] == total, what);
+    for (int64_t j = 0; j < k; ++j) require(o[j] <= o[j + 1], what);
+}
+
+// One end's picker: (n, cumulative float64 (n,) or None, last).
+NegativePicker picker_of(const py::tuple& t, std::vector<F64>& keep) {
+    require(t.size() == 3, "a picker is (n, cumulative or None, last)");
+    NegativePicker p;
+    p.n = t[0].cast<int64_t>();
+    require(p.n >= 0 && p.n < static_cast<int64_t>(0xFFFFFFFFll), "picker n in [0, 2**32 - 1)");
+    if (!t[1].is_none()) {
+        keep.push_back(t[1].cast<F64>());
+        require(keep.back().ndim() == 1 && keep.back().size() == p.n && p.n >= 1,
+                "cumulative weights must have n >= 1 entries");
+        p.cumulative = keep.back().data();
+        p.last = t[2].cast<int64_t>();
+        require(p.last >= 0 && p.last < p.n, "last must be in [0, n)");
+    }
+    return p;
+}
+
+// The seed-edge arguments of link_bulk: positions in range, every gathered id in its type.
+void check_link_seeds(const LinkBulk& b, int64_t m, int64_t total) {
+    for (int64_t i = 0; i < total; ++i) {
+        require(b.pos[i] >= 0 && b.pos[i] < m, "seed-edge positions must be in [0, E)");
+        const int64_t u = b.src_ids[b.pos[i]], v = b.dst_ids[b.pos[i]];
+        require(u >= 0 && u < b.pick_src.n && v >= 0 && v < b.pick_dst.n,
+                "seed edges must be ids of their types");
+    }
+}
+
+// Returns (nsrc, ndst, where, seeds, fresh, failed, end_off): link.h link_minibatch for every
+// minibatch (seeds of minibatch j at end_off[j] .. end_off[j] + fresh[j]).
+py::tuple link_bulk_native(const I64& pos_off, const I64& pos, const I64& src_ids,
+                           const I64& dst_ids, const I64& neg_off, const I64& batch_ids,
+                           int32_t mode, int64_t ratio, const py::tuple& pickers, uint32_t k0,
+                           uint32_t k1, uint32_t hop_word, const py::object& block,
+                           int64_t max_attempts, int64_t off_src, int64_t off_dst, bool dedup,
+                           int num_threads) {
+    require(batch_ids.ndim() == 1 && pos.ndim() == 1, "batch_ids and pos must be 1-d");
+    LinkBulk b;
+    b.k = batch_ids.size();
+    require_offsets(pos_off, b.k, pos.size(), "pos_off must be offsets of pos");
+    require(neg_off.ndim() == 1 && neg_off.size() == b.k + 1, "neg_off must have k + 1 entries");
+    require_offsets(neg_off, b.k, neg_off.data()[b.k], "neg_off must be offsets");
+    require(src_ids.ndim() == 1 && dst_ids.ndim() == 1 && src_ids.size() == dst_ids.size(),
+            "src_ids and dst_ids must be 1-d of one length");
+    require(mode == LINK_BINARY || mode == LINK_TRIPLET || mode == LINK_NONE, "unknown mode");
+    require(ratio >= 1 && max_attempts >= 1, "ratio and max_attempts must be >= 1");
+    std::vector<F64> keep;
+    require(pickers.size() == 2, "pickers must be (source, destination)");
+    b.pick_src = picker_of(pickers[0].cast<py::tuple>(), keep);
+    b.pick_dst = picker_of(pickers[1].cast<py::tuple>(), keep);
+    b.pos_off = pos_off.data();
+    b.pos = pos.data();
+    b.src_ids = src_ids.data();
+    b.dst_ids = dst_ids.data();
+    b.neg_off = neg_off.data();
+    b.batch_ids = batch_ids.data();
+    b.mode = mode;
+    b.ratio = ratio;
+    check_link_seeds(b, src_ids.size(), pos.size());
+    std::vector<int64_t> end_off(b.k + 1, 0);
+    for (int64_t j = 0; j < b.k; ++j) {
+        const int64_t np_ = b.pos_off[j + 1] - b.pos_off[j], ns = b.neg_off[j + 1] - b.neg_off[j];
+        require(mode != LINK_NONE || ns == 0, "no negatives without a negative mode");
+        require(mode != LINK_TRIPLET || ns == ratio * np_, "triplet: ratio negatives per edge");
+        end_off[j + 1] = end_off[j] + 2 * np_ + (mode == LINK_BINARY ? 2 : 1) * ns;
+    }
+    b.end_off = end_off.data();
+    b.key = Key{k0, k1};
+    b.hop_word = hop_word;
+    b.off_src = off_src;
+    b.off_dst = off_dst;
+    require(off_src >= 0 && off_dst >= 0 &&
+            off_src + b.pick_src.n < static_cast<int64_t>(0xFFFFFFFFll) &&
+            off_dst + b.pick_dst.n < static_cast<int64_t>(0xFFFFFFFFll),
+            "type offsets + sizes must stay below 2**32 - 1");
+    std::vector<py::object> keep_graph;
+    b.strict = !block.is_none();
+    if (b.strict) {
+        b.block = graph_view(block.cast<py::tuple>(), keep_graph);
+        require(off_src + b.pick_src.n <= b.block.n && off_dst + b.pick_dst.n <= b.block.n,
+                "the block must hold both types");
+    }
+    b.max_attempts = max_attempts;
+    b.dedup = dedup;
+    const int64_t S = b.neg_off[b.k], T = end_off[b.k];
+    I64 nsrc(S), ndst(S), where(T), seeds(T), fresh(b.k), failed(b.k);
+    LinkOut out{nsrc.mutable_data(), ndst.mutable_data(), where.mutable_data(),
+                seeds.mutable_data(), fresh.mutable_data(), failed.mutable_data()};
+    std::vector<int64_t> ends(static_cast<size_t>(T));
+    {
+        py::gil_scoped_release release;
+        for_each_minibatch<LocalMap>(b.k, resolve_threads(num_threads), [](LocalMap&) {},
+            [&](int64_t j, LocalMap& map) { link_minibatch(b, j, map, ends.data(), out); });
+    }
+    I64 ends_at(b.k + 1);
+    std::memcpy(ends_at.mutable_data(), end_off.data(), sizeof(int64_t) * (b.k + 1));
+    return py::make_tuple(nsrc, ndst, where, seeds, fresh, failed, ends_at);
+}
+
+// Returns (out (3 E,) pooled, edge_off (k + 1,)): link.h minibatch_edges for every minibatch,
+// minibatch j at 3 * edge_off[j].
+py::tuple minibatch_edges_native(const py::list& dst, const py::list& src, const py::list& eid,
+                                 const py::list& offsets, int num_threads) {
+    const size_t L = offsets.size();
+    require(L >= 1 && dst.size() == L && src.size() == L && eid.size() == L,
+            "one dst, src, eid and offsets array per hop (at least one hop)");
+    std::vector<I64> keep;
+    EdgeHops h;
+    int64_t k = -1;
+    for (size_t l = 0; l < L; ++l) {
+        const I64 off = offsets[l].cast<I64>();  // a handle: `keep` may reallocate
+        keep.push_back(off);
+        require(off.ndim() == 1 && off.size() >= 1 && (k < 0 || off.size() == k + 1),
+                "offsets must be 1-d with k + 1 entries for every hop");
+        k = off.size() - 1;
+        const int64_t E = off.data()[k];
+        for (const py::list* arrays : {&dst, &src, &eid}) {
+            keep.push_back((*arrays)[l].cast<I64>());
+            require(keep.back().ndim() == 1 && keep.back().size() == E,
+                    "edge arrays must be 1-d with offsets[-1] entries");
+        }
+        require_offsets(off, k, E, "offsets must run from 0 to the edges, non-decreasing");
+        const size_t at = keep.size();
+        h.offsets.push_back(off.data());
+        h.dst.push_back(keep[at - 3].data());  // the buffers stay where they are
+        h.src.push_back(keep[at - 2].data());
+        h.eid.push_back(keep[at - 1].data());
+    }
+    I64 edge_off(k + 1);
+    int64_t* eo = edge_off.mutable_data();
+    eo[0] = 0;
+    for (int64_t j = 0; j < k; ++j) {
+        eo[j + 1] = eo[j];
+        for (size_t l = 0; l < L; ++l) eo[j + 1] += h.offsets[l][j + 1] - h.offsets[l][j];
+    }
+    Pooled out = pooled(3 * eo[k], sizeof(int64_t));
+    int64_t* op = static_cast<int64_t*>(out.p);
+    {
+        py::gil_scoped_release release;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(resolve_threads(num_threads))
+#endif
+        for (int64_t j = 0; j < k; ++j) minibatch_edges(h, j, 3 * eo[j], op);
+    }
+    return py::make_tuple(to_numpy<int64_t>(out), edge_off);
+}
+
 // Returns (bytes uint8 (sum of lengths * itemsize,), status): gather.h.
 py::tuple gather_ranges_native(int fd, int64_t base, int64_t itemsize, const I64& starts,
                                const I64& ends, int64_t gap) {
@@ -920,6 +1075,13 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("cand_off"), py::arg("cand"), py::arg("num_threads"));
     m.def("lookup_bulk", &lookup_bulk_native, py::arg("known_off"), py::arg("known"),
           py::arg("cand_off"), py::arg("cand"), py::arg("num_threads"));
+    m.def("link_bulk", &link_bulk_native, py::arg("pos_off"), py::arg("pos"),
+          py::arg("src_ids"), py::arg("dst_ids"), py::arg("neg_off"), py::arg("batch_ids"),
+          py::arg("mode"), py::arg("ratio"), py::arg("pickers"), py::arg("k0"), py::arg("k1"),
+          py::arg("hop_word"), py::arg("block"), py::arg("max_attempts"), py::arg("off_src"),
+          py::arg("off_dst"), py::arg("dedup"), py::arg("num_threads"));
+    m.def("minibatch_edges", &minibatch_edges_native, py::arg("dst"), py::arg("src"),
+          py::arg("eid"), py::arg("offsets"), py::arg("num_threads"));
     m.def("gather_ranges", &gather_ranges_native, py::arg("fd"), py::arg("base"),
           py::arg("itemsize"), py::arg("starts"), py::arg("ends"), py::arg("gap"));
     m.def("parse_edges", &parse_edges_native, py::arg("text"), py::arg("comment"),

@@ -41,7 +41,8 @@ from ._validate import fail
 
 __all__ = ["AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
            "set_num_threads", "get_num_threads", "set_pool_limit", "pool_stats", "lower", "run",
-           "Lowered", "sample_rows", "insert_bulk", "lookup_bulk", "parse_edges"]
+           "Lowered", "sample_rows", "insert_bulk", "lookup_bulk", "link_bulk",
+           "minibatch_edges", "parse_edges"]
 
 try:
     from . import _native_kernels as _kernels
@@ -825,6 +826,95 @@ def lookup_bulk(known_offsets, known, query_offsets, query):
     :func:`insert_bulk`. Returns int64, shape (len(query),)."""
     return _kernels.lookup_bulk(*_relabel_args(known_offsets, known, query_offsets, query),
                                 _THREADS)
+
+
+_LINK_MODES = {"binary": 0, "triplet": 1, None: 2}
+
+
+def link_bulk(pos_offsets, pos, src_ids, dst_ids, neg_offsets, batch_ids, *, mode, ratio,
+              pickers, key, hop_word, block, max_attempts, type_offsets, dedup):
+    """A bulk of link minibatches' negatives, seed endpoints and their first-occurrence
+    relabelling, parallel over minibatches (``native/link.h``; the same bits as
+    :func:`spsample._negatives.draw_negatives` and the loader's NumPy code).
+
+    Parameters
+    ----------
+    pos_offsets : int64, shape (k + 1,)
+        Minibatch ``j``'s seed edges are ``pos[pos_offsets[j]:pos_offsets[j + 1]]``.
+    pos : int64, shape (P,)
+        Positions into ``src_ids`` / ``dst_ids``.
+    src_ids, dst_ids : int64, shape (E,)
+        The seed edges' ends (local ids of their types).
+    neg_offsets : int64, shape (k + 1,)
+        Minibatch ``j``'s negative slots.
+    batch_ids : int64, shape (k,)
+        Global minibatch ids.
+    mode : {"binary", "triplet", None}
+    ratio : int
+        Triplet: negatives per positive (slot ``i`` keeps positive ``i // ratio``'s source).
+    pickers : (_Picker, _Picker)
+        :func:`spsample._negatives.pickers` of the source and destination types.
+    key : (int, int)
+        :func:`spsample._negatives.negative_key`.
+    hop_word : int
+    block : Graph or None
+        Strict negatives: the relation's block (a candidate that is an entry is drawn again).
+    max_attempts : int
+    type_offsets : (int, int)
+        Global offsets of the source and destination types.
+    dedup : bool
+        False: every endpoint its own seed (disjoint sampling).
+
+    Returns
+    -------
+    nsrc, ndst : int64, shape (neg_offsets[-1],)
+        Negatives (local ids), minibatch after minibatch.
+    where : int64, shape (T,)
+        Per minibatch, each endpoint's position among its seeds; endpoints ``[src, dst,
+        nsrc, ndst]`` (binary), ``[src, dst, ndst]`` (triplet), ``[src, dst]`` (none).
+    seeds : int64, shape (T,)
+        Minibatch ``j``'s seeds (global ids, first-occurrence order) at
+        ``end_offsets[j]:end_offsets[j] + fresh[j]``.
+    fresh, failed : int64, shape (k,)
+        Seeds per minibatch; strict slots that found no non-edge.
+    end_offsets : int64, shape (k + 1,)
+
+    Raises
+    ------
+    ValueError
+        Inconsistent offsets, positions or ids out of range, before any native code reads
+        them.
+    """
+    graph = None if block is None else (_i64(block.indptr), _i64(block.indices), None, None)
+    ends = tuple((p.n, _f64(p.cumulative), p.last) for p in pickers)
+    arrays = [_i64(np.asarray(a)) for a in (pos_offsets, pos, src_ids, dst_ids, neg_offsets,
+                                            batch_ids)]
+    return _kernels.link_bulk(*arrays, _LINK_MODES[mode], int(ratio), ends, int(key[0]),
+                              int(key[1]), int(hop_word), graph, int(max_attempts),
+                              int(type_offsets[0]), int(type_offsets[1]), bool(dedup),
+                              _THREADS)
+
+
+def minibatch_edges(hops):
+    """Every minibatch's edges of a bulk as ``MiniBatch.edge_index()`` and its concatenated
+    ``edge_ids`` lay them out, in one pooled block, parallel over minibatches
+    (``native/link.h``).
+
+    Parameters
+    ----------
+    hops : list of HopEdges
+        A :class:`~spsample.Bulk`'s ``hops`` (at least one).
+
+    Returns
+    -------
+    out : int64, shape (3 E,)
+        Minibatch ``j`` at ``3 * edge_offsets[j]``: its ``E_j`` sources (hop 1 first), its
+        destinations, its edge ids.
+    edge_offsets : int64, shape (k + 1,)
+    """
+    return _kernels.minibatch_edges([_i64(h.dst) for h in hops], [_i64(h.src) for h in hops],
+                                    [_i64(h.edge_id) for h in hops],
+                                    [_i64(h.offsets) for h in hops], _THREADS)
 
 
 def parse_edges(text, comment, delimiter):

@@ -26,7 +26,8 @@ from ._errors import SamplerError
 from ._lazy import lookup
 from ._validate import fail
 
-__all__ = ["negative_key", "draw_negatives", "degree_weights", "MAX_ATTEMPTS"]
+__all__ = ["negative_key", "draw_negatives", "degree_weights", "pickers", "strict_failure",
+           "MAX_ATTEMPTS"]
 
 #: Draws per slot before strict sampling gives up (a vertex adjacent to almost everything).
 MAX_ATTEMPTS = 128
@@ -52,7 +53,7 @@ class _Picker:
 
     def __init__(self, n, weights=None):
         self.n = int(n)
-        self.cumulative = None
+        self.cumulative, self.last = None, 0
         if weights is not None:
             self.cumulative = np.cumsum(np.asarray(weights, dtype=np.float64))
             if self.cumulative.size == 0 or not self.cumulative[-1] > 0:
@@ -65,6 +66,26 @@ class _Picker:
             return _rng.uniform_int(w0, self.n)
         u = _rng.unit53(w0, w1) * self.cumulative[-1]
         return np.minimum(np.searchsorted(self.cumulative, u, side="right"), self.last)
+
+
+def pickers(sizes, weights=None):
+    """The source and destination pickers of a relation (``sizes`` of the two types,
+    ``weights`` from :func:`degree_weights` or ``None`` for uniform).
+
+    Raises
+    ------
+    SamplerError
+        Degree-weighted, and an end has no vertex of positive degree.
+    """
+    return (_Picker(sizes[0], None if weights is None else weights[0]),
+            _Picker(sizes[1], None if weights is None else weights[1]))
+
+
+def strict_failure(pending):
+    """Raise the :class:`SamplerError` of ``pending`` strict slots left without a non-edge."""
+    fail(SamplerError, "LinkLoader", "strict", f"found no non-edge for {pending} negative "
+         f"slot(s) in {MAX_ATTEMPTS} draws (a source adjacent to nearly every destination?); "
+         "pass strict=False", show_value=False)
 
 
 def draw_negatives(block, batch_ids, counts, *, seed, epoch, relation, offsets, sizes,
@@ -104,8 +125,7 @@ def draw_negatives(block, batch_ids, counts, *, seed, epoch, relation, offsets, 
     mb = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     slot = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
     bid = np.asarray(batch_ids, dtype=np.int64)[mb]
-    pick_src = _Picker(sizes[0], None if weights is None else weights[0])
-    pick_dst = _Picker(sizes[1], None if weights is None else weights[1])
+    pick_src, pick_dst = pickers(sizes, weights)
     key, hw = negative_key(seed, relation), _rng.hop_word(epoch, 0)
     src = np.zeros(total, dtype=np.int64) if fixed_src is None else \
         np.asarray(fixed_src, dtype=np.int64).copy()
@@ -123,7 +143,5 @@ def draw_negatives(block, batch_ids, counts, *, seed, epoch, relation, offsets, 
         if pending.size == 0:
             break
     if strict and pending.size:
-        fail(SamplerError, "LinkLoader", "strict", f"found no non-edge for {pending.size} "
-             f"negative slot(s) in {MAX_ATTEMPTS} draws (a source adjacent to nearly every "
-             "destination?); pass strict=False", show_value=False)
+        strict_failure(pending.size)
     return src, dst

@@ -1,13 +1,17 @@
 """Link minibatches: negatives (strictness, distributions), labels, exclusion, temporal; the
 heterogeneous Loader."""
 
+import contextlib
+
 import numpy as np
 import pytest
 
 import spsample
+from spsample import _native
 from spsample._negatives import degree_weights, draw_negatives
 
 torch = pytest.importorskip("torch")
+needs_native = pytest.mark.skipif(not _native.AVAILABLE, reason="native kernels not built")
 
 REL = ("author", "writes", "paper")
 
@@ -182,27 +186,132 @@ def test_hetero_loader_feeds_a_pyg_heterogeneous_model():
     assert data["paper"].batch_size == b.batch_size
 
 
-def test_link_batches_are_the_same_with_the_native_kernels_off():
-    """The bulk's seed relabelling (first occurrences, native per minibatch) and the sampling
-    give the NumPy path's batches."""
-    from spsample import _native
-    from spsample.loader._link import _first_occurrence, first_occurrences
+LINK_CASES = {
+    "binary strict": dict(neg_ratio=2.0, strict=True),
+    "binary fraction": dict(neg_ratio=0.5),
+    "triplet": dict(neg_sampling="triplet", neg_ratio=3, strict=True),
+    "positives only": dict(neg_sampling=None),
+    "degree": dict(neg_distribution="degree", strict=True),
+    "disjoint": dict(sampler=spsample.NodeWise([2, 2], disjoint=True)),
+    "excluded": dict(exclude_seed_edges=True, neg_ratio=3.0),
+}
 
-    rng = np.random.default_rng(0)
-    groups = [rng.integers(0, 30, size) for size in (0, 1, 17, 40)]
-    for (seeds, where), ids in zip(first_occurrences(groups), groups):
-        ref_seeds, ref_where = _first_occurrence(ids)
-        assert np.array_equal(seeds, ref_seeds) and np.array_equal(where, ref_where)
-        assert np.array_equal(seeds[where], ids)
-    g = ring()
-    kw = dict(sampler=spsample.NodeWise([3, 2]), batch_size=16, neg_ratio=2.0, strict=True,
-              seed=4, pipeline=False)
-    native = list(spsample.LinkLoader(g, **kw))
-    previous = _native.set_enabled(False)
+
+@contextlib.contextmanager
+def native_threads(threads):
+    """The native kernels on (whatever SPSAMPLE_NATIVE says), with ``threads`` threads."""
+    enabled, previous = _native.set_enabled(True), _native.set_num_threads(threads)
     try:
-        numpy = list(spsample.LinkLoader(g, **kw))
+        yield
     finally:
-        _native.set_enabled(previous)
+        _native.set_num_threads(previous)
+        _native.set_enabled(enabled)
+
+
+def _links_both_ways(loader, threads):
+    """``(native links, NumPy links)`` of four minibatches (16, 16, 8 and 5 seed edges)."""
+    perm = np.random.default_rng(1).permutation(loader.seeds.size)[:45]
+    pos_off = np.array([0, 16, 32, 40, 45])
+    bids = np.array([0, 1, 2, 7])
+    with native_threads(threads):
+        native = loader._links(perm, pos_off, bids, 3)
+    with _native.disabled():
+        numpy = loader._links(perm, pos_off, bids, 3)
+    return native, numpy
+
+
+@needs_native
+@pytest.mark.parametrize("case", sorted(LINK_CASES))
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_native_link_pass_gives_the_numpy_negatives_and_seeds(case, threads):
+    """native/link.h (negatives, endpoints, first occurrences; parallel over minibatches) ==
+    draw_negatives + the loader's NumPy code, whatever the thread count."""
+    kw = dict(sampler=spsample.NodeWise([3, 2]), batch_size=16, seed=4)
+    kw.update(LINK_CASES[case])
+    native, numpy = _links_both_ways(spsample.LinkLoader(ring(), **kw), threads)
+    assert len(native) == len(numpy) == 4
     for x, y in zip(native, numpy):
-        for name in ("n_id", "edge_index", "edge_label_index", "edge_label"):
-            assert torch.equal(getattr(x, name), getattr(y, name))
+        for name in ("pos", "src", "dst", "nsrc", "ndst", "seeds", "where"):
+            assert x[name].dtype == y[name].dtype == np.int64
+            assert np.array_equal(x[name], y[name]), name
+        assert x["sizes"] == y["sizes"]
+
+
+@needs_native
+def test_native_link_pass_on_a_heterogeneous_relation():
+    loader = spsample.LinkLoader(bipartite(), REL, sampler=spsample.NodeWise([4, 3]),
+                                 batch_size=12, neg_ratio=2.0, strict=True,
+                                 neg_distribution="degree", seed=5)
+    for x, y in zip(*_links_both_ways(loader, 2)):
+        for name in ("nsrc", "ndst", "seeds", "where"):
+            assert np.array_equal(x[name], y[name]), name
+
+
+@needs_native
+def test_strict_negatives_that_cannot_be_found_fail_alike_on_both_paths():
+    n = 3
+    u, v = np.repeat(np.arange(n), n), np.tile(np.arange(n), n)   # every pair is an edge
+    g = spsample.Graph.from_edge_index(u, v, num_nodes=n)
+    kw = dict(sampler=spsample.NodeWise([1]), batch_size=4, strict=True, pipeline=False)
+    messages = []
+    for native in (True, False):
+        with pytest.raises(spsample.SamplerError, match="strict") as err:
+            with native_threads(2) if native else _native.disabled():
+                next(iter(spsample.LinkLoader(g, **kw)))
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
+@needs_native
+def test_native_link_pass_refuses_inconsistent_arrays():
+    from spsample._negatives import pickers
+    ok = dict(mode="binary", ratio=1, pickers=pickers((5, 5)), key=(1, 2), hop_word=0,
+              block=None, max_attempts=1, type_offsets=(0, 0), dedup=True)
+    ids = np.arange(4)
+    for pos, pos_off, neg_off in (([0, 9], [0, 2], [0, 2]),        # position out of range
+                                  ([0, 1], [0, 3], [0, 2]),        # offsets past the array
+                                  ([0, 1], [0, 2], [0, -1])):      # decreasing offsets
+        with pytest.raises(ValueError):
+            _native.link_bulk(pos_off, pos, ids, ids, neg_off, [0], **ok)
+    with pytest.raises(ValueError):                                # an id outside its type
+        _native.link_bulk([0, 1], [3], ids, ids, [0, 0], [0], **dict(ok, pickers=pickers((3, 5))))
+
+
+@needs_native
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_bulk_edges_are_make_batch_edges(threads):
+    """native/link.h minibatch_edges == MiniBatch.edge_index() and the concatenated edge ids,
+    with empty minibatches and hops."""
+    from spsample.loader._batch import _edges, bulk_edges
+    g = spsample.Graph.from_edge_index([0, 1, 2, 3, 4], [1, 2, 3, 4, 0], num_nodes=8)
+    bulk = spsample.sample(g, [0, 1, 5, 6, 2, 7, 3], sampler=spsample.NodeWise([2, -1, 1]),
+                           batch_size=2)
+    with native_threads(threads):
+        edges = bulk_edges(bulk)
+    assert any(mb.num_sampled_edges == [0, 0, 0] for mb in bulk)
+    for mb, (ei, e_id) in zip(bulk, edges):
+        ref_ei, ref_e_id = _edges(mb)
+        assert ei.dtype == e_id.dtype == np.int64 and ei.shape == ref_ei.shape
+        assert np.array_equal(ei, ref_ei) and np.array_equal(e_id, ref_e_id)
+    with _native.disabled():
+        assert bulk_edges(bulk) == [None] * len(bulk)
+
+
+@needs_native
+@pytest.mark.parametrize("case", sorted(LINK_CASES))
+def test_link_batches_are_the_same_with_the_native_kernels_off(case):
+    """Negatives, seed relabelling, sampling and edge layout (native, per bulk) give the NumPy
+    path's batches, over bulk sizes and thread counts."""
+    kw = dict(sampler=spsample.NodeWise([3, 2]), batch_size=16, seed=4, pipeline=False)
+    kw.update(LINK_CASES[case])
+    with _native.disabled():
+        numpy = list(spsample.LinkLoader(ring(), **kw))
+    for threads, bulk in ((1, 4), (2, 3), (3, 1)):
+        with native_threads(threads):
+            native = list(spsample.LinkLoader(ring(), bulk_size=bulk, **kw))
+        assert len(native) == len(numpy)
+        for x, y in zip(native, numpy):
+            for name in ("n_id", "edge_index", "e_id", "edge_label_index", "edge_label",
+                         "src_index", "dst_pos_index", "dst_neg_index", "input_id"):
+                a, b = getattr(x, name), getattr(y, name)
+                assert (a is None and b is None) or torch.equal(a, b), name

@@ -8,7 +8,7 @@ import numpy as np
 from .._minibatch import MiniBatch
 from ._sparse import SparseRows
 
-__all__ = ["Batch", "Block", "LayerEdges", "make_batch"]
+__all__ = ["Batch", "Block", "LayerEdges", "make_batch", "bulk_edges"]
 
 
 @dataclass(eq=False)
@@ -334,16 +334,40 @@ def _tensor(torch, arr):
     return arr
 
 
-def make_batch(mb, x, y, *, epoch, dtype=None, weight_dtype=None):
+def bulk_edges(bulk):
+    """Every minibatch's ``(edge_index, e_id)`` of a :class:`~spsample.Bulk` as
+    :func:`make_batch` builds them (``edge_index`` (2, E) ``[src; dst]`` over all hops, hop 1
+    first; ``e_id`` (E,)): one native pass over the bulk, parallel over minibatches, into one
+    pooled block (``native/link.h``); ``None`` per minibatch when the native kernels are off
+    (:func:`make_batch` then builds them with NumPy, the oracle)."""
+    from .. import _native
+
+    if not _native.enabled() or not bulk.hops:
+        return [None] * len(bulk)
+    out, offsets = _native.minibatch_edges(bulk.hops)
+    edges = []
+    for a, z in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+        e, at = z - a, 3 * a
+        edges.append((out[at:at + 2 * e].reshape(2, e), out[at + 2 * e:at + 3 * e]))
+    return edges
+
+
+def _edges(mb):
+    """``(edge_index, e_id)`` of a minibatch in NumPy (the oracle of :func:`bulk_edges`)."""
+    e_id = np.concatenate(mb.edge_ids) if mb.edge_ids else np.zeros(0, dtype=np.int64)
+    return mb.edge_index(), e_id
+
+
+def make_batch(mb, x, y, *, epoch, dtype=None, weight_dtype=None, edges=None):
     """Build a :class:`Batch` from a :class:`MiniBatch` and its feature and label rows.
 
     NumPy arrays cross into torch by DLPack (zero copy); ``x`` is cast to ``dtype`` when given
-    and different (e.g. uint8 features to float32), which is the only copy made.
+    and different (e.g. uint8 features to float32), which is the only copy made. ``edges``:
+    the minibatch's ``(edge_index, e_id)`` from :func:`bulk_edges` (built here when ``None``).
     """
     import torch
 
-    ei = mb.edge_index()
-    e_id = np.concatenate(mb.edge_ids) if mb.edge_ids else np.zeros(0, dtype=np.int64)
+    ei, e_id = _edges(mb) if edges is None else edges
     xt = None if x is None else _tensor(torch, x)
     if xt is not None and dtype is not None and xt.dtype != dtype:
         xt = xt.to(dtype)

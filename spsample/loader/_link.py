@@ -27,7 +27,7 @@ from .._errors import ArgumentError, ArgumentTypeError
 from .._graph import Graph
 from .._hetero import HeteroGraph
 from .._validate import as_float_array, as_index_array, fail
-from ._batch import Batch, make_batch
+from ._batch import Batch, bulk_edges, make_batch
 from ._hetero import epoch_positions, fetch_typed, hetero_features, make_hetero_batch, record
 from ._loader import Loader, init_common
 
@@ -136,7 +136,7 @@ class LinkLoader(Loader):
         if neg_distribution not in ("uniform", "degree"):
             fail(ArgumentError, _WHERE, "neg_distribution", "must be 'uniform' or 'degree'",
                  neg_distribution)
-        self.neg_distribution = neg_distribution
+        self.neg_distribution, self._degree_weights = neg_distribution, None
         self.edge_label = None if edge_label is None else _per_edge(
             "edge_label", edge_label, self.seeds.size)
         self.edge_time = None if edge_time is None else _per_edge(
@@ -185,10 +185,11 @@ class LinkLoader(Loader):
         for j in range(min(hi, lo + start), hi, k):
             t0 = time.perf_counter()
             stop = min(j + k, hi)
-            edge_pos = [perm[i * b: min(m, (i + 1) * b)] for i in range(j, stop)]
+            pos = perm[j * b: min(m, stop * b)]
+            pos_off = np.minimum(np.arange(j, stop + 1, dtype=np.int64) * b, m) - j * b
             batch_ids = np.arange(j, stop, dtype=np.int64)
-            links = self._links(edge_pos, batch_ids, epoch)
-            mbs = self._sample(links, batch_ids, epoch)
+            links = self._links(pos, pos_off, batch_ids, epoch)
+            mbs, edges = self._sample(links, batch_ids, epoch)
             t1 = time.perf_counter()
             if self.hetero:
                 xs = fetch_typed(self.features, mbs)
@@ -196,32 +197,90 @@ class LinkLoader(Loader):
                 xs = self.features.fetch_bulk([mb.n_id for mb in mbs]) \
                     if self.features is not None else [None] * len(mbs)
             t2 = time.perf_counter()
-            batches = [self._batch(mb, x, link, epoch) for mb, x, link in zip(mbs, xs, links)]
+            batches = [self._batch(mb, x, link, epoch, e)
+                       for mb, x, link, e in zip(mbs, xs, links, edges)]
             record(stats, mbs, t0, t1, t2)
             yield batches
 
-    def _links(self, edge_pos, batch_ids, epoch):
-        """Per minibatch: positives, negatives, seed vertices (global ids), their times."""
-        from .._negatives import degree_weights, draw_negatives
-        (os_, od), (ns, nd) = self._types()
-        counts = np.array([p.size for p in edge_pos], dtype=np.int64)
+    def _links(self, pos, pos_off, batch_ids, epoch):
+        """Per minibatch (seed edges ``pos[pos_off[j]:pos_off[j + 1]]``): positives,
+        negatives, the seed vertices (global ids, deduplicated in first-occurrence order unless
+        disjoint), each endpoint's position among them (``where``), their times; one native
+        pass over the bulk when the native kernels are on, else the NumPy oracle."""
+        from .. import _native
+        counts = np.diff(pos_off)
         neg = self._negative_counts(counts)
+        if _native.enabled():
+            return self._links_native(pos, pos_off, batch_ids, epoch, neg)
+        edge_pos = [pos[a:z] for a, z in zip(pos_off[:-1], pos_off[1:])]
+        return self._links_numpy(edge_pos, batch_ids, epoch, neg)
+
+    def _links_numpy(self, edge_pos, batch_ids, epoch, neg):
+        """:meth:`_links` in NumPy: draw_negatives, then each minibatch's endpoints."""
+        from .._negatives import draw_negatives
+        (os_, od), (ns, nd) = self._types()
         fixed = None
         if self.neg_sampling == "triplet":
             fixed = np.concatenate([np.repeat(self.src_ids[p], int(self.neg_ratio))
                                     for p in edge_pos])
-        weights = None
-        if self.neg_distribution == "degree":
-            weights = degree_weights(self._block(), os_, ns, od, nd)
         nsrc, ndst = (np.zeros(0, np.int64),) * 2
         if self.neg_sampling is not None:
             nsrc, ndst = draw_negatives(self._block(), batch_ids, neg, seed=self.seed,
                                         epoch=epoch, relation=self._rel_key(),
                                         offsets=(os_, od), sizes=(ns, nd), fixed_src=fixed,
-                                        weights=weights, strict=self.strict)
+                                        weights=self._weights(), strict=self.strict)
         bounds = np.concatenate([[0], np.cumsum(neg)])
-        return [self._link(p, nsrc[a:z], ndst[a:z]) for p, a, z in
-                zip(edge_pos, bounds[:-1], bounds[1:])]
+        links = []
+        for p, a, z in zip(edge_pos, bounds[:-1], bounds[1:]):
+            link = self._link(p, nsrc[a:z], ndst[a:z])
+            negs = [ndst[a:z] + od] if self.neg_sampling == "triplet" else \
+                [nsrc[a:z] + os_, ndst[a:z] + od]
+            flat = np.concatenate([link["src"] + os_, link["dst"] + od] + negs)
+            if self._disjoint():
+                link["seeds"], link["where"] = flat, np.arange(flat.size)
+            else:
+                link["seeds"], link["where"] = _first_occurrence(flat)
+            links.append(link)
+        return links
+
+    def _links_native(self, pos, pos_off, batch_ids, epoch, neg):
+        """:meth:`_links` in one pass of ``native/link.h``, parallel over minibatches."""
+        from .. import _native, _rng
+        from .._negatives import MAX_ATTEMPTS, negative_key, pickers, strict_failure
+        (os_, od), (ns, nd) = self._types()
+        neg_off = np.zeros(neg.size + 1, dtype=np.int64)
+        np.cumsum(neg, out=neg_off[1:])
+        strict = self.strict and self.neg_sampling is not None
+        ratio = int(self.neg_ratio) if self.neg_sampling == "triplet" else 1
+        nsrc, ndst, where, seeds, fresh, failed, end_off = _native.link_bulk(
+            pos_off, pos, self.src_ids, self.dst_ids, neg_off, batch_ids,
+            mode=self.neg_sampling, ratio=ratio, key=negative_key(
+                self.seed, self._rel_key()), pickers=pickers((ns, nd), self._weights()),
+            hop_word=_rng.hop_word(epoch, 0), block=self._block() if strict else None,
+            max_attempts=MAX_ATTEMPTS, type_offsets=(os_, od), dedup=not self._disjoint())
+        if failed.any():
+            strict_failure(int(failed.sum()))
+        links = []
+        for j, (e, f) in enumerate(zip(end_off[:-1].tolist(), fresh.tolist())):
+            a, z = neg_off[j], neg_off[j + 1]
+            link = self._link(pos[pos_off[j]:pos_off[j + 1]], nsrc[a:z], ndst[a:z])
+            link["seeds"], link["where"] = seeds[e:e + f], where[e:end_off[j + 1]]
+            links.append(link)
+        return links
+
+    def _disjoint(self):
+        return bool(getattr(self.sampler, "disjoint", False)) or self.edge_time is not None
+
+    def _weights(self):
+        """The negatives' ``degree_weights`` (``"degree"``), computed once; ``None`` for
+        uniform negatives."""
+        from .._negatives import degree_weights
+        if self.neg_distribution != "degree":
+            return None
+        if self._degree_weights is None:
+            (os_, od), (ns, nd) = self._types()
+            self._degree_weights = degree_weights(self._block(), os_, ns, od, nd)
+        return self._degree_weights
 
     def _rel_key(self):
         return self.relation if self.hetero else ("", "", "")
@@ -234,13 +293,13 @@ class LinkLoader(Loader):
         return np.array([math.ceil(self.neg_ratio * c) for c in counts], dtype=np.int64)
 
     def _link(self, pos, nsrc, ndst):
-        (os_, od), _ = self._types()
+        """A minibatch's link: its seed edges, negatives, part sizes (positive sources,
+        destinations, negatives) and its endpoints' times."""
         src, dst = self.src_ids[pos], self.dst_ids[pos]
         if self.neg_sampling == "triplet":
-            ends = [src + os_, dst + od, ndst + od]
+            sizes = [src.size, dst.size, ndst.size]
         else:
-            ends = [src + os_, dst + od, nsrc + os_, ndst + od]
-        flat = np.concatenate(ends)
+            sizes = [src.size, dst.size, nsrc.size, ndst.size]
         time_ = None
         if self.edge_time is not None:
             t = self.edge_time[pos]
@@ -249,39 +308,30 @@ class LinkLoader(Loader):
             if self.neg_sampling != "triplet":
                 reps.append(np.resize(t, ndst.size))
             time_ = np.concatenate(reps)
-        return dict(pos=pos, src=src, dst=dst, nsrc=nsrc, ndst=ndst, ends=flat,
-                    sizes=[e.size for e in ends], time=time_)
+        return dict(pos=pos, src=src, dst=dst, nsrc=nsrc, ndst=ndst, sizes=sizes, time=time_)
 
     def _sample(self, links, batch_ids, epoch):
-        """The bulk of node-seeded minibatches: seeds deduplicated per minibatch (or every
-        endpoint its own subgraph when disjoint/temporal); each link's ``where`` is the
-        position of each endpoint among its minibatch's seeds."""
+        """The bulk of node-seeded minibatches (seeds: each link's ``seeds``), and each
+        minibatch's ``(edge_index, e_id)`` from one native pass (``None``: heterogeneous,
+        or the native kernels off: :func:`make_batch` builds them)."""
         from .._hetero_sample import run_global, split_hetero
-        disjoint = getattr(self.sampler, "disjoint", False) or self.edge_time is not None
-        seeds, times = [], []
-        firsts = None if disjoint else first_occurrences([link["ends"] for link in links])
-        for j, link in enumerate(links):
-            if disjoint:
-                link["seeds"], link["where"] = link["ends"], np.arange(link["ends"].size)
-            else:
-                link["seeds"], link["where"] = firsts[j]
-            seeds.append(link["seeds"])
-            if link["time"] is not None:
-                times.append(link["time"])
+        seeds = [link["seeds"] for link in links]
+        times = [link["time"] for link in links if link["time"] is not None]
         sizes = np.array([s.size for s in seeds], dtype=np.int64)
         flat = np.concatenate(seeds)
         seed_time = np.concatenate(times) if times else None
         bulk = run_global(self.graph, flat, sizes, batch_ids, self.max_seeds, self.sampler,
                           self.seed, epoch, seed_time)
         if self.hetero:
-            return list(split_hetero(self.graph, bulk, bulk.schedule))
-        return list(bulk)
+            mbs = list(split_hetero(self.graph, bulk, bulk.schedule))
+            return mbs, [None] * len(mbs)
+        return list(bulk), bulk_edges(bulk)
 
     # ------------------------------------------------------------------ batches
-    def _batch(self, mb, x, link, epoch):
+    def _batch(self, mb, x, link, epoch, edges=None):
         import torch
         if self.exclude_seed_edges:
-            mb = self._excluded(mb, link)
+            mb, edges = self._excluded(mb, link), None
         idx = self._local(mb, link)
         t64 = lambda a: torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64))  # noqa
         fields_ = dict(input_id=t64(link["pos"]))
@@ -304,7 +354,7 @@ class LinkLoader(Loader):
             out = make_hetero_batch(mb, x, None, epoch=epoch, dtype=self.dtype)
             out = replace(out, link_relation=self.relation, **fields_)
         else:
-            base = make_batch(mb, x, None, epoch=epoch, dtype=self.dtype)
+            base = make_batch(mb, x, None, epoch=epoch, dtype=self.dtype, edges=edges)
             out = LinkBatch(**{f.name: getattr(base, f.name) for f in fields(Batch)},
                             **fields_)
         if self.device.type != "cpu":
@@ -358,35 +408,6 @@ def _exclude_hetero(graph, mb, u, v):
             edges[rel].append((dst[keep], src[keep]))
             ids[rel].append(eid[keep])
     return replace(mb, edges=edges, edge_ids=ids)
-
-
-def first_occurrences(groups):
-    """:func:`_first_occurrence` of every array of ``groups`` (one minibatch each), in one
-    native pass over the bulk (``native/relabel.h``, parallel over minibatches) when the
-    native kernels are on; the same arrays as the NumPy version either way.
-
-    Parameters
-    ----------
-    groups : list of int64 ndarray
-        Global vertex ids per minibatch (repeats allowed).
-
-    Returns
-    -------
-    list of (ndarray, ndarray)
-        Per minibatch: the distinct ids in first-occurrence order, and the position of each
-        id among them.
-    """
-    from .. import _native
-
-    if not _native.enabled() or not groups:
-        return [_first_occurrence(ids) for ids in groups]
-    sizes = np.array([ids.size for ids in groups], dtype=np.int64)
-    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    cand = np.concatenate(groups).astype(np.int64, copy=False)
-    local, fresh, added = _native.insert_bulk(np.zeros(sizes.size + 1, dtype=np.int64),
-                                              np.zeros(0, dtype=np.int64), offsets, cand)
-    return [(added[a:a + f], local[a:z]) for a, z, f in zip(offsets[:-1], offsets[1:], fresh)]
 
 
 def _first_occurrence(ids):
