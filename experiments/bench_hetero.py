@@ -14,11 +14,16 @@ spsample against DGL 2.1 in the same process.
   ``.sample(g, eids)`` per minibatch (pair graphs, negatives, blocks). Neither excludes the
   seed edges. The same seed edges go to both.
 
-Sampled edges = edges of the returned blocks / minibatches. DGL re-expands every vertex of
-a layer (the seeds again at hop 2), so it samples more edges per minibatch: compare edges/s
-and the time per epoch (both printed); on a shared, loaded machine the CPU seconds of the
-process (``cpu_seconds``, least of the rounds) are the steadier measure. Best of ``--repeat`` rounds, the two interleaved. Prints one JSON line per
-measurement and writes them all to ``--out``.
+Sampled edges = edges of the returned blocks / minibatches. Each JSON line also carries the
+1-minute load average of the machine before and after its interleaved rounds
+(``load_avg``: the shared machine's other work; compare runs of similar load only). The
+LinkLoader's per-bulk work (negatives, seed relabelling, edge layout, seed-edge exclusion)
+runs as native passes since issue 16's "after" table; what is timed is the same loop over the
+same batches (bit for bit). DGL re-expands every vertex of a layer (the seeds again at hop
+2), so it samples more edges per minibatch: compare edges/s and the time per epoch (both
+printed); on a shared, loaded machine the CPU seconds of the process (``cpu_seconds``, least
+of the rounds) are the steadier measure. Best of ``--repeat`` rounds, the two interleaved.
+Prints one JSON line per measurement and writes them all to ``--out``.
 
     /tmp/peers/bin/python experiments/bench_hetero.py --threads 2 --repeat 5
 """
@@ -173,8 +178,12 @@ def dgl_link(graph, edge_ids, batch_size, fanouts, neg_ratio, dgl, torch):
 def measure(rows, base, runs, repeat):
     """Interleaved best-of-``repeat`` of every run; a JSON line each, then the ratio."""
     got = {}
-    for path, (edges, best, median, cpu) in best_of(runs, repeat).items():
-        row = dict(base, path=path, sampled_edges=int(edges), seconds=round(best, 4),
+    before = os.getloadavg()[0]
+    timed = best_of(runs, repeat)
+    load = [round(before, 2), round(os.getloadavg()[0], 2)]
+    for path, (edges, best, median, cpu) in timed.items():
+        row = dict(base, path=path, load_avg=load, sampled_edges=int(edges),
+                   seconds=round(best, 4),
                    seconds_median=round(median, 4), cpu_seconds=round(cpu, 4),
                    edges_per_s_M=round(edges / best / 1e6, 3))
         rows.append(row)
@@ -182,7 +191,7 @@ def measure(rows, base, runs, repeat):
         print(json.dumps(row), flush=True)
     a, b = got.get("spsample"), got.get("dgl")
     if a and b:
-        r = dict(task=a["task"], graph=a["graph"],
+        r = dict(task=a["task"], graph=a["graph"], threads=a["threads"], load_avg=load,
                  ratio_edges_per_s=round(a["edges_per_s_M"] / b["edges_per_s_M"], 2),
                  ratio_epoch_time=round(b["seconds"] / a["seconds"], 2),
                  ratio_edges_per_cpu_s=round((a["sampled_edges"] / a["cpu_seconds"])

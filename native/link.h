@@ -32,10 +32,17 @@
 //
 // minibatch_edges (minibatch j of a sampled bulk)
 //   Inputs:  L hops; hop l: dst[l], src[l], eid[l] (flat, minibatch after minibatch) and
-//            offsets[l] (k + 1); base[j] = 3 * (minibatch j's first edge over all hops).
-//   Outputs: out[base[j] ..): its E_j sources (hop 1 first), its E_j destinations, its E_j
-//            edge ids -- MiniBatch.edge_index() (2, E_j) and the concatenated edge_ids.
-//   Complexity: O(E_j) copies.
+//            offsets[l] (k + 1); base[j] = 3 * (minibatch j's first edge over all hops);
+//            optionally the exclusion of seed edges: the minibatch's n_id (node_off), its
+//            positive pairs (u, v) (global ids < 2**32 - 1, pair_off).
+//   Outputs: out[base[j] ..): its K_j kept sources (hop 1 first), its K_j destinations, its
+//            K_j edge ids -- MiniBatch.edge_index() (2, K_j) and the concatenated edge_ids;
+//            kept[j * L + l], the kept edges of hop l. An edge is dropped when (n_id[src],
+//            n_id[dst]) is a positive pair or its reverse (LinkLoader(exclude_seed_edges)),
+//            kept otherwise; bad[j] = 1 when a local id is not below the minibatch's N_j.
+//   Method:  the pairs go into a per-thread open-addressing set of 64-bit keys (u << 32 | v);
+//            a first pass flags the edges, a second writes the kept ones.
+//   Complexity: O(E_j + pairs) expected; memory: the outputs, per thread O(E_j + pairs).
 #ifndef SPSAMPLE_LINK_H
 #define SPSAMPLE_LINK_H
 
@@ -165,23 +172,110 @@ inline void link_minibatch(const LinkBulk& b, int64_t j, LocalMap& map, int64_t*
 
 struct EdgeHops {
     std::vector<const int64_t*> dst, src, eid, offsets;
+    // exclusion of seed edges (n_id == nullptr: none)
+    const int64_t* n_id = nullptr;
+    const int64_t* node_off = nullptr;
+    const int64_t* u = nullptr;
+    const int64_t* v = nullptr;
+    const int64_t* pair_off = nullptr;
 };
 
-// minibatch_edges (see the header comment).
-inline void minibatch_edges(const EdgeHops& h, int64_t j, int64_t base, int64_t* out) {
+// A set of (u, v) pairs of ids < 2**32 - 1: open addressing, linear probing, key + 1 stored
+// (0 = empty), load <= 1/2.
+class PairSet {
+  public:
+    void clear(uint64_t expected) {
+        uint64_t want = 16;
+        while (want < 2 * expected) want <<= 1;
+        slots_.assign(want, 0);
+        mask_ = want - 1;
+    }
+    void insert(uint64_t u, uint64_t v) {
+        const uint64_t tag = (u << 32 | v) + 1;
+        uint64_t i = hash(tag);
+        while (slots_[i] != 0 && slots_[i] != tag) i = (i + 1) & mask_;
+        slots_[i] = tag;
+    }
+    bool contains(uint64_t u, uint64_t v) const {
+        const uint64_t tag = (u << 32 | v) + 1;
+        for (uint64_t i = hash(tag);; i = (i + 1) & mask_) {
+            if (slots_[i] == tag) return true;
+            if (slots_[i] == 0) return false;
+        }
+    }
+
+  private:
+    uint64_t hash(uint64_t tag) const { return (tag * 0x9E3779B97F4A7C15ull) >> 20 & mask_; }
+    std::vector<uint64_t> slots_;
+    uint64_t mask_ = 0;
+};
+
+struct EdgeScratch {
+    PairSet pairs;
+    std::vector<uint8_t> keep;
+};
+
+// Flags minibatch j's edges (hops one after the other) that are no positive pair of it;
+// returns false when a local id is out of range.
+inline bool flag_kept(const EdgeHops& h, int64_t j, EdgeScratch& sc) {
+    const int64_t p0 = h.pair_off[j], p1 = h.pair_off[j + 1];
+    sc.pairs.clear(static_cast<uint64_t>(2 * (p1 - p0)));
+    for (int64_t i = p0; i < p1; ++i) {
+        sc.pairs.insert(static_cast<uint64_t>(h.u[i]), static_cast<uint64_t>(h.v[i]));
+        sc.pairs.insert(static_cast<uint64_t>(h.v[i]), static_cast<uint64_t>(h.u[i]));
+    }
+    const int64_t* n_id = h.n_id + h.node_off[j];
+    const int64_t nodes = h.node_off[j + 1] - h.node_off[j];
+    size_t at = 0;
+    for (size_t l = 0; l < h.dst.size(); ++l) {
+        for (int64_t e = h.offsets[l][j]; e < h.offsets[l][j + 1]; ++e, ++at) {
+            const int64_t s = h.src[l][e], d = h.dst[l][e];
+            if (s < 0 || s >= nodes || d < 0 || d >= nodes) return false;
+            sc.keep[at] = !sc.pairs.contains(static_cast<uint64_t>(n_id[s]),
+                                             static_cast<uint64_t>(n_id[d]));
+        }
+    }
+    return true;
+}
+
+// Appends hop l's kept entries of `from` (all when keep is nullptr) at `to`; returns the count.
+inline int64_t copy_kept(const int64_t* from, int64_t n, const uint8_t* keep, int64_t* to) {
+    if (!keep) {
+        if (n > 0) std::memcpy(to, from, static_cast<size_t>(n) * 8);
+        return n;
+    }
+    int64_t c = 0;
+    for (int64_t e = 0; e < n; ++e)
+        if (keep[e]) to[c++] = from[e];
+    return c;
+}
+
+// minibatch_edges (see the header comment); returns false where bad[j] is set.
+inline bool minibatch_edges(const EdgeHops& h, int64_t j, int64_t base, int64_t* out,
+                            int64_t* kept, EdgeScratch& sc) {
     const size_t L = h.dst.size();
     int64_t E = 0;
     for (size_t l = 0; l < L; ++l) E += h.offsets[l][j + 1] - h.offsets[l][j];
+    const uint8_t* keep = nullptr;
+    int64_t K = E;
+    if (h.n_id) {
+        sc.keep.resize(static_cast<size_t>(E));
+        if (!flag_kept(h, j, sc)) return false;
+        keep = sc.keep.data();
+        K = 0;
+        for (int64_t e = 0; e < E; ++e) K += keep[e];
+    }
     int64_t at = base;
     for (size_t l = 0; l < L; ++l) {
         const int64_t a = h.offsets[l][j], n = h.offsets[l][j + 1] - a;
-        if (n > 0) {
-            std::memcpy(out + at, h.src[l] + a, static_cast<size_t>(n) * 8);
-            std::memcpy(out + at + E, h.dst[l] + a, static_cast<size_t>(n) * 8);
-            std::memcpy(out + at + 2 * E, h.eid[l] + a, static_cast<size_t>(n) * 8);
-        }
-        at += n;
+        copy_kept(h.src[l] + a, n, keep, out + at);
+        copy_kept(h.dst[l] + a, n, keep, out + at + K);
+        const int64_t c = copy_kept(h.eid[l] + a, n, keep, out + at + 2 * K);
+        kept[j * static_cast<int64_t>(L) + l] = c;
+        at += c;
+        if (keep) keep += n;
     }
+    return true;
 }
 
 }  // namespace spsample

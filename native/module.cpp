@@ -829,8 +829,9 @@ I64 lookup_bulk_native(const I64& known_off, const I64& known, const I64& cand_o
 void require_offsets(const I64& off, int64_t k, int64_t total, const char* what) {
     require(off.ndim() == 1 && off.size() == k + 1, what);
     const int64_t* o = off.data();
-    require(o[0] == 0 && o[k] == total, what);
-    for (int64_t j = 0; j < k; ++j) require(o[j] <= o[j + 1], what);
+    bool ok = o[0] == 0 && o[k] == total;
+    for (int64_t j = 0; j < k; ++j) ok = ok && o[j] <= o[j + 1];
+    require(ok, what);
 }
 
 // One end's picker: (n, cumulative float64 (n,) or None, last).
@@ -850,14 +851,20 @@ NegativePicker picker_of(const py::tuple& t, std::vector<F64>& keep) {
     return p;
 }
 
-// The seed-edge arguments of link_bulk: positions in range, every gathered id in its type.
+// The seed-edge arguments of link_bulk: positions in range, every gathered id in its type
+// (one require per check: it builds its message).
 void check_link_seeds(const LinkBulk& b, int64_t m, int64_t total) {
+    bool in_range = true, typed = true;
     for (int64_t i = 0; i < total; ++i) {
-        require(b.pos[i] >= 0 && b.pos[i] < m, "seed-edge positions must be in [0, E)");
+        if (b.pos[i] < 0 || b.pos[i] >= m) {
+            in_range = false;
+            break;
+        }
         const int64_t u = b.src_ids[b.pos[i]], v = b.dst_ids[b.pos[i]];
-        require(u >= 0 && u < b.pick_src.n && v >= 0 && v < b.pick_dst.n,
-                "seed edges must be ids of their types");
+        typed = typed && u >= 0 && u < b.pick_src.n && v >= 0 && v < b.pick_dst.n;
     }
+    require(in_range, "seed-edge positions must be in [0, E)");
+    require(typed, "seed edges must be ids of their types");
 }
 
 // Returns (nsrc, ndst, where, seeds, fresh, failed, end_off): link.h link_minibatch for every
@@ -931,35 +938,68 @@ py::tuple link_bulk_native(const I64& pos_off, const I64& pos, const I64& src_id
     return py::make_tuple(nsrc, ndst, where, seeds, fresh, failed, ends_at);
 }
 
-// Returns (out (3 E,) pooled, edge_off (k + 1,)): link.h minibatch_edges for every minibatch,
-// minibatch j at 3 * edge_off[j].
+// Gives a pooled block back unless it was handed to NumPy (on errors).
+struct PooledGuard {
+    Pooled& a;
+    ~PooledGuard() {
+        if (a.p) block_pool().give(a.p, a.cap);
+    }
+};
+
+// The exclusion arguments of minibatch_edges: (n_id, node_off, u, v, pair_off), checked.
+void exclusion_of(const py::tuple& t, int64_t k, std::vector<I64>& keep, EdgeHops& h) {
+    require(t.size() == 5, "exclude is (n_id, node_offsets, u, v, pair_offsets)");
+    for (size_t i = 0; i < 5; ++i) {
+        keep.push_back(t[i].cast<I64>());
+        require(keep.back().ndim() == 1, "exclusion arrays must be 1-d");
+    }
+    const I64 *n_id = &keep[keep.size() - 5], *node_off = n_id + 1, *u = n_id + 2, *v = n_id + 3;
+    require_offsets(*node_off, k, n_id->size(), "node_offsets must be offsets of n_id");
+    require(u->size() == v->size(), "u and v must have one length");
+    require_offsets(*(n_id + 4), k, u->size(), "pair_offsets must be offsets of the pairs");
+    bool ids = true;
+    for (int64_t i = 0; i < u->size(); ++i)
+        ids = ids && u->data()[i] >= 0 && u->data()[i] < static_cast<int64_t>(0xFFFFFFFFll) &&
+              v->data()[i] >= 0 && v->data()[i] < static_cast<int64_t>(0xFFFFFFFFll);
+    require(ids, "pairs must be ids in [0, 2**32 - 1)");
+    h.n_id = n_id->data();
+    h.node_off = node_off->data();
+    h.u = u->data();
+    h.v = v->data();
+    h.pair_off = (n_id + 4)->data();
+}
+
+// Returns (out (3 E,) pooled, edge_off (k + 1,), kept (k, L)): link.h minibatch_edges for every
+// minibatch, minibatch j at 3 * edge_off[j]; exclude: None or exclusion_of's tuple.
 py::tuple minibatch_edges_native(const py::list& dst, const py::list& src, const py::list& eid,
-                                 const py::list& offsets, int num_threads) {
+                                 const py::list& offsets, const py::object& exclude,
+                                 int num_threads) {
     const size_t L = offsets.size();
     require(L >= 1 && dst.size() == L && src.size() == L && eid.size() == L,
             "one dst, src, eid and offsets array per hop (at least one hop)");
     std::vector<I64> keep;
+    keep.reserve(4 * L + 5);  // the pointers below stay valid
     EdgeHops h;
     int64_t k = -1;
     for (size_t l = 0; l < L; ++l) {
-        const I64 off = offsets[l].cast<I64>();  // a handle: `keep` may reallocate
-        keep.push_back(off);
+        keep.push_back(offsets[l].cast<I64>());
+        const I64& off = keep.back();
         require(off.ndim() == 1 && off.size() >= 1 && (k < 0 || off.size() == k + 1),
                 "offsets must be 1-d with k + 1 entries for every hop");
         k = off.size() - 1;
         const int64_t E = off.data()[k];
+        require_offsets(off, k, E, "offsets must run from 0 to the edges, non-decreasing");
+        h.offsets.push_back(off.data());
         for (const py::list* arrays : {&dst, &src, &eid}) {
             keep.push_back((*arrays)[l].cast<I64>());
             require(keep.back().ndim() == 1 && keep.back().size() == E,
                     "edge arrays must be 1-d with offsets[-1] entries");
         }
-        require_offsets(off, k, E, "offsets must run from 0 to the edges, non-decreasing");
-        const size_t at = keep.size();
-        h.offsets.push_back(off.data());
-        h.dst.push_back(keep[at - 3].data());  // the buffers stay where they are
-        h.src.push_back(keep[at - 2].data());
-        h.eid.push_back(keep[at - 1].data());
+        h.dst.push_back(keep[keep.size() - 3].data());
+        h.src.push_back(keep[keep.size() - 2].data());
+        h.eid.push_back(keep[keep.size() - 1].data());
     }
+    if (!exclude.is_none()) exclusion_of(exclude.cast<py::tuple>(), k, keep, h);
     I64 edge_off(k + 1);
     int64_t* eo = edge_off.mutable_data();
     eo[0] = 0;
@@ -968,15 +1008,20 @@ py::tuple minibatch_edges_native(const py::list& dst, const py::list& src, const
         for (size_t l = 0; l < L; ++l) eo[j + 1] += h.offsets[l][j + 1] - h.offsets[l][j];
     }
     Pooled out = pooled(3 * eo[k], sizeof(int64_t));
+    PooledGuard guard{out};
+    I64 kept({k, static_cast<int64_t>(L)});
     int64_t* op = static_cast<int64_t*>(out.p);
+    int64_t* kp = kept.mutable_data();
+    std::vector<uint8_t> bad(static_cast<size_t>(k), 0);
     {
         py::gil_scoped_release release;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(resolve_threads(num_threads))
-#endif
-        for (int64_t j = 0; j < k; ++j) minibatch_edges(h, j, 3 * eo[j], op);
+        for_each_minibatch<EdgeScratch>(k, resolve_threads(num_threads), [](EdgeScratch&) {},
+            [&](int64_t j, EdgeScratch& sc) {
+                bad[j] = !minibatch_edges(h, j, 3 * eo[j], op, kp, sc);
+            });
     }
-    return py::make_tuple(to_numpy<int64_t>(out), edge_off);
+    for (uint8_t b : bad) require(!b, "edge ids must be local ids of their minibatch");
+    return py::make_tuple(to_numpy<int64_t>(out), edge_off, kept);
 }
 
 // Returns (bytes uint8 (sum of lengths * itemsize,), status): gather.h.
@@ -1081,7 +1126,7 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("hop_word"), py::arg("block"), py::arg("max_attempts"), py::arg("off_src"),
           py::arg("off_dst"), py::arg("dedup"), py::arg("num_threads"));
     m.def("minibatch_edges", &minibatch_edges_native, py::arg("dst"), py::arg("src"),
-          py::arg("eid"), py::arg("offsets"), py::arg("num_threads"));
+          py::arg("eid"), py::arg("offsets"), py::arg("exclude"), py::arg("num_threads"));
     m.def("gather_ranges", &gather_ranges_native, py::arg("fd"), py::arg("base"),
           py::arg("itemsize"), py::arg("starts"), py::arg("ends"), py::arg("gap"));
     m.def("parse_edges", &parse_edges_native, py::arg("text"), py::arg("comment"),

@@ -895,26 +895,39 @@ def link_bulk(pos_offsets, pos, src_ids, dst_ids, neg_offsets, batch_ids, *, mod
                               _THREADS)
 
 
-def minibatch_edges(hops):
+def minibatch_edges(hops, exclude=None):
     """Every minibatch's edges of a bulk as ``MiniBatch.edge_index()`` and its concatenated
-    ``edge_ids`` lay them out, in one pooled block, parallel over minibatches
-    (``native/link.h``).
+    ``edge_ids`` lay them out, in one pooled block, parallel over minibatches, optionally
+    without the seed edges of link minibatches (``native/link.h``).
 
     Parameters
     ----------
     hops : list of HopEdges
         A :class:`~spsample.Bulk`'s ``hops`` (at least one).
+    exclude : tuple or None
+        ``(n_id, node_offsets, u, v, pair_offsets)``: the bulk's ``n_id`` and
+        ``node_offsets``, and per minibatch ``j`` the pairs ``(u[i], v[i])`` (global ids,
+        ``pair_offsets[j] <= i < pair_offsets[j + 1]``) whose edges, either way, are dropped.
 
     Returns
     -------
     out : int64, shape (3 E,)
-        Minibatch ``j`` at ``3 * edge_offsets[j]``: its ``E_j`` sources (hop 1 first), its
-        destinations, its edge ids.
+        Minibatch ``j`` at ``3 * edge_offsets[j]``: its ``K_j`` kept sources (hop 1 first),
+        its destinations, its edge ids (the rest of its ``3 E_j`` entries is unused).
     edge_offsets : int64, shape (k + 1,)
+    kept : int64, shape (k, L)
+        Kept edges per minibatch and hop.
+
+    Raises
+    ------
+    ValueError
+        Inconsistent offsets, or ids out of range, before any native code reads them.
     """
+    if exclude is not None:
+        exclude = tuple(_i64(np.asarray(a)) for a in exclude)
     return _kernels.minibatch_edges([_i64(h.dst) for h in hops], [_i64(h.src) for h in hops],
                                     [_i64(h.edge_id) for h in hops],
-                                    [_i64(h.offsets) for h in hops], _THREADS)
+                                    [_i64(h.offsets) for h in hops], exclude, _THREADS)
 
 
 def parse_edges(text, comment, delimiter):

@@ -287,14 +287,42 @@ def test_bulk_edges_are_make_batch_edges(threads):
     bulk = spsample.sample(g, [0, 1, 5, 6, 2, 7, 3], sampler=spsample.NodeWise([2, -1, 1]),
                            batch_size=2)
     with native_threads(threads):
-        edges = bulk_edges(bulk)
+        edges, kept = bulk_edges(bulk)
     assert any(mb.num_sampled_edges == [0, 0, 0] for mb in bulk)
-    for mb, (ei, e_id) in zip(bulk, edges):
+    for mb, (ei, e_id), counts in zip(bulk, edges, kept.tolist()):
         ref_ei, ref_e_id = _edges(mb)
         assert ei.dtype == e_id.dtype == np.int64 and ei.shape == ref_ei.shape
         assert np.array_equal(ei, ref_ei) and np.array_equal(e_id, ref_e_id)
+        assert counts == mb.num_sampled_edges
     with _native.disabled():
-        assert bulk_edges(bulk) == [None] * len(bulk)
+        assert bulk_edges(bulk) == ([None] * len(bulk), None)
+
+
+@needs_native
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_bulk_edges_without_the_seed_pairs_are_the_numpy_exclusion(threads):
+    """minibatch_edges with pairs to exclude == LinkLoader._excluded (np.isin, both ways),
+    hop by hop, including a minibatch without pairs."""
+    from spsample.loader._batch import _edges, bulk_edges
+    from spsample.loader._link import _seed_pairs, _with_edges
+    g = ring()
+    loader = spsample.LinkLoader(g, sampler=spsample.NodeWise([-1, 3]), batch_size=6,
+                                 exclude_seed_edges=True)
+    src, dst = loader.src_ids, loader.dst_ids
+    links = [dict(src=src[p], dst=dst[p]) for p in (np.arange(6), np.arange(0), [9, 3, 70])]
+    bulk = spsample.sample(g, [0, 1, 2, 5, 8, 9, 10, 11, 33], sampler=loader.sampler,
+                           batch_size=3)
+    with native_threads(threads):
+        edges, kept = bulk_edges(bulk, _seed_pairs(bulk, links))
+    dropped = 0
+    for mb, link, e, counts in zip(bulk, links, edges, kept):
+        ref = loader._excluded(mb, link)
+        got = _with_edges(mb, e, counts)
+        assert got.equals(ref) and np.array_equal(e[0], _edges(ref)[0])
+        dropped += sum(mb.num_sampled_edges) - sum(ref.num_sampled_edges)
+    assert dropped > 0
+    with pytest.raises(ValueError):           # a pair id outside [0, 2**32 - 1)
+        bulk_edges(bulk, (bulk.n_id, bulk.node_offsets, [-1], [0], [0, 1, 1, 1]))
 
 
 @needs_native
@@ -311,6 +339,7 @@ def test_link_batches_are_the_same_with_the_native_kernels_off(case):
             native = list(spsample.LinkLoader(ring(), bulk_size=bulk, **kw))
         assert len(native) == len(numpy)
         for x, y in zip(native, numpy):
+            assert x.minibatch.equals(y.minibatch)
             for name in ("n_id", "edge_index", "e_id", "edge_label_index", "edge_label",
                          "src_index", "dst_pos_index", "dst_neg_index", "input_id"):
                 a, b = getattr(x, name), getattr(y, name)

@@ -334,22 +334,36 @@ def _tensor(torch, arr):
     return arr
 
 
-def bulk_edges(bulk):
+def bulk_edges(bulk, exclude=None):
     """Every minibatch's ``(edge_index, e_id)`` of a :class:`~spsample.Bulk` as
     :func:`make_batch` builds them (``edge_index`` (2, E) ``[src; dst]`` over all hops, hop 1
     first; ``e_id`` (E,)): one native pass over the bulk, parallel over minibatches, into one
-    pooled block (``native/link.h``); ``None`` per minibatch when the native kernels are off
-    (:func:`make_batch` then builds them with NumPy, the oracle)."""
+    pooled block (``native/link.h``).
+
+    Parameters
+    ----------
+    bulk : Bulk
+    exclude : tuple or None
+        Edges to drop (``exclude`` of :func:`spsample._native.minibatch_edges`).
+
+    Returns
+    -------
+    edges : list of (ndarray, ndarray), or of None
+        ``None`` per minibatch when the native kernels are off (:func:`make_batch` then
+        builds them with NumPy, the oracle).
+    kept : int64 ndarray of shape (k, L), or None
+        Kept edges per minibatch and hop (``None`` with the native kernels off).
+    """
     from .. import _native
 
     if not _native.enabled() or not bulk.hops:
-        return [None] * len(bulk)
-    out, offsets = _native.minibatch_edges(bulk.hops)
+        return [None] * len(bulk), None
+    out, offsets, kept = _native.minibatch_edges(bulk.hops, exclude)
     edges = []
-    for a, z in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
-        e, at = z - a, 3 * a
-        edges.append((out[at:at + 2 * e].reshape(2, e), out[at + 2 * e:at + 3 * e]))
-    return edges
+    for a, k in zip(offsets[:-1].tolist(), kept.sum(axis=1).tolist()):
+        at = 3 * a
+        edges.append((out[at:at + 2 * k].reshape(2, k), out[at + 2 * k:at + 3 * k]))
+    return edges, kept
 
 
 def _edges(mb):

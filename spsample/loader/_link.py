@@ -189,7 +189,7 @@ class LinkLoader(Loader):
             pos_off = np.minimum(np.arange(j, stop + 1, dtype=np.int64) * b, m) - j * b
             batch_ids = np.arange(j, stop, dtype=np.int64)
             links = self._links(pos, pos_off, batch_ids, epoch)
-            mbs, edges = self._sample(links, batch_ids, epoch)
+            mbs, prepared = self._sample(links, batch_ids, epoch)
             t1 = time.perf_counter()
             if self.hetero:
                 xs = fetch_typed(self.features, mbs)
@@ -198,7 +198,7 @@ class LinkLoader(Loader):
                     if self.features is not None else [None] * len(mbs)
             t2 = time.perf_counter()
             batches = [self._batch(mb, x, link, epoch, e)
-                       for mb, x, link, e in zip(mbs, xs, links, edges)]
+                       for mb, x, link, e in zip(mbs, xs, links, prepared)]
             record(stats, mbs, t0, t1, t2)
             yield batches
 
@@ -311,9 +311,10 @@ class LinkLoader(Loader):
         return dict(pos=pos, src=src, dst=dst, nsrc=nsrc, ndst=ndst, sizes=sizes, time=time_)
 
     def _sample(self, links, batch_ids, epoch):
-        """The bulk of node-seeded minibatches (seeds: each link's ``seeds``), and each
-        minibatch's ``(edge_index, e_id)`` from one native pass (``None``: heterogeneous,
-        or the native kernels off: :func:`make_batch` builds them)."""
+        """The bulk of node-seeded minibatches (seeds: each link's ``seeds``), and per
+        minibatch what :meth:`_batch` builds on: ``None`` (heterogeneous, or the native
+        kernels off), or ``(minibatch, (edge_index, e_id))`` from one native pass over the
+        bulk, without the seed edges when ``exclude_seed_edges``."""
         from .._hetero_sample import run_global, split_hetero
         seeds = [link["seeds"] for link in links]
         times = [link["time"] for link in links if link["time"] is not None]
@@ -325,13 +326,23 @@ class LinkLoader(Loader):
         if self.hetero:
             mbs = list(split_hetero(self.graph, bulk, bulk.schedule))
             return mbs, [None] * len(mbs)
-        return list(bulk), bulk_edges(bulk)
+        mbs = list(bulk)
+        exclude = _seed_pairs(bulk, links) if self.exclude_seed_edges else None
+        edges, kept = bulk_edges(bulk, exclude)
+        if kept is None:                     # the native kernels off
+            return mbs, edges
+        shown = mbs if exclude is None else [_with_edges(mb, e, c)
+                                             for mb, e, c in zip(mbs, edges, kept)]
+        return mbs, list(zip(shown, edges))
 
     # ------------------------------------------------------------------ batches
-    def _batch(self, mb, x, link, epoch, edges=None):
+    def _batch(self, mb, x, link, epoch, prepared=None):
         import torch
-        if self.exclude_seed_edges:
-            mb, edges = self._excluded(mb, link), None
+        edges = None
+        if prepared is not None:
+            mb, edges = prepared
+        elif self.exclude_seed_edges:
+            mb = self._excluded(mb, link)
         idx = self._local(mb, link)
         t64 = lambda a: torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64))  # noqa
         fields_ = dict(input_id=t64(link["pos"]))
@@ -392,6 +403,26 @@ class LinkLoader(Loader):
         return (f"LinkLoader(edges={self.seeds.size}, relation={self.relation!r}, "
                 f"sampler={self.sampler!r}, batch_size={self.batch_size}, "
                 f"neg_sampling={self.neg_sampling!r}, neg_ratio={self.neg_ratio})")
+
+
+def _seed_pairs(bulk, links):
+    """The ``exclude`` of :func:`~spsample.loader._batch.bulk_edges`: a homogeneous bulk's
+    positive seed edges per minibatch."""
+    offsets = np.zeros(len(links) + 1, dtype=np.int64)
+    np.cumsum([link["src"].size for link in links], out=offsets[1:])
+    return (bulk.n_id, bulk.node_offsets, np.concatenate([link["src"] for link in links]),
+            np.concatenate([link["dst"] for link in links]), offsets)
+
+
+def _with_edges(mb, edges, kept):
+    """``mb`` with the edges of ``edges = (edge_index, e_id)``, ``kept[l]`` of them in hop
+    ``l`` (views, no copy)."""
+    (src, dst), e_id = edges
+    bounds = np.zeros(len(kept) + 1, dtype=np.int64)
+    np.cumsum(kept, out=bounds[1:])
+    pairs = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+    return replace(mb, edges=[(dst[a:z], src[a:z]) for a, z in pairs],
+                   edge_ids=[e_id[a:z] for a, z in pairs])
 
 
 def _exclude_hetero(graph, mb, u, v):
