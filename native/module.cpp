@@ -261,21 +261,31 @@ FlatBulk flat_layout(int64_t k, int L, bool weighted, Nodes nodes, Edges edges) 
     return f;
 }
 
+// counts (k, L + 1) of per-minibatch results, minibatch after minibatch.
+std::vector<int64_t> node_counts(const std::vector<MiniBatchOut>& outs, int L) {
+    std::vector<int64_t> counts(outs.size() * (L + 1), 0);
+    for (size_t j = 0; j < outs.size(); ++j)
+        for (int l = 0; l <= L; ++l) counts[j * (L + 1) + l] = outs[j].counts[l];
+    return counts;
+}
+
+// Copies minibatch `mb`'s n_id to `to` and frees its buffer.
+void move_n_id(MiniBatchOut& mb, int64_t* to) {
+    copy_n(to, mb.n_id.data(), static_cast<int64_t>(mb.n_id.size()));
+    mb.n_id = PodBuf<int64_t>();
+}
+
 FlatBulk flatten_rowwise(std::vector<MiniBatchOut>& outs, int L, int threads) {
     const int64_t k = static_cast<int64_t>(outs.size());
     FlatBulk f = flat_layout(k, L, false, [&](int64_t j) { return static_cast<int64_t>(outs[j].n_id.size()); },
                              [&](int64_t j, int l) { return static_cast<int64_t>(outs[j].hops[l].src.size()); });
-    f.counts.assign(k * (L + 1), 0);
-    for (int64_t j = 0; j < k; ++j)
-        for (int l = 0; l <= L; ++l) f.counts[j * (L + 1) + l] = outs[j].counts[l];
+    f.counts = node_counts(outs, L);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
     for (int64_t j = 0; j < k; ++j) {
         MiniBatchOut& mb = outs[j];
-        copy_n(static_cast<int64_t*>(f.n_id.p) + f.node_offsets[j], mb.n_id.data(),
-               static_cast<int64_t>(mb.n_id.size()));
-        mb.n_id = PodBuf<int64_t>();
+        move_n_id(mb, static_cast<int64_t*>(f.n_id.p) + f.node_offsets[j]);
         for (int l = 0; l < L; ++l) {
             HopOut& h = mb.hops[l];
             const int64_t at = f.hops[l].offsets[j], E = static_cast<int64_t>(h.src.size());
@@ -286,6 +296,64 @@ FlatBulk flatten_rowwise(std::vector<MiniBatchOut>& outs, int L, int threads) {
         }
     }
     return f;
+}
+
+// The row-wise results in the link loader's layout: n_id as flatten_rowwise; the edges of
+// minibatch j in one pooled block at 3 * edge_offsets[j]: its sources of every hop (hop 1
+// first), its destinations, its edge ids (MiniBatch.edge_index() and its e_id, contiguous);
+// hop_edges[j * L + l], its edges of hop l. The same copies as flatten_rowwise, parallel over
+// minibatches; blocks not handed to NumPy go back to the pool.
+struct FlatMinibatchMajor {
+    Pooled n_id, block;
+    std::vector<int64_t> node_offsets, edge_offsets, counts, hop_edges;
+    ~FlatMinibatchMajor() {
+        for (Pooled* a : {&n_id, &block})
+            if (a->p) block_pool().give(a->p, a->cap);
+    }
+};
+
+void flatten_minibatch_major(std::vector<MiniBatchOut>& outs, int L, int threads,
+                             FlatMinibatchMajor& f) {
+    const int64_t k = static_cast<int64_t>(outs.size());
+    f.node_offsets.assign(k + 1, 0);
+    f.edge_offsets.assign(k + 1, 0);
+    f.counts = node_counts(outs, L);
+    f.hop_edges.assign(k * L, 0);
+    for (int64_t j = 0; j < k; ++j) {
+        f.node_offsets[j + 1] = f.node_offsets[j] + static_cast<int64_t>(outs[j].n_id.size());
+        int64_t E = 0;
+        for (int l = 0; l < L; ++l) E += f.hop_edges[j * L + l] = outs[j].hops[l].src.size();
+        f.edge_offsets[j + 1] = f.edge_offsets[j] + E;
+    }
+    f.n_id = pooled(f.node_offsets[k], sizeof(int64_t));
+    f.block = pooled(3 * f.edge_offsets[k], sizeof(int64_t));
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (int64_t j = 0; j < k; ++j) {
+        MiniBatchOut& mb = outs[j];
+        move_n_id(mb, static_cast<int64_t*>(f.n_id.p) + f.node_offsets[j]);
+        const int64_t E = f.edge_offsets[j + 1] - f.edge_offsets[j];
+        int64_t* at = static_cast<int64_t*>(f.block.p) + 3 * f.edge_offsets[j];
+        for (int l = 0; l < L; ++l) {
+            HopOut& h = mb.hops[l];
+            const int64_t n = static_cast<int64_t>(h.src.size());
+            copy_n(at, h.src.data(), n);
+            copy_n(at + E, h.dst.data(), n);
+            copy_n(at + 2 * E, h.eid.data(), n);
+            at += n;
+            h = HopOut();
+        }
+    }
+}
+
+// (n_id, node_offsets, counts (k, L + 1), block, edge_offsets, hop_edges (k, L))
+py::tuple minibatch_major_to_python(FlatMinibatchMajor& f, int64_t k, int L) {
+    py::array_t<int64_t> counts = own(std::move(f.counts)), hop_edges = own(std::move(f.hop_edges));
+    counts.resize({static_cast<py::ssize_t>(k), static_cast<py::ssize_t>(L + 1)});
+    hop_edges.resize({static_cast<py::ssize_t>(k), static_cast<py::ssize_t>(L)});
+    return py::make_tuple(to_numpy<int64_t>(f.n_id), own(std::move(f.node_offsets)), counts,
+                          to_numpy<int64_t>(f.block), own(std::move(f.edge_offsets)), hop_edges);
 }
 
 // Pass 2 of every minibatch straight into the flat arrays (sized from pass 1's exact counts,
@@ -503,9 +571,11 @@ void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* a
 }
 
 
+// minibatch_major: the flat results in the link loader's layout (flatten_minibatch_major).
 py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes, const I64& batch_ids,
                       const py::list& hops, const py::list& f64_vectors, const py::list& i64_vectors,
-                      uint32_t k0, uint32_t k1, uint64_t epoch, uint64_t budget_bytes, int num_threads) {
+                      uint32_t k0, uint32_t k1, uint64_t epoch, uint64_t budget_bytes, int num_threads,
+                      bool minibatch_major) {
     std::vector<py::object> keep;
     RowWisePlan plan;
     for (const auto& g : graphs) plan.graphs.push_back(graph_view(g.cast<py::tuple>(), keep));
@@ -537,6 +607,7 @@ py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes
     std::vector<MiniBatchOut> outs(b.k);
     FlatBulk flat;
     FlatGuard guard{flat};
+    FlatMinibatchMajor mm;
     const int threads = resolve_threads(num_threads);
     {
         py::gil_scoped_release release;
@@ -548,10 +619,13 @@ py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes
                                   static_cast<uint32_t>(b.batch_ids[j]), sc, outs[j], budget);
             });
         last_phase_seconds[0] = clock.lap();
-        flat = flatten_rowwise(outs, L, threads);
+        if (minibatch_major)
+            flatten_minibatch_major(outs, L, threads, mm);
+        else
+            flat = flatten_rowwise(outs, L, threads);
         last_phase_seconds[1] = clock.lap();
     }
-    return flat_to_python(flat, b.k, L);
+    return minibatch_major ? minibatch_major_to_python(mm, b.k, L) : flat_to_python(flat, b.k, L);
 }
 
 // The selection of one traced hop on requested rows (rowwise.h: select_request_run): the owner
@@ -1086,7 +1160,8 @@ PYBIND11_MODULE(_native_kernels, m) {
     });
     m.def("run_rowwise", &run_rowwise, py::arg("graphs"), py::arg("seeds"), py::arg("sizes"),
           py::arg("batch_ids"), py::arg("hops"), py::arg("f64_vectors"), py::arg("i64_vectors"),
-          py::arg("k0"), py::arg("k1"), py::arg("epoch"), py::arg("budget"), py::arg("num_threads"));
+          py::arg("k0"), py::arg("k1"), py::arg("epoch"), py::arg("budget"), py::arg("num_threads"),
+          py::arg("minibatch_major") = false);
     m.def("layerwise_bulk", &layerwise_bulk, py::arg("indptr"), py::arg("indices"), py::arg("indices32"),
           py::arg("internal_of"), py::arg("vertex_of"),
           py::arg("weights"),

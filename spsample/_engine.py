@@ -34,13 +34,15 @@ _WARNED = set()
 
 
 def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY, *,
-             schedule=None, seed_time=None):
+             schedule=None, seed_time=None, minibatch_major=False):
     """Sample one bulk: validated ``seeds`` cut into minibatches of ``sizes`` with global ids
     ``batch_ids``. Returns a :class:`~spsample.Bulk`.
 
     ``schedule`` (a heterogeneous graph's :class:`~spsample._hetero_sample.Schedule`) runs one
     engine hop per (hop, relation) step on the relations' blocks (``graph`` is then the first
-    step's block); ``seed_time`` (float64, one per minibatch) is the temporal cut.
+    step's block); ``seed_time`` (float64, one per minibatch) is the temporal cut;
+    ``minibatch_major``: the native row-wise engine lays the edges out per minibatch
+    (:class:`~spsample._minibatch.MinibatchMajorBulk`; the NumPy path ignores it).
 
     Raises
     ------
@@ -58,7 +60,8 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY
     if native:
         lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch, plans, **extra)
         if lowered is not None:
-            return _native.run(lowered, graph, seeds, sizes, batch_ids, seed, epoch)
+            return _native.run(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
+                               minibatch_major)
     return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend, **extra)
 
 

@@ -173,10 +173,11 @@ def sample_hetero(graph, seeds, *, sampler, batch_size, seed, epoch, batch_offse
 
 
 def run_global(graph, seeds, sizes, batch_ids, batch_size, sampler, seed, epoch,
-               seed_time=None):
+               seed_time=None, minibatch_major=False):
     """One bulk of global-id ``seeds`` (any node types) on a Graph or HeteroGraph: the engine's
     :class:`~spsample.Bulk`, disjoint (merged) when the sampler asks for it or the bulk is
-    temporal. A heterogeneous result carries its ``schedule``."""
+    temporal. A heterogeneous result carries its ``schedule``. ``minibatch_major``: on a
+    Graph, not disjoint, see :func:`~spsample._engine.run_bulk`."""
     from ._sample import check_unique_per_batch
     hetero = isinstance(graph, HeteroGraph)
     disjoint = bool(getattr(sampler, "disjoint", False)) or seed_time is not None
@@ -191,7 +192,8 @@ def run_global(graph, seeds, sizes, batch_ids, batch_size, sampler, seed, epoch,
         schedule = None
     if not disjoint:
         check_unique_per_batch(seeds, sizes)
-        bulk = _engine(graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, None)
+        bulk = _engine(graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, None,
+                       minibatch_major)
     else:
         bulk = run_disjoint(graph, schedule, seeds, sizes, batch_ids, batch_size, sampler, seed,
                             epoch, seed_time)
@@ -199,9 +201,11 @@ def run_global(graph, seeds, sizes, batch_ids, batch_size, sampler, seed, epoch,
     return bulk
 
 
-def _engine(graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, seed_time):
+def _engine(graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, seed_time,
+            minibatch_major=False):
     if schedule is None:
-        return run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch)
+        return run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch,
+                        minibatch_major=minibatch_major)
     if not schedule.steps:                  # no relation reaches the seeds: seeds only
         return run_numpy(graph.relation_graph(graph.relations[0]), seeds, sizes, batch_ids,
                          sampler, seed, epoch, schedule=schedule, seed_time=seed_time)

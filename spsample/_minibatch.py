@@ -5,7 +5,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["MiniBatch", "Bulk", "HopEdges"]
+__all__ = ["MiniBatch", "Bulk", "HopEdges", "MinibatchMajorBulk"]
 
 
 @dataclass(eq=False)
@@ -227,3 +227,73 @@ class Bulk(list):
     def num_edges(self):
         """Sampled edges of the whole bulk."""
         return int(sum(h.dst.size for h in self.hops))
+
+
+class MinibatchMajorBulk(Bulk):
+    """A row-wise :class:`Bulk` whose edges lie minibatch after minibatch in one block (the
+    native engine's layout for :class:`~spsample.LinkLoader`): minibatch ``j``'s ``E_j``
+    sources of every hop (hop 1 first), then its destinations, then its edge ids, at
+    ``3 * edge_offsets[j]`` of ``edge_block``; so :meth:`edge_index` of every minibatch is a
+    view, and its per-hop edges too. ``hops`` (the flat per-hop arrays of :class:`Bulk`) is
+    built on first use, by copying.
+
+    Attributes
+    ----------
+    edge_block : int64, shape (3 E,)
+    edge_offsets : int64, shape (k + 1,)
+    hop_edges : int64, shape (k, L)
+        Edges per minibatch and hop.
+    """
+
+    def __init__(self, batch_ids, batch_sizes, n_id, node_offsets, num_sampled_nodes,
+                 edge_block, edge_offsets, hop_edges, *, path="native"):
+        self.edge_block, self.edge_offsets, self.hop_edges = edge_block, edge_offsets, hop_edges
+        super().__init__(batch_ids, batch_sizes, n_id, node_offsets, num_sampled_nodes, None,
+                         path=path)
+
+    @property
+    def hops(self):
+        if self._hops is None:
+            self._hops = self._hop_major()
+        return self._hops
+
+    @hops.setter
+    def hops(self, value):
+        self._hops = value
+
+    def edge_index(self, j):
+        """Minibatch ``j``'s ``(edge_index (2, E_j), e_id (E_j,))``: views of the block."""
+        a, e = int(self.edge_offsets[j]), int(self.edge_offsets[j + 1] - self.edge_offsets[j])
+        block = self.edge_block[3 * a:3 * (a + e)]
+        return block[:2 * e].reshape(2, e), block[2 * e:]
+
+    @property
+    def num_edges(self):
+        return int(self.hop_edges.sum())
+
+    def _views(self, layerwise):
+        counts, no = self.num_sampled_nodes.tolist(), self.node_offsets.tolist()
+        bids, sizes = self.batch_ids.tolist(), self.batch_sizes.tolist()
+        out = []
+        for j, per_hop in enumerate(self.hop_edges.tolist()):
+            (src, dst), eid = self.edge_index(j)
+            bounds = np.concatenate([[0], np.cumsum(per_hop)]).tolist()
+            spans = list(zip(bounds[:-1], bounds[1:]))
+            out.append(MiniBatch(batch_id=bids[j], n_id=self.n_id[no[j]:no[j + 1]],
+                                 batch_size=sizes[j], num_sampled_nodes=counts[j],
+                                 edges=[(dst[a:z], src[a:z]) for a, z in spans],
+                                 edge_ids=[eid[a:z] for a, z in spans]))
+        return out
+
+    def _hop_major(self):
+        """The flat per-hop :class:`HopEdges` of :class:`Bulk` (copies)."""
+        hops = []
+        for h in range(self.hop_edges.shape[1]):
+            offsets = np.zeros(len(self) + 1, dtype=np.int64)
+            np.cumsum(self.hop_edges[:, h], out=offsets[1:])
+            columns = ([mb.edges[h][0] for mb in self], [mb.edges[h][1] for mb in self],
+                       [mb.edge_ids[h] for mb in self])
+            dst, src, eid = (np.concatenate(c) if c else np.zeros(0, dtype=np.int64)
+                             for c in columns)
+            hops.append(HopEdges(dst, src, eid, None, offsets))
+        return hops

@@ -517,9 +517,10 @@ def _is_layer_values(expr, graph):
     return expr is not None and expr.op == "edge" and expr.vector is layerwise_weights(graph)
 
 
-def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch):
+def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch, minibatch_major=False):
     """Run a lowered sampler on one bulk: a :class:`~spsample.Bulk`, the same bits as the
-    NumPy evaluation.
+    NumPy evaluation (a :class:`~spsample._minibatch.MinibatchMajorBulk` for a row-wise
+    sampler when ``minibatch_major``: the same minibatches, edges laid out per minibatch).
 
     Raises
     ------
@@ -528,7 +529,7 @@ def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch):
     SamplerError
         When a rejection rule meets a value above its bound.
     """
-    from ._minibatch import Bulk, HopEdges
+    from ._minibatch import Bulk, HopEdges, MinibatchMajorBulk
     from ._validate import memory_limit
     indptr, indices, seeds, sizes, batch_ids, k0, k1 = _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch)
     spec = lowered.spec
@@ -537,7 +538,9 @@ def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch):
         if lowered.kernel == "rowwise":
             out = _kernels.run_rowwise(spec["graphs"], seeds, sizes, batch_ids, spec["hops"],
                                        spec["f64"], spec["i64"], k0, k1, int(epoch), budget,
-                                       _THREADS)
+                                       _THREADS, bool(minibatch_major))
+            if minibatch_major:
+                return MinibatchMajorBulk(batch_ids, sizes, *out)
         else:
             out = _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, epoch,
                              budget)

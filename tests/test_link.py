@@ -299,6 +299,38 @@ def test_bulk_edges_are_make_batch_edges(threads):
 
 
 @needs_native
+@pytest.mark.parametrize("sampler", [spsample.NodeWise([2, -1, 1]), spsample.LABOR([3, 2]),
+                                     spsample.NodeWise([3, 3], replace=True)], ids=repr)
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_minibatch_major_bulks_are_the_hop_major_bulks(sampler, threads):
+    """run_rowwise(minibatch_major=True): the same minibatches, hop arrays, counts and edges
+    as the flat per-hop layout, and edge_index / e_id views equal to make_batch's."""
+    from spsample._hetero_sample import run_global
+    from spsample._minibatch import MinibatchMajorBulk
+    from spsample.loader._batch import _edges, bulk_edges
+    g = spsample.Graph.from_edge_index([0, 1, 2, 3, 4, 9], [1, 2, 3, 4, 0, 3], num_nodes=12,
+                                       symmetrize=True)
+    seeds, sizes = np.array([0, 1, 5, 6, 2, 7, 3, 9]), np.array([2, 2, 2, 2])
+    args = (g, seeds, sizes, np.array([0, 1, 2, 5]), 2, sampler, 3, 1)
+    with native_threads(threads):
+        ref = run_global(*args)
+        got = run_global(*args, minibatch_major=True)
+        edges, kept = bulk_edges(got)
+    assert isinstance(got, MinibatchMajorBulk) and not isinstance(ref, MinibatchMajorBulk)
+    assert len(got) == len(ref) and got.num_edges == ref.num_edges
+    assert any(mb.num_sampled_edges == [0] * len(mb.edges) for mb in ref)
+    for x, y, (ei, e_id), counts in zip(got, ref, edges, kept.tolist()):
+        assert x.equals(y) and counts == y.num_sampled_edges
+        ref_ei, ref_e_id = _edges(y)
+        assert np.array_equal(ei, ref_ei) and np.array_equal(e_id, ref_e_id)
+    for a, b in zip(got.hops, ref.hops):                   # built on first use
+        for name in ("dst", "src", "edge_id", "offsets"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert np.array_equal(got.n_id, ref.n_id)
+    assert np.array_equal(got.num_sampled_nodes, ref.num_sampled_nodes)
+
+
+@needs_native
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_bulk_edges_without_the_seed_pairs_are_the_numpy_exclusion(threads):
     """minibatch_edges with pairs to exclude == LinkLoader._excluded (np.isin, both ways),

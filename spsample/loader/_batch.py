@@ -350,12 +350,16 @@ def bulk_edges(bulk, exclude=None):
     -------
     edges : list of (ndarray, ndarray), or of None
         ``None`` per minibatch when the native kernels are off (:func:`make_batch` then
-        builds them with NumPy, the oracle).
+        builds them with NumPy, the oracle); views, without a copy, of a
+        :class:`~spsample._minibatch.MinibatchMajorBulk` (``exclude`` must be ``None``).
     kept : int64 ndarray of shape (k, L), or None
         Kept edges per minibatch and hop (``None`` with the native kernels off).
     """
     from .. import _native
+    from .._minibatch import MinibatchMajorBulk
 
+    if isinstance(bulk, MinibatchMajorBulk) and exclude is None:
+        return [bulk.edge_index(j) for j in range(len(bulk))], bulk.hop_edges
     if not _native.enabled() or not bulk.hops:
         return [None] * len(bulk), None
     out, offsets, kept = _native.minibatch_edges(bulk.hops, exclude)
