@@ -168,13 +168,13 @@ def _rlimit_room():
         import resource
     except ImportError:  # not POSIX
         return []
-    room = []
-    mapped = _mapped_bytes()
+    room, mapped = [], None
     for which in (resource.RLIMIT_AS, getattr(resource, "RLIMIT_DATA", None)):
         if which is None:
             continue
         soft, _ = resource.getrlimit(which)
         if soft != resource.RLIM_INFINITY:
+            mapped = _mapped_bytes() if mapped is None else mapped   # read /proc only then
             room.append(max(0, soft - mapped))
     return room
 

@@ -35,6 +35,7 @@ __all__ = ["LinkLoader", "LinkBatch"]
 
 _WHERE = "LinkLoader"
 _MODES = ("binary", "triplet", None)
+_BATCH_FIELDS = tuple(f.name for f in fields(Batch))
 
 
 @dataclass(eq=False)
@@ -354,12 +355,15 @@ class LinkLoader(Loader):
             fields_.update(src_index=t64(idx[0]), dst_pos_index=t64(idx[1]),
                            dst_neg_index=t64(neg))
         else:
-            src = np.concatenate([idx[0], idx[2]]) if len(idx) > 2 else idx[0]
-            dst = np.concatenate([idx[1], idx[3]]) if len(idx) > 2 else idx[1]
-            label = np.ones(b) if self.edge_label is None else self.edge_label[link["pos"]]
-            label = np.concatenate([label, np.zeros(src.size - b)])
-            fields_.update(edge_label_index=t64(np.stack([src, dst])),
-                           edge_label=torch.from_numpy(label.astype(np.float32)))
+            negatives = idx[2].size if len(idx) > 2 else 0
+            pairs = np.empty((2, b + negatives), dtype=np.int64)
+            pairs[0, :b], pairs[1, :b] = idx[0], idx[1]
+            if negatives:
+                pairs[0, b:], pairs[1, b:] = idx[2], idx[3]
+            label = np.zeros(b + negatives, dtype=np.float32)
+            label[:b] = 1.0 if self.edge_label is None else self.edge_label[link["pos"]]
+            fields_.update(edge_label_index=torch.from_numpy(pairs),
+                           edge_label=torch.from_numpy(label))
         if self.edge_time is not None:
             fields_["edge_label_time"] = torch.from_numpy(self.edge_time[link["pos"]].copy())
         if self.hetero:
@@ -367,8 +371,7 @@ class LinkLoader(Loader):
             out = replace(out, link_relation=self.relation, **fields_)
         else:
             base = make_batch(mb, x, None, epoch=epoch, dtype=self.dtype, edges=edges)
-            out = LinkBatch(**{f.name: getattr(base, f.name) for f in fields(Batch)},
-                            **fields_)
+            out = LinkBatch(**{name: getattr(base, name) for name in _BATCH_FIELDS}, **fields_)
         if self.device.type != "cpu":
             out = out.pin_memory().to(self.device, non_blocking=True)
         return out
@@ -383,8 +386,11 @@ class LinkLoader(Loader):
                 at = np.flatnonzero(types == t)
                 rank[at] = np.arange(at.size)
             where = rank[where]
-        bounds = np.concatenate([[0], np.cumsum(link["sizes"])])
-        return [where[a:z] for a, z in zip(bounds[:-1], bounds[1:])]
+        parts, at = [], 0
+        for size in link["sizes"]:
+            parts.append(where[at:at + size])
+            at += size
+        return parts
 
     def _excluded(self, mb, link):
         """``mb`` without the sampled edges that are positive seed edges or their reverses."""
