@@ -226,6 +226,11 @@ class DistGraph:
         """
         ids = as_index_array("DistGraph.owner", "ids", ids)
         check_range("DistGraph.owner", "ids", ids, 0, self.num_nodes)
+        return self.row_owner(ids)
+
+    def row_owner(self, ids):
+        """:meth:`owner` without the checks (``ids``: int64 row ids in range), for the
+        sampling exchanges."""
         return self.grid.owner(ids, self.num_nodes)
 
     def column_weights(self):

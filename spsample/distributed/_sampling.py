@@ -40,47 +40,70 @@ from ._layerpush import LayerPush, layer_pushable
 __all__ = ["run_distributed", "hop_modes"]
 
 
-def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy, stats):
+def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy, stats, *,
+                    schedule=None):
     """All hops of this rank's bulk on the engine's hop loop, each hop where its traced plan
-    allows; every rank runs the same number of hops (collective)."""
+    allows; every rank runs the same number of hops (collective).
+
+    ``schedule`` (a heterogeneous bulk's :class:`~spsample._hetero_sample.Schedule`) runs one
+    engine hop per (hop, relation) step, each on its relation's block of rows (a
+    :class:`DistGraph`, the step's ``graph``), exactly as a homogeneous hop runs on ``dg``;
+    ``dg`` then only gives the grid."""
     from .._engine import run_hops
-    plans = _trace(dg, sampler, batch_ids, seed, epoch)
-    modes = _agreed_modes(dg, hop_modes(plans, strategy, sampler.num_hops,
-                                        weighted=dg.weights is not None))
-    pulled = [plans[h] if plans else None for h, m in enumerate(modes) if m == "pull"]
-    fetch = _FetchHop(dg, native_rows=bool(pulled) and all(
-        _request_hop(plan, dg, rows=_NO_ROWS) is not None for plan in pulled))
-    layer_push = LayerPush(dg)
+    blocks = [dg] * sampler.num_hops if schedule is None else [st.graph for st in schedule.steps]
+    plans = _trace(dg, sampler, batch_ids, seed, epoch, schedule)
+    modes = _agreed_modes(dg, hop_modes(plans, strategy, len(blocks), weighted=any(
+        block.weights is not None for block in blocks)))
+    fetches = _fetch_hops(blocks, plans, modes)
+    layer_pushes = {}
     for name in ("frontier", "remote_frontier", "samples", "remote_samples", "fetched_rows",
                  "fetched_entries", "exchange_s", "owner_s", "local_s", "draws"):
         stats[name] = 0
     stats["selection"] = []          # per hop: "native" (lowered kernels) or "numpy"
 
     def hop(state, ctx):
-        plan = plans[ctx.hop - 1] if plans else None
-        if modes[ctx.hop - 1] == "push" and plan.kind == "layer":
-            layer_push(plan, state, ctx, stats)
+        step = ctx.step - 1
+        plan, block, mode = plans[step] if plans else None, blocks[step], modes[step]
+        if mode == "push" and plan.kind == "layer":
+            if id(block) not in layer_pushes:        # its state lasts the bulk
+                layer_pushes[id(block)] = LayerPush(block)
+            layer_pushes[id(block)](plan, state, ctx, stats)
             stats["selection"].append("numpy")
-        elif modes[ctx.hop - 1] == "push":
-            push = _PushHop(dg, plan)
+        elif mode == "push":
+            push = _PushHop(block, plan)
             push(state, ctx, stats)
             stats["selection"].append("numpy" if push.native is None else "native")
         else:
+            fetch = fetches[id(block)]
             fetch(sampler, state, ctx, stats, plan=plan)
             stats["selection"].append("native" if fetch.native_rows else "numpy")
 
-    out = run_hops(dg, seeds, sizes, batch_ids, sampler, seed, epoch, hop)
+    out = run_hops(dg, seeds, sizes, batch_ids, sampler, seed, epoch, hop, schedule=schedule)
     stats["modes"] = modes
     stats["mode"] = modes[0] if len(set(modes)) == 1 else "mixed"
     return out
 
 
-def _trace(dg, sampler, batch_ids, seed, epoch):
+def _fetch_hops(blocks, plans, modes):
+    """One :class:`_FetchHop` (the rows fetched in this bulk) per distinct block; it keeps its
+    rows for the native kernels when every hop that pulls from it lowers onto them."""
+    fetches = {}
+    for block in blocks:
+        if id(block) in fetches:
+            continue
+        pulled = [plans[h] if plans else None for h, (b, m) in enumerate(zip(blocks, modes))
+                  if b is block and m == "pull"]
+        fetches[id(block)] = _FetchHop(block, native_rows=bool(pulled) and all(
+            _request_hop(plan, block, rows=_NO_ROWS) is not None for plan in pulled))
+    return fetches
+
+
+def _trace(dg, sampler, batch_ids, seed, epoch, schedule=None):
     """The sampler's traced hops, or ``None`` when its constructors cannot be traced (every
     hop then fetches rows and runs the constructors on them)."""
     from .._engine import UNTRACEABLE, trace
     try:
-        return trace(sampler, dg, batch_ids, seed, epoch)
+        return trace(sampler, dg, batch_ids, seed, epoch, schedule=schedule)
     except UNTRACEABLE:
         return None
 
@@ -162,7 +185,7 @@ def _other_views(expr, base):
 def concrete_frontier(state, Q):
     """The rows of a traced frontier on the concrete bulk state."""
     if Q.kind == "new_nodes":
-        return state.new_nodes(Q.hop)
+        return state.step_nodes(Q.hop, Q.hop_last)
     if Q.kind == "all_nodes":
         return state.all_nodes()
     if Q.kind == "edge_sources":
@@ -266,7 +289,7 @@ class _PushHop:
         dg, col = self.dg, self.dg.grid.col_comm
         t0 = time.perf_counter()
         Q = concrete_frontier(state, self.plan.frontier)
-        dest = dg.grid.owner(Q.vertex, dg.num_nodes)
+        dest = dg.row_owner(Q.vertex)
         order = np.argsort(dest, kind="stable")
         rows_per_dest = np.bincount(dest, minlength=col.size)
         request, counts = self._requests(Q, ctx, order, rows_per_dest)
@@ -456,7 +479,7 @@ class _FetchHop:
             self._merge(need, *fetched)
             view = self._view()
             sampler.sample_hop(view, state, dataclasses.replace(ctx, graph=view))
-            edges = state.hop_edges[ctx.hop - 1]
+            edges = state.hop_edges[ctx.step - 1]
             if edges is not None:
                 edges["edge_id"] = view.edge_ids[edges["edge_id"]]
         t3 = time.perf_counter()
@@ -469,7 +492,7 @@ class _FetchHop:
         return np.setdiff1d(rows, self.ids, assume_unique=True)
 
     def _record(self, stats, Q, need, degree):
-        remote = self.dg.grid.owner(need, self.dg.num_nodes) != self.dg.grid.row
+        remote = self.dg.row_owner(need) != self.dg.grid.row
         stats["frontier"] += len(Q)
         stats["remote_frontier"] += int(remote.sum())
         stats["fetched_rows"] += int(remote.sum())
@@ -503,7 +526,7 @@ class _FetchHop:
     def _fetch(self, need):
         """Rows ``need`` (ascending) from their owners: ``(degree, start, indices, weights)``."""
         dg, col = self.dg, self.dg.grid.col_comm
-        counts = np.bincount(dg.grid.owner(need, dg.num_nodes), minlength=col.size)
+        counts = np.bincount(dg.row_owner(need), minlength=col.size)
         asked, asked_counts = col.alltoallv(need, counts)
         local = asked - dg.lo
         first = dg.indptr[local]
