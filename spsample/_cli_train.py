@@ -7,7 +7,9 @@ data-parallel (each a disjoint share of every epoch's minibatches, gradients all
 sharded data: ``--replication c`` arranges the ranks as ``P / c`` process rows of ``c``
 replicas; each rank reads only its process row's block of graph rows and feature rows
 (``DistGraph.load``, ``FeatureStore.load``), samples by pushing frontiers to the rows' owners
-and fetches feature rows by all-to-all. ``--replicate-graph`` keeps the whole dataset on
+and fetches feature rows by all-to-all. A heterogeneous file trains the same way with its
+relations' rows split per node type (``DistHeteroGraph``), its features held whole by every
+rank. ``--replicate-graph`` keeps the whole dataset on
 every rank instead (with ``--replication``: the whole graph, features sharded). The
 minibatches, and so the losses, are the same whichever layout is chosen.
 """
@@ -146,12 +148,12 @@ def run(args):
         dataset = _load_sharded(args, comm)
     else:
         dataset = load_dataset("train", args.dataset)
-        from .io import HeteroDataset
+    from .io import HeteroDataset
 
-        if args.task == "link" or isinstance(dataset, HeteroDataset):
-            from ._cli_tasks import run_task
+    if args.task == "link" or isinstance(dataset, HeteroDataset):
+        from ._cli_tasks import run_task
 
-            return run_task(args, dataset, comm)
+        return run_task(args, dataset, comm)
     trainer = Trainer(dataset, config, comm=comm)
     if args.resume:
         _resume(trainer, args.resume)
@@ -190,27 +192,21 @@ def _sharded(args, comm):
 
 
 def _load_sharded(args, comm):
-    """A ShardedDataset of ``args.dataset`` on a grid of ``--replication`` (every rank
-    resolves the name; any failure ends every rank with the same error)."""
-    from .distributed import Grid, ShardedDataset
+    """A ShardedDataset of ``args.dataset`` on a grid of ``--replication`` (a heterogeneous
+    file: a HeteroDataset whose graph is a DistHeteroGraph); every rank resolves the name, and
+    any failure ends every rank with the same error."""
+    from .distributed import Grid, ShardedDataset, load_hetero_dataset
     from .distributed._collective import agree
-
-    grid = Grid(comm, replication=1 if args.replication is None else args.replication)
-    path = agree(grid.comm, "spsample train", lambda: _homogeneous(dataset_path("train",
-                                                                             args.dataset)))
-    return ShardedDataset.load(path, grid, replicate_graph=args.replicate_graph)
-
-
-def _homogeneous(path):
-    """``path``, unless it holds a heterogeneous dataset (those train in one process)."""
-    from ._errors import ArgumentError
     from .io._hdf5 import open_layout
 
-    if open_layout(path) == "hetero":
-        raise ArgumentError("spsample train: argument 'dataset' is a heterogeneous dataset, "
-                            f"which trains in one process, not sharded under mpiexec (got "
-                            f"{path!r})")
-    return path
+    grid = Grid(comm, replication=1 if args.replication is None else args.replication)
+
+    def resolve():
+        path = dataset_path("train", args.dataset)
+        return path, open_layout(path)
+    path, layout = agree(grid.comm, "spsample train", resolve)
+    load = load_hetero_dataset if layout == "hetero" else ShardedDataset.load
+    return load(path, grid, replicate_graph=args.replicate_graph)
 
 
 def _resume(trainer, path):

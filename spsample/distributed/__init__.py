@@ -36,7 +36,7 @@ from ._dataset import ShardedDataset
 from ._failure import abort_on_failure, set_abort_on_failure
 from ._features import CachedFeatureStore, FeatureStore
 from ._graph import STRATEGIES, DistGraph
-from ._hetero import DistHeteroGraph
+from ._hetero import DistHeteroGraph, load_hetero_dataset
 from ._grid import Grid
 from ._layout import (
     block_bounds,
@@ -55,7 +55,7 @@ from ._layout import (
 __all__ = [
     "Communicator", "SelfComm", "MPIComm", "NcclComm", "world", "launched_under_mpi",
     "Grid", "DistGraph", "DistHeteroGraph", "FeatureStore", "CachedFeatureStore",
-    "ShardedDataset",
+    "ShardedDataset", "load_hetero_dataset",
     "STRATEGIES",
     "set_abort_on_failure", "abort_on_failure",
     "block_bounds", "block_range", "owner_of", "rows_of_rank", "check_grid",

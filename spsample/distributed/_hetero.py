@@ -23,6 +23,7 @@ samples it with the one-process engine (temporal sampling included).
 
 import hashlib
 import time
+import zlib
 from functools import partial
 
 import numpy as np
@@ -35,7 +36,7 @@ from ._collective import agree, check_same
 from ._failure import abort_if_failing_alone
 from ._graph import STRATEGIES, DistGraph, _check_grid, _check_same_graph, _describe
 
-__all__ = ["DistHeteroGraph"]
+__all__ = ["DistHeteroGraph", "load_hetero_dataset"]
 
 
 class _RelationBlock(DistGraph):
@@ -160,12 +161,12 @@ class DistHeteroGraph(HeteroSchema):
         where = "DistHeteroGraph.load"
         _check_grid(where, grid)
         with abort_if_failing_alone(grid.comm, where):
-            return cls._load(where, path, grid, replicate_graph)
+            meta = agree(grid.comm, where, lambda: _read_meta(where, path, features=False))
+            return cls._load(where, path, grid, replicate_graph, meta)
 
     @classmethod
-    def _load(cls, where, path, grid, replicate_graph):
+    def _load(cls, where, path, grid, replicate_graph, meta):
         comm = grid.comm
-        meta = agree(comm, where, lambda: _read_meta(where, path, features=False))
         check_same(comm, where, "heterogeneous graph of the file (node types, relations)",
                    (meta["num_nodes"], sorted(meta["relations"])))
         counts = meta["num_nodes"]
@@ -257,8 +258,8 @@ class DistHeteroGraph(HeteroSchema):
         t1 = time.perf_counter()
         stats = {"validate_s": t1 - t0, "num_batches": int(sizes.size), "strategy": strategy}
         graph, engine = self, partial(self._distributed_engine, strategy, stats)
-        if self.whole is not None:
-            graph, engine = self.whole, None
+        if self.whole is not None:          # the one-process engine, on this rank's copy
+            graph, engine = self.whole, None if sizes.size else _no_minibatch
             stats.update(mode="replicated", modes=["local"] * len(schedule.steps))
         bulk = run_scheduled(graph, schedule, ids, sizes, batch_ids, batch_size, sampler, seed,
                              epoch, seed_time, engine=engine)
@@ -286,12 +287,7 @@ class DistHeteroGraph(HeteroSchema):
         if strategy not in STRATEGIES:
             fail(ArgumentError, "sample", "strategy", f"must be one of {STRATEGIES}", strategy)
         node_type, local = resolve_seeds("sample", self, seeds, allow_empty=True)
-        if seed_time is not None and self.whole is None:
-            fail(ArgumentError, "sample", "seed_time", "(temporal sampling) is not supported "
-                 "on a sharded DistHeteroGraph: build or load it with replicate_graph=True "
-                 "(or replication = the number of ranks), or sample in one process",
-                 show_value=False)
-        times = check_seed_time("sample", self.whole, seed_time, local.size)
+        times = check_seed_time("sample", self, seed_time, local.size)
         probe = local.size == 0            # a rank may have no seeds: checked with a probe
         checked, _, seed, epoch, batch_offset = check_sample_args(
             self.total_nodes, [0] if probe else local + self.offsets[node_type], sampler,
@@ -313,6 +309,66 @@ class DistHeteroGraph(HeteroSchema):
         return (f"DistHeteroGraph(node_types={list(self.node_types)}, "
                 f"relations={len(self.relations)}, total_nodes={self.total_nodes}, {layout}, "
                 f"{self.grid!r})")
+
+
+def load_hetero_dataset(path, grid, *, replicate_graph=False):
+    """A heterogeneous dataset for training under ``mpiexec``: its graph a
+    :class:`DistHeteroGraph` (each rank reads only its block rows of every relation, see
+    :meth:`DistHeteroGraph.load`), its features, labels and splits held whole by every rank.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A heterogeneous spsample HDF5 file, the same on every rank.
+    grid : Grid
+    replicate_graph : bool
+        Every rank holds the whole graph too.
+
+    Returns
+    -------
+    HeteroDataset
+        Whose ``graph`` is the :class:`DistHeteroGraph`; ``spsample.Loader`` and
+        :func:`spsample.train.hetero.fit_node` take it.
+
+    Raises
+    ------
+    DatasetNotFoundError, DatasetError
+        On every rank, when the file is missing or invalid on any rank.
+    DistributedError
+        On every rank, when the ranks' files hold different datasets.
+    """
+    where = "load_hetero_dataset"
+    _check_grid(where, grid)
+    with abort_if_failing_alone(grid.comm, where):
+        meta = agree(grid.comm, where, lambda: _read_meta(where, path, features=True))
+        graph = DistHeteroGraph._load(where, path, grid, replicate_graph, meta)
+        check_same(grid.comm, where, "dataset (labels, splits, feature shapes)",
+                   _dataset_fingerprint(meta))
+        return agree(grid.comm, where, lambda: _hetero_dataset(where, path, graph, meta))
+
+
+def _hetero_dataset(where, path, graph, meta):
+    from .._errors import DatasetError, SpsampleError
+    from ..io import HeteroDataset
+    try:
+        return HeteroDataset(graph, features=meta["features"], labels=meta["labels"],
+                             splits=meta["splits"], target_type=meta["target_type"],
+                             edge_splits=meta["edge_splits"], name=meta["name"])
+    except SpsampleError as exc:
+        raise DatasetError(f"{where}: argument 'path' {str(path)!r} holds an invalid "
+                           f"heterogeneous dataset: {exc}") from exc
+
+
+def _dataset_fingerprint(meta):
+    """A CRC-32 of the labels and splits, and the features' shapes: what the ranks compare."""
+    crc = 0
+    for t in sorted(meta["labels"]):
+        crc = zlib.crc32(np.ascontiguousarray(meta["labels"][t]).tobytes(), crc)
+    for name in sorted(meta["splits"]):
+        for part in sorted(meta["splits"][name]):
+            crc = zlib.crc32(np.ascontiguousarray(meta["splits"][name][part]).tobytes(), crc)
+    shapes = {t: tuple(f.shape) for t, f in meta["features"].items()}
+    return meta["name"], meta["target_type"], sorted(shapes.items()), crc
 
 
 # ---------------------------------------------------------------------- helpers
@@ -386,6 +442,14 @@ def _read_block(where, path, group, schema, rel, grid):
     check_same(grid.comm, where, f"relation {rel} of the file (edges, weighted)", sizes)
     return _RelationBlock(grid, schema.total_nodes, offsets[d], counts[d], lo, indptr,
                           indices + offsets[s], weights)
+
+
+def _no_minibatch(graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, seed_time):
+    """The engine of a bulk without minibatches (a rank with no seeds): the NumPy evaluation,
+    which takes one (the native kernels do not)."""
+    from .._engine import run_numpy
+    return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, schedule=schedule,
+                     seed_time=seed_time)
 
 
 def _sent(grid, since=None):
