@@ -28,7 +28,7 @@ from functools import partial
 
 import numpy as np
 
-from .._errors import ArgumentError, ArgumentTypeError
+from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._hetero import HeteroGraph, HeteroSchema
 from .._validate import as_int, fail
 from ._checks import GraphFile
@@ -348,7 +348,7 @@ def load_hetero_dataset(path, grid, *, replicate_graph=False):
 
 
 def _hetero_dataset(where, path, graph, meta):
-    from .._errors import DatasetError, SpsampleError
+    from .._errors import SpsampleError
     from ..io import HeteroDataset
     try:
         return HeteroDataset(graph, features=meta["features"], labels=meta["labels"],
@@ -411,7 +411,6 @@ def _read_meta(where, path, features):
     path = _as_path(where, path)
     with _open(where, path) as f:
         if not is_hetero_file(f):
-            from .._errors import DatasetError
             raise DatasetError(f"{where}: argument 'path' {str(path)!r} holds a homogeneous "
                                "dataset: use DistGraph.load")
         return read_hetero_parts(where, path, f, features)
@@ -435,9 +434,12 @@ def _read_block(where, path, group, schema, rel, grid):
     lo, hi = grid.block(counts[d])
 
     def read():
-        with GraphFile(where, path, group=group, num_rows=counts[d],
-                       num_columns=counts[s]) as stored:
-            return (stored.num_edges, stored.weighted), stored.read_rows(lo, hi)
+        try:
+            with GraphFile(where, path, group=group, num_rows=counts[d],
+                           num_columns=counts[s]) as stored:
+                return (stored.num_edges, stored.weighted), stored.read_rows(lo, hi)
+        except DatasetError as exc:
+            raise DatasetError(f"{exc} (relation {rel})") from exc
     sizes, (indptr, indices, weights) = agree(grid.comm, where, read)
     check_same(grid.comm, where, f"relation {rel} of the file (edges, weighted)", sizes)
     return _RelationBlock(grid, schema.total_nodes, offsets[d], counts[d], lo, indptr,
