@@ -2,9 +2,10 @@
 the ranks, per collective) and time of ``spsample.sample`` on a ``DistHeteroGraph``.
 
 Each file is loaded with ``load_hetero_dataset`` (each rank reads its block rows of every
-relation into a ``DistHeteroGraph``; ``--replication`` c). One epoch's seeds are every vertex of the target type (HeCo
-DBLP: authors, ACM: papers), shuffled, cut into minibatches of ``--batch-size``, each rank a
-contiguous share (as the loader splits an epoch), sampled in bulks of ``--bulk-size``
+relation into a ``DistHeteroGraph``; ``--replication`` c). One epoch's seeds are every vertex
+of the target type (HeCo DBLP: authors, ACM: papers), shuffled, cut into minibatches of
+``--batch-size``, each rank a contiguous share (as the loader splits an epoch), sampled in
+bulks of ``--bulk-size``
 minibatches with fanouts ``--fanouts`` per relation and hop. Push and pull run alternately
 ``--repeat`` times; a run's time is the slowest rank's, from a barrier to its last bulk;
 reported: the best run, and the bytes (the same in every run). The two strategies' minibatches

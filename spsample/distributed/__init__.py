@@ -6,7 +6,9 @@ feature shards (DESIGN §7).
 ``DistGraph`` samples each rank's minibatches with the same counter-based RNG streams as one
 process, so the minibatches are bit-identical to the single-process ones for every ``p`` and
 ``c``. A :class:`FeatureStore` holds the feature rows in the same blocks and fetches any rows
-with one all-to-all among the ranks of a replica index.
+with one all-to-all among the ranks of a replica index. A :class:`DistHeteroGraph` is a
+heterogeneous graph as one such block per relation (the rows of every node type split over
+the process rows); :func:`load_hetero_dataset` gives it with its dataset for training.
 
 Run under ``mpiexec -n P python script.py``; in a plain ``python`` process everything works
 with a size-1 communicator (no MPI imported).

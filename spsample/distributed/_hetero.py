@@ -158,11 +158,7 @@ class DistHeteroGraph(HeteroSchema):
         DistributedError
             On every rank, when the ranks' files hold different graphs.
         """
-        where = "DistHeteroGraph.load"
-        _check_grid(where, grid)
-        with abort_if_failing_alone(grid.comm, where):
-            meta = agree(grid.comm, where, lambda: _read_meta(where, path, features=False))
-            return cls._load(where, path, grid, replicate_graph, meta)
+        return _loaded("DistHeteroGraph.load", path, grid, replicate_graph, features=False)[0]
 
     @classmethod
     def _load(cls, where, path, grid, replicate_graph, meta):
@@ -337,14 +333,22 @@ def load_hetero_dataset(path, grid, *, replicate_graph=False):
     DistributedError
         On every rank, when the ranks' files hold different datasets.
     """
-    where = "load_hetero_dataset"
-    _check_grid(where, grid)
-    with abort_if_failing_alone(grid.comm, where):
-        meta = agree(grid.comm, where, lambda: _read_meta(where, path, features=True))
-        graph = DistHeteroGraph._load(where, path, grid, replicate_graph, meta)
+    def dataset(where, graph, meta):
         check_same(grid.comm, where, "dataset (labels, splits, feature shapes)",
                    _dataset_fingerprint(meta))
         return agree(grid.comm, where, lambda: _hetero_dataset(where, path, graph, meta))
+    return _loaded("load_hetero_dataset", path, grid, replicate_graph, features=True,
+                   then=dataset)
+
+
+def _loaded(where, path, grid, replicate_graph, *, features, then=None):
+    """``(DistHeteroGraph, the file's other parts)`` of ``path``, or ``then(where, graph,
+    parts)``: collective, any failure raised on every rank together."""
+    _check_grid(where, grid)
+    with abort_if_failing_alone(grid.comm, where):
+        meta = agree(grid.comm, where, lambda: _read_meta(where, path, features))
+        graph = DistHeteroGraph._load(where, path, grid, replicate_graph, meta)
+        return (graph, meta) if then is None else then(where, graph, meta)
 
 
 def _hetero_dataset(where, path, graph, meta):

@@ -50,7 +50,7 @@ class Loader:
 
     Parameters
     ----------
-    data : Graph, Dataset, DistGraph, HeteroGraph or HeteroDataset
+    data : Graph, Dataset, DistGraph, HeteroGraph, DistHeteroGraph or HeteroDataset
         The graph to sample; a :class:`~spsample.Dataset` also supplies default ``features``,
         ``labels`` and seeds (its training split). Heterogeneous data gives
         :class:`~spsample.loader.HeteroBatch` batches (``x_dict``, ``edge_index_dict``, ...):
@@ -92,8 +92,8 @@ class Loader:
     queue_size : int
         Bulks prepared ahead by the pipeline, ``>= 1``.
     strategy : {"push", "pull"} or None
-        Where a :class:`~spsample.distributed.DistGraph` selects (see
-        ``DistGraph.sample``); ``None``: its default (push). Ignored for a ``Graph``.
+        Where a :class:`~spsample.distributed.DistGraph` (or ``DistHeteroGraph``) selects
+        (see ``DistGraph.sample``); ``None``: its default (push). Ignored for a ``Graph``.
     adjacency : bool
         Also build each batch's per-layer CSR aggregation matrices and their transposes
         (:meth:`Batch.adjacency`, what the built-in layers multiply by) in the producer, off

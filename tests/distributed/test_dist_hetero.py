@@ -11,8 +11,8 @@ import spsample
 from spsample import io
 from spsample.distributed import DistHeteroGraph, Grid, load_hetero_dataset
 
-from _dist_helpers import (assert_all, grid_for, mpi_timeout, my_batches, raised,  # noqa: F401
-                           valid_replications, world_comm)
+from _dist_helpers import (assert_all, grid_for, matches, mpi_timeout, my_batches,  # noqa: F401
+                           raised, valid_replications, world_comm)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(120)]
 
@@ -92,10 +92,6 @@ def sample_mine(dg, name, strategy, bulk=None, seed=5, epoch=3):
                                sampler=SAMPLERS[name][0](), batch_size=BATCH, seed=seed,
                                epoch=epoch, batch_offset=lo, strategy=strategy)
     return out, b0, b1
-
-
-def matches(out, ref, b0, b1):
-    return len(out) == b1 - b0 and all(a.equals(b) for a, b in zip(out, ref[b0:b1]))
 
 
 @pytest.mark.parametrize("c", REPLICATIONS)
