@@ -96,7 +96,7 @@ class LayerPush:
         per_dest = [[] for _ in range(col.size)]          # (j, vertices) groups per owner
         for j in range(k):
             new = n_id[offsets[j] + self.rows_sent[j]:offsets[j] + counts[j]]
-            owner = dg.grid.owner(new, dg.num_nodes)
+            owner = dg.row_owner(new)
             for o in np.unique(owner):
                 per_dest[o].append((j, new[owner == o]))
         request, sizes = self._pack_groups(per_dest, ctx, extra=[s])
@@ -291,7 +291,7 @@ class LayerPush:
         holders = [set() for _ in range(k)]
         for j in range(k):
             for ids, _, _ in self.row_info[j]:
-                holders[j].update(np.unique(dg.grid.owner(ids, dg.num_nodes)).tolist())
+                holders[j].update(np.unique(dg.row_owner(ids)).tolist())
         for j in range(k):
             new = n_id[offsets[j] + self.members_sent[j]:offsets[j] + counts[j]]
             for o in sorted(holders[j]):
@@ -364,7 +364,7 @@ class LayerPush:
             for j, _ in groups:
                 rows = np.concatenate([ids for ids, _, _ in self.row_info[j]
                                        if ids.size])
-                mine = rows[self.dg.grid.owner(rows, self.dg.num_nodes) == o]
+                mine = rows[self.dg.row_owner(rows) == o]
                 per_row = answer[pos:pos + mine.size]
                 pos += mine.size
                 total = int(per_row.sum())

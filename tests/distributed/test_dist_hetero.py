@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import io
+from spsample import _native, io
 from spsample.distributed import DistHeteroGraph, Grid, load_hetero_dataset
 
 from _dist_helpers import (assert_all, grid_for, matches, mpi_timeout, my_batches,  # noqa: F401
@@ -114,6 +114,26 @@ def test_bulk_size_does_not_change_the_minibatches(bulk, strategy):
         dg = DistHeteroGraph.from_graph(GRAPHS[False], grid_for(1))
         out, b0, b1 = sample_mine(dg, name, strategy, bulk=bulk)
         assert_all(matches(out, reference(name), b0, b1), (name, bulk, strategy))
+
+
+@pytest.mark.skipif(not _native.AVAILABLE, reason="native kernels not built")
+@pytest.mark.parametrize("strategy", ["push", "pull"])
+def test_steps_run_natively_with_the_numpy_bits(strategy):
+    """Each relation's step is selected by the native row kernels (on the owners with push,
+    on the fetched rows with pull); with the kernels off, the NumPy evaluation of the same
+    steps gives the same bits."""
+    previous = _native.enabled()
+    try:
+        for native in (True, False):
+            _native.set_enabled(native)
+            for name in ("per-relation", "labor", "weighted", "replace"):
+                dg = DistHeteroGraph.from_graph(GRAPHS[SAMPLERS[name][1]], grid_for(1))
+                out, b0, b1 = sample_mine(dg, name, strategy)
+                want = ["native" if native else "numpy"] * len(dg.last_stats["relations"])
+                assert_all(matches(out, reference(name), b0, b1), (name, native))
+                assert_all(dg.last_stats["selection"] == want, dg.last_stats["selection"])
+    finally:
+        _native.set_enabled(previous)
 
 
 def test_samples_are_edges_of_their_relation_within_the_fanouts():
