@@ -249,7 +249,7 @@ class DistHeteroGraph(HeteroSchema):
         args = agree(comm, "sample", lambda: self._check_sample(
             seeds, sampler, batch_size, seed, epoch, batch_offset, strategy, seed_time),
             same=_describe(sampler, batch_size, seed, epoch, strategy))
-        node_type, ids, sizes, batch_ids, seed, epoch, seed_time, schedule = args
+        node_type, ids, sizes, batch_ids, batch_size, seed, epoch, seed_time, schedule = args
         check_same(comm, "sample", "node type of the seeds", node_type)
         t1 = time.perf_counter()
         stats = {"validate_s": t1 - t0, "num_batches": int(sizes.size), "strategy": strategy}
@@ -298,7 +298,7 @@ class DistHeteroGraph(HeteroSchema):
             disjoint_ids(sizes, batch_ids, batch_size)
         elif checked.size:
             check_unique_per_batch(checked, sizes)
-        return node_type, checked, sizes, batch_ids, seed, epoch, times, schedule
+        return node_type, checked, sizes, batch_ids, batch_size, seed, epoch, times, schedule
 
     def __repr__(self):
         layout = "whole" if self.whole is not None else "sharded"
