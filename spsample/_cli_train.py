@@ -11,12 +11,16 @@ and fetches feature rows by all-to-all. A heterogeneous file trains the same way
 relations' rows split per node type (``DistHeteroGraph``), its features held whole by every
 rank. ``--replicate-graph`` keeps the whole dataset on
 every rank instead (with ``--replication``: the whole graph, features sharded). The
-minibatches, and so the losses, are the same whichever layout is chosen.
+minibatches, and so the losses, are the same whichever layout is chosen. ``--permutation``
+trains a dataset relabelled by ``spsample partition`` in its original ids: the sharded ranks
+read the relabelled file's blocks (its locality), and the run is the original dataset's.
 """
 
 import json
 import os
 import sys
+
+import numpy as np
 
 from ._cli_common import check_finite, check_output, dataset_path, load_dataset
 
@@ -124,6 +128,11 @@ def add_arguments(parser):
                         help="under mpiexec: every rank holds the whole graph (sampling needs "
                              "no communication); alone it keeps the whole dataset on every "
                              "rank, with --replication C the features stay sharded")
+    parser.add_argument("--permutation", default=None, metavar="PERM",
+                        help="DATASET was relabelled by `spsample partition` and PERM is its "
+                             "permutation (<out>.perm.npz): train in the original ids (ranks "
+                             "still read the relabelled blocks), so the minibatches and losses "
+                             "are those of the original dataset")
     parser.add_argument("--strategy", choices=("push", "pull"), default=d.strategy,
                         help="sharded graph: push the frontier to the rows' owners, which "
                              "select (default), or pull the rows to the requester; same "
@@ -147,7 +156,7 @@ def run(args):
     if _sharded(args, comm) and args.task != "link":
         dataset = _load_sharded(args, comm)
     else:
-        dataset = load_dataset("train", args.dataset)
+        dataset = _in_original_ids(load_dataset("train", args.dataset), args.permutation)
     from .io import HeteroDataset
 
     if args.task == "link" or isinstance(dataset, HeteroDataset):
@@ -203,10 +212,39 @@ def _load_sharded(args, comm):
 
     def resolve():
         path = dataset_path("train", args.dataset)
-        return path, open_layout(path)
-    path, layout = agree(grid.comm, "spsample train", resolve)
-    load = load_hetero_dataset if layout == "hetero" else ShardedDataset.load
-    return load(path, grid, replicate_graph=args.replicate_graph)
+        hetero = open_layout(path) == "hetero"
+        if hetero and args.permutation is not None:
+            _permutation_needs_homogeneous()
+        return path, hetero
+    path, hetero = agree(grid.comm, "spsample train", resolve)
+    if hetero:
+        return load_hetero_dataset(path, grid, replicate_graph=args.replicate_graph)
+    return ShardedDataset.load(path, grid, replicate_graph=args.replicate_graph,
+                               permutation=args.permutation)
+
+
+def _in_original_ids(dataset, permutation):
+    """``dataset`` (relabelled by ``spsample partition``) back in its original ids, given its
+    permutation file; ``dataset`` itself without one."""
+    if permutation is None:
+        return dataset
+    from ._partition import load_partition, relabel
+    from .io import Dataset
+
+    if not isinstance(dataset, Dataset):
+        _permutation_needs_homogeneous()
+    old_id = load_partition(permutation, dataset.graph, where="spsample train",
+                            argname="--permutation")
+    new_id = np.empty_like(old_id)
+    new_id[old_id] = np.arange(old_id.size)
+    return relabel(dataset, new_id)
+
+
+def _permutation_needs_homogeneous():
+    from ._errors import ArgumentError
+
+    raise ArgumentError("spsample train: argument '--permutation' applies to homogeneous "
+                        "datasets (spsample partition relabels those only)")
 
 
 def _resume(trainer, path):

@@ -130,3 +130,27 @@ def test_a_heterogeneous_file_trains_sharded_and_link_is_refused(tmp_path):
     lines = errors_of(proc)
     assert proc.returncode != 0 and len(lines) == 2 and lines[0] == lines[1], proc.stderr[-2000:]
     assert "--mpi" in lines[0] and "--task link" in lines[0] and "one process" in lines[0]
+
+
+def test_relabelled_dataset_with_its_permutation_trains_as_the_original(tmp_path):
+    """A dataset relabelled by a random permutation, trained on 2 ranks with that permutation:
+    each rank reads a block of the relabelled file, and the losses are the original's."""
+    import numpy as np
+
+    import spsample
+    from spsample._partition import relabel, save_partition
+
+    cora = io.load_cora()
+    old_id = np.random.default_rng(1).permutation(cora.num_nodes)
+    shuffled = relabel(cora, old_id)
+    spsample.save(shuffled, tmp_path / "s.h5")
+    save_partition(tmp_path / "s.perm.npz", shuffled.graph, old_id, method="random", parts=2)
+    common = ["--epochs", "2", "--hidden", "16", "--quiet"]
+    runs = [spsample_job(tmp_path, 2, "cora", *common, "--metrics", "a.json"),
+            spsample_job(tmp_path, 2, "s.h5", "--permutation", "s.perm.npz", *common,
+                         "--metrics", "b.json")]
+    for proc in runs:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    a, b = (json.loads((tmp_path / f"{x}.json").read_text()) for x in "ab")
+    assert a["losses"] == b["losses"] and a["test_accuracy"] == b["test_accuracy"]
+    assert b["data"]["graph_rows_held"] == 1354

@@ -135,6 +135,20 @@ class GraphFile:
     def read_rows(self, lo, hi):
         """Rows ``[lo, hi)``: ``(indptr from 0, indices, weights or None)``, checked and canonical
         (sorted within rows, duplicates merged with their weights summed), as ``Graph``'s."""
+        indptr = self._row_pointers(lo, hi)
+        start, stop = int(indptr[0]), int(indptr[-1])
+        indices = self._read("indices", start, stop)
+        weights = None if not self.weighted else self._read("weights", start, stop)
+        return self._canonical(indptr - start, indices, weights)
+
+    def read_indptr(self):
+        """All row pointers, int64 shape (num_nodes + 1,), checked as :meth:`read_rows` checks
+        a block's."""
+        return self._row_pointers(0, self.num_nodes)
+
+    def _row_pointers(self, lo, hi):
+        """``indptr[lo:hi + 1]`` of the group: the array starts at 0, ends at ``len(indices)``
+        and does not decrease over the block."""
         indptr = self._read("indptr", lo, hi + 1)
         first, last = self._read("indptr", 0, 1)[0], self._read("indptr", self.num_nodes,
                                                                 self.num_nodes + 1)[0]
@@ -153,9 +167,7 @@ class GraphFile:
             self._fail("indptr", f"must stay within [0, len(/{self.group}/indices) = "
                        f"{self.num_edges}] (rows [{lo}, {hi}) point to [{start}, {stop}))",
                        (start, stop))
-        indices = self._read("indices", start, stop)
-        weights = None if not self.weighted else self._read("weights", start, stop)
-        return self._canonical(indptr - start, indices, weights)
+        return indptr
 
     def _read(self, name, start, stop):
         try:

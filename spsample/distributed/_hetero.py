@@ -9,8 +9,8 @@ the ``p / c`` process rows as :class:`DistGraph` splits a homogeneous graph of
 its process row; so one process row holds, of every relation into ``t``, the same rows, and
 the rows a vertex expands over all its relations have one owner. A relation's block is a
 :class:`DistGraph` over the global ids (columns: global source ids; rows ``[offsets[d] + lo,
-offsets[d] + hi)``) whose owner lookup uses the destination type's split
-(:meth:`_RelationBlock.row_owner`).
+offsets[d] + hi)``) placed by the destination type's split (:class:`_TypePlacement`: the
+owner and local row of each vertex, as the exchanges look them up).
 
 Sampling. A heterogeneous bulk is one engine hop per (hop, relation) step with the
 relation's own Philox key (:mod:`spsample._hetero_sample`); here each step is the
@@ -35,22 +35,33 @@ from ._checks import GraphFile
 from ._collective import agree, check_same
 from ._failure import abort_if_failing_alone
 from ._graph import STRATEGIES, DistGraph, _check_grid, _check_same_graph, _describe
+from ._placement import Placement
 
 __all__ = ["DistHeteroGraph", "load_hetero_dataset"]
 
 
-class _RelationBlock(DistGraph):
+class _TypePlacement(Placement):
+    """Where the rows of one node type live: its vertices (global ids ``[offset, offset +
+    num_nodes)``) split over the process rows as the rows of a homogeneous graph of
+    ``num_nodes`` vertices. The placement of every relation block into that type."""
+
+    def __init__(self, grid, offset, num_nodes):
+        super().__init__(grid, num_nodes)
+        self.offset = int(offset)
+
+    def file_rows(self, ids):
+        return np.asarray(ids, dtype=np.int64) - self.offset
+
+    def vertices(self, lo=None, hi=None):
+        return super().vertices(lo, hi) + self.offset
+
+
+def _relation_block(grid, total_nodes, dst_offset, dst_rows, lo, indptr, indices, weights):
     """One relation's rows held by this rank: a :class:`DistGraph` over the global ids whose
     rows are the destination type's ``[dst_offset + lo, dst_offset + hi)``, ``[lo, hi) =
-    grid.block(dst_rows)``."""
-
-    def __init__(self, grid, total_nodes, dst_offset, dst_rows, lo, indptr, indices, weights):
-        self.dst_offset, self.dst_rows = int(dst_offset), int(dst_rows)
-        super().__init__(grid, total_nodes, self.dst_offset + lo, indptr, indices, weights)
-
-    def row_owner(self, ids):
-        """The process row holding each row: the destination type's block of it."""
-        return self.grid.owner(ids - self.dst_offset, self.dst_rows)
+    grid.block(dst_rows)``, placed by the destination type's split."""
+    return DistGraph(grid, total_nodes, dst_offset + lo, indptr, indices, weights,
+                     placement=_TypePlacement(grid, dst_offset, dst_rows))
 
 
 class DistHeteroGraph(HeteroSchema):
@@ -402,7 +413,7 @@ def _block_of(graph, rel, grid):
     lo, hi = grid.block(graph.num_nodes[d])
     start, stop = int(indptr[lo]), int(indptr[hi])
     weights = None if g.weights is None else np.array(g.weights[start:stop])
-    return _RelationBlock(grid, graph.total_nodes, graph.offsets[d], graph.num_nodes[d], lo,
+    return _relation_block(grid, graph.total_nodes, graph.offsets[d], graph.num_nodes[d], lo,
                           np.array(indptr[lo:hi + 1], dtype=np.int64) - start,
                           np.array(g.indices[start:stop], dtype=np.int64), weights)
 
@@ -432,7 +443,7 @@ def _read_whole(where, path):
 
 def _read_block(where, path, group, schema, rel, grid):
     """This rank's rows of relation ``rel`` (its ``group`` in the file), checked, as a
-    :class:`_RelationBlock` (collective: the ranks' outcomes and sizes are compared)."""
+    :class:`DistGraph` block (collective: the ranks' outcomes and sizes are compared)."""
     s, _, d = rel
     counts, offsets = schema.num_nodes, schema.offsets
     lo, hi = grid.block(counts[d])
@@ -446,7 +457,7 @@ def _read_block(where, path, group, schema, rel, grid):
             raise DatasetError(f"{exc} (relation {rel})") from exc
     sizes, (indptr, indices, weights) = agree(grid.comm, where, read)
     check_same(grid.comm, where, f"relation {rel} of the file (edges, weighted)", sizes)
-    return _RelationBlock(grid, schema.total_nodes, offsets[d], counts[d], lo, indptr,
+    return _relation_block(grid, schema.total_nodes, offsets[d], counts[d], lo, indptr,
                           indices + offsets[s], weights)
 
 

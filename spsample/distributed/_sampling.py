@@ -36,6 +36,7 @@ from .._errors import SamplerError
 from .._lazy import (Expr, Frontier, NotLowerable, RowSelection, RowView, Streams,
                      ThresholdSelection)
 from ._layerpush import LayerPush, layer_pushable
+from ._placement import by_owner
 
 __all__ = ["run_distributed", "hop_modes"]
 
@@ -156,7 +157,7 @@ _NO_ROWS = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), None)
 
 def _request_hop(plan, graph, **where):
     """The hop lowered for requested rows (:func:`spsample._native.lower_requests`; ``where``:
-    its ``rows`` or ``edge_offset``), or ``None``: native kernels off, a hop that is not
+    its ``rows`` or ``edges``), or ``None``: native kernels off, a hop that is not
     row-local, or a rule the kernels do not implement (its NumPy evaluation then runs)."""
     if plan is None or not _native.enabled() or not row_local(plan):
         return None
@@ -197,14 +198,14 @@ def concrete_frontier(state, Q):
 
 # ---------------------------------------------------------------------------------- push
 class _Block:
-    """Consecutive rows of ``A`` (this rank's) as a graph indexed by global vertex ids: views
-    and selections read row ``v`` at ``v - row_offset``; per-edge vectors are indexed from
-    ``edge_offset``."""
+    """This rank's rows of ``A`` as a graph indexed by global vertex ids: views and selections
+    read row ``v`` at ``dg.local_rows(v)``; per-edge vectors are indexed by
+    ``dg.global_edges``."""
 
     def __init__(self, dg):
         self.indptr, self.indices, self.weights = dg.indptr, dg.indices, dg.weights
         self.num_nodes, self.num_edges = dg.num_nodes, dg.num_edges
-        self.row_offset, self.edge_offset = dg.lo, dg.edge_offset
+        self.local_rows, self.global_edges = dg.local_rows, dg.global_edges
 
 
 def _owner_select(sel, block, vertex, keys, batch, batch_ids, ctx):
@@ -283,15 +284,14 @@ class _PushHop:
         self.edge_bits = max(1, int(dg.num_edges - 1).bit_length())
         vertex_bits = max(1, int(dg.num_nodes - 1).bit_length())
         self.packed = self.edge_bits + vertex_bits <= 64
-        self.native = _request_hop(plan, dg, edge_offset=dg.edge_offset)
+        self.native = _request_hop(plan, dg, edges=dg.block_edges())
 
     def __call__(self, state, ctx, stats):
         dg, col = self.dg, self.dg.grid.col_comm
         t0 = time.perf_counter()
         Q = concrete_frontier(state, self.plan.frontier)
-        dest = dg.row_owner(Q.vertex)
-        order = np.argsort(dest, kind="stable")
-        rows_per_dest = np.bincount(dest, minlength=col.size)
+        dest = dg.placement.owner(Q.vertex)
+        order, rows_per_dest = by_owner(dest, col.size)
         request, counts = self._requests(Q, ctx, order, rows_per_dest)
         t1 = time.perf_counter()
         received, rcounts = col.alltoallv(request, counts)
@@ -349,13 +349,14 @@ class _PushHop:
         key_words = np.concatenate(keys) if width == 2 else vertex
         batch = np.repeat(np.arange(batch_ids.size, dtype=np.int64), run_lengths)
         if self.native is not None:
-            S = _native.select_requests(self.native, vertex, vertex - dg.lo, batch_ids[batch],
+            S = _native.select_requests(self.native, vertex, dg.local_rows(vertex),
+                                        batch_ids[batch],
                                         ctx.hop_word, ctx.key,
                                         keys=key_words if self.keyed_by_row else None)
         else:
             S = _owner_select(self.plan.selection, _Block(dg), vertex, key_words, batch,
                               batch_ids, ctx)
-        S.edge_id = S.edge_id + dg.edge_offset
+        S.edge_id = dg.global_edges(S.edge_id)
         lengths = S.row_lengths()
         row_bounds = np.r_[0, np.cumsum(rows_from)]
         parts = []
@@ -492,7 +493,7 @@ class _FetchHop:
         return np.setdiff1d(rows, self.ids, assume_unique=True)
 
     def _record(self, stats, Q, need, degree):
-        remote = self.dg.row_owner(need) != self.dg.grid.row
+        remote = self.dg.placement.owner(need) != self.dg.grid.row
         stats["frontier"] += len(Q)
         stats["remote_frontier"] += int(remote.sum())
         stats["fetched_rows"] += int(remote.sum())
@@ -524,14 +525,15 @@ class _FetchHop:
         sampler.extract(state, Q, S, ctx)
 
     def _fetch(self, need):
-        """Rows ``need`` (ascending) from their owners: ``(degree, start, indices, weights)``."""
+        """Rows ``need`` from their owners: ``(degree, start, indices, weights)``, in the order
+        of ``need``."""
         dg, col = self.dg, self.dg.grid.col_comm
-        counts = np.bincount(dg.row_owner(need), minlength=col.size)
-        asked, asked_counts = col.alltoallv(need, counts)
-        local = asked - dg.lo
+        order, counts = by_owner(dg.placement.owner(need), col.size)
+        asked, asked_counts = col.alltoallv(need[order], counts)
+        local = dg.local_rows(asked)
         first = dg.indptr[local]
         degree = dg.indptr[local + 1] - first
-        head = np.stack([degree, first + dg.edge_offset], axis=1)
+        head = np.stack([degree, dg.first_edges(local)], axis=1)
         got_head, _ = col.alltoallv(head, asked_counts, recvcounts=counts)
         offset, segment = prim.segment_arange(degree)
         entry = first[segment] + offset
@@ -546,7 +548,8 @@ class _FetchHop:
         recv_entries = np.bincount(back, weights=got_head[:, 0], minlength=col.size).astype(np.int64)
         got_body, _ = col.alltoallv(body, send_entries, recvcounts=recv_entries)
         weights = None if width == 1 else got_body[:, 1].copy().view(np.float64)
-        return got_head[:, 0].copy(), got_head[:, 1].copy(), got_body[:, 0].copy(), weights
+        return _in_request_order(order, got_head[:, 0], got_head[:, 1], got_body[:, 0],
+                                 weights)
 
     def _merge(self, need, degree, start, indices, weights):
         ids = np.concatenate([self.ids, need])
@@ -567,3 +570,16 @@ class _FetchHop:
         edge_ids = self.start[segment] + offset
         return _FetchedRows(self.dg.num_nodes, self.ids, self.degree, self.indices,
                             self.weights, edge_ids, self.dg)
+
+
+def _in_request_order(order, degree, start, indices, weights):
+    """Rows received grouped by owner (``order``: the request order sorted by owner) put back
+    in request order: ``(degree, start, indices, weights)``."""
+    if np.all(order[1:] > order[:-1]):               # owners ascend with the ids: as sent
+        return degree.copy(), start.copy(), indices.copy(), weights
+    back = np.empty_like(order)
+    back[order] = np.arange(order.size)
+    first = np.cumsum(degree) - degree
+    offset, segment = prim.segment_arange(degree[back])
+    take = first[back][segment] + offset
+    return degree[back], start[back], indices[take], None if weights is None else weights[take]
