@@ -324,7 +324,8 @@ class LinkLoader(Loader):
         seed_time = np.concatenate(times) if times else None
         bulk = run_global(self.graph, flat, sizes, batch_ids, self.max_seeds, self.sampler,
                           self.seed, epoch, seed_time,
-                          minibatch_major=not (self.hetero or self.exclude_seed_edges))
+                          minibatch_major=not (self.hetero or self.exclude_seed_edges
+                                               or self._disjoint()))
         if self.hetero:
             mbs = list(split_hetero(self.graph, bulk, bulk.schedule))
             return mbs, [None] * len(mbs)
