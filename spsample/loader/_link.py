@@ -270,7 +270,9 @@ class LinkLoader(Loader):
         return links
 
     def _disjoint(self):
-        return bool(getattr(self.sampler, "disjoint", False)) or self.edge_time is not None
+        """Every endpoint its own subgraph (the sampler asks for it, or seed edges have times)."""
+        from .._hetero_sample import is_disjoint
+        return is_disjoint(self.sampler, self.edge_time)
 
     def _weights(self):
         """The negatives' ``degree_weights`` (``"degree"``), computed once; ``None`` for
