@@ -574,8 +574,8 @@ void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* a
 // minibatch_major: the flat results in the link loader's layout (flatten_minibatch_major).
 py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes, const I64& batch_ids,
                       const py::list& hops, const py::list& f64_vectors, const py::list& i64_vectors,
-                      uint32_t k0, uint32_t k1, uint64_t epoch, uint64_t budget_bytes, int num_threads,
-                      bool minibatch_major) {
+                      uint32_t k0, uint32_t k1, uint64_t epoch, uint64_t budget_bytes,
+                      int num_threads, bool minibatch_major) {
     std::vector<py::object> keep;
     RowWisePlan plan;
     for (const auto& g : graphs) plan.graphs.push_back(graph_view(g.cast<py::tuple>(), keep));
