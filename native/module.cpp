@@ -38,6 +38,7 @@
 #include "rng.h"
 #include "rowwise.h"
 #include "select.h"
+#include "verify.h"
 
 namespace py = pybind11;
 using namespace spsample;
@@ -849,6 +850,43 @@ py::tuple gather_ranges_native(int fd, int64_t base, int64_t itemsize, const I64
     return py::make_tuple(out, status);
 }
 
+// Returns (first column id outside [0, n), first weight not finite or negative, first entry
+// not above its predecessor in its row), each -1 when none, over the ranges [starts[i],
+// ends[i]) of the entries indices/weights hold from position `base` on; `prev` (or None): the
+// column id before `base`. verify.h.
+py::tuple check_entries_native(const I64& indptr, const I64& indices, const py::object& weights,
+                               int64_t base, const py::object& prev, const I64& starts,
+                               const I64& ends, int num_threads) {
+    require(indptr.ndim() == 1 && indptr.size() >= 1 && indices.ndim() == 1,
+            "indptr and indices must be 1-d");
+    F64 warr;
+    const double* w = nullptr;
+    if (!weights.is_none()) {
+        warr = weights.cast<F64>();
+        require(warr.ndim() == 1 && warr.size() == indices.size(), "weights must match indices");
+        w = warr.data();
+    }
+    require(starts.ndim() == 1 && ends.ndim() == 1 && starts.size() == ends.size(),
+            "starts and ends must be 1-d of equal length");
+    const int64_t m = starts.size(), held = indices.size();
+    const int64_t* s = starts.data();
+    const int64_t* e = ends.data();
+    std::vector<uint8_t> pred(static_cast<size_t>(m));
+    for (int64_t i = 0; i < m; ++i) {
+        require(base <= s[i] && s[i] <= e[i] && e[i] <= base + held,
+                "ranges must lie inside the entries held");
+        pred[i] = s[i] > base || !prev.is_none();
+    }
+    const int64_t before = prev.is_none() ? 0 : prev.cast<int64_t>();
+    int64_t first[3] = {-1, -1, -1};
+    {
+        py::gil_scoped_release release;
+        check_ranges(indptr.data(), indptr.size() - 1, indices.data(), w, base, before, s, e,
+                     pred.data(), m, resolve_threads(num_threads), first);
+    }
+    return py::make_tuple(first[0], first[1], first[2]);
+}
+
 // Returns (edges (E, 2) int64, E) or (None, -1 - offset of the first refused line); parse.h.
 py::tuple parse_edges_native(const py::bytes& text, const std::string& comment,
                              const std::string& delim) {
@@ -924,4 +962,7 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("itemsize"), py::arg("starts"), py::arg("ends"), py::arg("gap"));
     m.def("parse_edges", &parse_edges_native, py::arg("text"), py::arg("comment"),
           py::arg("delimiter"));
+    m.def("check_entries", &check_entries_native, py::arg("indptr"), py::arg("indices"),
+          py::arg("weights"), py::arg("base"), py::arg("prev"), py::arg("starts"),
+          py::arg("ends"), py::arg("num_threads"));
 }
