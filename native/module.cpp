@@ -12,6 +12,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -554,13 +556,143 @@ py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes
     return flat_to_python(flat, b.k, L);
 }
 
+// Requests taken window by window (the out-of-core graph's memory map): runs of one minibatch
+// inside one window, spread over the threads in window order; when a window's last run is done,
+// its pages are released (madvise(MADV_DONTNEED) on byte ranges of `map`, a read-only view of
+// a shared file mapping: the page-table entries go, the page cache keeps the data), so at most
+// `threads` windows are mapped at once. Without windows: one window, nothing released.
+struct RequestWindows {
+    const int64_t* end = nullptr;      // per window: one past its last request (ascending, r)
+    int64_t count = 1;
+    const int64_t* order = nullptr;    // request i's results go to row order[i] (or i)
+    uint8_t* map = nullptr;            // the mapping whose pages are released (or nullptr)
+    const int64_t* release = nullptr;  // per window: `ranges` pairs (lo, hi) of byte offsets
+    int64_t ranges = 0;
+};
+
+// Runs of equal batch ids that do not cross a window end: their first requests, and r.
+static std::vector<int64_t> request_runs(const RequestRows& q, const RequestWindows& w,
+                                         std::vector<int64_t>& window_of) {
+    std::vector<int64_t> start;
+    int64_t wi = 0;
+    for (int64_t i = 0; i < q.r; ++i) {
+        const bool window_starts = i > 0 && wi < w.count && i == w.end[wi];
+        while (wi < w.count && w.end[wi] <= i) ++wi;
+        if (i == 0 || window_starts || q.batch[i] != q.batch[i - 1]) {
+            start.push_back(i);
+            window_of.push_back(wi);
+        }
+    }
+    start.push_back(q.r);
+    return start;
+}
+
+static void release_window(const RequestWindows& w, int64_t wi) {
+    if (!w.map) return;
+    for (int64_t k = 0; k < w.ranges; ++k) {
+        const int64_t lo = w.release[2 * (wi * w.ranges + k)];
+        const int64_t hi = w.release[2 * (wi * w.ranges + k) + 1];
+        if (hi > lo) madvise(w.map + lo, static_cast<size_t>(hi - lo), MADV_DONTNEED);
+    }
+}
+
+// Every run selected (columns gathered while its window is mapped), then the results put in
+// row order: count (r), edge and column (E) with the edges of row order[i] at its offsets.
+static void select_windows(const HopSpec& hs, const CSRView& g, const RequestRows& q,
+                           const RequestWindows& w, uint32_t hop_word, Key key, int threads,
+                           Budget& budget, PodBuf<int64_t>& count, PodBuf<int64_t>& edge,
+                           PodBuf<int64_t>& column) {
+    std::vector<int64_t> window_of;
+    const std::vector<int64_t> run_start = request_runs(q, w, window_of);
+    const int64_t runs = static_cast<int64_t>(run_start.size()) - 1;
+    std::unique_ptr<std::atomic<int64_t>[]> left(new std::atomic<int64_t>[w.count]);
+    for (int64_t i = 0; i < w.count; ++i) left[i] = 0;
+    for (int64_t j = 0; j < runs; ++j) ++left[window_of[j]];
+    std::vector<HopOut> outs(std::max<int64_t>(runs, 0));
+    for_each_minibatch<RowWiseScratch>(
+        runs, threads, [](RowWiseScratch&) {},
+        [&](int64_t j, RowWiseScratch& sc) {
+            HopOut& o = outs[j];
+            select_request_run(hs, g, q, run_start[j], run_start[j + 1], hop_word, key, sc, o,
+                               budget);
+            o.src.resize(o.eid.size());
+            for (size_t e = 0; e < o.eid.size(); ++e) o.src[e] = g.indices[o.eid[e]];
+            if (--left[window_of[j]] == 0) release_window(w, window_of[j]);
+        });
+    count.resize(static_cast<size_t>(q.r));
+    std::fill(count.data(), count.data() + q.r, int64_t(0));
+    auto row = [&](int64_t i) { return w.order ? w.order[i] : i; };
+    for (int64_t j = 0; j < runs; ++j)
+        for (size_t e = 0; e < outs[j].eid.size(); ++e) ++count[row(run_start[j] + outs[j].dst[e])];
+    std::vector<int64_t> next(static_cast<size_t>(q.r) + 1, 0);
+    for (int64_t i = 0; i < q.r; ++i) next[i + 1] = next[i] + count[i];
+    edge.resize(static_cast<size_t>(next[q.r]));
+    column.resize(static_cast<size_t>(next[q.r]));
+    for (int64_t j = 0; j < runs; ++j) {
+        const HopOut& o = outs[j];
+        for (size_t e = 0; e < o.eid.size(); ++e) {
+            const int64_t at = next[row(run_start[j] + o.dst[e])]++;
+            edge[at] = o.eid[e];
+            column[at] = o.src[e];
+        }
+    }
+}
+
+// The windows of select_requests, checked: window ends ascending up to r, `order` a
+// permutation of [0, r) (checked through a mark per row), release ranges page-aligned inside
+// `map`.
+static RequestWindows request_windows(const py::object& windows, int64_t r,
+                                      std::vector<py::object>& keep) {
+    RequestWindows w;
+    if (windows.is_none()) return w;
+    const py::tuple t = windows.cast<py::tuple>();
+    require(t.size() == 4, "windows: (order, ends, map, release)");
+    const I64 order = t[0].cast<I64>(), ends = t[1].cast<I64>(), release = t[3].cast<I64>();
+    keep.insert(keep.end(), {order, ends, release});
+    require(order.ndim() == 1 && order.size() == r, "windows: one order entry per request");
+    std::vector<uint8_t> seen(static_cast<size_t>(r), 0);
+    for (int64_t i = 0; i < r; ++i) {
+        const int64_t o = order.data()[i];
+        require(o >= 0 && o < r && !seen[o], "windows: order must be a permutation");
+        seen[o] = 1;
+    }
+    w.count = ends.size();
+    require(ends.ndim() == 1 && w.count >= 1 && ends.data()[w.count - 1] == r &&
+                ends.data()[0] >= 0, "windows: ends must run up to the number of requests");
+    for (int64_t i = 1; i < w.count; ++i)
+        require(ends.data()[i] >= ends.data()[i - 1], "windows: ends ascending");
+    w.end = ends.data();
+    w.order = order.data();
+    if (!t[2].is_none()) {
+        using U8 = py::array_t<uint8_t, py::array::c_style>;
+        const U8 map = t[2].cast<U8>();
+        keep.push_back(map);
+        require(release.ndim() == 2 && release.shape(0) == w.count && release.shape(1) % 2 == 0,
+                "windows: release ranges (windows, 2 * ranges)");
+        const int64_t page = static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+        const auto base = reinterpret_cast<uintptr_t>(map.data());
+        require(base % page == 0, "windows: the map must start on a page");
+        for (int64_t i = 0; i < release.size(); i += 2) {
+            const int64_t lo = release.data()[i], hi = release.data()[i + 1];
+            require(hi <= lo || (lo >= 0 && lo % page == 0 && hi <= map.size()),
+                    "windows: release ranges page-aligned inside the map");
+        }
+        w.map = const_cast<uint8_t*>(map.data());
+        w.release = release.data();
+        w.ranges = release.shape(1) / 2;
+    }
+    return w;
+}
+
 // The selection of one traced hop on requested rows (rowwise.h: select_request_run): the owner
-// side of push sampling and the rows a pulling rank fetched. Returns (count per request,
-// positions in the graph's indices, their columns), requests in order.
+// side of push sampling, the rows a pulling rank fetched, and the out-of-core graph's windows
+// (`windows`: (order, ends, map, release), see RequestWindows). Returns (count per row,
+// positions in the graph's indices, their columns), rows in order (request i is row order[i]).
 py::tuple select_requests(const py::tuple& graph, const py::dict& hop, const py::list& f64_vectors,
                           const py::list& i64_vectors, int64_t n_vertices, const I64& vertex,
                           const I64& row, const py::object& keys, const I64& batch, uint32_t hop_word,
-                          uint32_t k0, uint32_t k1, uint64_t budget_bytes, int num_threads) {
+                          uint32_t k0, uint32_t k1, uint64_t budget_bytes, int num_threads,
+                          const py::object& windows) {
     std::vector<py::object> keep;
     const CSRView g = graph_view(graph, keep);
     std::vector<F64> fvecs;
@@ -588,37 +720,15 @@ py::tuple select_requests(const py::tuple& graph, const py::dict& hop, const py:
             require(key_arr.data()[i] >= 0 && key_arr.data()[i] < (int64_t(1) << 32), "request key");
     }
     RequestRows q{vertex.data(), row.data(), keys.is_none() ? nullptr : key_arr.data(), batch.data(), r};
-    std::vector<int64_t> run_start(1, 0);
-    for (int64_t i = 1; i < r; ++i)
-        if (q.batch[i] != q.batch[i - 1]) run_start.push_back(i);
-    if (r > 0) run_start.push_back(r);
-    const int64_t runs = static_cast<int64_t>(run_start.size()) - 1;
-    std::vector<HopOut> outs(std::max<int64_t>(runs, 0));
+    RequestWindows w = request_windows(windows, r, keep);
+    const int64_t all[1] = {r};
+    if (!w.end) w.end = all;
     PodBuf<int64_t> count, edge, column;
     {
         py::gil_scoped_release release;
         Budget budget(budget_bytes);
-        for_each_minibatch<RowWiseScratch>(
-            runs, resolve_threads(num_threads), [](RowWiseScratch&) {},
-            [&](int64_t j, RowWiseScratch& sc) {
-                select_request_run(hs, g, q, run_start[j], run_start[j + 1], hop_word, Key{k0, k1},
-                                   sc, outs[j], budget);
-            });
-        int64_t total = 0;
-        for (const HopOut& o : outs) total += static_cast<int64_t>(o.eid.size());
-        count.resize(static_cast<size_t>(r));
-        std::fill(count.data(), count.data() + r, int64_t(0));
-        edge.resize(total);
-        column.resize(total);
-        int64_t at = 0;
-        for (int64_t j = 0; j < runs; ++j) {
-            const HopOut& o = outs[j];
-            for (size_t e = 0; e < o.eid.size(); ++e, ++at) {
-                ++count[run_start[j] + o.dst[e]];
-                edge[at] = o.eid[e];
-                column[at] = g.indices[o.eid[e]];
-            }
-        }
+        select_windows(hs, g, q, w, hop_word, Key{k0, k1}, resolve_threads(num_threads), budget,
+                       count, edge, column);
     }
     return py::make_tuple(own(std::move(count)), own(std::move(edge)), own(std::move(column)));
 }
@@ -850,12 +960,12 @@ py::tuple gather_ranges_native(int fd, int64_t base, int64_t itemsize, const I64
     return py::make_tuple(out, status);
 }
 
-// Returns (first column id outside [0, n), first weight not finite or negative, first entry
+// Returns (first column id outside [0, num_nodes), first weight not finite or negative, first entry
 // not above its predecessor in its row), each -1 when none, over the ranges [starts[i],
 // ends[i]) of the entries indices/weights hold from position `base` on; `prev` (or None): the
 // column id before `base`. verify.h.
-py::tuple check_entries_native(const I64& indptr, const I64& indices, const py::object& weights,
-                               int64_t base, const py::object& prev, const I64& starts,
+py::tuple check_entries_native(const I64& indptr, int64_t num_nodes, const I64& indices,
+                               const py::object& weights, int64_t base, const py::object& prev, const I64& starts,
                                const I64& ends, int num_threads) {
     require(indptr.ndim() == 1 && indptr.size() >= 1 && indices.ndim() == 1,
             "indptr and indices must be 1-d");
@@ -881,8 +991,8 @@ py::tuple check_entries_native(const I64& indptr, const I64& indices, const py::
     int64_t first[3] = {-1, -1, -1};
     {
         py::gil_scoped_release release;
-        check_ranges(indptr.data(), indptr.size() - 1, indices.data(), w, base, before, s, e,
-                     pred.data(), m, resolve_threads(num_threads), first);
+        check_ranges(indptr.data(), indptr.size() - 1, num_nodes, indices.data(), w, base,
+                     before, s, e, pred.data(), m, resolve_threads(num_threads), first);
     }
     return py::make_tuple(first[0], first[1], first[2]);
 }
@@ -953,7 +1063,7 @@ PYBIND11_MODULE(_native_kernels, m) {
     m.def("select_requests", &select_requests, py::arg("graph"), py::arg("hop"), py::arg("f64_vectors"),
           py::arg("i64_vectors"), py::arg("n_vertices"), py::arg("vertex"), py::arg("row"), py::arg("keys"),
           py::arg("batch"), py::arg("hop_word"), py::arg("k0"), py::arg("k1"), py::arg("budget_bytes"),
-          py::arg("num_threads"));
+          py::arg("num_threads"), py::arg("windows") = py::none());
     m.def("insert_bulk", &insert_bulk_native, py::arg("known_off"), py::arg("known"),
           py::arg("cand_off"), py::arg("cand"), py::arg("num_threads"));
     m.def("lookup_bulk", &lookup_bulk_native, py::arg("known_off"), py::arg("known"),
@@ -962,7 +1072,8 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("itemsize"), py::arg("starts"), py::arg("ends"), py::arg("gap"));
     m.def("parse_edges", &parse_edges_native, py::arg("text"), py::arg("comment"),
           py::arg("delimiter"));
-    m.def("check_entries", &check_entries_native, py::arg("indptr"), py::arg("indices"),
+    m.def("check_entries", &check_entries_native, py::arg("indptr"), py::arg("num_nodes"),
+          py::arg("indices"),
           py::arg("weights"), py::arg("base"), py::arg("prev"), py::arg("starts"),
           py::arg("ends"), py::arg("num_threads"));
 }

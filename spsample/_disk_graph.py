@@ -26,6 +26,8 @@ import threading
 
 import numpy as np
 
+from ._disk_map import MAX_REGION_ENTRIES, MappedColumns, can_map
+from ._entries import NO_PROBLEM, entry_problems
 from ._errors import ArgumentError, ArgumentTypeError, DatasetError
 from ._graph import frozen_array
 from ._validate import _parse_size, fail, format_bytes
@@ -264,6 +266,13 @@ class BlockCache:
         with self._lock:
             slot.pins -= 1
 
+    def clear(self):
+        """Free every block no reader holds (their room serves the graph's memory map)."""
+        with self._lock:
+            self._free.clear()
+            for b in [b for b, slot in self._slots.items() if slot.pins == 0]:
+                del self._slots[b]
+
     def _load(self, slot):
         start, stop = self.block_range(slot.block)
         n = stop - start
@@ -360,6 +369,8 @@ class DiskGraph:
         self.indices = _DiskArray(self, "indices")
         self.weights = _DiskArray(self, "weights") if "weights" in self._sources else None
         self.cache = BlockCache(self, self.block_entries, self.cache_blocks)
+        self.map = MappedColumns(self, self.map_span, self.map_region) \
+            if can_map(self._sources) else None
         self._column_weights = self._layerwise_scale = None
         self.last_stats = {}
 
@@ -452,44 +463,56 @@ class DiskGraph:
         cache = max(_MIN_BLOCKS * block * entry, (work - spill) // 2)
         self.cache_blocks = int(cache // (block * entry))
         self.hop_bytes = int(work - spill - self.cache_blocks * block * entry)
+        self._plan_map((self.cache_blocks * block * entry + spill) // entry)
+
+    def _plan_map(self, window):
+        """The memory map's windows share the room of the cache and the longest row (a mapped
+        hop holds no block): ``window`` entries, two regions and a longest row included."""
+        room = max(1, (window - self.max_degree) // 8)
+        self.map_region = 1 << int(min(MAX_REGION_ENTRIES, room)).bit_length() - 1
+        self.map_span = max(1, window - self.max_degree - 2 * self.map_region)
 
     # ------------------------------------------------------------------ reading
     def _check_block(self, b, start, stop, slot, first_time):
-        """Column ids in ``[0, n)`` and weights finite and non-negative (every read); rows
-        strictly increasing, checked the first time block ``b`` is read."""
+        """Column ids in ``[0, n)``, weights finite and non-negative and rows strictly
+        increasing (every read); the first time block ``b`` is read, its first entry is also
+        compared with the one before it (one extra read)."""
         n = stop - start
         idx = slot.indices[:n]
-        if n and (idx.min() < 0 or idx.max() >= self.num_nodes):
-            bad = int(idx[(idx < 0) | (idx >= self.num_nodes)][0])
-            self._fail_data("indices", start, stop,
-                            f"has a column id outside [0, {self.num_nodes})", bad)
-        if slot.weights is not None and n:
-            w = slot.weights[:n]
-            if not np.all(np.isfinite(w)) or w.min() < 0:
-                self._fail_data("weights", start, stop, "must be finite and non-negative",
-                                float(w[~(np.isfinite(w) & (w >= 0))][0]))
-        if first_time and n:
-            self._check_sorted(start, stop, idx)
-
-    def _check_sorted(self, start, stop, idx):
-        """Within each row the ids increase strictly (canonical rows, as ``Graph`` keeps
-        them); pairs straddling the block's first entry are compared through one extra read."""
+        w = None if slot.weights is None else slot.weights[:n]
         prev = None
-        if start > 0:
+        if first_time and start > 0:
             one = np.empty(1, dtype=np.int64)
             self._sources["indices"].read(start - 1, start, one)
-            prev = one
-        values = idx if prev is None else np.concatenate([prev, idx])
-        first = start if prev is None else start - 1
-        row_start = np.zeros(values.size, dtype=bool)
-        lo, hi = np.searchsorted(self.indptr, [first + 1, first + values.size])
-        row_start[self.indptr[lo:hi] - first] = True
-        bad = (np.diff(values) <= 0) & ~row_start[1:]
-        if bad.any():
-            at = first + 1 + int(np.flatnonzero(bad)[0])
-            self._fail_data("indices", start, stop, f"is not sorted strictly within its rows "
-                            f"at entry {at} (convert the file with spsample convert, or save "
-                            "it with spsample.save, to store canonical rows)", int(idx[at - start]))
+            prev = int(one[0])
+        found = entry_problems(self.indptr, idx, w, base=start, prev=prev)
+        if found != NO_PROBLEM:
+            self._refuse(found, start, stop, idx, w, base=start)
+
+    def _refuse(self, found, start, stop, idx, w, *, base=0, position=None):
+        """Raise for the first of ``found`` (:func:`~spsample._entries.entry_problems` on
+        ``idx``/``w``, which hold entries from ``base``) in entries ``[start, stop)``;
+        ``position`` maps a found position to the entry it is in the file."""
+        bad_id, bad_w, unsorted = found
+        at = position or (lambda p: p)
+        if bad_id >= 0:
+            self._fail_data("indices", start, stop, f"has a column id outside [0, "
+                            f"{self.num_nodes})", int(idx[bad_id - base]))
+        if bad_w >= 0:
+            self._fail_data("weights", start, stop, "must be finite and non-negative",
+                            float(w[bad_w - base]))
+        self._fail_data("indices", start, stop, f"is not sorted strictly within its rows at "
+                        f"entry {at(unsorted)} (convert the file with spsample convert, or "
+                        "save it with spsample.save, to store canonical rows)",
+                        int(idx[unsorted - base]))
+
+    def check_sampled(self, ids):
+        """Column ids sampled from the map, in ``[0, n)`` again (the checked regions are
+        trusted; this keeps the next hop's kernels in bounds should the file change)."""
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_nodes):
+            fail(DatasetError, "DiskGraph", "path", f"{self.path!r} changed while it was "
+                 f"sampled: a column id outside [0, {self.num_nodes}) was read", int(
+                     ids[(ids < 0) | (ids >= self.num_nodes)][0]))
 
     def _fail_data(self, name, start, stop, problem, value):
         fail(DatasetError, "DiskGraph", "path", f"{self.path!r} holds an invalid graph: "
@@ -512,6 +535,13 @@ class DiskGraph:
         return out
 
     @property
+    def mapped(self):
+        """Whether row-local hops read the file through :attr:`map` (contiguous native
+        arrays, native kernels on)."""
+        from . import _native
+        return self.map is not None and _native.AVAILABLE and _native.enabled()
+
+    @property
     def direct(self):
         """Whether rows can be read one range each (contiguous datasets, native kernels)."""
         from . import _native
@@ -527,22 +557,13 @@ class DiskGraph:
         np.cumsum(end - start, out=indptr[1:])
         out = {name: self._gather(src, start, end) for name, src in self._sources.items()}
         idx, w = out["indices"].astype(np.int64, copy=False), out.get("weights")
-        lo, hi = (int(start[0]), int(end[-1])) if rows.size else (0, 0)
-        if idx.size and (idx.min() < 0 or idx.max() >= self.num_nodes):
-            bad = int(idx[(idx < 0) | (idx >= self.num_nodes)][0])
-            self._fail_data("indices", lo, hi, f"has a column id outside [0, "
-                            f"{self.num_nodes})", bad)
-        if w is not None:
-            w = w.astype(np.float64, copy=False)
-            if w.size and (not np.all(np.isfinite(w)) or w.min() < 0):
-                self._fail_data("weights", lo, hi, "must be finite and non-negative",
-                                float(w[~(np.isfinite(w) & (w >= 0))][0]))
-        if idx.size > 1:
-            inner = np.ones(idx.size - 1, dtype=bool)
-            inner[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < idx.size)] - 1] = False
-            if np.any((np.diff(idx) <= 0) & inner):
-                self._fail_data("indices", lo, hi, "is not sorted strictly within its rows",
-                                None)
+        w = None if w is None else w.astype(np.float64, copy=False)
+        found = entry_problems(indptr, idx, w, num_nodes=self.num_nodes)
+        if found != NO_PROBLEM:
+            def position(p):                       # buffer position -> entry of the file
+                r = int(np.searchsorted(indptr, p, side="right")) - 1
+                return int(start[r] + p - indptr[r])
+            self._refuse(found, int(start[0]), int(end[-1]), idx, w, position=position)
         return indptr, idx, w
 
     def _gather(self, src, start, end):
@@ -607,6 +628,8 @@ class DiskGraph:
 
     def close(self):
         """Close the file (idempotent)."""
+        if getattr(self, "map", None) is not None:
+            self.map.close()
         if getattr(self, "_fd", None) is not None:
             os.close(self._fd)
             self._fd = None

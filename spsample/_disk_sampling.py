@@ -42,6 +42,8 @@ _PARALLEL = 4096
 #: A row-local hop reads its rows range by range (not whole cache blocks) when they hold less
 #: than this share of the entries of the blocks they touch (contiguous files, native kernels).
 _DIRECT_SHARE = 0.5
+#: Row-local hops sample files that can be mapped (``DiskGraph.mapped``) through the map.
+_MAP = True
 
 
 def sample_on_disk(dg, seeds, sampler, batch_size, seed, epoch, batch_offset):
@@ -161,6 +163,8 @@ class _ScanHop:
     def sample(self, Q, ctx, stats):
         """``S`` for the rows of ``Q`` (RowMatrix, global edge ids)."""
         dg, B = self.dg, self.dg.block_entries
+        if self.native is not None and _MAP and dg.mapped:
+            return self._sample_mapped(Q, ctx, stats)
         order = np.argsort(Q.vertex, kind="stable")
         vertex = Q.vertex[order]
         start, end = dg.indptr[vertex], dg.indptr[vertex + 1]
@@ -187,6 +191,37 @@ class _ScanHop:
         stats["rows_read"] += int(np.unique(vertex[end > start]).size)
         stats["entries_read"] += int((end - start)[np.r_[True, vertex[1:] != vertex[:-1]]].sum())
         return pieces.matrix(len(Q))
+
+    def _sample_mapped(self, Q, ctx, stats):
+        """Every request sampled in place from the graph's memory map, window by window, in
+        one native call (:mod:`spsample._disk_map`): the regions a window touches checked
+        first (the first time only), each window's pages released once it is sampled."""
+        from . import _native
+        dg, m = self.dg, self.dg.map
+        dg.cache.clear()                                  # the windows take the cache's room
+        t0 = time.perf_counter()
+        start, end = dg.indptr[Q.vertex], dg.indptr[Q.vertex + 1]
+        threads = 1 if len(Q) < _PARALLEL else _native.get_num_threads()
+        order, bounds, lo, hi = m.windows(start, end, threads)
+        m.check_windows(start, end, order, bounds, lo, hi)
+        m.check_size()
+        vertex, batch = Q.vertex[order], Q.batch[order]
+        n = self.native
+        lowered = _native.RequestHop((dg.indptr, *m.arrays(), None), n.hop, n.f64, n.i64,
+                                     n.n_vertices)
+        try:
+            S = _native.select_requests(
+                lowered, vertex, vertex, ctx.batch_ids[batch], ctx.hop_word, ctx.key,
+                keys=Q.row_id[order] if self.keyed_by_row else None, num_threads=threads,
+                windows=(order, bounds[1:], m.view(), m.release_ranges(lo, hi)))
+        except BaseException:
+            m.release(0, dg.num_edges)                # windows the failed call left mapped
+            raise
+        dg.check_sampled(S.indices)
+        stats["read_s"] += time.perf_counter() - t0
+        stats["mapped_hops"] = stats.get("mapped_hops", 0) + 1
+        stats["windows"] = stats.get("windows", 0) + bounds.size - 1
+        return S
 
     def _sample_direct(self, Q, order, vertex, distinct, ctx, stats):
         """Sparse hops: the distinct rows read range by range (``DiskGraph.read_rows``), in

@@ -627,7 +627,8 @@ def lower_requests(plan, graph, *, rows=None, edge_offset=0):
     return RequestHop(arrays, hop, f64, spec["i64"], graph.num_nodes)
 
 
-def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, num_threads=None):
+def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, num_threads=None,
+                    windows=None):
     """The lowered hop's selection on requested rows (``native/rowwise.h``): the bits of the
     single-process kernel and of the hop's NumPy evaluation on the same rows.
 
@@ -647,6 +648,12 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, nu
     num_threads : int, optional
         Threads for this call (default: :func:`get_num_threads`); 1 for small calls, where
         starting a parallel region costs more than the work (the result is the same).
+    windows : tuple, optional
+        ``(order, ends, map, release)``: the requests come grouped in windows (window ``w``
+        ends before request ``ends[w]``), taken in that order, a window's pages released once
+        its requests are done (``release[w]``: pairs of page-aligned byte offsets into
+        ``map``, a uint8 view of a read-only shared file mapping, or ``None``); request ``i``'s
+        samples become row ``order[i]`` (a permutation). See :mod:`spsample._disk_map`.
 
     Returns
     -------
@@ -665,7 +672,7 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, nu
             lowered.graph, lowered.hop, lowered.f64, lowered.i64, lowered.n_vertices,
             _i64(vertex), _i64(row), None if keys is None else _i64(keys), _i64(batch),
             int(hop_word), k0, k1, budget,
-            _THREADS if num_threads is None else int(num_threads))
+            _THREADS if num_threads is None else int(num_threads), windows)
     except MemoryError as exc:
         raise ResourceLimitError(f"sample: argument 'sampler': {exc} (the memory this process may "
                                  "use); lower the fanouts, batch_size or bulk size") from None

@@ -175,6 +175,6 @@ def test_native_checks_match_the_numpy_oracle():
         ends = np.minimum(starts + rng.integers(0, 8, 3), m)
         held = (ids[base:], None if w is None else w[base:])
         got = entry_problems(indptr, *held, base=base, prev=prev, starts=starts, ends=ends)
-        assert got == first_problems(indptr, *held, base, prev, starts, ends)
+        assert got == first_problems(indptr, *held, base, prev, starts, ends, indptr.size - 1)
         found.update(c for c in range(3) if got[c] >= 0)
     assert found == {0, 1, 2}                       # every kind of problem was met

@@ -1,0 +1,203 @@
+"""The column ids (and weights) of a contiguous spsample file as a read-only memory map: how
+the out-of-core graph's row-local hops read warm data (:mod:`spsample._disk_sampling`).
+
+A hop's requests are taken **window by window**: a window holds the requests whose rows start
+in one span of ``span`` entries, so the pages it maps lie in ``span + max_degree`` entries plus
+a region on either side. For each window, the regions of the file its rows touch are checked
+the first time (:func:`spsample._entries.entry_problems`: ids in ``[0, n)``, weights finite and
+non-negative, rows strictly increasing; checked regions stay trusted while the graph is open),
+the native row sampler reads the rows in place (only the entries it draws, for uniform rules),
+and the window's pages are released with ``madvise(MADV_DONTNEED)``: they leave the process's
+resident set but stay in the page cache. Regions still to be checked are read ahead with
+``posix_fadvise(WILLNEED)``, the next window's while the current one is sampled.
+
+The file must not change while it is mapped: a file that shrinks between two windows gives a
+:class:`~spsample.DatasetError`; one truncated while a window reads it ends the process with
+``SIGBUS``, as for any memory map.
+"""
+
+import mmap
+import os
+
+import numpy as np
+
+from . import _primitives as prim
+from ._entries import NO_PROBLEM, entry_problems
+
+__all__ = ["MappedColumns", "can_map", "MAX_REGION_ENTRIES"]
+
+#: Entries of the largest region checked at once (2 MiB of int64 column ids).
+MAX_REGION_ENTRIES = 1 << 18
+#: Pages are released in aligned blocks of this size: a fault maps the page cache's neighbours
+#: too (fault-around, 64 KiB; a 2 MiB folio mapped whole), beyond the entries read.
+_RELEASE = max(mmap.PAGESIZE, 2 << 20)
+_NATIVE = {"indices": np.dtype(np.int64), "weights": np.dtype(np.float64)}
+
+
+def can_map(sources):
+    """Whether every array of ``sources`` (``DiskGraph._sources``) is contiguous in the file,
+    stored as native int64 / float64 and aligned, so a memory map can serve it as it is."""
+    return all(src.offset is not None and src.dtype == _NATIVE[name]
+               and src.offset % src.dtype.itemsize == 0 for name, src in sources.items())
+
+
+class MappedColumns:
+    """The memory map of a :class:`~spsample.DiskGraph`'s file and what it has checked.
+
+    Parameters
+    ----------
+    dg : DiskGraph
+    span : int
+        Entries whose rows one window may start in; the window's pages then lie in ``span +
+        dg.max_degree + 2 * region`` entries.
+    region : int
+        Entries checked at a time (a power of two).
+
+    Attributes
+    ----------
+    checked : bool ndarray
+        Per region: already checked.
+    stats : dict
+        ``regions_checked`` since creation.
+    """
+
+    def __init__(self, dg, span, region):
+        self.dg, self.span, self.region = dg, int(span), int(region)
+        self.checked = np.zeros(-(-dg.num_edges // self.region), dtype=bool)
+        self._map = self._arrays = None
+        self.stats = {"regions_checked": 0}
+
+    # ------------------------------------------------------------------ the map
+    def arrays(self):
+        """``(indices, weights or None)``: read-only views of the map (made on first use)."""
+        if self._arrays is None:
+            self.check_size()
+            self._map = mmap.mmap(self.dg._fd, 0, access=mmap.ACCESS_READ)
+            self._arrays = tuple(
+                None if src is None else np.frombuffer(
+                    self._map, dtype=src.dtype, count=src.size, offset=src.offset)
+                for src in (self.dg._sources.get("indices"), self.dg._sources.get("weights")))
+        return self._arrays
+
+    def check_size(self):
+        """A :class:`~spsample.DatasetError` unless the file still holds every mapped array."""
+        size = os.fstat(self.dg._fd).st_size
+        for src in self.dg._sources.values():
+            if src.size and src.offset + src.size * src.dtype.itemsize > size:
+                src.fail(0, src.size, "the file ends before the dataset does (truncated?)")
+
+    def close(self):
+        """Unmap (the views a caller still holds keep their pages until dropped)."""
+        self._arrays = None
+        if self._map is not None:
+            try:
+                self._map.close()
+            except BufferError:          # a view outlives the graph: unmapped when dropped
+                pass
+            self._map = None
+
+    def view(self):
+        """The whole map as uint8 (what the native kernels release pages of)."""
+        self.arrays()
+        return np.frombuffer(self._map, dtype=np.uint8)
+
+    # ------------------------------------------------------------------ windows
+    def windows(self, start, end, threads):
+        """Requests of rows ``[start, end)`` grouped in windows of ``span / threads`` entries
+        (``threads`` windows may be mapped at once): ``(order, bounds, lo, hi)``, window ``i``
+        holding the requests ``order[bounds[i]:bounds[i + 1]]`` (frontier order inside each),
+        its rows within the regions of entries ``[lo[i], hi[i])``."""
+        win = start // max(1, self.span // max(1, threads))
+        count = np.bincount(win)
+        order = np.argsort(win.astype(np.uint16) if count.size <= 1 << 16 else win,
+                           kind="stable")
+        bounds = np.r_[0, np.cumsum(count[count > 0])]
+        first = bounds[:-1]
+        lo = np.minimum.reduceat(start[order], first) // self.region * self.region
+        hi = -(-np.maximum.reduceat(end[order], first) // self.region) * self.region
+        return order, bounds, lo, np.minimum(hi, self.dg.num_edges)
+
+    def release_ranges(self, lo, hi):
+        """Per window, the byte ranges of entries ``[lo, hi)`` of every mapped array: int64,
+        shape ``(windows, 2 * arrays)`` (for ``select_requests(windows=...)``)."""
+        out = [np.stack(self._bytes(src, lo, hi), axis=1) for src in self.dg._sources.values()]
+        return np.ascontiguousarray(np.concatenate(out, axis=1), dtype=np.int64)
+
+    def check_windows(self, start, end, order, bounds, lo, hi):
+        """Check the regions each window touches for the first time, window after window
+        (the next one's read ahead meanwhile)."""
+        if self.checked.all():
+            return
+        todo = [self.touched(start[order[a:b]], end[order[a:b]])
+                for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+        for i, mask in enumerate(todo):
+            mask &= ~self.checked
+            if i + 1 < len(todo):
+                self.prefetch(todo[i + 1] & ~self.checked & ~mask)
+            if mask.any():
+                self.check(mask)
+
+    def touched(self, start, end):
+        """The regions holding entries of the rows ``[start, end)``, as a bool mask."""
+        live = end > start
+        first, last = start[live] // self.region, (end[live] - 1) // self.region
+        mask = np.zeros(self.checked.size, dtype=bool)
+        mask[first] = True
+        mask[last] = True
+        wide = np.flatnonzero(last - first > 1)
+        if wide.size:
+            offset, seg = prim.segment_arange(last[wide] - first[wide] + 1)
+            mask[first[wide][seg] + offset] = True
+        return mask
+
+    def prefetch(self, todo):
+        """Ask the kernel to read the regions ``todo`` (bool mask) ahead (asynchronously)."""
+        for lo, hi in _runs(todo):
+            for src in self.dg._sources.values():
+                a, b = (int(x) for x in self._bytes(src, lo * self.region, hi * self.region))
+                os.posix_fadvise(self.dg._fd, a, b - a, os.POSIX_FADV_WILLNEED)
+
+    def check(self, todo):
+        """Check the regions ``todo`` (bool mask, none checked yet), then release their pages
+        (and the entry before each run of them, compared with the run's first); raise the
+        graph's :class:`~spsample.DatasetError` for the first problem found."""
+        runs = _runs(todo)
+        if not runs:
+            return
+        idx, w = self.arrays()
+        starts = np.array([lo for lo, _ in runs], dtype=np.int64) * self.region
+        ends = np.minimum(np.array([hi for _, hi in runs], dtype=np.int64) * self.region,
+                          self.dg.num_edges)
+        try:
+            found = entry_problems(self.dg.indptr, idx, w, starts=starts, ends=ends)
+            if found != NO_PROBLEM:
+                self.dg._refuse(found, int(starts[0]), int(ends[-1]), idx, w)
+        finally:
+            for lo, hi in zip(starts.tolist(), ends.tolist()):
+                self.release(max(0, lo - 1), hi)
+        self.checked |= todo
+        self.stats["regions_checked"] += int(todo.sum())
+
+    def release(self, lo, hi):
+        """Drop the pages of entries ``[lo, hi)`` from the process (not from the page cache)."""
+        if self._map is None or hi <= lo:
+            return
+        for src in self.dg._sources.values():
+            a, b = (int(x) for x in self._bytes(src, lo, hi))
+            self._map.madvise(mmap.MADV_DONTNEED, a, b - a)
+
+    def _bytes(self, src, lo, hi):
+        """The byte ranges of entries ``[lo, hi)`` of ``src`` (scalars or arrays), widened to
+        whole release blocks (``_RELEASE``), inside the map."""
+        a = (src.offset + np.asarray(lo) * src.dtype.itemsize) // _RELEASE * _RELEASE
+        b = src.offset + np.minimum(hi, src.size) * src.dtype.itemsize
+        end = len(self._map) if self._map is not None else os.fstat(self.dg._fd).st_size
+        return a, np.minimum(-(-b // _RELEASE) * _RELEASE, end)
+
+
+def _runs(mask):
+    """``[(lo, hi), ...]``: the runs of consecutive True entries of ``mask``."""
+    if not mask.any():
+        return []
+    edges = np.flatnonzero(np.diff(np.r_[0, mask.view(np.int8), 0]))
+    return list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
