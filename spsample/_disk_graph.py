@@ -311,6 +311,14 @@ class _DiskArray:
         return f"<on-disk {self._name} of {self.size} entries>"
 
 
+def _max_step(indptr, piece=1 << 20):
+    """``max(diff(indptr))`` (0 when empty), a piece at a time (no n-sized temporary)."""
+    top = 0
+    for a in range(0, indptr.size - 1, piece):
+        top = max(top, int(np.diff(indptr[a:a + piece + 1]).max()))
+    return top
+
+
 class DiskGraph:
     """An spsample HDF5 graph kept on disk: row pointers in memory, column ids (and weights)
     read on demand through a bounded :class:`BlockCache`.
@@ -360,8 +368,7 @@ class DiskGraph:
                              for name in ("indices", "weights") if arrays[name] is not None}
             self.memory_budget = memory_budget
             self.indptr = self._read_indptr(where, arrays["indptr"])
-            degree = np.diff(self.indptr)
-            self.max_degree = int(degree.max()) if degree.size else 0
+            self.max_degree = _max_step(self.indptr)
             self._plan_memory(where)
         except BaseException:
             self.close()
@@ -404,13 +411,19 @@ class DiskGraph:
 
     def _read_indptr(self, where, dset):
         """The row pointers, checked: from 0 to ``num_edges``, non-decreasing (the budget must
-        hold them: they stay in memory)."""
+        hold them: they stay in memory). Read in place and checked piece by piece
+        (:func:`spsample.io._graph_read.read_indptr`); pointers that fail are read whole again
+        to name the problem."""
+        from .io._graph_read import read_indptr
         need = 8 * (self.num_nodes + 1)
         if need > self.memory_budget:
             fail(ArgumentError, where, "memory_budget", f"must hold the row pointers "
                  f"({format_bytes(need)}) plus the block cache; at least "
                  f"{format_bytes(need + self._min_work(0))} for {self.path!r}",
                  self.memory_budget)
+        lean = read_indptr(dset, self.num_edges)
+        if lean is not None:
+            return lean
         indptr = self._file._read("indptr", 0, self.num_nodes + 1)
         if indptr[0] != 0 or indptr[-1] != self.num_edges:
             self._file._fail("indptr", f"must run from 0 to len(/graph/indices) = "

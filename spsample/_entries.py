@@ -17,7 +17,7 @@ NO_PROBLEM = (-1, -1, -1)
 
 
 def entry_problems(indptr, indices, weights=None, *, base=0, prev=None, starts=None,
-                   ends=None):
+                   ends=None, num_nodes=None):
     """The first entry failing each check, over the ranges ``[starts[i], ends[i])``.
 
     Parameters
@@ -34,6 +34,9 @@ def entry_problems(indptr, indices, weights=None, *, base=0, prev=None, starts=N
         there); ``None``: no comparison there.
     starts, ends : int64 arrays, optional
         Ranges of positions inside ``[base, base + m)``; default: every entry held.
+    num_nodes : int, optional
+        Column ids must lie in ``[0, num_nodes)``; default ``len(indptr) - 1`` (rows of a
+        square graph; other rows, e.g. some rows of one read back to back, name it).
 
     Returns
     -------
@@ -43,22 +46,23 @@ def entry_problems(indptr, indices, weights=None, *, base=0, prev=None, starts=N
         where none (:data:`NO_PROBLEM` when all pass).
     """
     from . import _native
+    n = indptr.size - 1 if num_nodes is None else int(num_nodes)
     if starts is None:
         starts = np.array([base], dtype=np.int64)
         ends = np.array([base + indices.size], dtype=np.int64)
     if _native.AVAILABLE and _native.enabled():
         from . import _native_kernels
         found = _native_kernels.check_entries(
-            indptr, indices, weights, int(base), None if prev is None else int(prev),
+            indptr, n, indices, weights, int(base), None if prev is None else int(prev),
             _native._i64(np.asarray(starts)), _native._i64(np.asarray(ends)), _native._THREADS)
         return tuple(int(f) for f in found)
-    return first_problems(indptr, indices, weights, base, prev, starts, ends)
+    return first_problems(indptr, indices, weights, base, prev, starts, ends, n)
 
 
-def first_problems(indptr, indices, weights, base, prev, starts, ends):
+def first_problems(indptr, indices, weights, base, prev, starts, ends, num_nodes):
     """:func:`entry_problems` by NumPy, range by range (the oracle of ``native/verify.h``)."""
     found = [-1, -1, -1]
-    n = indptr.size - 1
+    n = num_nodes
     for a, b in zip(np.asarray(starts).tolist(), np.asarray(ends).tolist()):
         if b <= a:
             continue

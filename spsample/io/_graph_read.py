@@ -20,7 +20,7 @@ import numpy as np
 from .._entries import NO_PROBLEM, entry_problems
 from .._graph import MAX_NODES, Graph
 
-__all__ = ["read_graph"]
+__all__ = ["read_graph", "read_indptr"]
 
 #: Bytes read (and checked) at a time.
 PIECE_BYTES = 16 << 20
@@ -97,6 +97,19 @@ def _weights_check(pos, piece):
         raise _NotCanonical("weights")
 
 
+def read_indptr(dset, num_edges):
+    """The row pointers ``dset`` (1-D, ``num_edges`` entries after them), read lean and
+    frozen, or ``None`` when they are not native int64 or fail a check (from 0, non-decreasing,
+    ending at ``num_edges``): the caller's general path then reads them and says why."""
+    if dset.ndim != 1 or dset.dtype != _DTYPES["graph/indptr"] or dset.shape[0] < 1:
+        return None
+    try:
+        indptr = _read_frozen(dset, _indptr_check(num_edges))
+    except (_NotCanonical, OSError, ValueError, TypeError, RuntimeError, KeyError):
+        return None
+    return indptr if indptr[-1] == num_edges else None
+
+
 def read_graph(dsets):
     """The :class:`~spsample.Graph` of an spsample file, read lean (module docstring), or
     ``None`` when the general path must read it.
@@ -116,10 +129,10 @@ def read_graph(dsets):
     if n < 1 or n > MAX_NODES or ("graph/weights" in dsets and
                                   dsets["graph/weights"].shape[0] != nnz):
         return None
+    indptr = read_indptr(dsets["graph/indptr"], nnz)
+    if indptr is None:
+        return None
     try:
-        indptr = _read_frozen(dsets["graph/indptr"], _indptr_check(nnz))
-        if indptr[-1] != nnz:
-            return None
         indices = _read_frozen(dsets["graph/indices"], _indices_check(indptr))
         weights = None
         if "graph/weights" in dsets:
