@@ -6,17 +6,21 @@ memory, all of it inside ``memory_budget``:
 * the row pointers (``8 (n + 1)`` bytes), read and checked when the file is opened;
 * a :class:`BlockCache` of fixed-size blocks of ``/graph/indices`` (and ``/graph/weights``),
   least recently used first out, filled by ``pread`` from a contiguous dataset or through
-  h5py from a chunked one (blocks aligned to its chunks);
+  h5py from a chunked one (blocks aligned to its chunks) -- or, in the same room, the windows
+  of a read-only memory map of a contiguous file (:mod:`spsample._disk_map`: the pages a
+  window maps are released once it is sampled, so they leave the resident set);
 * room for the longest row (a row that spans blocks is assembled there) and for the rows that
   a hop which is not row-local needs at once (see :mod:`spsample._disk_sampling`).
 
 Sampling (``spsample.sample(disk_graph, ...)``) runs the engine's hop loop with every hop's
-rows read in position order through the cache, a background thread reading the next blocks
-while the current one is sampled; results are bit-identical to the in-memory graph's.
+rows read in position order, through the map or through the cache (a background thread
+reading the next blocks while the current one is sampled); results are bit-identical to the
+in-memory graph's.
 
-Every block is checked when read (column ids in ``[0, n)``, weights finite and non-negative,
-rows strictly increasing the first time a block is seen), and a file that shrinks under the
-reader gives a :class:`~spsample.DatasetError` naming the file and the array.
+Every block is checked when read, and every region of the map the first time a window touches
+it (column ids in ``[0, n)``, weights finite and non-negative, rows strictly increasing); a
+file that shrinks under the reader gives a :class:`~spsample.DatasetError` naming the file and
+the array.
 """
 
 import collections
@@ -340,8 +344,15 @@ class DiskGraph:
     block_entries : int
         Entries per cache block.
     cache : BlockCache
+    map : MappedColumns or None
+        The memory map row-local hops sample through (files whose arrays are contiguous,
+        native int64 / float64); ``None`` for others.
+    map_span, map_region : int
+        Entries whose rows a map window starts in (divided among the threads), and entries
+        checked at a time.
     last_stats : dict
-        Counters of the latest :meth:`sample` call (hop modes, blocks read, bytes, times).
+        Counters of the latest :meth:`sample` call (hop modes, blocks read, bytes, map
+        windows, times).
 
     Examples
     --------

@@ -8,8 +8,11 @@ the first time (:func:`spsample._entries.entry_problems`: ids in ``[0, n)``, wei
 non-negative, rows strictly increasing; checked regions stay trusted while the graph is open),
 the native row sampler reads the rows in place (only the entries it draws, for uniform rules),
 and the window's pages are released with ``madvise(MADV_DONTNEED)``: they leave the process's
-resident set but stay in the page cache. Regions still to be checked are read ahead with
-``posix_fadvise(WILLNEED)``, the next window's while the current one is sampled.
+resident set but stay in the page cache. The map is advised ``MADV_HUGEPAGE``: data it reads
+from the device comes into the page cache in 2 MiB folios, which a window then maps (and
+releases) 2 MiB at a time. (``posix_fadvise(WILLNEED)`` read-ahead was tried and dropped: it
+reads at most one read-ahead window a call, in small folios that cost every later window a
+fault per 64 KiB.)
 
 The file must not change while it is mapped: a file that shrinks between two windows gives a
 :class:`~spsample.DatasetError`; one truncated while a window reads it ends the process with
@@ -31,6 +34,7 @@ MAX_REGION_ENTRIES = 1 << 18
 #: Pages are released in aligned blocks of this size: a fault maps the page cache's neighbours
 #: too (fault-around, 64 KiB; a 2 MiB folio mapped whole), beyond the entries read.
 _RELEASE = max(mmap.PAGESIZE, 2 << 20)
+_HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None)
 _NATIVE = {"indices": np.dtype(np.int64), "weights": np.dtype(np.float64)}
 
 
@@ -73,6 +77,8 @@ class MappedColumns:
         if self._arrays is None:
             self.check_size()
             self._map = mmap.mmap(self.dg._fd, 0, access=mmap.ACCESS_READ)
+            if _HUGEPAGE is not None:          # data read through the map: 2 MiB folios
+                self._map.madvise(_HUGEPAGE)
             self._arrays = tuple(
                 None if src is None else np.frombuffer(
                     self._map, dtype=src.dtype, count=src.size, offset=src.offset)
@@ -123,19 +129,14 @@ class MappedColumns:
         out = [np.stack(self._bytes(src, lo, hi), axis=1) for src in self.dg._sources.values()]
         return np.ascontiguousarray(np.concatenate(out, axis=1), dtype=np.int64)
 
-    def check_windows(self, start, end, order, bounds, lo, hi):
-        """Check the regions each window touches for the first time, window after window
-        (the next one's read ahead meanwhile)."""
+    def check_windows(self, start, end, order, bounds):
+        """Check the regions each window touches for the first time, window after window."""
         if self.checked.all():
             return
-        todo = [self.touched(start[order[a:b]], end[order[a:b]])
-                for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
-        for i, mask in enumerate(todo):
-            mask &= ~self.checked
-            if i + 1 < len(todo):
-                self.prefetch(todo[i + 1] & ~self.checked & ~mask)
-            if mask.any():
-                self.check(mask)
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            todo = self.touched(start[order[a:b]], end[order[a:b]]) & ~self.checked
+            if todo.any():
+                self.check(todo)
 
     def touched(self, start, end):
         """The regions holding entries of the rows ``[start, end)``, as a bool mask."""
@@ -149,13 +150,6 @@ class MappedColumns:
             offset, seg = prim.segment_arange(last[wide] - first[wide] + 1)
             mask[first[wide][seg] + offset] = True
         return mask
-
-    def prefetch(self, todo):
-        """Ask the kernel to read the regions ``todo`` (bool mask) ahead (asynchronously)."""
-        for lo, hi in _runs(todo):
-            for src in self.dg._sources.values():
-                a, b = (int(x) for x in self._bytes(src, lo * self.region, hi * self.region))
-                os.posix_fadvise(self.dg._fd, a, b - a, os.POSIX_FADV_WILLNEED)
 
     def check(self, todo):
         """Check the regions ``todo`` (bool mask, none checked yet), then release their pages

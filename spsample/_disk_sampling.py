@@ -1,5 +1,6 @@
 """Sampling a :class:`~spsample._disk_graph.DiskGraph`: the engine's hop loop with the rows of
-``A`` read from disk, in position order, through the graph's bounded block cache.
+``A`` read from disk in position order: through a memory map of the file, or through the
+graph's bounded block cache.
 
 Every hop is traced as on one process (:func:`spsample._engine.trace`) and runs in one of two
 ways, the two ways the distributed code computes ``Q·A`` (DESIGN §7) with the disk in the
@@ -7,13 +8,18 @@ place of the rows' owners:
 
 * **scan** -- hops whose selection is *row-local* (each row's sample depends on that row of
   ``A`` alone: node-wise rules, LABOR, walks, compositions of the row's own values;
-  :func:`~spsample.distributed._sampling.row_local`): the frontier's requests are sorted by
-  row, the blocks holding their rows are streamed in order (read ahead by a background
-  thread), and each block's rows are sampled where they lie -- by the native row sampler
-  where the rule allows, else by the NumPy evaluation of the hop's own selection on the block
-  (the owner side of push sampling, with the same random streams). A row that spans blocks is
-  assembled in a buffer of its own. Memory: one block in use plus the read-ahead, and the
-  longest row.
+  :func:`~spsample.distributed._sampling.row_local`). With the native row sampler on a file
+  whose arrays can be mapped (contiguous, native dtypes: ``DiskGraph.mapped``), the requests
+  are grouped in windows of the file and sampled in place from the map in one native call,
+  each window's pages released once it is done (:mod:`spsample._disk_map`: warm data costs no
+  read and no copy, and the sampler touches only the entries it draws). Otherwise the
+  frontier's requests are sorted by row and read: sparse hops range by range
+  (``DiskGraph.read_rows``), others block by block, the blocks streamed in order (read ahead
+  by a background thread) and each block's rows sampled where they lie -- by the native row
+  sampler where the rule allows, else by the NumPy evaluation of the hop's own selection on
+  the block (the owner side of push sampling, with the same random streams). A row that spans
+  blocks is assembled in a buffer of its own. Memory: one map window per thread, or one block
+  in use plus the read-ahead and the longest row.
 * **fetch** -- any other hop (LADIES, FastGCN, node2vec's lookups, constructors that cannot be
   traced): the rows the hop needs are read into a compact CSR (kept for the bulk's later hops
   while it fits ``DiskGraph.hop_bytes``), and the sampler's own constructors run on it
@@ -203,7 +209,7 @@ class _ScanHop:
         start, end = dg.indptr[Q.vertex], dg.indptr[Q.vertex + 1]
         threads = 1 if len(Q) < _PARALLEL else _native.get_num_threads()
         order, bounds, lo, hi = m.windows(start, end, threads)
-        m.check_windows(start, end, order, bounds, lo, hi)
+        m.check_windows(start, end, order, bounds)
         m.check_size()
         vertex, batch = Q.vertex[order], Q.batch[order]
         n = self.native

@@ -376,7 +376,7 @@ def test_regions_are_checked_once(tmp_path):
     g, path = _mapped_file(tmp_path)
     seeds = np.arange(0, g.num_nodes, 5)
     with DiskGraph.open(path, _budget(g, 6)) as dg:
-        os.posix_fadvise(dg._fd, 0, 0, os.POSIX_FADV_DONTNEED)    # cold: read ahead first
+        os.posix_fadvise(dg._fd, 0, 0, os.POSIX_FADV_DONTNEED)    # cold: the checks read it
         spsample.sample(dg, seeds, sampler=spsample.NodeWise([3, 3]), batch_size=16)
         first = dg.map.stats["regions_checked"]
         assert 0 < first <= dg.map.checked.size and first == dg.map.checked.sum()
