@@ -3,8 +3,9 @@ memory_budget=...)``) against the same graph in memory, in one run: seconds per 
 in its own process, the modes alternated over ``--rounds``), peak RSS against the issue-19
 limit (budget + the bulk's output, + 20 %), the share of the file in the page cache before each
 mode is timed (``mincore``), and a cold figure (the file's pages dropped with
-``posix_fadvise(DONTNEED)`` first). Warm modes read the whole file once first (as ``cat file >
-/dev/null`` does). Every mode must give the same minibatches (a digest of every ``n_id``).
+``posix_fadvise(DONTNEED)`` first). Warm modes drop the file too, then read it whole (as
+``cat file > /dev/null`` does on a file not in the cache: the page cache then holds it in large
+folios). Every mode must give the same minibatches (a digest of every ``n_id``).
 
     python experiments/disk_sampling.py --path /tmp/h19/rmat25.h5 --budget 1GB --out R.json
     python experiments/disk_sampling.py --scale 22 --budget 256MB
@@ -62,26 +63,39 @@ def _peak_rss():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def _file_huge_pages():
+    """The page cache's bytes in 2 MiB folios (/proc/meminfo FileHugePages), or None."""
+    try:
+        with open("/proc/meminfo") as f:
+            line = next(x for x in f if x.startswith("FileHugePages:"))
+        return int(line.split()[1]) * 1024
+    except (OSError, StopIteration):
+        return None
+
+
 def _sample(graph, seeds, args):
-    """One bulk: (seconds, sampled edges, output bytes, digest of every n_id)."""
+    """One bulk: (seconds, sampled edges, output bytes, digest of every n_id, user and system
+    CPU seconds of this process)."""
     import spsample
     s = spsample.NodeWise([int(f) for f in args.fanouts.split(",")])
+    before = os.times()
     t0 = time.perf_counter()
     out = spsample.sample(graph, seeds, sampler=s, batch_size=args.batch_size, seed=1)
     dt = time.perf_counter() - t0
+    after = os.times()
     edges = sum(sum(mb.num_sampled_edges) for mb in out)
     nbytes = sum(mb.n_id.nbytes + sum(d.nbytes + s_.nbytes for d, s_ in mb.edges) +
                  sum(e.nbytes for e in mb.edge_ids) for mb in out)
     digest = int(np.bitwise_xor.reduce(np.concatenate([mb.n_id for mb in out]) * 2654435761
                                        % (1 << 61)))
-    return dt, edges, nbytes, digest
+    return dt, edges, nbytes, digest, (after.user - before.user, after.system - before.system)
 
 
 def child(args):
     """One mode measured in this process: prints a JSON line."""
     import spsample
+    drop(args.path)
     if args.mode == "cold":
-        drop(args.path)
         args.repeats = 1
     else:
         warm(args.path)
@@ -94,7 +108,8 @@ def child(args):
     load_s, load_rss = time.perf_counter() - t0, _peak_rss()
     seeds = np.random.default_rng(0).choice(g.num_nodes, args.seeds, replace=False)
     runs = [_sample(g, seeds, args) for _ in range(args.repeats)]
-    row = {"mode": args.mode, "resident_before": resident, "load_s": load_s,
+    row = {"mode": args.mode, "resident_before": resident, "file_huge_pages": _file_huge_pages(),
+           "load_s": load_s, "cpu_user_system": [r[4] for r in runs],
            "load_peak_rss": load_rss, "seconds": [r[0] for r in runs],
            "sampled_edges": runs[0][1], "output_bytes": runs[0][2],
            "digests": sorted({r[3] for r in runs}), "peak_rss": _peak_rss(),

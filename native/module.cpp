@@ -41,6 +41,7 @@
 #include "rowwise.h"
 #include "select.h"
 #include "verify.h"
+#include "windowed.h"
 
 namespace py = pybind11;
 using namespace spsample;
@@ -505,18 +506,18 @@ void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* a
 }
 
 
-py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes, const I64& batch_ids,
-                      const py::list& hops, const py::list& f64_vectors, const py::list& i64_vectors,
-                      uint32_t k0, uint32_t k1, uint64_t epoch, uint64_t budget_bytes, int num_threads) {
-    std::vector<py::object> keep;
+// The row-wise plan of run_rowwise's arguments, checked; `keep` and the vectors hold the arrays
+// it points into.
+RowWisePlan rowwise_plan(const py::list& graphs, const I64& seeds, const I64& sizes,
+                         const I64& batch_ids, const py::list& hops, const py::list& f64_vectors,
+                         const py::list& i64_vectors, uint32_t k0, uint32_t k1, uint64_t epoch,
+                         Bulk& b, std::vector<py::object>& keep, std::vector<F64>& fvecs,
+                         std::vector<I64>& ivecs) {
     RowWisePlan plan;
     for (const auto& g : graphs) plan.graphs.push_back(graph_view(g.cast<py::tuple>(), keep));
     require(!plan.graphs.empty(), "a plan needs a graph");
     plan.n = plan.graphs[0].n;
-    Bulk b;
     set_seeds(b, seeds, sizes, batch_ids);
-    std::vector<F64> fvecs;
-    std::vector<I64> ivecs;
     for (const auto& v : f64_vectors) fvecs.push_back(v.cast<F64>());
     for (const auto& v : i64_vectors) ivecs.push_back(v.cast<I64>());
     for (const auto& v : fvecs) require(v.ndim() == 1, "vectors must be 1-d");
@@ -535,6 +536,19 @@ py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes
     for (int64_t i = 0; i < seeds.size(); ++i) require(seeds.data()[i] >= 0 && seeds.data()[i] < plan.n, "seeds");
     plan.key = Key{k0, k1};
     plan.epoch = epoch;
+    return plan;
+}
+
+py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes, const I64& batch_ids,
+                      const py::list& hops, const py::list& f64_vectors, const py::list& i64_vectors,
+                      uint32_t k0, uint32_t k1, uint64_t epoch, uint64_t budget_bytes, int num_threads) {
+    std::vector<py::object> keep;
+    std::vector<F64> fvecs;
+    std::vector<I64> ivecs;
+    Bulk b;
+    const RowWisePlan plan = rowwise_plan(graphs, seeds, sizes, batch_ids, hops, f64_vectors,
+                                          i64_vectors, k0, k1, epoch, b, keep, fvecs, ivecs);
+    const int L = static_cast<int>(plan.hops.size());
     Budget budget(budget_bytes);
     std::vector<MiniBatchOut> outs(b.k);
     FlatBulk flat;
@@ -552,6 +566,105 @@ py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes
         last_phase_seconds[0] = clock.lap();
         flat = flatten_rowwise(outs, L, threads);
         last_phase_seconds[1] = clock.lap();
+    }
+    return flat_to_python(flat, b.k, L);
+}
+
+// One hop of windowed.h: A. frontiers, B. buckets, C. runs, D. merge and relabel. Returns false
+// when a column id outside [0, n) was read.
+bool windowed_hop(const RowWisePlan& plan, int h, const Bulk& b, const MapWindows& mw,
+                  std::vector<RowWiseScratch>& mbs, std::vector<MiniBatchOut>& outs,
+                  std::vector<std::vector<int64_t>>& hop_end,
+                  std::vector<std::vector<uint8_t>>& inserted, int threads, Budget& budget) {
+    const HopSpec& hs = plan.hops[h - 1];
+    const CSRView& g = plan.graphs[0];
+    for_each_minibatch<int>(b.k, threads, [](int&) {}, [&](int64_t j, int&) {
+        RowWiseScratch& sc = mbs[j];
+        const int64_t m = build_frontier(hs.frontier, j, outs[j], hop_end[j], sc, sc.fv, false);
+        sc.start.resize(m);
+        sc.deg.resize(m);
+        for (int64_t r = 0; r < m; ++r) {
+            sc.start[r] = g.indptr[sc.fv[r]];
+            sc.deg[r] = g.indptr[sc.fv[r] + 1] - sc.start[r];
+        }
+    });
+    WindowedHop wh;
+    bucket_rows(mbs, g, mw, wh);
+    const int64_t runs = static_cast<int64_t>(wh.runs.size());
+    std::vector<WindowRunOut> routs(static_cast<size_t>(runs));
+    std::atomic<bool> ok(true);
+    for_each_minibatch<RowWiseScratch>(runs, threads, [](RowWiseScratch&) {},
+        [&](int64_t i, RowWiseScratch& sc) {
+            if (!select_run(hs, g, mbs, b.batch_ids, mw, wh, i, sc, routs[i], budget)) ok = false;
+        });
+    if (!ok) return false;
+    for_each_minibatch<std::pair<VertexMap, PodBuf<uint32_t>>>(b.k, threads, [](auto&) {},
+        [&](int64_t j, std::pair<VertexMap, PodBuf<uint32_t>>& t) {
+            merge_minibatch(hs, h, j, wh, routs, mbs[j], outs[j], hop_end[j], inserted[j],
+                            t.first, plan.n, t.second, budget);
+        });
+    return true;
+}
+
+// The row-wise engine hop-major over the windows of a mapped graph (windowed.h): run_rowwise's
+// arguments (one graph, whose indices and weights lie in `map`, a uint8 view of a read-only
+// shared file mapping; hops without given rows, aux rows or entry times), `span` entries per
+// window and the release `block` in bytes. Returns run_rowwise's flat bulk, or None when a
+// column id outside [0, n) was read (the file changed after its checks).
+py::object run_rowwise_windowed(const py::list& graphs, const I64& seeds, const I64& sizes,
+                                const I64& batch_ids, const py::list& hops,
+                                const py::list& f64_vectors, const py::list& i64_vectors,
+                                uint32_t k0, uint32_t k1, uint64_t epoch, uint64_t budget_bytes,
+                                int num_threads, int64_t span, const py::object& map,
+                                int64_t block) {
+    std::vector<py::object> keep;
+    std::vector<F64> fvecs;
+    std::vector<I64> ivecs;
+    Bulk b;
+    const RowWisePlan plan = rowwise_plan(graphs, seeds, sizes, batch_ids, hops, f64_vectors,
+                                          i64_vectors, k0, k1, epoch, b, keep, fvecs, ivecs);
+    require(plan.graphs.size() == 1 && span >= 1, "one graph and a span >= 1");
+    for (const HopSpec& hs : plan.hops)
+        require(hs.frontier.kind != F_ROWS && !hs.has_aux && !hs.entry_time && hs.graph == 0,
+                "windowed hops read frontiers of the bulk, no aux rows, no times");
+    MapWindows mw;
+    mw.span = span;
+    using U8 = py::array_t<uint8_t, py::array::c_style>;
+    const U8 view = map.cast<U8>();
+    const CSRView& g = plan.graphs[0];
+    mw.map = const_cast<uint8_t*>(view.data());
+    mw.map_len = view.size();
+    const int64_t page = static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+    require(block >= page && block % page == 0 && reinterpret_cast<uintptr_t>(mw.map) % page == 0,
+            "the map starts on a page and is released in blocks of whole pages");
+    const auto inside = [&](const void* p, int64_t bytes) {
+        const uint8_t* q = static_cast<const uint8_t*>(p);
+        return !p || (q >= mw.map && q + bytes <= mw.map + mw.map_len);
+    };
+    require(inside(g.indices, g.indptr[g.n] * 8) && inside(g.weights, g.indptr[g.n] * 8),
+            "the graph's indices and weights must lie inside the map");
+    mw.block = block;
+    const int L = static_cast<int>(plan.hops.size());
+    Budget budget(budget_bytes);
+    std::vector<MiniBatchOut> outs(b.k);
+    std::vector<RowWiseScratch> mbs(b.k);
+    std::vector<std::vector<int64_t>> hop_end(b.k);
+    std::vector<std::vector<uint8_t>> inserted(b.k);
+    FlatBulk flat;
+    FlatGuard guard{flat};
+    const int threads = resolve_threads(num_threads);
+    {
+        py::gil_scoped_release release;
+        for (int64_t j = 0; j < b.k; ++j) {
+            const int64_t size = b.offsets[j + 1] - b.offsets[j];
+            begin_minibatch(b.seeds + b.offsets[j], size, L, mbs[j], outs[j], budget);
+            hop_end[j].assign(1, size);
+            inserted[j].assign(static_cast<size_t>(size), 1);
+        }
+        for (int h = 1; h <= L; ++h)
+            if (!windowed_hop(plan, h, b, mw, mbs, outs, hop_end, inserted, threads, budget))
+                return py::none();
+        flat = flatten_rowwise(outs, L, threads);
     }
     return flat_to_python(flat, b.k, L);
 }
@@ -596,8 +709,9 @@ static void release_window(const RequestWindows& w, int64_t wi) {
     }
 }
 
-// Every run selected (columns gathered while its window is mapped), then the results put in
-// row order: count (r), edge and column (E) with the edges of row order[i] at its offsets.
+// Every run selected (columns gathered and rows counted while its window is mapped), then the
+// results put in row order, run by run in parallel (the rows of a run are its own): count (r),
+// edge and column (E) with the edges of row order[i] at its offsets.
 static void select_windows(const HopSpec& hs, const CSRView& g, const RequestRows& q,
                            const RequestWindows& w, uint32_t hop_word, Key key, int threads,
                            Budget& budget, PodBuf<int64_t>& count, PodBuf<int64_t>& edge,
@@ -608,6 +722,9 @@ static void select_windows(const HopSpec& hs, const CSRView& g, const RequestRow
     std::unique_ptr<std::atomic<int64_t>[]> left(new std::atomic<int64_t>[w.count]);
     for (int64_t i = 0; i < w.count; ++i) left[i] = 0;
     for (int64_t j = 0; j < runs; ++j) ++left[window_of[j]];
+    auto row = [&](int64_t i) { return w.order ? w.order[i] : i; };
+    count.resize(static_cast<size_t>(q.r));
+    std::fill(count.data(), count.data() + q.r, int64_t(0));
     std::vector<HopOut> outs(std::max<int64_t>(runs, 0));
     for_each_minibatch<RowWiseScratch>(
         runs, threads, [](RowWiseScratch&) {},
@@ -616,26 +733,24 @@ static void select_windows(const HopSpec& hs, const CSRView& g, const RequestRow
             select_request_run(hs, g, q, run_start[j], run_start[j + 1], hop_word, key, sc, o,
                                budget);
             o.src.resize(o.eid.size());
-            for (size_t e = 0; e < o.eid.size(); ++e) o.src[e] = g.indices[o.eid[e]];
+            for (size_t e = 0; e < o.eid.size(); ++e) {
+                o.src[e] = g.indices[o.eid[e]];
+                ++count[row(run_start[j] + o.dst[e])];
+            }
             if (--left[window_of[j]] == 0) release_window(w, window_of[j]);
         });
-    count.resize(static_cast<size_t>(q.r));
-    std::fill(count.data(), count.data() + q.r, int64_t(0));
-    auto row = [&](int64_t i) { return w.order ? w.order[i] : i; };
-    for (int64_t j = 0; j < runs; ++j)
-        for (size_t e = 0; e < outs[j].eid.size(); ++e) ++count[row(run_start[j] + outs[j].dst[e])];
     std::vector<int64_t> next(static_cast<size_t>(q.r) + 1, 0);
     for (int64_t i = 0; i < q.r; ++i) next[i + 1] = next[i] + count[i];
     edge.resize(static_cast<size_t>(next[q.r]));
     column.resize(static_cast<size_t>(next[q.r]));
-    for (int64_t j = 0; j < runs; ++j) {
+    for_each_minibatch<int>(runs, threads, [](int&) {}, [&](int64_t j, int&) {
         const HopOut& o = outs[j];
         for (size_t e = 0; e < o.eid.size(); ++e) {
             const int64_t at = next[row(run_start[j] + o.dst[e])]++;
             edge[at] = o.eid[e];
             column[at] = o.src[e];
         }
-    }
+    });
 }
 
 // The windows of select_requests, checked: window ends ascending up to r, `order` a
@@ -1072,6 +1187,11 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("itemsize"), py::arg("starts"), py::arg("ends"), py::arg("gap"));
     m.def("parse_edges", &parse_edges_native, py::arg("text"), py::arg("comment"),
           py::arg("delimiter"));
+    m.def("run_rowwise_windowed", &run_rowwise_windowed, py::arg("graphs"), py::arg("seeds"),
+          py::arg("sizes"), py::arg("batch_ids"), py::arg("hops"), py::arg("f64_vectors"),
+          py::arg("i64_vectors"), py::arg("k0"), py::arg("k1"), py::arg("epoch"),
+          py::arg("budget"), py::arg("num_threads"), py::arg("span"), py::arg("map"),
+          py::arg("block"));
     m.def("check_entries", &check_entries_native, py::arg("indptr"), py::arg("num_nodes"),
           py::arg("indices"),
           py::arg("weights"), py::arg("base"), py::arg("prev"), py::arg("starts"),

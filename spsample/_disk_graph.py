@@ -534,9 +534,13 @@ class DiskGraph:
         """Column ids sampled from the map, in ``[0, n)`` again (the checked regions are
         trusted; this keeps the next hop's kernels in bounds should the file change)."""
         if ids.size and (ids.min() < 0 or ids.max() >= self.num_nodes):
-            fail(DatasetError, "DiskGraph", "path", f"{self.path!r} changed while it was "
-                 f"sampled: a column id outside [0, {self.num_nodes}) was read", int(
-                     ids[(ids < 0) | (ids >= self.num_nodes)][0]))
+            self.refuse_changed(int(ids[(ids < 0) | (ids >= self.num_nodes)][0]))
+
+    def refuse_changed(self, value=None):
+        """The :class:`~spsample.DatasetError` of a file that changed after its checks."""
+        fail(DatasetError, "DiskGraph", "path", f"{self.path!r} changed while it was "
+             f"sampled: a column id outside [0, {self.num_nodes}) was read", value,
+             show_value=value is not None)
 
     def _fail_data(self, name, start, stop, problem, value):
         fail(DatasetError, "DiskGraph", "path", f"{self.path!r} holds an invalid graph: "

@@ -27,13 +27,13 @@ import numpy as np
 from . import _primitives as prim
 from ._entries import NO_PROBLEM, entry_problems
 
-__all__ = ["MappedColumns", "can_map", "MAX_REGION_ENTRIES"]
+__all__ = ["MappedColumns", "can_map", "MAX_REGION_ENTRIES", "RELEASE_BLOCK"]
 
 #: Entries of the largest region checked at once (2 MiB of int64 column ids).
 MAX_REGION_ENTRIES = 1 << 18
 #: Pages are released in aligned blocks of this size: a fault maps the page cache's neighbours
 #: too (fault-around, 64 KiB; a 2 MiB folio mapped whole), beyond the entries read.
-_RELEASE = max(mmap.PAGESIZE, 2 << 20)
+RELEASE_BLOCK = _RELEASE = max(mmap.PAGESIZE, 2 << 20)
 _HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None)
 _NATIVE = {"indices": np.dtype(np.int64), "weights": np.dtype(np.float64)}
 
@@ -150,6 +150,15 @@ class MappedColumns:
             offset, seg = prim.segment_arange(last[wide] - first[wide] + 1)
             mask[first[wide][seg] + offset] = True
         return mask
+
+    def check_all(self):
+        """Check every region not checked yet, a window's worth at a time."""
+        step = max(1, self.span // self.region)
+        for a in range(0, self.checked.size, step):
+            if not self.checked[a:a + step].all():
+                todo = np.zeros_like(self.checked)
+                todo[a:a + step] = ~self.checked[a:a + step]
+                self.check(todo)
 
     def check(self, todo):
         """Check the regions ``todo`` (bool mask, none checked yet), then release their pages

@@ -50,6 +50,8 @@ _PARALLEL = 4096
 _DIRECT_SHARE = 0.5
 #: Row-local hops sample files that can be mapped (``DiskGraph.mapped``) through the map.
 _MAP = True
+#: ... all of a bulk's hops in one native call when the sampler lowers whole (else hop by hop).
+_WINDOWED = True
 
 
 def sample_on_disk(dg, seeds, sampler, batch_size, seed, epoch, batch_offset):
@@ -89,6 +91,9 @@ def run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats):
                      "the sampled output", "lower the fanouts, batch_size or the number of "
                      "seeds per call")
     modes = hop_modes(plans, sampler.num_hops)
+    lowered = _windowed_plan(dg, plans, modes, batch_ids)
+    if lowered is not None:
+        return _run_windowed(dg, lowered, seeds, sizes, batch_ids, seed, epoch, stats, modes)
     fetch = _ReadHop(dg)          # hops that are not row-local: the sampler's constructors
     before = dict(dg.cache.stats)
     for name in ("frontier", "rows_read", "entries_read", "read_s", "exchange_s", "local_s"):
@@ -105,6 +110,60 @@ def run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats):
     stats["modes"] = modes
     for key, value in dg.cache.stats.items():
         stats[f"cache_{key}"] = value - before[key]
+    return out
+
+
+def _windowed_plan(dg, plans, modes, batch_ids):
+    """The sampler lowered for the windowed row-wise kernel (every hop row-local and lowered,
+    frontiers of the bulk, one graph: the map), or ``None``."""
+    from . import _native
+    from ._lazy import NotLowerable
+    if not (_MAP and _WINDOWED and dg.mapped and plans) or \
+            any(mode != "scan" for mode in modes):
+        return None
+    try:
+        lowered = _native._lower_rows(plans, dg, int(batch_ids.size), indices32=False,
+                                      arrays=False)
+    except NotLowerable:
+        return None
+    rows = _native._FRONTIER["rows"]
+    if any(h["graph"] or h["aux"] is not None or h["time"] >= 0 or h["frontier"][0] == rows
+           for h in lowered.spec["hops"]):
+        return None
+    return lowered
+
+
+class _MappedGraph:
+    """The arrays of a DiskGraph's map as the native engine's graph."""
+
+    def __init__(self, dg, indices, weights):
+        self.indptr, self.indices, self.weights = dg.indptr, indices, weights
+        self.num_nodes = dg.num_nodes
+
+
+def _run_windowed(dg, lowered, seeds, sizes, batch_ids, seed, epoch, stats, modes):
+    """Every hop through the windowed row-wise kernel (``native/windowed.h``) on the map: the
+    whole file checked first (once), each window's pages released as soon as it is sampled."""
+    from . import _native
+    from ._disk_map import RELEASE_BLOCK
+    m = dg.map
+    dg.cache.clear()                                      # the windows take the cache's room
+    t0 = time.perf_counter()
+    m.check_all()
+    m.check_size()
+    graph = _MappedGraph(dg, *m.arrays())
+    lowered.spec["graphs"] = [(graph.indptr, graph.indices, graph.weights, None)]
+    span = max(1, m.span // _native.get_num_threads())
+    try:
+        out = _native.run(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
+                          windows=(span, m.view(), RELEASE_BLOCK))
+    except BaseException:
+        m.release(0, dg.num_edges)                        # windows the failed call left mapped
+        raise
+    if out is None:
+        m.release(0, dg.num_edges)
+        dg.refuse_changed()
+    stats.update(modes=modes, window_span=span, read_s=time.perf_counter() - t0)
     return out
 
 

@@ -516,9 +516,14 @@ def _is_layer_values(expr, graph):
     return expr is not None and expr.op == "edge" and expr.vector is layerwise_weights(graph)
 
 
-def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch):
+def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch, *, windows=None):
     """Run a lowered sampler on one bulk: a :class:`~spsample.Bulk`, the same bits as the
     NumPy evaluation.
+
+    ``windows=(span, map, block)`` runs a row-wise plan hop-major over the windows of a graph
+    whose arrays lie in the memory map ``map`` (``native/windowed.h``; ``span`` entries per
+    window, pages released in blocks of ``block`` bytes); it then returns ``None`` when a column
+    id outside ``[0, n)`` was read (see :mod:`spsample._disk_map`).
 
     Raises
     ------
@@ -533,7 +538,13 @@ def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch):
     spec = lowered.spec
     budget = int(min(memory_limit(), 2**63 - 1))
     try:
-        if lowered.kernel == "rowwise":
+        if windows is not None:
+            out = _kernels.run_rowwise_windowed(
+                spec["graphs"], seeds, sizes, batch_ids, spec["hops"], spec["f64"], spec["i64"],
+                k0, k1, int(epoch), budget, _THREADS, *windows)
+            if out is None:
+                return None
+        elif lowered.kernel == "rowwise":
             out = _kernels.run_rowwise(spec["graphs"], seeds, sizes, batch_ids, spec["hops"],
                                        spec["f64"], spec["i64"], k0, k1, int(epoch), budget,
                                        _THREADS)

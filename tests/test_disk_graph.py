@@ -33,13 +33,17 @@ def _skewed_graph(weighted=False):
     return spsample.Graph.from_csr(g.indptr, g.indices, weights=w)
 
 
-@pytest.fixture(scope="module", params=[("contiguous", True), ("contiguous", False),
-                                        ("chunked", False)], ids=["mapped", "read", "chunked"])
+_ACCESS = {"windowed": ("contiguous", True, True), "mapped": ("contiguous", True, False),
+           "read": ("contiguous", False, False), "chunked": ("chunked", False, False)}
+
+
+@pytest.fixture(scope="module", params=list(_ACCESS))
 def files(request, tmp_path_factory):
-    """``{weighted: (graph, path), "map": whether row-local hops read through the map}``,
-    saved with the layout of the parameter."""
-    layout, mapped = request.param
-    out = {"map": mapped}
+    """``{weighted: (graph, path), "map": row-local hops read through the map, "windowed":
+    a sampler that lowers whole runs in one windowed native call}``, saved with the layout of
+    the parameter."""
+    layout, mapped, windowed = _ACCESS[request.param]
+    out = {"map": mapped, "windowed": windowed}
     for weighted in (False, True):
         g = _skewed_graph(weighted)
         path = tmp_path_factory.mktemp("disk") / f"g{int(weighted)}.h5"
@@ -55,14 +59,18 @@ def files(request, tmp_path_factory):
 def _access(request, monkeypatch):
     """Tests on ``files`` read the way its parameter says (others: through the map)."""
     if "files" in request.fixturenames:
-        monkeypatch.setattr(_disk_sampling, "_MAP", request.getfixturevalue("files")["map"])
+        files = request.getfixturevalue("files")
+        monkeypatch.setattr(_disk_sampling, "_MAP", files["map"])
+        monkeypatch.setattr(_disk_sampling, "_WINDOWED", files["windowed"])
 
 
 def _read_piecewise(dg, hops):
     """The latest bulk went through several map windows per hop, or read cache blocks."""
     stats = dg.last_stats
-    return stats.get("windows", 0) > hops if dg.mapped and _disk_sampling._MAP else \
-        stats["cache_misses"] > 0
+    if not (dg.mapped and _disk_sampling._MAP):
+        return stats["cache_misses"] > 0
+    return stats.get("windows", 0) > hops or stats.get("window_span", dg.num_edges) < \
+        dg.num_edges // 2
 
 
 def _budget(g, factor):
@@ -125,7 +133,9 @@ def test_hop_modes_and_counters(files):
     with DiskGraph.open(path, _budget(g, 40)) as dg:
         spsample.sample(dg, np.arange(100), sampler=spsample.NodeWise([3, 2]), batch_size=10)
         assert dg.last_stats["modes"] == ["scan", "scan"]
-        if files["map"]:
+        if files["windowed"]:
+            assert dg.last_stats["window_span"] < g.num_edges
+        elif files["map"]:
             assert dg.last_stats["mapped_hops"] == 2 and dg.last_stats["windows"] >= 2
         else:
             assert dg.last_stats["rows_read"] > 0 and dg.last_stats["entries_read"] > 0
@@ -349,7 +359,9 @@ def _mapped_file(tmp_path, weighted=False):
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="needs /proc/self/smaps")
-def test_map_windows_are_bounded_and_released(tmp_path):
+@pytest.mark.parametrize("windowed", [True, False])
+def test_map_windows_are_bounded_and_released(tmp_path, monkeypatch, windowed):
+    monkeypatch.setattr(_disk_sampling, "_WINDOWED", windowed)
     g, path = _mapped_file(tmp_path, weighted=True)
     seeds = np.arange(g.num_nodes)
     with DiskGraph.open(path, _budget(g, 6)) as dg:
@@ -365,7 +377,7 @@ def test_map_windows_are_bounded_and_released(tmp_path):
                 assert lo[i] <= start[rows].min() and end[rows].max() <= hi[i]
         got = spsample.sample(dg, seeds, sampler=spsample.NodeWise([-1, 4], weighted=True),
                               batch_size=64)
-        assert dg.last_stats["windows"] > 2
+        assert _read_piecewise(dg, 2)
         assert _mapped_rss(path) == 0                     # every window's pages dropped
     ref = spsample.sample(g, seeds, sampler=spsample.NodeWise([-1, 4], weighted=True),
                           batch_size=64)
@@ -421,3 +433,28 @@ def test_native_windows_are_checked():
         with pytest.raises(ValueError, match="windows"):
             select_requests(graph, hop, [], [], g.num_nodes, r, r, None, batch, 1, 0, 0,
                             1 << 30, 1, bad)
+
+
+def test_native_windowed_run_is_checked(tmp_path):
+    """run_rowwise_windowed refuses a graph whose arrays are not inside the map it releases."""
+    if not _native.AVAILABLE:
+        pytest.skip("native kernels not built")
+    from spsample._disk_map import RELEASE_BLOCK
+    from spsample._native_kernels import run_rowwise_windowed
+    g, path = _mapped_file(tmp_path)
+    hop = dict(frontier=(0, 0, -1, -1, 0), aux=None, aux_graph=0, graph=0, program=[],
+               select=0, fanout=2, fanout_vec=-1, bound=0.0, dedup=True, keep_row_ids=False,
+               key=0, hop_word=1, rng_key=(0, 0), time=-1, batch_time=-1)
+    seeds, sizes, ids = np.arange(4), np.array([4]), np.array([0])
+    with DiskGraph.open(path, _budget(g, 6)) as dg:
+        view, (idx, _) = dg.map.view(), dg.map.arrays()
+        args = ([hop], [], [], 0, 0, 0, 1 << 30, 1, 100)
+        out = run_rowwise_windowed([(g.indptr, idx, None, None)], seeds, sizes, ids, *args,
+                                   view, RELEASE_BLOCK)
+        assert out is not None
+        with pytest.raises(ValueError, match="inside the map"):
+            run_rowwise_windowed([(g.indptr, g.indices, None, None)], seeds, sizes, ids,
+                                 *args, view, RELEASE_BLOCK)
+        with pytest.raises(ValueError, match="whole pages"):
+            run_rowwise_windowed([(g.indptr, idx, None, None)], seeds, sizes, ids, *args,
+                                 view, 100)
