@@ -128,6 +128,12 @@ class BulkState:
         first, last = self._step_range(self._check_hop("new_nodes", hop, 0), node_type)
         if self.symbolic:
             return SymbolicFrontier("new_nodes", first, hop_last=last)
+        return self.step_nodes(first, last)
+
+    def step_nodes(self, first, last):
+        """``Q``: the vertices first reached at engine steps ``first .. last`` (what a traced
+        :meth:`new_nodes` frontier records as its ``hop .. hop_last``), per minibatch in local
+        order."""
         batch, vertex, local = self._nodes_of_range(first, last)
         return Frontier._of("new_nodes", first, batch, vertex, local, local, hop_last=last)
 

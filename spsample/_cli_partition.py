@@ -1,6 +1,8 @@
 """``spsample partition DATASET --parts P [--method metis|block]``: a relabelled dataset whose
 ``P`` contiguous blocks of rows hold few cut edges, plus its permutation (``<out>.perm.npz``:
-``old_id[new] = old``). ``DistGraph`` uses the relabelled file as is."""
+``old_id[new] = old``). ``DistGraph`` uses the relabelled file as is, or, given the
+permutation (``DistGraph.load(..., permutation=)``, ``spsample train --permutation``), in the
+original ids: the same minibatches as the original dataset."""
 
 from pathlib import Path
 
@@ -9,25 +11,28 @@ from ._validate import fail
 
 
 def add_arguments(p):
-    p.add_argument("dataset", help="an spsample HDF5 file (spsample convert writes one)")
+    p.add_argument("dataset", help="an spsample HDF5 file (spsample convert writes one) or "
+                                   "an embedded dataset's name")
     p.add_argument("--parts", type=int, required=True, help="blocks (process rows) P")
     p.add_argument("--method", default="metis", choices=["metis", "block"],
                    help="metis (pymetis) or block (ids kept: the baseline); default metis")
     p.add_argument("--out", default=None,
-                   help="relabelled dataset (default: DATASET with .<method><P> before .h5)")
+                   help="relabelled dataset (default: DATASET with .<method><P> before .h5, "
+                        "in the current folder for an embedded name)")
     p.add_argument("--seed", type=int, default=0, help="METIS's seed (default 0)")
 
 
 def run(args):
-    import spsample
+    from ._cli_common import load_dataset
     from ._partition import cut_edges, partition, relabel, save_partition
+    import spsample
 
     if args.parts < 1:
         fail(ArgumentError, "spsample partition", "--parts", "must be >= 1", args.parts)
-    src = Path(args.dataset)
-    out = Path(args.out) if args.out else src.with_name(f"{src.stem}.{args.method}"
-                                                        f"{args.parts}.h5")
-    ds = spsample.load(src)
+    typed = Path(args.dataset)
+    out = Path(args.out) if args.out else typed.with_name(f"{typed.stem}.{args.method}"
+                                                          f"{args.parts}.h5")
+    ds = load_dataset("partition", args.dataset)
     old_id = partition(ds.graph, args.parts, method=args.method, seed=args.seed)
     new = relabel(ds, old_id)
     spsample.save(new, out)

@@ -1,4 +1,5 @@
-"""``spsample train --task link`` and heterogeneous node classification (one process).
+"""``spsample train --task link`` (one process) and heterogeneous node classification (one
+process, or data-parallel under ``mpiexec``).
 
 :func:`run_task` maps the ``train`` flags onto :func:`spsample.train.link.fit_link` (a
 GraphSAGE encoder + dot-product decoder; test AUC and MRR) or
@@ -20,22 +21,25 @@ LINK_BATCH_SIZE = 512
 
 
 def run_task(args, dataset, comm):
-    """Train ``args.task`` on ``dataset``; returns the exit status (0 on success)."""
+    """Train ``args.task`` on ``dataset`` (heterogeneous node classification data-parallel
+    over ``comm``'s ranks when given); returns the exit status (0 on success)."""
     from .io import HeteroDataset
 
     hetero = isinstance(dataset, HeteroDataset)
     _check(args, hetero, comm)
-    progress = not args.quiet and sys.stderr.isatty()
+    rank = 0 if comm is None else comm.Get_rank()
+    say = _say if rank == 0 else (lambda text: None)
+    progress = not args.quiet and sys.stderr.isatty() and rank == 0
     common = dict(fanouts=args.fanouts or DEFAULT_FANOUTS, hidden=args.hidden,
                   epochs=args.epochs, lr=args.lr, weight_decay=args.weight_decay,
                   dropout=args.dropout, bulk_size=args.bulk_size, seed=args.seed,
                   progress=progress)
     if args.task == "link":
-        metrics = _link(args, dataset, common)
+        metrics = _link(args, dataset, common, say)
     else:
-        metrics = _node(args, dataset, common)
+        metrics = _node(args, dataset, common, say, comm)
     metrics = dict(metrics, task=args.task, dataset=args.dataset)
-    if args.metrics:
+    if args.metrics and rank == 0:
         with open(args.metrics, "w") as fh:
             json.dump(metrics, fh, indent=2)
     return 0
@@ -43,9 +47,8 @@ def run_task(args, dataset, comm):
 
 def _check(args, hetero, comm):
     where = "spsample train"
-    if comm is not None:
-        raise ArgumentError(f"{where}: argument '--mpi' is not supported with --task "
-                            f"{args.task}{' on a heterogeneous file' if hetero else ''}: it "
+    if comm is not None and args.task == "link":
+        raise ArgumentError(f"{where}: argument '--mpi' is not supported with --task link: it "
                             "trains in one process (got more than one MPI rank)")
     if args.task == "node" and args.sampler != "nodewise":
         raise ArgumentError(f"{where}: argument '--sampler' must be nodewise on a "
@@ -65,38 +68,51 @@ def _say(text):
     print(text, flush=True)
 
 
-def _link(args, dataset, common):
+def _link(args, dataset, common, say):
     from .train.link import fit_link
 
-    _say(f"link prediction on {getattr(dataset, 'name', None) or args.dataset}: GraphSAGE "
+    say(f"link prediction on {getattr(dataset, 'name', None) or args.dataset}: GraphSAGE "
          f"encoder + dot-product decoder, nodewise {_show(common['fanouts'])}, "
          f"{args.neg_ratio:g} negatives per edge")
     metrics = fit_link(dataset, relation=args.relation, split=args.split or "auto",
                        batch_size=args.batch_size or LINK_BATCH_SIZE, out=args.hidden,
                        neg_ratio=args.neg_ratio, eval_negatives=args.eval_negatives,
-                       log=lambda e: _say(_epoch_line(e, args.epochs, "auc")), **common)
-    _say(f"test AUC {metrics['test_auc']:.4f}, MRR {metrics['test_mrr']:.4f} "
+                       log=lambda e: say(_epoch_line(e, args.epochs, "auc")), **common)
+    say(f"test AUC {metrics['test_auc']:.4f}, MRR {metrics['test_mrr']:.4f} "
          f"({metrics['eval_negatives']} negatives per edge; best validation AUC "
          f"{metrics['val_auc']:.4f} at epoch {metrics['best_epoch'] + 1}); "
          f"{metrics['seconds']:.1f}s")
     return metrics
 
 
-def _node(args, dataset, common):
+def _node(args, dataset, common, say, comm):
     from .train.hetero import fit_node
 
-    _say(f"heterogeneous GraphSAGE on {dataset.name or args.dataset}: target "
-         f"{dataset.target_type!r}, {len(dataset.graph.relations)} relations, "
-         f"{dataset.num_classes} classes; nodewise {_show(common['fanouts'])} per relation")
+    say(f"heterogeneous GraphSAGE on {dataset.name or args.dataset}: target "
+        f"{dataset.target_type!r}, {len(dataset.graph.relations)} relations, "
+        f"{dataset.num_classes} classes; nodewise {_show(common['fanouts'])} per relation"
+        f"{_layout(dataset.graph, comm, args.strategy)}")
     metrics = fit_node(dataset, split=None if args.split in (None, "default") else args.split,
-                       eval_fanouts=args.eval_fanouts,
-                       batch_size=args.batch_size or 32,
-                       log=lambda e: _say(_epoch_line(e, args.epochs, "macro_f1")), **common)
-    _say(f"test accuracy {metrics['test_accuracy']:.4f}, macro-F1 "
-         f"{metrics['test_macro_f1']:.4f} (best validation macro-F1 "
-         f"{metrics['val_macro_f1']:.4f} at epoch {metrics['best_epoch'] + 1}); "
-         f"{metrics['seconds']:.1f}s")
+                       eval_fanouts=args.eval_fanouts, batch_size=args.batch_size or 32,
+                       comm=comm, strategy=args.strategy,
+                       log=lambda e: say(_epoch_line(e, args.epochs, "macro_f1")), **common)
+    say(f"test accuracy {metrics['test_accuracy']:.4f}, macro-F1 "
+        f"{metrics['test_macro_f1']:.4f} (best validation macro-F1 "
+        f"{metrics['val_macro_f1']:.4f} at epoch {metrics['best_epoch'] + 1}); "
+        f"{metrics['seconds']:.1f}s")
     return metrics
+
+
+def _layout(graph, comm, strategy):
+    """Where the graph lives, for the first line: nothing on one process."""
+    if comm is None:
+        return ""
+    ranks = comm.Get_size()
+    grid = getattr(graph, "grid", None)
+    if grid is None or getattr(graph, "whole", None) is not None:
+        return f"; {ranks} ranks, the whole graph on each"
+    return (f"; {ranks} ranks, replication {grid.replication}: relations split by "
+            f"destination rows, {strategy} sampling; features whole on each rank")
 
 
 def _epoch_line(entry, epochs, key):

@@ -7,14 +7,20 @@ data-parallel (each a disjoint share of every epoch's minibatches, gradients all
 sharded data: ``--replication c`` arranges the ranks as ``P / c`` process rows of ``c``
 replicas; each rank reads only its process row's block of graph rows and feature rows
 (``DistGraph.load``, ``FeatureStore.load``), samples by pushing frontiers to the rows' owners
-and fetches feature rows by all-to-all. ``--replicate-graph`` keeps the whole dataset on
+and fetches feature rows by all-to-all. A heterogeneous file trains the same way with its
+relations' rows split per node type (``DistHeteroGraph``), its features held whole by every
+rank. ``--replicate-graph`` keeps the whole dataset on
 every rank instead (with ``--replication``: the whole graph, features sharded). The
-minibatches, and so the losses, are the same whichever layout is chosen.
+minibatches, and so the losses, are the same whichever layout is chosen. ``--permutation``
+trains a dataset relabelled by ``spsample partition`` in its original ids: the sharded ranks
+read the relabelled file's blocks (its locality), and the run is the original dataset's.
 """
 
 import json
 import os
 import sys
+
+import numpy as np
 
 from ._cli_common import check_finite, check_output, dataset_path, load_dataset
 
@@ -122,6 +128,11 @@ def add_arguments(parser):
                         help="under mpiexec: every rank holds the whole graph (sampling needs "
                              "no communication); alone it keeps the whole dataset on every "
                              "rank, with --replication C the features stay sharded")
+    parser.add_argument("--permutation", default=None, metavar="PERM",
+                        help="DATASET was relabelled by `spsample partition` and PERM is its "
+                             "permutation (<out>.perm.npz): train in the original ids (ranks "
+                             "still read the relabelled blocks), so the minibatches and losses "
+                             "are those of the original dataset")
     parser.add_argument("--strategy", choices=("push", "pull"), default=d.strategy,
                         help="sharded graph: push the frontier to the rows' owners, which "
                              "select (default), or pull the rows to the requester; same "
@@ -145,13 +156,13 @@ def run(args):
     if _sharded(args, comm) and args.task != "link":
         dataset = _load_sharded(args, comm)
     else:
-        dataset = load_dataset("train", args.dataset)
-        from .io import HeteroDataset
+        dataset = _in_original_ids(load_dataset("train", args.dataset), args.permutation)
+    from .io import HeteroDataset
 
-        if args.task == "link" or isinstance(dataset, HeteroDataset):
-            from ._cli_tasks import run_task
+    if args.task == "link" or isinstance(dataset, HeteroDataset):
+        from ._cli_tasks import run_task
 
-            return run_task(args, dataset, comm)
+        return run_task(args, dataset, comm)
     trainer = Trainer(dataset, config, comm=comm)
     if args.resume:
         _resume(trainer, args.resume)
@@ -190,27 +201,50 @@ def _sharded(args, comm):
 
 
 def _load_sharded(args, comm):
-    """A ShardedDataset of ``args.dataset`` on a grid of ``--replication`` (every rank
-    resolves the name; any failure ends every rank with the same error)."""
-    from .distributed import Grid, ShardedDataset
+    """A ShardedDataset of ``args.dataset`` on a grid of ``--replication`` (a heterogeneous
+    file: a HeteroDataset whose graph is a DistHeteroGraph); every rank resolves the name, and
+    any failure ends every rank with the same error."""
+    from .distributed import Grid, ShardedDataset, load_hetero_dataset
     from .distributed._collective import agree
-
-    grid = Grid(comm, replication=1 if args.replication is None else args.replication)
-    path = agree(grid.comm, "spsample train", lambda: _homogeneous(dataset_path("train",
-                                                                             args.dataset)))
-    return ShardedDataset.load(path, grid, replicate_graph=args.replicate_graph)
-
-
-def _homogeneous(path):
-    """``path``, unless it holds a heterogeneous dataset (those train in one process)."""
-    from ._errors import ArgumentError
     from .io._hdf5 import open_layout
 
-    if open_layout(path) == "hetero":
-        raise ArgumentError("spsample train: argument 'dataset' is a heterogeneous dataset, "
-                            f"which trains in one process, not sharded under mpiexec (got "
-                            f"{path!r})")
-    return path
+    grid = Grid(comm, replication=1 if args.replication is None else args.replication)
+
+    def resolve():
+        path = dataset_path("train", args.dataset)
+        hetero = open_layout(path) == "hetero"
+        if hetero and args.permutation is not None:
+            _permutation_needs_homogeneous()
+        return path, hetero
+    path, hetero = agree(grid.comm, "spsample train", resolve)
+    if hetero:
+        return load_hetero_dataset(path, grid, replicate_graph=args.replicate_graph)
+    return ShardedDataset.load(path, grid, replicate_graph=args.replicate_graph,
+                               permutation=args.permutation)
+
+
+def _in_original_ids(dataset, permutation):
+    """``dataset`` (relabelled by ``spsample partition``) back in its original ids, given its
+    permutation file; ``dataset`` itself without one."""
+    if permutation is None:
+        return dataset
+    from ._partition import load_partition, relabel
+    from .io import Dataset
+
+    if not isinstance(dataset, Dataset):
+        _permutation_needs_homogeneous()
+    old_id = load_partition(permutation, dataset.graph, where="spsample train",
+                            argname="--permutation")
+    new_id = np.empty_like(old_id)
+    new_id[old_id] = np.arange(old_id.size)
+    return relabel(dataset, new_id)
+
+
+def _permutation_needs_homogeneous():
+    from ._errors import ArgumentError
+
+    raise ArgumentError("spsample train: argument '--permutation' applies to homogeneous "
+                        "datasets (spsample partition relabels those only)")
 
 
 def _resume(trainer, path):

@@ -177,6 +177,12 @@ class _Window:
         self.num_nodes, self.num_edges = dg.num_nodes, dg.num_edges
         self.row_offset, self.edge_offset = row_offset, edge_offset
 
+    def local_rows(self, vertex):
+        return vertex - self.row_offset
+
+    def global_edges(self, position):
+        return position + self.edge_offset
+
 
 class _Pieces:
     """The samples of a hop's requests, gathered in processing order, put back in frontier

@@ -21,7 +21,7 @@ from ._errors import ArgumentError, ArgumentTypeError, GraphError
 from ._graph import MAX_NODES, Graph, frozen_array
 from ._validate import as_float_array, as_index_array, as_int, fail
 
-__all__ = ["HeteroGraph", "TimeSortedGraph", "relation_name"]
+__all__ = ["HeteroGraph", "HeteroSchema", "TimeSortedGraph", "relation_name"]
 
 
 def relation_name(rel):
@@ -57,7 +57,93 @@ class TimeSortedGraph(Graph):
         raise TypeError("TimeSortedGraph is internal; pickle its HeteroGraph instead")
 
 
-class HeteroGraph:
+class HeteroSchema:
+    """The node types and relations of a heterogeneous graph, and its global id layout: node
+    types sorted by name, type ``t`` holding the ids ``offsets[t] .. offsets[t] +
+    num_nodes[t] - 1``. What :class:`HeteroGraph` and the distributed
+    :class:`~spsample.distributed.DistHeteroGraph` share (the relations' blocks are theirs).
+
+    Parameters
+    ----------
+    num_nodes : dict of str to int
+    relations : iterable of (str, str, str)
+    """
+
+    __slots__ = ("_types", "_counts", "_offsets", "_relations")
+
+    def __init__(self, num_nodes, relations):
+        self._types = tuple(sorted(num_nodes))
+        self._counts = {t: int(num_nodes[t]) for t in self._types}
+        offsets, total = {}, 0
+        for t in self._types:
+            offsets[t] = total
+            total += self._counts[t]
+        self._offsets = offsets
+        self._relations = tuple(sorted(relations))
+
+    @property
+    def node_types(self):
+        return self._types
+
+    @property
+    def relations(self):
+        return self._relations
+
+    edge_types = relations
+
+    @property
+    def num_nodes(self):
+        return dict(self._counts)
+
+    @property
+    def offsets(self):
+        return dict(self._offsets)
+
+    @property
+    def total_nodes(self):
+        return sum(self._counts.values())
+
+    # ------------------------------------------------------------------ lookups
+    def node_type(self, name, *, where="HeteroGraph", argname="node_type"):
+        """``name`` if it is a node type, else an :class:`ArgumentError` naming it."""
+        if not isinstance(name, str) or name not in self._counts:
+            fail(ArgumentError, where, argname, f"is not a node type of the graph "
+                 f"(types: {list(self._types)})", name)
+        return name
+
+    def relation(self, key, *, where="HeteroGraph", argname="relation"):
+        """The canonical ``(src, name, dst)`` for ``key``: a triple of the graph, or a relation
+        name that is unique among the relations.
+
+        Raises
+        ------
+        ArgumentError
+            ``key`` names no relation (or an ambiguous name), naming ``argname``.
+        """
+        if isinstance(key, list):
+            key = tuple(key)
+        if isinstance(key, tuple) and key in self._relations:
+            return key
+        if isinstance(key, str):
+            found = [r for r in self._relations if r[1] == key]
+            if len(found) == 1:
+                return found[0]
+            if len(found) > 1:
+                fail(ArgumentError, where, argname, f"is the name of {len(found)} relations "
+                     f"({found}); give the (src, name, dst) triple", key)
+        fail(ArgumentError, where, argname, "is not a relation of the graph (relations: "
+             f"{list(self._relations)})", key)
+
+    def type_of(self, global_ids):
+        """Index into :attr:`node_types` of each global id (int64 array)."""
+        ids = np.asarray(global_ids, dtype=np.int64)
+        out = np.zeros(ids.shape, dtype=np.int64)
+        for t in self._types[1:]:                 # few types: one comparison pass each
+            out += ids >= self._offsets[t]
+        return out
+
+
+class HeteroGraph(HeteroSchema):
     """A graph with several node types and relations, each relation a canonical CSR block.
 
     Build it with :meth:`from_edge_index` (or :meth:`from_pyg`); the constructor is internal.
@@ -90,18 +176,10 @@ class HeteroGraph:
         ([0, 1, 2, 3], [0, 0, 1])
     """
 
-    __slots__ = ("_types", "_counts", "_offsets", "_relations", "_blocks", "_edge_time",
-                 "_node_time", "_cache")
+    __slots__ = ("_blocks", "_edge_time", "_node_time", "_cache")
 
     def __init__(self, num_nodes, blocks, edge_time=None, node_time=None):
-        self._types = tuple(sorted(num_nodes))
-        self._counts = {t: int(num_nodes[t]) for t in self._types}
-        offsets, total = {}, 0
-        for t in self._types:
-            offsets[t] = total
-            total += self._counts[t]
-        self._offsets = offsets
-        self._relations = tuple(sorted(blocks))
+        super().__init__(num_nodes, blocks)
         self._blocks = {r: blocks[r] for r in self._relations}
         self._edge_time = {r: frozen_array(t) for r, t in (edge_time or {}).items()
                            if t is not None}
@@ -193,29 +271,6 @@ class HeteroGraph:
         return cls.from_edge_index(edges, num_nodes=num_nodes, weights=weights or None,
                                    edge_time=times or None, node_time=node_time or None)
 
-    # ------------------------------------------------------------------ properties
-    @property
-    def node_types(self):
-        return self._types
-
-    @property
-    def relations(self):
-        return self._relations
-
-    edge_types = relations
-
-    @property
-    def num_nodes(self):
-        return dict(self._counts)
-
-    @property
-    def offsets(self):
-        return dict(self._offsets)
-
-    @property
-    def total_nodes(self):
-        return sum(self._counts.values())
-
     @property
     def num_edges(self):
         """Stored entries per relation (dict)."""
@@ -235,36 +290,6 @@ class HeteroGraph:
         return self._node_time.get(self.node_type(node_type))
 
     # ------------------------------------------------------------------ lookups
-    def node_type(self, name, *, where="HeteroGraph", argname="node_type"):
-        """``name`` if it is a node type, else an :class:`ArgumentError` naming it."""
-        if not isinstance(name, str) or name not in self._counts:
-            fail(ArgumentError, where, argname, f"is not a node type of the graph "
-                 f"(types: {list(self._types)})", name)
-        return name
-
-    def relation(self, key, *, where="HeteroGraph", argname="relation"):
-        """The canonical ``(src, name, dst)`` for ``key``: a triple of the graph, or a relation
-        name that is unique among the relations.
-
-        Raises
-        ------
-        ArgumentError
-            ``key`` names no relation (or an ambiguous name), naming ``argname``.
-        """
-        if isinstance(key, list):
-            key = tuple(key)
-        if isinstance(key, tuple) and key in self._blocks:
-            return key
-        if isinstance(key, str):
-            found = [r for r in self._relations if r[1] == key]
-            if len(found) == 1:
-                return found[0]
-            if len(found) > 1:
-                fail(ArgumentError, where, argname, f"is the name of {len(found)} relations "
-                     f"({found}); give the (src, name, dst) triple", key)
-        fail(ArgumentError, where, argname, "is not a relation of the graph (relations: "
-             f"{list(self._relations)})", key)
-
     def csr(self, relation):
         """The relation as a bipartite CSR: ``(indptr, indices, weights)``.
 
@@ -301,14 +326,6 @@ class HeteroGraph:
         if key not in self._cache:
             self._cache[key] = build()
         return self._cache[key]
-
-    def type_of(self, global_ids):
-        """Index into :attr:`node_types` of each global id (int64 array)."""
-        ids = np.asarray(global_ids, dtype=np.int64)
-        out = np.zeros(ids.shape, dtype=np.int64)
-        for t in self._types[1:]:                 # few types: one comparison pass each
-            out += ids >= self._offsets[t]
-        return out
 
     def to_homogeneous(self):
         """Every relation in one :class:`~spsample.Graph` over the global ids (weights summed

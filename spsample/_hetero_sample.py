@@ -34,8 +34,8 @@ from ._minibatch import Bulk, HopEdges
 from ._validate import as_float_array, as_index_array, fail
 
 __all__ = ["Step", "Schedule", "relation_key", "build_schedule", "sample_hetero",
-           "run_disjoint", "merge_disjoint", "HeteroMiniBatch", "HeteroBulk", "split_hetero",
-           "check_seed_time"]
+           "run_scheduled", "is_disjoint", "disjoint_ids", "run_disjoint", "merge_disjoint",
+           "HeteroMiniBatch", "HeteroBulk", "split_hetero", "check_seed_time"]
 
 _RELATION_TAG = 0x52454C41   # "RELA": counter word 1 of the relation-key derivation
 
@@ -110,9 +110,9 @@ def build_schedule(graph, sampler, seed_types, seed, temporal):
 
 
 # ---------------------------------------------------------------------- seeds and times
-def resolve_seeds(where, graph, seeds):
+def resolve_seeds(where, graph, seeds, *, allow_empty=False):
     """``(input type, local seed ids)`` from ``(type, ids)``, ``{type: ids}`` or plain ids on a
-    graph of one node type."""
+    graph of one node type (``allow_empty``: a rank of a distributed call may pass none)."""
     if isinstance(seeds, dict):
         if len(seeds) != 1:
             fail(ArgumentError, where, "seeds", "as a dict must name exactly one node type",
@@ -128,10 +128,10 @@ def resolve_seeds(where, graph, seeds):
         fail(ArgumentTypeError, where, "seeds", "on a HeteroGraph must be (node_type, ids) or "
              "{node_type: ids}", type(seeds))
     ids = as_index_array(where, "seeds", ids, error_cls=SeedError)
-    if ids.size == 0:
+    if ids.size == 0 and not allow_empty:
         fail(SeedError, where, "seeds", "must not be empty", ids.shape)
     n = graph.num_nodes[node_type]
-    if ids.min() < 0 or ids.max() >= n:
+    if ids.size and (ids.min() < 0 or ids.max() >= n):
         bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
         fail(SeedError, where, "seeds", f"has an id outside [0, {n}) of type {node_type!r}",
              bad)
@@ -139,9 +139,16 @@ def resolve_seeds(where, graph, seeds):
 
 
 def check_seed_time(where, graph, seed_time, size):
-    """``seed_time`` as a new float64 array of ``size`` finite times, or ``None``."""
+    """``seed_time`` as a new float64 array of ``size`` finite times, or ``None``. A
+    :class:`~spsample.distributed.DistHeteroGraph` samples temporally only when each rank
+    holds the whole graph (its ``whole``)."""
     if seed_time is None:
         return None
+    graph = getattr(graph, "whole", graph)
+    if graph is None:
+        fail(ArgumentError, where, "seed_time", "(temporal sampling) is not supported on a "
+             "sharded DistHeteroGraph: build or load it with replicate_graph=True (or "
+             "replication = the number of ranks), or sample in one process", show_value=False)
     if not isinstance(graph, HeteroGraph) or not graph.is_temporal:
         fail(ArgumentError, where, "seed_time", "needs a temporal HeteroGraph (edge_time or "
              "node_time)", show_value=False)
@@ -179,7 +186,6 @@ def run_global(graph, seeds, sizes, batch_ids, batch_size, sampler, seed, epoch,
     temporal. A heterogeneous result carries its ``schedule``."""
     from ._sample import check_unique_per_batch
     hetero = isinstance(graph, HeteroGraph)
-    disjoint = bool(getattr(sampler, "disjoint", False)) or seed_time is not None
     if hetero:
         types = {graph.node_types[i] for i in np.unique(graph.type_of(seeds))}
         schedule = build_schedule(graph, sampler, types, seed, seed_time is not None)
@@ -189,12 +195,30 @@ def run_global(graph, seeds, sizes, batch_ids, batch_size, sampler, seed, epoch,
                  show_value=False)
         sampler.check_graph(graph)
         schedule = None
-    if not disjoint:
+    if not is_disjoint(sampler, seed_time):
         check_unique_per_batch(seeds, sizes)
-        bulk = _engine(graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, None)
+    return run_scheduled(graph, schedule, seeds, sizes, batch_ids, batch_size, sampler, seed,
+                         epoch, seed_time)
+
+
+def is_disjoint(sampler, seed_time):
+    """Whether a bulk gives every seed its own subgraph: the sampler asks for it, or the
+    bulk is temporal."""
+    return bool(getattr(sampler, "disjoint", False)) or seed_time is not None
+
+
+def run_scheduled(graph, schedule, seeds, sizes, batch_ids, batch_size, sampler, seed, epoch,
+                  seed_time=None, *, engine=None):
+    """The bulk of checked ``seeds`` on a built ``schedule`` (``None`` on a plain Graph),
+    disjoint when :func:`is_disjoint`; ``engine`` (arguments of :func:`run_bulk` with the
+    graph and schedule first) runs the engine bulks: the one-process engine by default, a
+    distributed graph's own otherwise."""
+    engine = _engine if engine is None else engine
+    if not is_disjoint(sampler, seed_time):
+        bulk = engine(graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, None)
     else:
         bulk = run_disjoint(graph, schedule, seeds, sizes, batch_ids, batch_size, sampler, seed,
-                            epoch, seed_time)
+                            epoch, seed_time, engine=engine)
     bulk.schedule = schedule
     return bulk
 
@@ -211,18 +235,32 @@ def _engine(graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, seed
 
 
 def run_disjoint(graph, schedule, seeds, sizes, batch_ids, batch_size, sampler, seed, epoch,
-                 seed_time):
+                 seed_time, *, engine=None):
     """Every seed sampled as its own engine minibatch (global id ``batch_id * batch_size +
     position``), then merged per minibatch (:func:`merge_disjoint`)."""
-    position = np.arange(seeds.size, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes,
-                                                                 sizes)
+    sub_ids = disjoint_ids(sizes, batch_ids, batch_size)
+    ones = np.ones(sub_ids.size, dtype=np.int64)
+    bulk = (engine or _engine)(graph, schedule, seeds, ones, sub_ids, sampler, seed, epoch,
+                               seed_time)
+    return merge_disjoint(bulk, sizes, batch_ids)
+
+
+def disjoint_ids(sizes, batch_ids, batch_size):
+    """The engine minibatch id of every seed of a disjoint bulk: ``batch_id * batch_size +
+    position``.
+
+    Raises
+    ------
+    ArgumentError
+        An id reaches 2**32 (naming ``batch_offset``).
+    """
+    position = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes,
+                                                                       sizes)
     sub_ids = np.repeat(batch_ids, sizes) * batch_size + position
     if sub_ids.size and int(sub_ids.max()) >= 2**32:
         fail(ArgumentError, "sample", "batch_offset", "times batch_size plus the seeds must "
              "stay below 2**32 for disjoint sampling", int(batch_ids[0]))
-    ones = np.ones(seeds.size, dtype=np.int64)
-    bulk = _engine(graph, schedule, seeds, ones, sub_ids, sampler, seed, epoch, seed_time)
-    return merge_disjoint(bulk, sizes, batch_ids)
+    return sub_ids
 
 
 def merge_disjoint(bulk, sizes, batch_ids):

@@ -397,7 +397,7 @@ class RowView:
         if self.frontier.symbolic:
             raise NotLowerable(f"the entries of the traced view {self!r}")
         if "extents" not in self._cache:
-            v = self.frontier.vertex - getattr(self.graph, "row_offset", 0)   # a block of rows
+            v = block_rows(self.graph, self.frontier.vertex)
             start = self.graph.indptr[v]
             degree = self.graph.indptr[v + 1] - start
             if self.cutoff is not None:
@@ -523,6 +523,20 @@ class _Env:
         self.vertex = view.frontier.vertex[row]
 
 
+def block_rows(graph, vertex):
+    """The rows of ``vertex`` in ``graph``: the vertex ids themselves, or, for a block of rows
+    of a larger graph (a distributed owner's rows, an on-disk window), ``graph.local_rows``."""
+    local_rows = getattr(graph, "local_rows", None)
+    return vertex if local_rows is None else local_rows(vertex)
+
+
+def block_edges(graph, position):
+    """The global edge ids of entries of ``graph`` (positions in its ``indices``): the same
+    numbers, or, for a block of rows of a larger graph, ``graph.global_edges``."""
+    global_edges = getattr(graph, "global_edges", None)
+    return position if global_edges is None else global_edges(position)
+
+
 def evaluate(expr, env):
     """NumPy value of ``expr`` at the entries of ``env`` (float64 array or scalar)."""
     op = expr.op
@@ -534,8 +548,8 @@ def evaluate(expr, env):
         return expr.vector[env.column]
     if op == "row":
         return expr.vector[env.vertex]
-    if op == "edge":            # (a block of rows numbers its edges from its first)
-        return expr.vector[env.edge_id + getattr(env.view.graph, "edge_offset", 0)]
+    if op == "edge":
+        return expr.vector[block_edges(env.view.graph, env.edge_id)]
     if op == "mul":
         return evaluate(expr.args[0], env) * evaluate(expr.args[1], env)
     if op == "add":

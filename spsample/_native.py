@@ -597,7 +597,7 @@ class RequestHop:
         self.n_vertices = n_vertices
 
 
-def lower_requests(plan, graph, *, rows=None, edge_offset=0):
+def lower_requests(plan, graph, *, rows=None, edges=None):
     """Lower a traced row-local hop (node-wise rules, LABOR's threshold, walks keyed per row,
     values composed of the row's own entries) for :func:`select_requests`.
 
@@ -610,9 +610,9 @@ def lower_requests(plan, graph, *, rows=None, edge_offset=0):
     rows : tuple (indptr, indices, weights), optional
         Other rows to read (rows fetched from their owners, in arrival order); the hop may
         then not read per-edge vectors.
-    edge_offset : int
-        Global edge id of ``graph``'s first entry (a block of rows of a larger graph): per-edge
-        vectors are read from there.
+    edges : slice or int64 array of shape (nnz,), optional
+        The global edge ids of ``graph``'s entries (a block of rows of a larger graph): where
+        per-edge vectors are read. Default: ``graph`` is the whole graph.
 
     Raises
     ------
@@ -630,7 +630,7 @@ def lower_requests(plan, graph, *, rows=None, edge_offset=0):
             continue
         if rows is not None:
             raise _NotLowered("probabilities", "a per-edge vector over fetched rows")
-        f64.append(f64[arg][edge_offset:edge_offset + nnz])
+        f64.append(f64[arg][slice(0, nnz) if edges is None else edges])
         program[i] = (op, ctx, len(f64) - 1, value)
     hop["program"] = program
     arrays = spec["graphs"][0] if rows is None else (

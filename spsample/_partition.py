@@ -16,8 +16,8 @@ import numpy as np
 from ._errors import ArgumentError, DatasetError
 from ._validate import as_int, fail
 
-__all__ = ["partition", "relabel", "cut_edges", "save_partition", "load_partition", "METHODS",
-           "have_metis"]
+__all__ = ["partition", "relabel", "cut_edges", "save_partition", "load_partition",
+           "read_partition", "fingerprint", "METHODS", "have_metis"]
 
 METHODS = ("metis", "block")
 
@@ -76,7 +76,8 @@ def _symmetric(graph):
 
 def relabel(dataset, old_id):
     """The dataset with vertex ``old_id[i]`` renamed ``i``: rows and columns of ``A``, features,
-    labels and split ids (each split's ids ascending) follow. ``dataset`` is not modified."""
+    labels and split ids (renamed in their order, so ``old_id`` maps them back exactly)
+    follow. ``dataset`` is not modified."""
     from .io import Dataset
     from ._graph import Graph
 
@@ -99,7 +100,7 @@ def relabel(dataset, old_id):
     graph = Graph.from_csr(indptr, cols[order], weights=weights, num_nodes=n)
     feats = None if dataset.features is None else dataset.features[old_id]
     labels = None if dataset.labels is None else np.asarray(dataset.labels)[old_id]
-    splits = {name: {k: np.sort(new_id[np.asarray(v)]) for k, v in part.items()}
+    splits = {name: {k: new_id[np.asarray(v)] for k, v in part.items()}
               for name, part in dataset.splits.items()}
     return Dataset(graph, features=feats, labels=labels, splits=splits, name=dataset.name)
 
@@ -115,10 +116,16 @@ def cut_edges(graph, parts):
                                 owner_of(np.asarray(graph.indices), n, parts)))
 
 
-def _fingerprint(graph):
+def fingerprint(num_nodes, num_edges, indptr):
+    """What a permutation file records of its relabelled graph: sizes and a SHA-256 of the row
+    pointers."""
     h = hashlib.sha256()
-    h.update(np.asarray(graph.indptr, dtype=np.int64).tobytes())
-    return f"{graph.num_nodes}:{len(graph.indices)}:{h.hexdigest()[:32]}"
+    h.update(np.asarray(indptr, dtype=np.int64).tobytes())
+    return f"{num_nodes}:{num_edges}:{h.hexdigest()[:32]}"
+
+
+def _fingerprint(graph):
+    return fingerprint(graph.num_nodes, len(graph.indices), graph.indptr)
 
 
 def save_partition(path, graph, old_id, *, method, parts):
@@ -127,7 +134,7 @@ def save_partition(path, graph, old_id, *, method, parts):
              parts=np.int64(parts), fingerprint=np.str_(_fingerprint(graph)))
 
 
-def load_partition(path, graph):
+def load_partition(path, graph, *, where="load_partition", argname="partition"):
     """``old_id`` from a file of :func:`save_partition`, checked against ``graph``.
 
     Raises
@@ -136,20 +143,27 @@ def load_partition(path, graph):
         Naming ``partition``: unreadable, not a permutation of the graph's vertices, or written
         for another graph.
     """
-    where = "load_partition"
+    return read_partition(path, graph.num_nodes, _fingerprint(graph), where=where,
+                          argname=argname)
+
+
+def read_partition(path, num_nodes, expected, *, where="load_partition", argname="partition"):
+    """``old_id`` (int64, shape (num_nodes,)) from a file of :func:`save_partition` whose
+    fingerprint must be ``expected`` (:func:`fingerprint` of the relabelled graph)."""
+    from .io._files import read_npz
+
     try:
-        with np.load(path, allow_pickle=False) as z:
-            old_id = np.asarray(z["old_id"])
-            fingerprint = str(z["fingerprint"])
-    except (OSError, KeyError, ValueError) as exc:
-        fail(DatasetError, where, "partition", f"is not a readable partition file ({exc})",
+        arrays = read_npz(where, path, ("old_id", "fingerprint"))
+    except DatasetError as exc:
+        fail(DatasetError, where, argname, f"is not a readable partition file ({exc})",
              str(path))
-    n = graph.num_nodes
+    old_id, recorded = arrays["old_id"], str(arrays["fingerprint"])
+    n = int(num_nodes)
     if old_id.dtype.kind not in "iu" or old_id.shape != (n,) or \
             not np.array_equal(np.sort(old_id), np.arange(n)):
-        fail(DatasetError, where, "partition", f"is not a permutation of the dataset's {n} "
+        fail(DatasetError, where, argname, f"is not a permutation of the dataset's {n} "
              "vertices", str(path))
-    if fingerprint != _fingerprint(graph):
-        fail(DatasetError, where, "partition", "was written for another dataset (its "
+    if recorded != expected:
+        fail(DatasetError, where, argname, "was written for another dataset (its "
              "fingerprint differs)", str(path))
     return old_id.astype(np.int64)

@@ -26,11 +26,12 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
 
     Parameters
     ----------
-    graph : Graph, HeteroGraph or distributed.DistGraph
-        The adjacency (row v = the vertices v aggregates from). A ``DistGraph`` runs the
-        distributed algorithm; every rank then passes its own seeds and ``batch_offset``. A
-        :class:`~spsample.HeteroGraph` samples every relation (one engine step per relation
-        and hop) and returns :class:`~spsample.HeteroMiniBatch` objects.
+    graph : Graph, HeteroGraph, distributed.DistGraph or distributed.DistHeteroGraph
+        The adjacency (row v = the vertices v aggregates from). A ``DistGraph`` or
+        ``DistHeteroGraph`` runs the distributed algorithm; every rank then passes its own
+        seeds and ``batch_offset``. A :class:`~spsample.HeteroGraph` samples every relation
+        (one engine step per relation and hop) and returns
+        :class:`~spsample.HeteroMiniBatch` objects.
     seeds : array_like of int, shape (m,)
         Seed vertices. Within one minibatch they must be distinct (a vertex appears once in
         ``n_id``) unless the sampler is disjoint; across minibatches they may repeat. On a
@@ -80,8 +81,8 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
     >>> [mb.batch_size for mb in batches]
     [2, 1]
     """
-    from ._hetero import HeteroGraph
-    if isinstance(graph, HeteroGraph):
+    from ._hetero import HeteroSchema
+    if isinstance(graph, HeteroSchema):          # a HeteroGraph or a DistHeteroGraph
         return _sample_hetero(graph, seeds, sampler, batch_size, seed, epoch, batch_offset,
                               device, seed_time, options)
     if seed_time is not None:
@@ -125,6 +126,10 @@ def _sample_hetero(graph, seeds, sampler, batch_size, seed, epoch, batch_offset,
     if device not in (None, "cpu"):
         fail(ArgumentError, "sample", "device", "must be None or 'cpu' for a HeteroGraph",
              device)
+    if callable(getattr(graph, "sample", None)):     # distributed: collective, checks its own
+        return graph.sample(seeds, sampler=sampler, batch_size=batch_size, seed=seed,
+                            epoch=epoch, batch_offset=batch_offset, seed_time=seed_time,
+                            **options)
     if options:
         from ._validate import check_no_unknown
         check_no_unknown("sample", options, ())

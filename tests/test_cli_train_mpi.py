@@ -99,22 +99,58 @@ def test_a_missing_file_on_every_rank(tmp_path):
     assert "neither a file nor an embedded dataset" in lines[0]
 
 
-def test_a_heterogeneous_file_is_not_sharded(tmp_path):
-    """Heterogeneous datasets train in one process: under mpiexec every rank says so."""
+def test_a_heterogeneous_file_trains_sharded_and_link_is_refused(tmp_path):
+    """A heterogeneous file trains data-parallel with its relations' rows split over the
+    ranks; --task link still trains in one process: under mpiexec every rank says so."""
     import numpy as np
 
     import spsample
 
     rel = ("author", "writes", "paper")
-    g = spsample.HeteroGraph.from_edge_index({rel: (np.array([0, 1]), np.array([1, 0]))},
-                                             num_nodes={"author": 2, "paper": 2})
-    ds = io.HeteroDataset(g, features={"author": np.ones((2, 2), np.float32),
-                                       "paper": np.ones((2, 2), np.float32)},
-                          labels={"paper": np.array([0, 1])}, target_type="paper")
+    back = ("paper", "written_by", "author")
+    src, dst = np.arange(40) % 8, np.arange(40) % 20
+    g = spsample.HeteroGraph.from_edge_index({rel: (src, dst), back: (dst, src)},
+                                             num_nodes={"author": 8, "paper": 20})
+    ds = io.HeteroDataset(g, features={"author": np.eye(8, dtype=np.float32),
+                                       "paper": np.ones((20, 2), np.float32)},
+                          labels={"paper": np.arange(20) % 2}, target_type="paper",
+                          splits={"s": {"train": np.arange(12), "val": np.arange(12, 16),
+                                        "test": np.arange(16, 20)}})
     io.save(ds, tmp_path / "hetero.h5")
     with pytest.raises(spsample.DatasetError, match="heterogeneous"):
-        io.read_node_targets(tmp_path / "hetero.h5")
-    proc = spsample_job(tmp_path, 2, "hetero.h5", "--epochs", "1")
+        io.read_node_targets(tmp_path / "hetero.h5")      # no single node set to shard
+    proc = spsample_job(tmp_path, 2, "hetero.h5", "--epochs", "1", "--batch-size", "4",
+                        "--quiet", "--metrics", "m.json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "2 ranks, replication 1: relations split by destination rows" in proc.stdout
+    metrics = json.loads((tmp_path / "m.json").read_text())
+    assert metrics["world_size"] == 2 and metrics["task"] == "node"
+    assert metrics["history"][0]["sampling_bytes"]["alltoallv"] > 0
+    proc = spsample_job(tmp_path, 2, "hetero.h5", "--task", "link", "--epochs", "1")
     lines = errors_of(proc)
     assert proc.returncode != 0 and len(lines) == 2 and lines[0] == lines[1], proc.stderr[-2000:]
-    assert "heterogeneous dataset" in lines[0] and "one process" in lines[0]
+    assert "--mpi" in lines[0] and "--task link" in lines[0] and "one process" in lines[0]
+
+
+def test_relabelled_dataset_with_its_permutation_trains_as_the_original(tmp_path):
+    """A dataset relabelled by a random permutation, trained on 2 ranks with that permutation:
+    each rank reads a block of the relabelled file, and the losses are the original's."""
+    import numpy as np
+
+    import spsample
+    from spsample._partition import relabel, save_partition
+
+    cora = io.load_cora()
+    old_id = np.random.default_rng(1).permutation(cora.num_nodes)
+    shuffled = relabel(cora, old_id)
+    spsample.save(shuffled, tmp_path / "s.h5")
+    save_partition(tmp_path / "s.perm.npz", shuffled.graph, old_id, method="random", parts=2)
+    common = ["--epochs", "2", "--hidden", "16", "--quiet"]
+    runs = [spsample_job(tmp_path, 2, "cora", *common, "--metrics", "a.json"),
+            spsample_job(tmp_path, 2, "s.h5", "--permutation", "s.perm.npz", *common,
+                         "--metrics", "b.json")]
+    for proc in runs:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    a, b = (json.loads((tmp_path / f"{x}.json").read_text()) for x in "ab")
+    assert a["losses"] == b["losses"] and a["test_accuracy"] == b["test_accuracy"]
+    assert b["data"]["graph_rows_held"] == 1354

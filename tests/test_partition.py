@@ -1,6 +1,8 @@
 """spsample partition: METIS relabelling (pymetis) against blocks, the permutation both ways,
 sampling results in the original ids whichever partition, mismatched permutation files."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -106,3 +108,28 @@ def test_bad_arguments():
         partition(g, 0)
     with pytest.raises(spsample.ArgumentError, match="old_id"):
         relabel(spsample.Dataset(g), np.zeros(g.num_nodes, dtype=np.int64))
+
+
+def test_train_with_the_permutation_is_the_original_run(tmp_path, monkeypatch, capsys):
+    """`spsample partition cora` (an embedded name), then `spsample train` on the relabelled
+    file with its permutation: the original run's losses, bit for bit."""
+    from spsample.cli import main
+    monkeypatch.chdir(tmp_path)
+    assert main(["partition", "cora", "--parts", "3", "--method", "block"]) == 0
+    cora = spsample.io.load_cora()
+    old_id = np.random.default_rng(0).permutation(cora.num_nodes)
+    shuffled = relabel(cora, old_id)
+    spsample.save(shuffled, "shuffled.h5")
+    save_partition("shuffled.perm.npz", shuffled.graph, old_id, method="random", parts=3)
+    common = ["--epochs", "2", "--hidden", "16", "--quiet"]
+    assert main(["train", "cora", *common, "--metrics", "a.json"]) == 0
+    assert main(["train", "shuffled.h5", "--permutation", "shuffled.perm.npz", *common,
+                 "--metrics", "b.json"]) == 0
+    assert main(["train", "shuffled.h5", *common, "--metrics", "c.json"]) == 0
+    losses = [json.loads((tmp_path / f"{x}.json").read_text())["losses"] for x in "abc"]
+    assert losses[0] == losses[1] and losses[0] != losses[2]
+    capsys.readouterr()
+    assert main(["train", "shuffled.h5", "--permutation", "cora.block3.perm.npz",
+                 *common]) == 2
+    err = capsys.readouterr().err
+    assert "--permutation" in err and "another dataset" in err

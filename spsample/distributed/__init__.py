@@ -6,7 +6,9 @@ feature shards (DESIGN §7).
 ``DistGraph`` samples each rank's minibatches with the same counter-based RNG streams as one
 process, so the minibatches are bit-identical to the single-process ones for every ``p`` and
 ``c``. A :class:`FeatureStore` holds the feature rows in the same blocks and fetches any rows
-with one all-to-all among the ranks of a replica index.
+with one all-to-all among the ranks of a replica index. A :class:`DistHeteroGraph` is a
+heterogeneous graph as one such block per relation (the rows of every node type split over
+the process rows); :func:`load_hetero_dataset` gives it with its dataset for training.
 
 Run under ``mpiexec -n P python script.py``; in a plain ``python`` process everything works
 with a size-1 communicator (no MPI imported).
@@ -36,6 +38,7 @@ from ._dataset import ShardedDataset
 from ._failure import abort_on_failure, set_abort_on_failure
 from ._features import CachedFeatureStore, FeatureStore
 from ._graph import STRATEGIES, DistGraph
+from ._hetero import DistHeteroGraph, load_hetero_dataset
 from ._grid import Grid
 from ._layout import (
     block_bounds,
@@ -53,7 +56,8 @@ from ._layout import (
 
 __all__ = [
     "Communicator", "SelfComm", "MPIComm", "NcclComm", "world", "launched_under_mpi",
-    "Grid", "DistGraph", "FeatureStore", "CachedFeatureStore", "ShardedDataset",
+    "Grid", "DistGraph", "DistHeteroGraph", "FeatureStore", "CachedFeatureStore",
+    "ShardedDataset", "load_hetero_dataset",
     "STRATEGIES",
     "set_abort_on_failure", "abort_on_failure",
     "block_bounds", "block_range", "owner_of", "rows_of_rank", "check_grid",

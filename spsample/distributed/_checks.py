@@ -37,11 +37,20 @@ class GraphFile:
     where : str
         The public function, for messages.
     path : str or os.PathLike
-        A file that ``spsample.io.open_rows`` accepted (format and version already checked).
+        A file whose format and version are already checked (``spsample.io.open_rows``).
+    group : str
+        The group holding ``indptr``, ``indices`` and optional ``weights``: ``"graph"``, or
+        a heterogeneous file's relation, ``"hetero/relations/<i>"``.
+    num_rows, num_columns : int, optional
+        The sizes the CSR must have (a relation: its destination and source types' vertex
+        counts). Default: a square graph with ``len(indptr) - 1`` rows, checked against the
+        file's ``num_nodes`` attribute.
 
     Attributes
     ----------
     num_nodes, num_edges : int
+        Rows and entries.
+    num_columns : int
     weighted : bool
 
     Raises
@@ -50,10 +59,11 @@ class GraphFile:
         Naming ``path`` and the array or attribute at fault.
     """
 
-    def __init__(self, where, path):
+    def __init__(self, where, path, *, group="graph", num_rows=None, num_columns=None):
         import h5py
 
-        self.where, self.path = where, str(path)
+        self.where, self.path, self.group = where, str(path), group
+        self._rows, self.num_columns = num_rows, num_columns
         self._file = h5py.File(path, "r")
         try:
             self._arrays = {name: self._dataset(h5py, name) for name in _ARRAYS}
@@ -64,7 +74,7 @@ class GraphFile:
 
     # ------------------------------------------------------------------ metadata
     def _dataset(self, h5py, name):
-        obj = self._file.get(f"graph/{name}")
+        obj = self._file.get(f"{self.group}/{name}")
         if obj is None and name == "weights":
             return None
         if not isinstance(obj, h5py.Dataset):
@@ -89,15 +99,21 @@ class GraphFile:
     def _check_sizes(self):
         indptr, indices, weights = (self._arrays[k] for k in _ARRAYS)
         n = indptr.shape[0] - 1
-        if n < 1:
+        if self._rows is not None:
+            if n != self._rows:
+                self._fail("indptr", f"must have length {self._rows + 1} (the destination "
+                           "type's vertices + 1)", indptr.shape[0])
+        elif n < 1:
             self._fail("indptr", "must have length num_nodes + 1 >= 2 (an empty graph cannot be "
                        "sampled)", indptr.shape[0])
         if n > MAX_NODES:
             self._fail("indptr", f"describes more than {MAX_NODES} nodes", n)
         if weights is not None and weights.shape[0] != indices.shape[0]:
-            self._fail("weights", f"must have one value per entry of /graph/indices "
+            self._fail("weights", f"must have one value per entry of /{self.group}/indices "
                        f"({indices.shape[0]})", weights.shape[0])
-        self._check_num_nodes_attribute(n)
+        if self._rows is None:
+            self._check_num_nodes_attribute(n)
+            self.num_columns = n
         self.num_nodes, self.num_edges = n, int(indices.shape[0])
         self.weighted = weights is not None
 
@@ -119,13 +135,28 @@ class GraphFile:
     def read_rows(self, lo, hi):
         """Rows ``[lo, hi)``: ``(indptr from 0, indices, weights or None)``, checked and canonical
         (sorted within rows, duplicates merged with their weights summed), as ``Graph``'s."""
+        indptr = self._row_pointers(lo, hi)
+        start, stop = int(indptr[0]), int(indptr[-1])
+        indices = self._read("indices", start, stop)
+        weights = None if not self.weighted else self._read("weights", start, stop)
+        return self._canonical(indptr - start, indices, weights)
+
+    def read_indptr(self):
+        """All row pointers, int64 shape (num_nodes + 1,), checked as :meth:`read_rows` checks
+        a block's."""
+        return self._row_pointers(0, self.num_nodes)
+
+    def _row_pointers(self, lo, hi):
+        """``indptr[lo:hi + 1]`` of the group: the array starts at 0, ends at ``len(indices)``
+        and does not decrease over the block."""
         indptr = self._read("indptr", lo, hi + 1)
         first, last = self._read("indptr", 0, 1)[0], self._read("indptr", self.num_nodes,
                                                                 self.num_nodes + 1)[0]
         if first != 0:
             self._fail("indptr", "must start at 0", int(first))
         if last != self.num_edges:
-            self._fail("indptr", f"must end at len(/graph/indices) = {self.num_edges}", int(last))
+            self._fail("indptr", f"must end at len(/{self.group}/indices) = {self.num_edges}",
+                       int(last))
         steps = np.diff(indptr)
         if steps.size and steps.min() < 0:
             bad = lo + int(np.flatnonzero(steps < 0)[0]) + 1
@@ -133,18 +164,17 @@ class GraphFile:
                        int(indptr[bad - lo]))
         start, stop = int(indptr[0]), int(indptr[-1])
         if start < 0 or stop > self.num_edges:
-            self._fail("indptr", f"must stay within [0, len(/graph/indices) = {self.num_edges}] "
-                       f"(rows [{lo}, {hi}) point to [{start}, {stop}))", (start, stop))
-        indices = self._read("indices", start, stop)
-        weights = None if not self.weighted else self._read("weights", start, stop)
-        return self._canonical(indptr - start, indices, weights)
+            self._fail("indptr", f"must stay within [0, len(/{self.group}/indices) = "
+                       f"{self.num_edges}] (rows [{lo}, {hi}) point to [{start}, {stop}))",
+                       (start, stop))
+        return indptr
 
     def _read(self, name, start, stop):
         try:
             raw = self._arrays[name][start:stop]
         except (OSError, ValueError, TypeError) as exc:
             raise DatasetError(f"{self.where}: argument 'path' {self.path!r}: cannot read "
-                               f"/graph/{name}[{start}:{stop}] (truncated or corrupt?): "
+                               f"/{self.group}/{name}[{start}:{stop}] (truncated or corrupt?): "
                                f"{exc}") from exc
         if name == "weights":
             return raw
@@ -154,7 +184,7 @@ class GraphFile:
 
     def _canonical(self, indptr, indices, weights):
         try:
-            _check_ids(self.where, "/graph/indices", indices, self.num_nodes)
+            _check_ids(self.where, f"/{self.group}/indices", indices, self.num_columns)
             if weights is not None:
                 weights = _check_weights(self.where, weights, indices.size)
         except GraphError as exc:
@@ -166,7 +196,7 @@ class GraphFile:
     # ------------------------------------------------------------------ helpers
     def _fail(self, name, problem, value):
         fail(DatasetError, self.where, "path",
-             f"{self.path!r} holds an invalid graph: /graph/{name} {problem}", value)
+             f"{self.path!r} holds an invalid graph: /{self.group}/{name} {problem}", value)
 
     def close(self):
         self._file.close()

@@ -66,7 +66,7 @@ class ShardedDataset:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def load(cls, path, grid, *, replicate_graph=False):
+    def load(cls, path, grid, *, replicate_graph=False, permutation=None):
         """Read this rank's blocks of an spsample HDF5 file, plus the labels and splits.
 
         Parameters
@@ -79,6 +79,11 @@ class ShardedDataset:
         replicate_graph : bool
             Every rank reads the whole graph (sampling needs no communication); the features
             stay sharded.
+        permutation : str or os.PathLike, optional
+            The permutation file of a relabelled dataset (``spsample partition``): each rank
+            reads its blocks of the relabelled file, and graph, features, labels and splits
+            are presented in the original ids (see :meth:`DistGraph.load`): the minibatches,
+            and the training, of the original dataset.
 
         Raises
         ------
@@ -92,20 +97,26 @@ class ShardedDataset:
         where = "ShardedDataset.load"
         _check_grid(where, grid)
         with abort_if_failing_alone(grid.comm, where):
-            return cls._load(path, grid, replicate_graph)
+            return cls._load(path, grid, replicate_graph, permutation)
 
     @classmethod
-    def _load(cls, path, grid, replicate_graph):
+    def _load(cls, path, grid, replicate_graph, permutation):
         from ..io import read_node_targets
 
         where, comm = "ShardedDataset.load", grid.comm
         meta = agree(comm, where, lambda: _checked_targets(where, path, read_node_targets))
         _check_same_dataset(comm, where, meta)
         _check_splittable(comm, where, meta["num_nodes"], grid)
-        graph = DistGraph.load(path, grid, replicate_graph=replicate_graph)
-        features = FeatureStore.load(path, grid)
-        return cls(graph, features, meta["labels"], meta["splits"], meta["name"],
-                   meta["num_edges"])
+        graph = DistGraph.load(path, grid, replicate_graph=replicate_graph,
+                               permutation=permutation)
+        features = FeatureStore.load(path, grid, permutation=permutation)
+        labels, splits = meta["labels"], meta["splits"]
+        if permutation is not None:                  # file ids -> the original ids
+            old_id = graph.placement.old_id
+            labels = graph.placement.by_vertex(labels)
+            splits = {name: {k: old_id[v] for k, v in part.items()}
+                      for name, part in splits.items()}
+        return cls(graph, features, labels, splits, meta["name"], meta["num_edges"])
 
     @classmethod
     def from_dataset(cls, dataset, grid, *, replicate_graph=False):

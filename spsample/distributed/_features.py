@@ -9,6 +9,7 @@ from .._validate import as_index_array, check_range, fail
 from ._collective import agree, check_same, open_rows_everywhere
 from ._failure import abort_if_failing_alone
 from ._grid import Grid
+from ._placement import Placement, by_owner, permutation_of
 
 __all__ = ["FeatureStore", "CachedFeatureStore"]
 
@@ -27,15 +28,19 @@ class FeatureStore:
     dtype : numpy.dtype
         As given / as stored in the file (any fixed-size dtype).
     lo, hi : int
+        The file rows held here (the vertices' ids unless loaded with a ``permutation``).
+    placement : Placement
+        The process row and local row of every vertex's feature row.
     shard : ndarray, shape (hi - lo, f, ...)
         The rows held here (read-only).
     last_stats : dict
         ``requested``, ``unique``, ``remote`` row counts of the latest :meth:`fetch`.
     """
 
-    def __init__(self, grid, num_nodes, lo, shard):
+    def __init__(self, grid, num_nodes, lo, shard, placement=None):
         self.grid = grid
         self.num_nodes = int(num_nodes)
+        self.placement = placement or Placement(grid, self.num_nodes)
         self.lo, self.hi = int(lo), int(lo) + shard.shape[0]
         shard.flags.writeable = False
         self.shard = shard
@@ -91,21 +96,30 @@ class FeatureStore:
         return cls(grid, shape[0], grid.block(shape[0])[0], shard)
 
     @classmethod
-    def load(cls, path, grid):
+    def load(cls, path, grid, *, permutation=None):
         """Read this rank's shard of ``/features`` from an spsample HDF5 file (only its rows).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        grid : Grid
+        permutation : str or os.PathLike, optional
+            The permutation file of a relabelled dataset (``spsample partition``): rows are
+            read as stored, fetched by original vertex id (see :meth:`DistGraph.load`).
 
         Raises
         ------
         DatasetNotFoundError, DatasetError
-            On every rank, when the file is missing on any rank or has no features.
+            On every rank, when the file is missing on any rank or has no features, or the
+            ``permutation`` file does not belong to the dataset.
         """
         where = "FeatureStore.load"
         _check_grid(where, grid)
         with abort_if_failing_alone(grid.comm, where):
-            return cls._load(path, grid)
+            return cls._load(path, grid, permutation)
 
     @classmethod
-    def _load(cls, path, grid):
+    def _load(cls, path, grid, permutation):
         where, comm = "FeatureStore.load", grid.comm
         reader = open_rows_everywhere(comm, where, path, need_features=True)
         try:
@@ -116,7 +130,9 @@ class FeatureStore:
                           lambda: reader.read_feature_rows(np.arange(lo, hi, dtype=np.int64)))
         finally:
             reader.close()
-        return cls(grid, n, lo, np.ascontiguousarray(shard))
+        old_id = None if permutation is None else \
+            agree(comm, where, lambda: permutation_of(where, path, permutation))
+        return cls(grid, n, lo, np.ascontiguousarray(shard), Placement(grid, n, old_id))
 
     # ------------------------------------------------------------------ fetching
     def fetch(self, n_id):
@@ -153,13 +169,17 @@ class FeatureStore:
         ids = agree(self.grid.comm, where, check)
         col = self.grid.col_comm
         uniq, inverse = np.unique(ids, return_inverse=True)
-        owner = self.grid.owner(uniq, self.num_nodes)
-        counts = np.bincount(owner, minlength=col.size)
-        asked, asked_counts = col.alltoallv(uniq, counts)
-        rows = self.shard[asked - self.lo]
+        owner = self.placement.owner(uniq)
+        order, counts = by_owner(owner, col.size)
+        asked, asked_counts = col.alltoallv(uniq[order], counts)
+        rows = self.shard[self.placement.local(asked)]
         got, _ = col.alltoallv(np.ascontiguousarray(rows), asked_counts, recvcounts=counts)
         self.last_stats = {"requested": int(ids.size), "unique": int(uniq.size),
                            "remote": int((owner != self.grid.row).sum())}
+        if self.placement.permuted:       # got is in the order of uniq[order]
+            at = np.empty_like(order)
+            at[order] = np.arange(order.size)
+            return got[at[inverse.ravel()]]
         return got[inverse.ravel()]
 
     def __repr__(self):
@@ -251,7 +271,7 @@ class CachedFeatureStore:
         with abort_if_failing_alone(self.grid.comm, where):
             ids = agree(self.grid.comm, where, check)
         uniq, inverse = np.unique(ids, return_inverse=True)
-        own = self.grid.owner(uniq, self.num_nodes) == self.grid.row
+        own = self.store.placement.owner(uniq) == self.grid.row
         holder = np.where(own, -1, self._holder[uniq])
         hot = holder >= 0
         out = np.empty((uniq.size,) + self.shape[1:], dtype=self.dtype)

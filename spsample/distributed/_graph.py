@@ -14,6 +14,8 @@ from ._checks import GraphFile
 from ._collective import agree, check_same, mark_raised_on_every_rank, open_rows_everywhere
 from ._failure import abort_if_failing_alone
 from ._grid import Grid
+from ._placement import (Placement, by_owner, original_rows, original_starts,
+                         read_permutation, vertex_order)
 
 __all__ = ["DistGraph", "STRATEGIES"]
 
@@ -37,15 +39,19 @@ class DistGraph:
     num_nodes, num_edges : int
         Of the whole graph.
     lo, hi : int
-        The global ids of the rows held here.
+        The file rows held here: the global ids of the rows held here, unless the graph was
+        loaded with a ``permutation`` (then the rows of vertices ``placement.vertices()``).
+    placement : Placement
+        The process row and local row of every vertex (:meth:`owner`, :meth:`local_rows`).
     indptr : int64, shape (hi - lo + 1,)
         Local row pointers (``indptr[0] == 0``).
     indices : int64, shape (indptr[-1],)
         Global column ids.
     weights : float64, shape (indptr[-1],), or None
-    edge_offset : int
+    edge_offset : int or None
         Position of this block's first entry in the global CSR ``indices`` (edge ids are
-        global: ``edge_offset + local position``).
+        global: ``edge_offset + local position``); ``None`` when the rows held here are not
+        consecutive in the global CSR (a ``permutation``): :meth:`global_edges` maps them.
     replicated : bool
         ``True`` when every rank holds the whole graph (``replicate_graph=True``). Then, and
         when ``c = p`` (one process row holds every row), sampling runs the single-process
@@ -55,7 +61,8 @@ class DistGraph:
         Counters and phase times of the latest :meth:`sample` call on this rank.
     """
 
-    def __init__(self, grid, num_nodes, lo, indptr, indices, weights, *, replicated=False):
+    def __init__(self, grid, num_nodes, lo, indptr, indices, weights, *, replicated=False,
+                 placement=None, edge_starts=None):
         self.grid = grid
         self.num_nodes = int(num_nodes)
         self.lo, self.hi = int(lo), int(lo) + indptr.size - 1
@@ -64,12 +71,16 @@ class DistGraph:
         weights = None if weights is None else frozen_array(weights)
         self.indptr, self.indices, self.weights = indptr, indices, weights
         self.replicated = bool(replicated)
+        self.placement = placement or Placement(grid, self.num_nodes)
         comm = grid.comm if replicated else grid.col_comm
         nnz = comm.allgather(np.array([indices.size], dtype=np.int64))[:, 0]
         if replicated:
             self.edge_offset, self.num_edges = 0, int(nnz[0])
         else:
             self.edge_offset, self.num_edges = int(nnz[:grid.row].sum()), int(nnz.sum())
+        self._edges = None if edge_starts is None else _PermutedEdges(indptr, edge_starts)
+        if self._edges is not None:
+            self.edge_offset = None
         degree = np.diff(indptr)
         self.max_degree = int(grid.comm.allreduce(
             np.array([degree.max() if degree.size else 0], dtype=np.int64), op="max")[0])
@@ -171,7 +182,7 @@ class DistGraph:
         return cls(grid, n, lo, indptr, indices, weights, replicated=replicate_graph)
 
     @classmethod
-    def load(cls, path, grid, *, replicate_graph=False):
+    def load(cls, path, grid, *, replicate_graph=False, permutation=None):
         """Read this rank's block rows of the graph of an spsample HDF5 file.
 
         Only rows ``[lo, hi)`` are read, or all rows with ``replicate_graph=True``. They are
@@ -181,21 +192,39 @@ class DistGraph:
         ``[0, num_nodes)``, weights finite and non-negative, the ``num_nodes`` attribute. Rows
         are sorted and duplicate entries merged, as :meth:`spsample.Graph.from_csr` does.
 
+        Parameters
+        ----------
+        path : str or os.PathLike
+        grid : Grid
+        replicate_graph : bool
+            Every rank reads the whole graph (no sampling communication).
+        permutation : str or os.PathLike, optional
+            The permutation file ``spsample partition`` wrote beside ``path`` (a relabelled
+            dataset, ``<out>.perm.npz``). Each process row still reads one contiguous block
+            of the file's rows (the partition's locality), but the graph is presented in the
+            original vertex ids, edge ids are those of the original CSR, and sampling gives
+            bit for bit the minibatches of the original dataset, whichever partition placed
+            the rows. Without it the file's ids are used as they are. Costs every rank 16
+            bytes per vertex of the graph (the permutation both ways) and 8 per entry it
+            holds (the entries' original edge ids).
+
         Raises
         ------
         DatasetNotFoundError, DatasetError
             On every rank when the file is missing (or unreadable) on any rank, or any rank's
-            rows are invalid (the message names the rank, the file and the array).
+            rows are invalid (the message names the rank, the file and the array); naming
+            ``permutation`` when that file is unreadable, not a permutation of the graph's
+            vertices or written for another dataset.
         DistributedError
             On every rank when the ranks' files hold graphs of different sizes.
         """
         where = "DistGraph.load"
         _check_grid(where, grid)
         with abort_if_failing_alone(grid.comm, where):
-            return cls._load(path, grid, replicate_graph)
+            return cls._load(path, grid, replicate_graph, permutation)
 
     @classmethod
-    def _load(cls, path, grid, replicate_graph):
+    def _load(cls, path, grid, replicate_graph, permutation):
         where, comm = "DistGraph.load", grid.comm
         open_rows_everywhere(comm, where, path).close()     # the path, format and version
         graph_file = agree(comm, where, lambda: GraphFile(where, path),
@@ -205,8 +234,28 @@ class DistGraph:
             check_same(comm, where, "graph of the file (num_nodes, num_edges, weighted)",
                        (n, graph_file.num_edges, graph_file.weighted))
             lo, hi = (0, n) if replicate_graph else grid.block(n)
-            indptr, indices, weights = agree(comm, where, lambda: graph_file.read_rows(lo, hi))
-        return cls(grid, n, lo, indptr, indices, weights, replicated=replicate_graph)
+            rows = agree(comm, where, lambda: graph_file.read_rows(lo, hi))
+            if permutation is None:
+                return cls(grid, n, lo, *rows, replicated=replicate_graph)
+            old_id, file_degree = agree(
+                comm, where,
+                lambda: read_permutation(where, graph_file, permutation, (lo, rows[0])))
+        return cls._in_original_ids(grid, n, lo, rows, old_id, file_degree, replicate_graph)
+
+    @classmethod
+    def _in_original_ids(cls, grid, n, lo, rows, old_id, file_degree, replicate_graph):
+        """A DistGraph over rows read from a relabelled file, presented in the original ids."""
+        indptr, indices, weights = rows
+        placement = Placement(grid, n, old_id)
+        indices, weights = original_rows(indptr, indices, weights, old_id)
+        if replicate_graph or grid.num_rows == 1:        # the whole graph, in vertex order
+            indptr, indices, weights = vertex_order(indptr, indices, weights,
+                                                    placement.new_id)
+            return cls(grid, n, 0, indptr, indices, weights, replicated=replicate_graph,
+                       placement=placement)
+        starts = original_starts(old_id, file_degree)[placement.vertices()]
+        return cls(grid, n, lo, indptr, indices, weights, placement=placement,
+                   edge_starts=starts)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -226,7 +275,78 @@ class DistGraph:
         """
         ids = as_index_array("DistGraph.owner", "ids", ids)
         check_range("DistGraph.owner", "ids", ids, 0, self.num_nodes)
-        return self.grid.owner(ids, self.num_nodes)
+        return self.placement.owner(ids)
+
+    def local_rows(self, vertex):
+        """The local row (into :attr:`indptr`) of each vertex whose row is held here.
+
+        Parameters
+        ----------
+        vertex : int64 array, shape (m,)
+            Vertices owned by this rank's process row (not checked).
+
+        Returns
+        -------
+        int64, shape (m,)
+        """
+        if self._full is None and self.placement.permuted:
+            return self.placement.local(vertex)
+        return vertex - self.lo
+
+    def global_edges(self, position):
+        """The global edge id (position in the whole graph's CSR) of local entries.
+
+        Parameters
+        ----------
+        position : int64 array, shape (m,)
+            Positions in :attr:`indices`.
+
+        Returns
+        -------
+        int64, shape (m,)
+        """
+        if self._edges is None:
+            return position + self.edge_offset
+        return self._edges.ids[position]
+
+    def block_edges(self):
+        """The global edge ids of all entries held here: a slice when they are consecutive in
+        the global CSR, else an int64 array of shape (len(indices),)."""
+        if self._edges is None:
+            return slice(self.edge_offset, self.edge_offset + self.indices.size)
+        return self._edges.ids
+
+    def first_edges(self, rows):
+        """The global edge id of entry 0 of each local row (where it would be, if empty).
+
+        Parameters
+        ----------
+        rows : int64 array, shape (m,)
+            Local rows.
+
+        Returns
+        -------
+        int64, shape (m,)
+        """
+        if self._edges is None:
+            return self.indptr[rows] + self.edge_offset
+        return self._edges.row_start[rows]
+
+    def local_edges(self, edge_ids):
+        """The local position of global edge ids held here (the inverse of
+        :meth:`global_edges`).
+
+        Parameters
+        ----------
+        edge_ids : int64 array, shape (m,)
+
+        Returns
+        -------
+        int64, shape (m,)
+        """
+        if self._edges is None:
+            return edge_ids - self.edge_offset
+        return self._edges.local(edge_ids)
 
     def column_weights(self):
         """FastGCN's ``(q, cumulative)`` of the whole graph, bit-identical to the serial ones.
@@ -353,6 +473,26 @@ class DistGraph:
 
 
 # ---------------------------------------------------------------------- helpers
+class _PermutedEdges:
+    """Global edge ids of rows that are not consecutive in the global CSR (a permutation):
+    entry ``j`` of local row ``r`` is global edge ``row_start[r] + j``."""
+
+    def __init__(self, indptr, row_start):
+        degree = np.diff(indptr)
+        self.row_start = frozen_array(np.asarray(row_start, dtype=np.int64))
+        self.ids = frozen_array(np.repeat(self.row_start - indptr[:-1], degree)
+                                + np.arange(int(indptr[-1]), dtype=np.int64))
+        self._indptr = indptr
+        rows = np.flatnonzero(degree)
+        self._rows = rows[np.argsort(self.row_start[rows], kind="stable")]
+        self._sorted_start = self.row_start[self._rows]
+
+    def local(self, edge_ids):
+        at = np.searchsorted(self._sorted_start, edge_ids, side="right") - 1
+        row = self._rows[at]
+        return self._indptr[row] + (edge_ids - self.row_start[row])
+
+
 def _check_grid(where, grid):
     if not isinstance(grid, Grid):
         fail(ArgumentTypeError, where, "grid", "must be a spsample.distributed.Grid", type(grid))
@@ -406,19 +546,26 @@ def _slice_rows(graph, lo, hi):
 
 
 def _distributed_column_weights(dg):
-    col = dg.grid.col_comm
+    """``q[u]`` summed by the owner of ``u`` over the entries ``(v, u)`` in CSR order (rows
+    ``v`` ascending: the serial order), gathered on every rank."""
+    col, placement = dg.grid.col_comm, dg.placement
     scaled = None if dg.weights is None else dg.weights * dg.layerwise_scale()
     values = np.ones(dg.indices.size) if scaled is None else scaled * scaled
-    dest = dg.grid.owner(dg.indices, dg.num_nodes)
-    order = np.argsort(dest, kind="stable")         # keeps CSR order within each owner
-    pairs = np.empty((order.size, 2), dtype=np.int64)
-    pairs[:, 0] = dg.indices[order]
-    pairs[:, 1] = values[order].view(np.int64)
-    recv, _ = col.alltoallv(pairs, np.bincount(dest, minlength=col.size))
-    lo, hi = dg.grid.block(dg.num_nodes)
-    # sources arrive in process-row order = CSR order; bincount sums each bin sequentially
-    q_block = np.bincount(recv[:, 0] - lo, weights=recv[:, 1].copy().view(np.float64),
-                          minlength=hi - lo).astype(np.float64)
-    q = col.allgatherv(q_block)
+    order, counts = by_owner(placement.owner(dg.indices), col.size)  # CSR order per owner
+    width = 3 if placement.permuted else 2
+    sent = np.empty((order.size, width), dtype=np.int64)
+    sent[:, 0] = dg.indices[order]
+    sent[:, 1] = values[order].view(np.int64)
+    if placement.permuted:             # blocks are not in row order: send each entry's row
+        rows = placement.vertices()[np.repeat(np.arange(dg.hi - dg.lo), np.diff(dg.indptr))]
+        sent[:, 2] = rows[order]
+    recv, _ = col.alltoallv(sent, counts)
+    if placement.permuted:             # sources in process-row order; rows ascending needed
+        recv = recv[np.argsort(recv[:, 2], kind="stable")]
+    # bincount sums each bin sequentially, in the order the entries come
+    q_block = np.bincount(placement.local(recv[:, 0]),
+                          weights=recv[:, 1].copy().view(np.float64),
+                          minlength=dg.hi - dg.lo).astype(np.float64)
+    q = placement.by_vertex(col.allgatherv(q_block))
     return q, np.cumsum(q)
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import _primitives as prim
 from .._lazy import ColumnSelection, GlobalSelection
+from ._placement import by_owner
 
 __all__ = ["layer_pushable", "LayerPush"]
 
@@ -96,7 +97,7 @@ class LayerPush:
         per_dest = [[] for _ in range(col.size)]          # (j, vertices) groups per owner
         for j in range(k):
             new = n_id[offsets[j] + self.rows_sent[j]:offsets[j] + counts[j]]
-            owner = dg.grid.owner(new, dg.num_nodes)
+            owner = dg.placement.owner(new)
             for o in np.unique(owner):
                 per_dest[o].append((j, new[owner == o]))
         request, sizes = self._pack_groups(per_dest, ctx, extra=[s])
@@ -148,10 +149,9 @@ class LayerPush:
             for bid, ids in groups:
                 entry = self.owners.setdefault(bid, {"rows": [], "members": np.zeros(0, np.int64)})
                 entry["rows"].append(ids)
-                local = ids - dg.lo
-                first = dg.indptr[local]
-                degree = dg.indptr[local + 1] - first
-                words.append(((first + dg.edge_offset) << self.deg_bits) | degree)
+                local = dg.local_rows(ids)
+                degree = dg.indptr[local + 1] - dg.indptr[local]
+                words.append((dg.first_edges(local) << self.deg_bits) | degree)
                 reports.append(self._distinct(np.concatenate(entry["rows"]), s))
             head_out = np.array([r.size if r is not None else -1 for r in reports], dtype=np.int64)
             body = [w for w in words] + [r for r in reports if r is not None]
@@ -162,7 +162,7 @@ class LayerPush:
         """The distinct columns of ``rows`` (ascending) if at most ``s`` (any number when
         ``s < 0``: every column is chosen), else ``None``."""
         dg = self.dg
-        local = rows - dg.lo
+        local = dg.local_rows(rows)
         first, degree = dg.indptr[local], dg.indptr[local + 1] - dg.indptr[local]
         offset, seg = prim.segment_arange(degree)
         cols = dg.indices[first[seg] + offset]
@@ -198,14 +198,15 @@ class LayerPush:
         return reports
 
     def _rows_of(self, state, j):
-        """``(first edge, degree)`` of minibatch ``j``'s registered rows, in local order."""
+        """``(vertex, first edge, degree)`` of minibatch ``j``'s registered rows, in local
+        order."""
         parts = self.row_info[j]
         ids = np.concatenate([p[0] for p in parts])
         first = np.concatenate([p[1] for p in parts])
         degree = np.concatenate([p[2] for p in parts])
         local = state.local_of(np.full(ids.size, j, dtype=np.int64), ids)
         order = np.argsort(local, kind="stable")
-        return first[order], degree[order]
+        return ids[order], first[order], degree[order]
 
     # ------------------------------------------------------------------ exchange 2: draws
     def _choose_columns(self, state, ctx, plan, reports, stats):
@@ -216,7 +217,7 @@ class LayerPush:
         chosen = [None] * k
         pending = {}
         for j in range(k):
-            first, degree = self._rows_of(state, j)
+            ids, first, degree = self._rows_of(state, j)
             sets = reports[j]
             if degree.size == 0 or degree.sum() == 0:
                 chosen[j] = np.zeros(0, dtype=np.int64)
@@ -224,7 +225,7 @@ class LayerPush:
                     s < 0 or np.unique(np.concatenate(sets)).size <= s):
                 chosen[j] = np.unique(np.concatenate(sets)) if sets else np.zeros(0, np.int64)
             else:
-                pending[j] = dict(first=first, start=np.cumsum(degree) - degree,
+                pending[j] = dict(ids=ids, first=first, start=np.cumsum(degree) - degree,
                                   D=int(degree.sum()), seen=[], t=0)
         m = s + s // 4 + 16 if s > 0 else 16
         while True:
@@ -241,22 +242,22 @@ class LayerPush:
         """One collective round: ``m`` more draws for every pending minibatch."""
         dg, col = self.dg, self.col
         drawn = {}
-        edge_ids = []
+        edge_ids, row_vertices = [], []
         for j, p in pending.items():
             t = np.arange(p["t"], p["t"] + m, dtype=np.int64)
             u = prim._draws(t, np.int64(ctx.batch_ids[j]), ctx.hop_word, ctx.key)
             E = np.minimum(np.floor(u * float(p["D"])).astype(np.int64), p["D"] - 1)
             row = np.searchsorted(p["start"], E, side="right") - 1
             edge_ids.append(p["first"][row] + (E - p["start"][row]))
+            row_vertices.append(p["ids"][row])
             drawn[j] = m
             p["t"] += m
         eids = np.concatenate(edge_ids) if edge_ids else np.zeros(0, dtype=np.int64)
-        dest = self._edge_owner(eids)
-        order = np.argsort(dest, kind="stable")
-        counts = np.bincount(dest, minlength=col.size)
+        vertices = np.concatenate(row_vertices) if row_vertices else eids
+        order, counts = by_owner(dg.placement.owner(vertices), col.size)
         received, rcounts = col.alltoallv(eids[order], counts)
-        local = received - dg.edge_offset
-        columns, _ = col.alltoallv(dg.indices[local], rcounts, recvcounts=counts)
+        columns, _ = col.alltoallv(dg.indices[dg.local_edges(received)], rcounts,
+                                   recvcounts=counts)
         got = np.empty(eids.size, dtype=np.int64)
         got[order] = columns
         stats["draws"] = stats.get("draws", 0) + int(eids.size)
@@ -271,16 +272,6 @@ class LayerPush:
                 chosen[j] = np.sort(seen[np.sort(first)[:s]])
                 del pending[j]
 
-    def _edge_owner(self, eids):
-        """The process row holding each global edge id (edge offsets of the blocks)."""
-        starts = self._edge_starts()
-        return np.searchsorted(starts, eids, side="right") - 1
-
-    def _edge_starts(self):
-        if not hasattr(self, "_starts"):
-            self._starts = self.col.allgather(np.array([self.dg.edge_offset], dtype=np.int64))[:, 0]
-        return self._starts
-
     # ------------------------------------------------------------------ exchange 3: edges
     def _edges(self, state, Q, plan, ctx, stats):
         """Send the new members; get each registered row's member entries; record the layer."""
@@ -291,7 +282,7 @@ class LayerPush:
         holders = [set() for _ in range(k)]
         for j in range(k):
             for ids, _, _ in self.row_info[j]:
-                holders[j].update(np.unique(dg.grid.owner(ids, dg.num_nodes)).tolist())
+                holders[j].update(np.unique(dg.placement.owner(ids)).tolist())
         for j in range(k):
             new = n_id[offsets[j] + self.members_sent[j]:offsets[j] + counts[j]]
             for o in sorted(holders[j]):
@@ -333,7 +324,7 @@ class LayerPush:
     def _member_entries(self, rows, members, q):
         """``[hits per row, then per hit (column << edge_bits | edge id) (, value bits)]``."""
         dg = self.dg
-        local = rows - dg.lo
+        local = dg.local_rows(rows)
         first = dg.indptr[local]
         degree = dg.indptr[local + 1] - first
         offset, seg = prim.segment_arange(degree)
@@ -344,7 +335,7 @@ class LayerPush:
             a = dg.weights[e] * dg.layerwise_scale()
             hit &= a * a > 0
         per_row = np.bincount(seg[hit], minlength=rows.size).astype(np.int64)
-        words = (cols[hit] << self.edge_bits) | (e[hit] + dg.edge_offset)
+        words = (cols[hit] << self.edge_bits) | dg.global_edges(e[hit])
         body = [per_row, words]
         if q is not None:           # FastGCN: the owner values its rows' edges
             a = np.ones(int(hit.sum())) if dg.weights is None else \
@@ -364,7 +355,7 @@ class LayerPush:
             for j, _ in groups:
                 rows = np.concatenate([ids for ids, _, _ in self.row_info[j]
                                        if ids.size])
-                mine = rows[self.dg.grid.owner(rows, self.dg.num_nodes) == o]
+                mine = rows[self.dg.placement.owner(rows) == o]
                 per_row = answer[pos:pos + mine.size]
                 pos += mine.size
                 total = int(per_row.sum())

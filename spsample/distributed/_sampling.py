@@ -36,51 +36,75 @@ from .._errors import SamplerError
 from .._lazy import (Expr, Frontier, NotLowerable, RowSelection, RowView, Streams,
                      ThresholdSelection)
 from ._layerpush import LayerPush, layer_pushable
+from ._placement import by_owner
 
 __all__ = ["run_distributed", "hop_modes"]
 
 
-def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy, stats):
+def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy, stats, *,
+                    schedule=None):
     """All hops of this rank's bulk on the engine's hop loop, each hop where its traced plan
-    allows; every rank runs the same number of hops (collective)."""
+    allows; every rank runs the same number of hops (collective).
+
+    ``schedule`` (a heterogeneous bulk's :class:`~spsample._hetero_sample.Schedule`) runs one
+    engine hop per (hop, relation) step, each on its relation's block of rows (a
+    :class:`DistGraph`, the step's ``graph``), exactly as a homogeneous hop runs on ``dg``;
+    ``dg`` then only gives the grid."""
     from .._engine import run_hops
-    plans = _trace(dg, sampler, batch_ids, seed, epoch)
-    modes = _agreed_modes(dg, hop_modes(plans, strategy, sampler.num_hops,
-                                        weighted=dg.weights is not None))
-    pulled = [plans[h] if plans else None for h, m in enumerate(modes) if m == "pull"]
-    fetch = _FetchHop(dg, native_rows=bool(pulled) and all(
-        _request_hop(plan, dg, rows=_NO_ROWS) is not None for plan in pulled))
-    layer_push = LayerPush(dg)
+    blocks = [dg] * sampler.num_hops if schedule is None else [st.graph for st in schedule.steps]
+    plans = _trace(dg, sampler, batch_ids, seed, epoch, schedule)
+    modes = _agreed_modes(dg, hop_modes(plans, strategy, len(blocks), weighted=any(
+        block.weights is not None for block in blocks)))
+    fetches = _fetch_hops(blocks, plans, modes)
+    layer_pushes = {}
     for name in ("frontier", "remote_frontier", "samples", "remote_samples", "fetched_rows",
                  "fetched_entries", "exchange_s", "owner_s", "local_s", "draws"):
         stats[name] = 0
     stats["selection"] = []          # per hop: "native" (lowered kernels) or "numpy"
 
     def hop(state, ctx):
-        plan = plans[ctx.hop - 1] if plans else None
-        if modes[ctx.hop - 1] == "push" and plan.kind == "layer":
-            layer_push(plan, state, ctx, stats)
+        step = ctx.step - 1
+        plan, block, mode = plans[step] if plans else None, blocks[step], modes[step]
+        if mode == "push" and plan.kind == "layer":
+            if id(block) not in layer_pushes:        # its state lasts the bulk
+                layer_pushes[id(block)] = LayerPush(block)
+            layer_pushes[id(block)](plan, state, ctx, stats)
             stats["selection"].append("numpy")
-        elif modes[ctx.hop - 1] == "push":
-            push = _PushHop(dg, plan)
+        elif mode == "push":
+            push = _PushHop(block, plan)
             push(state, ctx, stats)
             stats["selection"].append("numpy" if push.native is None else "native")
         else:
+            fetch = fetches[id(block)]
             fetch(sampler, state, ctx, stats, plan=plan)
             stats["selection"].append("native" if fetch.native_rows else "numpy")
 
-    out = run_hops(dg, seeds, sizes, batch_ids, sampler, seed, epoch, hop)
+    out = run_hops(dg, seeds, sizes, batch_ids, sampler, seed, epoch, hop, schedule=schedule)
     stats["modes"] = modes
     stats["mode"] = modes[0] if len(set(modes)) == 1 else "mixed"
     return out
 
 
-def _trace(dg, sampler, batch_ids, seed, epoch):
+def _fetch_hops(blocks, plans, modes):
+    """One :class:`_FetchHop` (the rows fetched in this bulk) per distinct block; it keeps its
+    rows for the native kernels when every hop that pulls from it lowers onto them."""
+    fetches = {}
+    for block in blocks:
+        if id(block) in fetches:
+            continue
+        pulled = [plans[h] if plans else None for h, (b, m) in enumerate(zip(blocks, modes))
+                  if b is block and m == "pull"]
+        fetches[id(block)] = _FetchHop(block, native_rows=bool(pulled) and all(
+            _request_hop(plan, block, rows=_NO_ROWS) is not None for plan in pulled))
+    return fetches
+
+
+def _trace(dg, sampler, batch_ids, seed, epoch, schedule=None):
     """The sampler's traced hops, or ``None`` when its constructors cannot be traced (every
     hop then fetches rows and runs the constructors on them)."""
     from .._engine import UNTRACEABLE, trace
     try:
-        return trace(sampler, dg, batch_ids, seed, epoch)
+        return trace(sampler, dg, batch_ids, seed, epoch, schedule=schedule)
     except UNTRACEABLE:
         return None
 
@@ -133,7 +157,7 @@ _NO_ROWS = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), None)
 
 def _request_hop(plan, graph, **where):
     """The hop lowered for requested rows (:func:`spsample._native.lower_requests`; ``where``:
-    its ``rows`` or ``edge_offset``), or ``None``: native kernels off, a hop that is not
+    its ``rows`` or ``edges``), or ``None``: native kernels off, a hop that is not
     row-local, or a rule the kernels do not implement (its NumPy evaluation then runs)."""
     if plan is None or not _native.enabled() or not row_local(plan):
         return None
@@ -162,7 +186,7 @@ def _other_views(expr, base):
 def concrete_frontier(state, Q):
     """The rows of a traced frontier on the concrete bulk state."""
     if Q.kind == "new_nodes":
-        return state.new_nodes(Q.hop)
+        return state.step_nodes(Q.hop, Q.hop_last)
     if Q.kind == "all_nodes":
         return state.all_nodes()
     if Q.kind == "edge_sources":
@@ -174,14 +198,14 @@ def concrete_frontier(state, Q):
 
 # ---------------------------------------------------------------------------------- push
 class _Block:
-    """Consecutive rows of ``A`` (this rank's) as a graph indexed by global vertex ids: views
-    and selections read row ``v`` at ``v - row_offset``; per-edge vectors are indexed from
-    ``edge_offset``."""
+    """This rank's rows of ``A`` as a graph indexed by global vertex ids: views and selections
+    read row ``v`` at ``dg.local_rows(v)``; per-edge vectors are indexed by
+    ``dg.global_edges``."""
 
     def __init__(self, dg):
         self.indptr, self.indices, self.weights = dg.indptr, dg.indices, dg.weights
         self.num_nodes, self.num_edges = dg.num_nodes, dg.num_edges
-        self.row_offset, self.edge_offset = dg.lo, dg.edge_offset
+        self.local_rows, self.global_edges = dg.local_rows, dg.global_edges
 
 
 def _owner_select(sel, block, vertex, keys, batch, batch_ids, ctx):
@@ -260,15 +284,14 @@ class _PushHop:
         self.edge_bits = max(1, int(dg.num_edges - 1).bit_length())
         vertex_bits = max(1, int(dg.num_nodes - 1).bit_length())
         self.packed = self.edge_bits + vertex_bits <= 64
-        self.native = _request_hop(plan, dg, edge_offset=dg.edge_offset)
+        self.native = _request_hop(plan, dg, edges=dg.block_edges())
 
     def __call__(self, state, ctx, stats):
         dg, col = self.dg, self.dg.grid.col_comm
         t0 = time.perf_counter()
         Q = concrete_frontier(state, self.plan.frontier)
-        dest = dg.grid.owner(Q.vertex, dg.num_nodes)
-        order = np.argsort(dest, kind="stable")
-        rows_per_dest = np.bincount(dest, minlength=col.size)
+        dest = dg.placement.owner(Q.vertex)
+        order, rows_per_dest = by_owner(dest, col.size)
         request, counts = self._requests(Q, ctx, order, rows_per_dest)
         t1 = time.perf_counter()
         received, rcounts = col.alltoallv(request, counts)
@@ -326,13 +349,14 @@ class _PushHop:
         key_words = np.concatenate(keys) if width == 2 else vertex
         batch = np.repeat(np.arange(batch_ids.size, dtype=np.int64), run_lengths)
         if self.native is not None:
-            S = _native.select_requests(self.native, vertex, vertex - dg.lo, batch_ids[batch],
+            S = _native.select_requests(self.native, vertex, dg.local_rows(vertex),
+                                        batch_ids[batch],
                                         ctx.hop_word, ctx.key,
                                         keys=key_words if self.keyed_by_row else None)
         else:
             S = _owner_select(self.plan.selection, _Block(dg), vertex, key_words, batch,
                               batch_ids, ctx)
-        S.edge_id = S.edge_id + dg.edge_offset
+        S.edge_id = dg.global_edges(S.edge_id)
         lengths = S.row_lengths()
         row_bounds = np.r_[0, np.cumsum(rows_from)]
         parts = []
@@ -456,7 +480,7 @@ class _FetchHop:
             self._merge(need, *fetched)
             view = self._view()
             sampler.sample_hop(view, state, dataclasses.replace(ctx, graph=view))
-            edges = state.hop_edges[ctx.hop - 1]
+            edges = state.hop_edges[ctx.step - 1]
             if edges is not None:
                 edges["edge_id"] = view.edge_ids[edges["edge_id"]]
         t3 = time.perf_counter()
@@ -469,7 +493,7 @@ class _FetchHop:
         return np.setdiff1d(rows, self.ids, assume_unique=True)
 
     def _record(self, stats, Q, need, degree):
-        remote = self.dg.grid.owner(need, self.dg.num_nodes) != self.dg.grid.row
+        remote = self.dg.placement.owner(need) != self.dg.grid.row
         stats["frontier"] += len(Q)
         stats["remote_frontier"] += int(remote.sum())
         stats["fetched_rows"] += int(remote.sum())
@@ -501,14 +525,15 @@ class _FetchHop:
         sampler.extract(state, Q, S, ctx)
 
     def _fetch(self, need):
-        """Rows ``need`` (ascending) from their owners: ``(degree, start, indices, weights)``."""
+        """Rows ``need`` from their owners: ``(degree, start, indices, weights)``, in the order
+        of ``need``."""
         dg, col = self.dg, self.dg.grid.col_comm
-        counts = np.bincount(dg.grid.owner(need, dg.num_nodes), minlength=col.size)
-        asked, asked_counts = col.alltoallv(need, counts)
-        local = asked - dg.lo
+        order, counts = by_owner(dg.placement.owner(need), col.size)
+        asked, asked_counts = col.alltoallv(need[order], counts)
+        local = dg.local_rows(asked)
         first = dg.indptr[local]
         degree = dg.indptr[local + 1] - first
-        head = np.stack([degree, first + dg.edge_offset], axis=1)
+        head = np.stack([degree, dg.first_edges(local)], axis=1)
         got_head, _ = col.alltoallv(head, asked_counts, recvcounts=counts)
         offset, segment = prim.segment_arange(degree)
         entry = first[segment] + offset
@@ -523,7 +548,8 @@ class _FetchHop:
         recv_entries = np.bincount(back, weights=got_head[:, 0], minlength=col.size).astype(np.int64)
         got_body, _ = col.alltoallv(body, send_entries, recvcounts=recv_entries)
         weights = None if width == 1 else got_body[:, 1].copy().view(np.float64)
-        return got_head[:, 0].copy(), got_head[:, 1].copy(), got_body[:, 0].copy(), weights
+        return _in_request_order(order, got_head[:, 0], got_head[:, 1], got_body[:, 0],
+                                 weights)
 
     def _merge(self, need, degree, start, indices, weights):
         ids = np.concatenate([self.ids, need])
@@ -544,3 +570,16 @@ class _FetchHop:
         edge_ids = self.start[segment] + offset
         return _FetchedRows(self.dg.num_nodes, self.ids, self.degree, self.indices,
                             self.weights, edge_ids, self.dg)
+
+
+def _in_request_order(order, degree, start, indices, weights):
+    """Rows received grouped by owner (``order``: the request order sorted by owner) put back
+    in request order: ``(degree, start, indices, weights)``."""
+    if np.all(order[1:] > order[:-1]):               # owners ascend with the ids: as sent
+        return degree.copy(), start.copy(), indices.copy(), weights
+    back = np.empty_like(order)
+    back[order] = np.arange(order.size)
+    first = np.cumsum(degree) - degree
+    offset, segment = prim.segment_arange(degree[back])
+    take = first[back][segment] + offset
+    return degree[back], start[back], indices[take], None if weights is None else weights[take]

@@ -102,12 +102,16 @@ def save(dataset, path, *, compression="gzip", layout="chunked"):
     """
     import h5py
 
+    from .._hetero import HeteroGraph
     from ._hetero_dataset import HeteroDataset
     from ._hetero_hdf5 import write_hetero
     where = "spsample.save"
     if not isinstance(dataset, (Dataset, HeteroDataset)):
         fail(ArgumentTypeError, where, "dataset", "must be a spsample.Dataset or "
              "HeteroDataset", type(dataset))
+    if isinstance(dataset, HeteroDataset) and not isinstance(dataset.graph, HeteroGraph):
+        fail(ArgumentTypeError, where, "dataset", "must hold a whole HeteroGraph (a "
+             "DistHeteroGraph holds only this rank's rows)", type(dataset.graph))
     if compression not in ("gzip", None):
         fail(DatasetError, where, "compression", "must be 'gzip' or None", compression)
     if layout not in LAYOUTS:

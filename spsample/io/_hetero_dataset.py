@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._errors import ArgumentTypeError, DatasetError
-from .._hetero import HeteroGraph
+from .._hetero import HeteroGraph, HeteroSchema
 from .._validate import as_index_array, fail
 from ._dataset import (SPLIT_PARTS, _check_features, _check_labels, _check_splits, _is_sparse,
                        split_of)
@@ -22,7 +22,9 @@ class HeteroDataset:
 
     Parameters
     ----------
-    graph : HeteroGraph
+    graph : HeteroGraph or distributed.DistHeteroGraph
+        A ``DistHeteroGraph`` (:func:`spsample.distributed.load_hetero_dataset`) keeps its
+        block rows on each rank; features, labels and splits are then held whole.
     features : dict of str to array or scipy.sparse matrix, optional
         Per node type, ``(num_nodes[type], f_type)`` features (sparse stays sparse).
     labels : dict of str to array_like of int, optional
@@ -43,7 +45,7 @@ class HeteroDataset:
         graph, split ids out of range.
     """
 
-    graph: HeteroGraph
+    graph: HeteroGraph    # or a distributed.DistHeteroGraph
     features: dict = field(default_factory=dict)
     labels: dict = field(default_factory=dict)
     splits: dict = field(default_factory=dict)
@@ -53,9 +55,9 @@ class HeteroDataset:
 
     def __post_init__(self):
         where = "HeteroDataset"
-        if not isinstance(self.graph, HeteroGraph):
-            fail(ArgumentTypeError, where, "graph", "must be a spsample.HeteroGraph",
-                 type(self.graph))
+        if not isinstance(self.graph, HeteroSchema):
+            fail(ArgumentTypeError, where, "graph", "must be a spsample.HeteroGraph or "
+                 "distributed.DistHeteroGraph", type(self.graph))
         counts = self.graph.num_nodes
         self.features = {self._type(t, "features"): _check_features(
             where, f, counts[t]) for t, f in (self.features or {}).items()}

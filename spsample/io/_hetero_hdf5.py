@@ -27,7 +27,8 @@ from .._hetero import HeteroGraph
 from ._dataset import SPLIT_PARTS
 from ._hetero_dataset import HeteroDataset
 
-__all__ = ["write_hetero", "read_hetero", "HETERO_VERSION", "is_hetero_file"]
+__all__ = ["write_hetero", "read_hetero", "read_hetero_parts", "HETERO_VERSION",
+           "is_hetero_file"]
 
 HETERO_VERSION = 3
 
@@ -89,20 +90,8 @@ def read_hetero(where, path, f, features=True):
     DatasetError
         Naming the file and the array at fault.
     """
-    from ._hdf5 import _as_name
-    root = f["hetero"]
-    try:
-        types = _read_types(where, path, root, features)
-        rels = _read_relations(where, path, root, types)
-        splits = _read_splits(where, path, root)
-        edge_splits = _read_edge_splits(where, path, root)
-        target = _as_name(root.attrs.get("target_type", ""))
-        name = _as_name(f.attrs.get("name", ""))
-    except SpsampleError:
-        raise
-    except (OSError, KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
-        raise DatasetError(f"{where}: cannot read the heterogeneous groups of {str(path)!r} "
-                           f"(truncated or corrupt?): {type(exc).__name__}: {exc}") from exc
+    types, rels, splits, edge_splits, target, name = _read_parts(
+        where, path, f, lambda root, types: _read_relations(where, path, root, types), features)
     try:
         graph = HeteroGraph.from_edge_index(
             {r: v["edge_index"] for r, v in rels.items()},
@@ -117,6 +106,57 @@ def read_hetero(where, path, f, features=True):
     except SpsampleError as exc:
         raise DatasetError(f"{where}: argument 'path' {str(path)!r} holds an invalid "
                            f"heterogeneous dataset: {exc}") from exc
+
+
+def read_hetero_parts(where, path, f, features=True):
+    """Everything of the heterogeneous file ``f`` but its relations' arrays, checked as
+    :func:`read_hetero` checks it: what every rank of a distributed run reads whole (each
+    rank reads only its block of rows of each relation).
+
+    Returns
+    -------
+    dict
+        ``num_nodes`` (``{type: int}``), ``relations`` (``{relation: group path}``, e.g.
+        ``"hetero/relations/0"``), ``temporal`` (edge or node times stored), ``features`` and
+        ``labels`` (``{type: array}``; no features when ``features=False``), ``splits``,
+        ``edge_splits``, ``target_type``, ``name``.
+
+    Raises
+    ------
+    DatasetError
+        Naming the file and the array at fault.
+    """
+    def groups(root, types):
+        found = _relation_groups(where, path, root, types)
+        return ({rel: grp.name.lstrip("/") for rel, grp in found.items()},
+                any("time" in grp for grp in found.values()))
+    types, (rels, edge_time), splits, edge_splits, target, name = _read_parts(
+        where, path, f, groups, features)
+    return dict(num_nodes={t: v["num_nodes"] for t, v in types.items()}, relations=rels,
+                temporal=edge_time or any("time" in v for v in types.values()),
+                features={t: v["features"] for t, v in types.items() if "features" in v},
+                labels={t: v["labels"] for t, v in types.items() if "labels" in v},
+                splits=splits, edge_splits=edge_splits, target_type=target, name=name)
+
+
+def _read_parts(where, path, f, relations, features):
+    """``(types, relations(root, types), splits, edge_splits, target type, name)`` of ``f``,
+    read errors turned into a :class:`DatasetError`."""
+    from ._hdf5 import _as_name
+    root = f["hetero"]
+    try:
+        types = _read_types(where, path, root, features)
+        rels = relations(root, types)
+        splits = _read_splits(where, path, root)
+        edge_splits = _read_edge_splits(where, path, root)
+        target = _as_name(root.attrs.get("target_type", ""))
+        name = _as_name(f.attrs.get("name", ""))
+    except SpsampleError:
+        raise
+    except (OSError, KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
+        raise DatasetError(f"{where}: cannot read the heterogeneous groups of {str(path)!r} "
+                           f"(truncated or corrupt?): {type(exc).__name__}: {exc}") from exc
+    return types, rels, splits, edge_splits, target, name
 
 
 def _groups(where, path, parent, name):
@@ -169,7 +209,8 @@ def _count(where, path, value):
     return int(number)
 
 
-def _read_relations(where, path, root, types):
+def _relation_groups(where, path, root, types):
+    """``{relation: its h5py group}`` in file order, the node types checked."""
     from ._hdf5 import _as_name
     out = {}
     for grp in _groups(where, path, root, "relations"):
@@ -177,6 +218,13 @@ def _read_relations(where, path, root, types):
         if rel[0] not in types or rel[2] not in types:
             raise DatasetError(f"{where}: relation {rel} of {str(path)!r} names a node type "
                                "the file does not have")
+        out[rel] = grp
+    return out
+
+
+def _read_relations(where, path, root, types):
+    out = {}
+    for rel, grp in _relation_groups(where, path, root, types).items():
         arrays = _arrays(where, path, grp, ("indptr", "indices", "weights", "time"))
         if "indptr" not in arrays or "indices" not in arrays:
             raise DatasetError(f"{where}: relation {rel} of {str(path)!r} lacks indptr/indices")

@@ -13,11 +13,12 @@ from typing import Optional
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, SeedError
-from .._hetero import HeteroGraph
+from .._hetero import HeteroGraph, HeteroSchema
 from .._threads import apply_env_threads
 from .._validate import fail
 from ._batch import _tensor
-from ._loader import Loader, init_common
+from ._loader import (Loader, _grids_of, _resolve_strategy, add_bytes, bulk_starts,
+                      init_common)
 
 __all__ = ["HeteroBatch", "make_hetero_batch", "HeteroLoader", "is_hetero_data",
            "hetero_features", "hetero_labels"]
@@ -158,8 +159,9 @@ def make_hetero_batch(mb, xs, y, *, epoch, dtype=None):
 
 
 def is_hetero_data(data):
-    """Whether ``data`` is a HeteroGraph or a HeteroDataset."""
-    return isinstance(data, HeteroGraph) or isinstance(getattr(data, "graph", None), HeteroGraph)
+    """Whether ``data`` is a HeteroGraph, a DistHeteroGraph or a HeteroDataset."""
+    return isinstance(data, HeteroSchema) or isinstance(getattr(data, "graph", None),
+                                                        HeteroSchema)
 
 
 def hetero_features(graph, features, dataset):
@@ -212,20 +214,30 @@ class HeteroLoader(Loader):
     :class:`~spsample.io.HeteroDataset`): seeds of one node type, :class:`HeteroBatch`
     batches. Built by ``spsample.Loader(...)``; same arguments, plus ``seed_time`` (one time
     per seed, temporal sampling); ``seeds`` is ``(node_type, ids)``, a split name of the
-    dataset's target type, or ``None`` (its training split)."""
+    dataset's target type, or ``None`` (its training split).
+
+    On a :class:`~spsample.distributed.DistHeteroGraph` (or a dataset holding one) every rank
+    must build the loader with the same arguments and ``rank`` / ``world_size`` (or ``comm``)
+    of the graph's grid: each rank yields its share of every epoch's minibatches, sampled
+    collectively (``strategy``: ``"push"`` by default, or ``"pull"``); a rank with fewer
+    bulks samples padding ones so that the collective calls match."""
 
     def __init__(self, data, seeds=None, *, sampler, batch_size, bulk_size=4, features=None,
                  labels=None, shuffle=True, seed=0, device="cpu", dtype="float32",
                  pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0,
-                 seed_time=None):
+                 seed_time=None, strategy=None):
         from .._hetero_sample import check_seed_time
         apply_env_threads()
-        dataset = None if isinstance(data, HeteroGraph) else data
+        dataset = None if isinstance(data, HeteroSchema) else data
         self.graph = data if dataset is None else data.graph
         init_common(self, _WHERE, "NodeWise, LABOR", sampler, batch_size, bulk_size,
                     queue_size, seed, epoch, shuffle, pipeline, device, dtype, rank, world_size,
                     comm)
-        self.collective, self.last_stats = False, None
+        options = _resolve_strategy(strategy, self.graph)
+        distributed = not isinstance(self.graph, HeteroGraph)
+        self._sample_options = options if distributed else {}
+        self.collective, self.last_stats = distributed, None
+        self._grids = _grids_of(self.graph, None)
         self.input_type, self.seeds = _hetero_seeds(self.graph, seeds, dataset)
         self.seed_time = check_seed_time(_WHERE, self.graph, seed_time, self.seeds.size)
         self.num_nodes = self.graph.num_nodes[self.input_type]
@@ -233,20 +245,19 @@ class HeteroLoader(Loader):
         self.labels = hetero_labels(self.graph, labels, dataset)
 
     def _produce(self, epoch, start, stats):
-        from .._sample import sample
         perm = epoch_positions(self.seeds.size, self.seed, epoch, self.shuffle)
-        lo, hi = self.batch_range()
         b, k, m = self.batch_size, self.bulk_size, self.seeds.size
-        for j in range(min(hi, lo + start), hi, k):
-            t0 = time.perf_counter()
-            part = perm[j * b: min(m, min(j + k, hi) * b)]
-            st = None if self.seed_time is None else self.seed_time[part]
-            mbs = sample(self.graph, (self.input_type, self.seeds[part]), sampler=self.sampler,
-                         batch_size=b, seed=self.seed, epoch=epoch, batch_offset=j,
-                         seed_time=st)
-            t1 = time.perf_counter()
+        hi = self.batch_range()[1]
+        for j in bulk_starts(self, start):
+            t0, sent0 = time.perf_counter(), self._bytes_sent()
+            part = perm[:1] if j is None else perm[j * b: min(m, min(j + k, hi) * b)]
+            mbs = self._sample(part, epoch, self.num_batches + self.rank if j is None else j)
+            t1, sent1 = time.perf_counter(), self._bytes_sent()
+            add_bytes(stats["sampling_bytes"], sent0, sent1)
             xs = fetch_typed(self.features, mbs)
             t2 = time.perf_counter()
+            if j is None:        # padding for the collective calls: sampled, dropped
+                continue
             y = self.labels.get(self.input_type)
             batches = [self._finish(make_hetero_batch(mb, x, None if y is None else
                                                       y[mb.n_id[self.input_type]],
@@ -254,6 +265,15 @@ class HeteroLoader(Loader):
                        for mb, x in zip(mbs, xs)]
             record(stats, mbs, t0, t1, t2)
             yield batches
+
+    def _sample(self, part, epoch, batch_offset):
+        """The minibatches of the seeds at positions ``part``, the first with the global id
+        ``batch_offset``."""
+        from .._sample import sample
+        st = None if self.seed_time is None else self.seed_time[part]
+        return sample(self.graph, (self.input_type, self.seeds[part]), sampler=self.sampler,
+                      batch_size=self.batch_size, seed=self.seed, epoch=epoch,
+                      batch_offset=batch_offset, seed_time=st, **self._sample_options)
 
     def _finish(self, batch):
         if self.device.type != "cpu":

@@ -16,7 +16,7 @@ from ._features import FetchFeatures, as_feature_source
 from ._partitions import buffer_aware_order, check_order
 from ._pipeline import Prefetcher
 
-__all__ = ["Loader", "EpochIterator", "epoch_order"]
+__all__ = ["Loader", "EpochIterator", "epoch_order", "bulk_starts", "add_bytes"]
 
 _WHERE = "Loader"
 
@@ -50,7 +50,7 @@ class Loader:
 
     Parameters
     ----------
-    data : Graph, Dataset, DistGraph, HeteroGraph or HeteroDataset
+    data : Graph, Dataset, DistGraph, HeteroGraph, DistHeteroGraph or HeteroDataset
         The graph to sample; a :class:`~spsample.Dataset` also supplies default ``features``,
         ``labels`` and seeds (its training split). Heterogeneous data gives
         :class:`~spsample.loader.HeteroBatch` batches (``x_dict``, ``edge_index_dict``, ...):
@@ -92,8 +92,8 @@ class Loader:
     queue_size : int
         Bulks prepared ahead by the pipeline, ``>= 1``.
     strategy : {"push", "pull"} or None
-        Where a :class:`~spsample.distributed.DistGraph` selects (see
-        ``DistGraph.sample``); ``None``: its default (push). Ignored for a ``Graph``.
+        Where a :class:`~spsample.distributed.DistGraph` (or ``DistHeteroGraph``) selects
+        (see ``DistGraph.sample``); ``None``: its default (push). Ignored for a ``Graph``.
     adjacency : bool
         Also build each batch's per-layer CSR aggregation matrices and their transposes
         (:meth:`Batch.adjacency`, what the built-in layers multiply by) in the producer, off
@@ -223,15 +223,10 @@ class Loader:
     def _produce(self, epoch, start, stats):
         """Yield the epoch's bulks, each a list of Batch (runs in the pipeline's thread)."""
         order = self.order(epoch)
-        lo, hi = self.batch_range()
+        hi = self.batch_range()[1]
         b, k, m = self.batch_size, self.bulk_size, self.seeds.size
-        first = min(hi, lo + start)
-        starts = list(range(first, hi, k))
-        if self.collective:      # every rank makes the same number of collective calls
-            n_bulks = -(-max(self.steps_per_epoch - start, 0) // k)
-            starts += [None] * (n_bulks - len(starts))
         options = self._sample_options
-        for j in starts:
+        for j in bulk_starts(self, start):
             t0, sent0 = time.perf_counter(), self._bytes_sent()
             if j is None:        # padding for a collective call; sampled, fetched, dropped
                 # (same batch_size on every rank: a DistGraph checks that the ranks agree)
@@ -248,8 +243,8 @@ class Loader:
             xs = self.features.fetch_bulk(n_ids) if self.features is not None \
                 else [None] * len(mbs)
             t2, sent2 = time.perf_counter(), self._bytes_sent()
-            _add_bytes(stats["sampling_bytes"], sent0, sent1)
-            _add_bytes(stats["fetch_bytes"], sent1, sent2)
+            add_bytes(stats["sampling_bytes"], sent0, sent1)
+            add_bytes(stats["fetch_bytes"], sent1, sent2)
             if j is None:
                 stats["fetch_seconds"] += t2 - t1
                 continue
@@ -367,7 +362,21 @@ class EpochIterator:
             pass
 
 
-def _add_bytes(acc, before, after):
+def bulk_starts(loader, start):
+    """The global id of the first minibatch of each of this rank's bulks of an epoch, from its
+    ``start``-th minibatch on; then, for a collective loader (a distributed graph or feature
+    store), ``None`` for each padding bulk that the rank samples and drops so that every rank
+    makes the same number of collective calls."""
+    lo, hi = loader.batch_range()
+    k = loader.bulk_size
+    starts = list(range(min(hi, lo + start), hi, k))
+    if loader.collective:
+        n_bulks = -(-max(loader.steps_per_epoch - start, 0) // k)
+        starts += [None] * (n_bulks - len(starts))
+    return starts
+
+
+def add_bytes(acc, before, after):
     for kind, sent in after.items():
         delta = sent - before.get(kind, 0)
         if delta:

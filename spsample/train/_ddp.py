@@ -16,7 +16,8 @@ from .._validate import fail
 
 torch = import_torch("spsample.train")
 
-__all__ = ["GradientAllReduce", "world_of", "parameter_checksum", "parameter_checksums"]
+__all__ = ["GradientAllReduce", "world_of", "sum_over_ranks", "parameter_checksum",
+           "parameter_checksums"]
 
 
 def world_of(comm):
@@ -27,6 +28,17 @@ def world_of(comm):
         fail(ArgumentTypeError, "spsample.train", "comm", "must be an mpi4py communicator",
              type(comm))
     return int(comm.Get_rank()), int(comm.Get_size())
+
+
+def sum_over_ranks(comm, values):
+    """Element-wise sums of ``values`` over the ranks of ``comm`` (``None``: ``values`` as
+    they are), as Python floats."""
+    values = np.asarray(values, dtype=np.float64)
+    if comm is not None:
+        out = np.empty_like(values)
+        comm.Allreduce(values, out)
+        values = out
+    return values.tolist()
 
 
 class GradientAllReduce:

@@ -26,7 +26,7 @@ from ..io._dataset import SPARSE_DENSITY
 from ..loader._sparse import SparseRows
 from ..loader._threads import local_ranks
 from ._aggregate import AGGREGATIONS
-from ._ddp import GradientAllReduce, world_of
+from ._ddp import GradientAllReduce, sum_over_ranks, world_of
 from ._model import GCN, GraphSAGE
 from ._split import random_split
 
@@ -482,12 +482,7 @@ class Trainer:
 
     def _sum(self, values):
         """Element-wise sums over the ranks, as Python floats."""
-        values = np.asarray(values, dtype=np.float64)
-        if self.reduce.comm is not None:
-            out = np.empty_like(values)
-            self.reduce.comm.Allreduce(values, out)
-            values = out
-        return values.tolist()
+        return sum_over_ranks(self.reduce.comm, values)
 
     # ------------------------------------------------------------------ the run
     def fit(self, epochs=None, *, checkpoint=None, progress=False, log=None):
@@ -792,22 +787,31 @@ def _progress_bar(show, total, desc):
     return tqdm(total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
 
 
-def run_epoch(model, optimizer, loader, loss_of, progress, desc):
+def run_epoch(model, optimizer, loader, loss_of, progress, desc, reduce=None):
     """One plain training epoch over ``loader``: ``loss_of(model, batch)`` per batch, a
-    backward pass and an optimizer step, a progress bar when ``progress``. Returns ``(mean
-    loss, sampled edges)``."""
+    backward pass and an optimizer step, a progress bar when ``progress``. With ``reduce`` (a
+    :class:`GradientAllReduce`: data-parallel over its ranks) every rank runs
+    ``loader.steps_per_epoch`` steps, the gradients averaged over the ranks that had a batch
+    before each step (as :meth:`Trainer.train_epoch`). Returns ``(mean loss of this rank's
+    batches, sampled edges of this rank)``."""
     model.train()
     losses = []
-    bar = _progress_bar(progress, len(loader), desc)
-    for batch in loader:
-        optimizer.zero_grad()
-        loss = loss_of(model, batch)
-        loss.backward()
-        optimizer.step()
-        losses.append(float(loss.detach()))
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
+    steps = len(loader) if reduce is None else loader.steps_per_epoch
+    bar = _progress_bar(progress, steps, desc)
+    with iter(loader) as batches:
+        for _ in range(steps):
+            batch = next(batches, None)
+            optimizer.zero_grad()
+            if batch is not None:
+                loss = loss_of(model, batch)
+                loss.backward()
+                losses.append(float(loss.detach()))
+            if reduce is None or reduce(batch is not None):
+                optimizer.step()
+            if bar is not None:
+                bar.update(1)
+                if losses:
+                    bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
     if bar is not None:
         bar.close()
-    return float(np.mean(losses)), loader.last_stats["sampled_edges"]
+    return float(np.mean(losses)) if losses else 0.0, loader.last_stats["sampled_edges"]

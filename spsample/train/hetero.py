@@ -131,14 +131,16 @@ def normalized_features(features):
 # ---------------------------------------------------------------------- training
 def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, epochs=100,
              lr=0.005, weight_decay=5e-4, dropout=0.5, batch_size=256, bulk_size=4, seed=0,
-             patience=None, log=None, progress=False):
+             patience=None, log=None, progress=False, comm=None, strategy=None):
     """Train :class:`HeteroSAGE` on the target type of ``ds`` and test the best-validation
     model.
 
     Parameters
     ----------
     ds : HeteroDataset
-        With ``target_type``, its labels and ``splits``.
+        With ``target_type``, its labels and ``splits``. Its graph may be a
+        :class:`~spsample.distributed.DistHeteroGraph`
+        (:func:`spsample.distributed.load_hetero_dataset`): each rank holds its block rows.
     split : str, optional
         Split name (default: the dataset's default).
     fanouts, eval_fanouts : sequence of int
@@ -149,15 +151,33 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
         Called with each epoch's dict.
     progress : bool
         A tqdm progress bar over each epoch's minibatches.
+    comm : mpi4py communicator, optional
+        Data-parallel training over its ranks (every rank calls ``fit_node`` with the same
+        arguments): each trains on its share of every epoch's minibatches, the gradients are
+        averaged by one all-reduce per step, and the metrics are computed over all ranks'
+        predictions. Default: the grid's ranks of a ``DistHeteroGraph``, else one process.
+        The minibatches are the same whether the graph is whole on every rank or a
+        ``DistHeteroGraph``, so are the losses (bit for bit).
+    strategy : {"push", "pull"}, optional
+        How a ``DistHeteroGraph`` is sampled (default push).
 
     Returns
     -------
     dict
         ``test_macro_f1``, ``test_micro_f1``, ``test_accuracy``, ``val_macro_f1``,
-        ``best_epoch``, ``epochs_run``, ``seconds``, ``sampled_edges``, ``history``.
+        ``best_epoch``, ``epochs_run``, ``seconds``, ``sampled_edges`` (all ranks),
+        ``history`` (per epoch: ``loss``, the mean over all ranks' batches,
+        ``val_macro_f1``, ``sampling_bytes``: ``{collective: bytes}`` this rank sent while
+        sampling the epoch's training minibatches), ``world_size``.
     """
     import spsample
 
+    from ._ddp import GradientAllReduce, sum_over_ranks, world_of
+    from ._trainer import _grid_comm
+
+    if not isinstance(ds.graph, spsample.HeteroGraph):
+        comm = _grid_comm(ds.graph, comm)
+    rank, size = world_of(comm)
     torch.manual_seed(seed)
     target = ds.target_type
     train, val, test = ds.split(split)
@@ -168,13 +188,16 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
     def loader(seeds, fan, shuffle):
         return spsample.Loader(ds.graph, (target, seeds), sampler=spsample.NodeWise(list(fan)),
                                batch_size=batch_size, bulk_size=bulk_size, features=feats,
-                               labels=labels, seed=seed, shuffle=shuffle)
+                               labels=labels, seed=seed, shuffle=shuffle, rank=rank,
+                               world_size=size, strategy=strategy)
 
     train_loader = loader(train, fanouts, True)
     val_loader = loader(val, eval_fanouts or fanouts, False)
     test_loader = loader(test, eval_fanouts or fanouts, False)
     model = HeteroSAGE(ds.graph, {t: f.shape[1] for t, f in feats.items()}, hidden,
                        ds.num_classes, num_layers=len(fanouts), dropout=dropout)
+    reduce = GradientAllReduce(list(model.parameters()), comm)
+    reduce.broadcast_parameters()
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     best = dict(val_macro_f1=-1.0, state=None, epoch=-1)
     history, start, edges = [], time.perf_counter(), 0
@@ -183,12 +206,20 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
         out = model(b)[target][:b.batch_size]
         return torch.nn.functional.cross_entropy(out, b.target)
 
+    def evaluate(part_loader):
+        return _evaluate(model, part_loader, target, y, ds.num_classes, reduce.comm)
+
     for epoch in range(epochs):
         loss, sampled = run_epoch(model, opt, train_loader, loss_of, progress,
-                                  f"epoch {epoch + 1}")
+                                  f"epoch {epoch + 1}", reduce)
+        if reduce.comm is not None:         # the mean over every rank's batches
+            steps = train_loader.last_stats["batches"]
+            loss_sum, steps, sampled = sum_over_ranks(reduce.comm, [loss * steps, steps, sampled])
+            loss = loss_sum / max(steps, 1)
         edges += sampled
-        vf1, _ = _evaluate(model, val_loader, target, y, ds.num_classes)
-        entry = dict(epoch=epoch, loss=loss, val_macro_f1=vf1)
+        vf1, _ = evaluate(val_loader)
+        entry = dict(epoch=epoch, loss=loss, val_macro_f1=vf1,
+                     sampling_bytes=dict(train_loader.last_stats["sampling_bytes"]))
         history.append(entry)
         if log is not None:
             log(entry)
@@ -199,19 +230,25 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
             break
     if best["state"] is not None:
         model.load_state_dict(best["state"])
-    tma, tmi = _evaluate(model, test_loader, target, y, ds.num_classes)
+    tma, tmi = evaluate(test_loader)
+    reduce.close()
     return dict(test_macro_f1=tma, test_micro_f1=tmi, test_accuracy=tmi,
                 val_macro_f1=best["val_macro_f1"], best_epoch=best["epoch"],
                 epochs_run=len(history), seconds=time.perf_counter() - start,
-                sampled_edges=int(edges), history=history)
+                sampled_edges=int(edges), history=history, world_size=size)
 
 
 @torch.no_grad()
-def _evaluate(model, loader, target, y, num_classes):
+def _evaluate(model, loader, target, y, num_classes, comm=None):
+    """``(macro-F1, micro-F1)`` over the predictions of every rank of ``comm`` (in the order of
+    the minibatches' global ids: the ranks hold consecutive ranges)."""
     model.eval()
-    pred, true = [], []
+    pred, true = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
     for b in loader:
         out = model(b)[target][:b.batch_size]
         pred.append(out.argmax(1).numpy())
         true.append(y[b.n_id_dict[target][:b.batch_size]].numpy())
-    return macro_f1(np.concatenate(pred), np.concatenate(true), num_classes)
+    pred, true = np.concatenate(pred), np.concatenate(true)
+    if comm is not None:
+        pred, true = (np.concatenate(comm.allgather(a)) for a in (pred, true))
+    return macro_f1(pred, true, num_classes)

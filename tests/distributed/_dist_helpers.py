@@ -58,6 +58,11 @@ def raised(fn):
     return None
 
 
+def matches(out, ref, b0, b1):
+    """Whether ``out`` is exactly the single-process minibatches ``ref[b0:b1]``."""
+    return len(out) == b1 - b0 and all(a.equals(b) for a, b in zip(out, ref[b0:b1]))
+
+
 def my_batches(num_batches):
     """This rank's contiguous range of global minibatch ids ``[b0, b1)``."""
     comm = world_comm()

@@ -10,8 +10,8 @@ from spsample import _native
 from spsample import primitives as prim
 from spsample.primitives import Streams
 
-from _dist_helpers import (assert_all, grid_for, mpi_timeout, my_batches, rmat10,  # noqa: F401
-                           rmat10_weighted, valid_replications, world_comm)
+from _dist_helpers import (assert_all, grid_for, matches, mpi_timeout, my_batches,  # noqa: F401
+                           rmat10, rmat10_weighted, valid_replications, world_comm)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(120)]
 
@@ -133,10 +133,6 @@ def distributed(dg, graph, make, strategy, seed=9, epoch=2):
     out = spsample.sample(dg, seeds, sampler=make(), batch_size=BATCH, seed=seed, epoch=epoch,
                           batch_offset=b0, strategy=strategy)
     return out, b0, b1
-
-
-def matches(out, ref, b0, b1):
-    return len(out) == b1 - b0 and all(a.equals(b) for a, b in zip(out, ref[b0:b1]))
 
 
 @pytest.mark.parametrize("c", REPLICATIONS)
