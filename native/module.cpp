@@ -506,14 +506,25 @@ void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* a
 }
 
 
-// The row-wise plan of run_rowwise's arguments, checked; `keep` and the vectors hold the arrays
-// it points into.
-RowWisePlan rowwise_plan(const py::list& graphs, const I64& seeds, const I64& sizes,
-                         const I64& batch_ids, const py::list& hops, const py::list& f64_vectors,
-                         const py::list& i64_vectors, uint32_t k0, uint32_t k1, uint64_t epoch,
-                         Bulk& b, std::vector<py::object>& keep, std::vector<F64>& fvecs,
-                         std::vector<I64>& ivecs) {
+// A row-wise plan with the bulk and the arrays it points into (rowwise_plan).
+struct RowWiseCall {
+    std::vector<py::object> keep;
+    std::vector<F64> fvecs;
+    std::vector<I64> ivecs;
+    Bulk b;
     RowWisePlan plan;
+};
+
+// The row-wise plan of run_rowwise's arguments, checked, into `c`.
+void rowwise_plan(const py::list& graphs, const I64& seeds, const I64& sizes,
+                  const I64& batch_ids, const py::list& hops, const py::list& f64_vectors,
+                  const py::list& i64_vectors, uint32_t k0, uint32_t k1, uint64_t epoch,
+                  RowWiseCall& c) {
+    Bulk& b = c.b;
+    std::vector<py::object>& keep = c.keep;
+    std::vector<F64>& fvecs = c.fvecs;
+    std::vector<I64>& ivecs = c.ivecs;
+    RowWisePlan& plan = c.plan;
     for (const auto& g : graphs) plan.graphs.push_back(graph_view(g.cast<py::tuple>(), keep));
     require(!plan.graphs.empty(), "a plan needs a graph");
     plan.n = plan.graphs[0].n;
@@ -536,18 +547,17 @@ RowWisePlan rowwise_plan(const py::list& graphs, const I64& seeds, const I64& si
     for (int64_t i = 0; i < seeds.size(); ++i) require(seeds.data()[i] >= 0 && seeds.data()[i] < plan.n, "seeds");
     plan.key = Key{k0, k1};
     plan.epoch = epoch;
-    return plan;
 }
 
-py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes, const I64& batch_ids,
-                      const py::list& hops, const py::list& f64_vectors, const py::list& i64_vectors,
-                      uint32_t k0, uint32_t k1, uint64_t epoch, uint64_t budget_bytes, int num_threads) {
-    std::vector<py::object> keep;
-    std::vector<F64> fvecs;
-    std::vector<I64> ivecs;
-    Bulk b;
-    const RowWisePlan plan = rowwise_plan(graphs, seeds, sizes, batch_ids, hops, f64_vectors,
-                                          i64_vectors, k0, k1, epoch, b, keep, fvecs, ivecs);
+py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes,
+                      const I64& batch_ids, const py::list& hops, const py::list& f64_vectors,
+                      const py::list& i64_vectors, uint32_t k0, uint32_t k1, uint64_t epoch,
+                      uint64_t budget_bytes, int num_threads) {
+    RowWiseCall c;
+    rowwise_plan(graphs, seeds, sizes, batch_ids, hops, f64_vectors, i64_vectors, k0, k1, epoch,
+                 c);
+    const RowWisePlan& plan = c.plan;
+    const Bulk& b = c.b;
     const int L = static_cast<int>(plan.hops.size());
     Budget budget(budget_bytes);
     std::vector<MiniBatchOut> outs(b.k);
@@ -617,12 +627,11 @@ py::object run_rowwise_windowed(const py::list& graphs, const I64& seeds, const 
                                 uint32_t k0, uint32_t k1, uint64_t epoch, uint64_t budget_bytes,
                                 int num_threads, int64_t span, const py::object& map,
                                 int64_t block) {
-    std::vector<py::object> keep;
-    std::vector<F64> fvecs;
-    std::vector<I64> ivecs;
-    Bulk b;
-    const RowWisePlan plan = rowwise_plan(graphs, seeds, sizes, batch_ids, hops, f64_vectors,
-                                          i64_vectors, k0, k1, epoch, b, keep, fvecs, ivecs);
+    RowWiseCall c;
+    rowwise_plan(graphs, seeds, sizes, batch_ids, hops, f64_vectors, i64_vectors, k0, k1, epoch,
+                 c);
+    const RowWisePlan& plan = c.plan;
+    const Bulk& b = c.b;
     require(plan.graphs.size() == 1 && span >= 1, "one graph and a span >= 1");
     for (const HopSpec& hs : plan.hops)
         require(hs.frontier.kind != F_ROWS && !hs.has_aux && !hs.entry_time && hs.graph == 0,
@@ -1080,8 +1089,8 @@ py::tuple gather_ranges_native(int fd, int64_t base, int64_t itemsize, const I64
 // ends[i]) of the entries indices/weights hold from position `base` on; `prev` (or None): the
 // column id before `base`. verify.h.
 py::tuple check_entries_native(const I64& indptr, int64_t num_nodes, const I64& indices,
-                               const py::object& weights, int64_t base, const py::object& prev, const I64& starts,
-                               const I64& ends, int num_threads) {
+                               const py::object& weights, int64_t base, const py::object& prev,
+                               const I64& starts, const I64& ends, int num_threads) {
     require(indptr.ndim() == 1 && indptr.size() >= 1 && indices.ndim() == 1,
             "indptr and indices must be 1-d");
     F64 warr;

@@ -201,8 +201,8 @@ static void draw_words_ahead(const HopSpec& hs, int64_t r0, int64_t r1, uint32_t
 // row_end (m entries), row r's edges are [row_end[r - 1], row_end[r]).
 template <int32_t RULE>
 static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw,
-                                uint32_t bid, Key key, RowWiseScratch& sc, HopOut& ho, Budget& budget,
-                                int64_t* row_end) {
+                                uint32_t bid, Key key, RowWiseScratch& sc, HopOut& ho,
+                                Budget& budget, int64_t* row_end) {
     constexpr int64_t PF_ROWS = 16;
     const int64_t* rs = sc.start.data();
     const int64_t* rd = sc.deg.data();
@@ -471,15 +471,20 @@ struct RequestRows {
     int64_t r;
 };
 
-static void select_request_run(const HopSpec& hs, const CSRView& g, const RequestRows& q, int64_t a,
-                               int64_t b, uint32_t hw, Key key, RowWiseScratch& sc, HopOut& ho,
-                               Budget& budget) {
-    const int64_t m = b - a;
+// Room for m frontier rows (vertex, local id, row id, extents) in the scratch.
+static void size_rows(RowWiseScratch& sc, int64_t m) {
     sc.fv.resize(m);
     sc.fl.resize(m);
     sc.fr.resize(m);
     sc.start.resize(m);
     sc.deg.resize(m);
+}
+
+static void select_request_run(const HopSpec& hs, const CSRView& g, const RequestRows& q, int64_t a,
+                               int64_t b, uint32_t hw, Key key, RowWiseScratch& sc, HopOut& ho,
+                               Budget& budget) {
+    const int64_t m = b - a;
+    size_rows(sc, m);
     for (int64_t i = 0; i < m; ++i) {
         const int64_t row = q.row[a + i];
         sc.fv[i] = q.vertex[a + i];

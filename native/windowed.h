@@ -75,7 +75,8 @@ inline void release_entries(const MapWindows& mw, const void* arr, int64_t items
     if (!mw.map || !arr || hi <= lo) return;
     const int64_t off = static_cast<const uint8_t*>(arr) - mw.map;
     const int64_t a = (off + lo * itemsize) / mw.block * mw.block;
-    const int64_t b = std::min(mw.map_len, (off + hi * itemsize + mw.block - 1) / mw.block * mw.block);
+    const int64_t end = off + hi * itemsize;
+    const int64_t b = std::min(mw.map_len, (end + mw.block - 1) / mw.block * mw.block);
     if (b > a) madvise(mw.map + a, static_cast<size_t>(b - a), MADV_DONTNEED);
 }
 
@@ -133,11 +134,7 @@ static bool select_run(const HopSpec& hs, const CSRView& g, const std::vector<Ro
     const WindowRun& run = wh.runs[i];
     const RowWiseScratch& mb = mbs[run.j];
     const int64_t m = run.count;
-    sc.fv.resize(m);
-    sc.fl.resize(m);
-    sc.fr.resize(m);
-    sc.start.resize(m);
-    sc.deg.resize(m);
+    size_rows(sc, m);
     for (int64_t t = 0; t < m; ++t) {
         const int64_t r = wh.rows_r[run.first + t];
         sc.fv[t] = mb.fv[r];
@@ -201,7 +198,8 @@ static void merge_minibatch(const HopSpec& hs, int h, int64_t j, WindowedHop& wh
     map.begin(n, static_cast<uint64_t>(out.n_id.size() + E));
     for (size_t i = 0; i < out.n_id.size(); ++i) {
         bool ins;
-        if (inserted[i]) map.find_or_insert(static_cast<uint32_t>(out.n_id[i]), static_cast<uint32_t>(i), ins);
+        if (inserted[i])
+            map.find_or_insert(static_cast<uint32_t>(out.n_id[i]), static_cast<uint32_t>(i), ins);
     }
     relabel_hop(hs, nbr.data(), E, map, out, ho, hop_end, budget, &inserted);
     map.end(out.n_id.data(), out.n_id.size());

@@ -370,7 +370,8 @@ def test_map_windows_are_bounded_and_released(tmp_path, monkeypatch, windowed):
         start, end = dg.indptr[:-1], dg.indptr[1:]
         for threads in (1, 2):
             order, bounds, lo, hi = m.windows(start, end, threads)
-            assert np.array_equal(np.sort(order), np.arange(g.num_nodes)) and bounds[-1] == order.size
+            assert np.array_equal(np.sort(order), np.arange(g.num_nodes))
+            assert bounds[-1] == order.size
             assert (hi - lo).max() <= m.span // threads + dg.max_degree + 2 * m.region
             for i in range(lo.size):
                 rows = order[bounds[i]:bounds[i + 1]]
