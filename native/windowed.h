@@ -67,6 +67,7 @@ struct WindowedHop {
     std::vector<int64_t> lo, hi;               // per window
     std::unique_ptr<std::atomic<int64_t>[]> left;
     std::vector<std::vector<int64_t>> run_of, slot_of;   // per minibatch row: run, place in it
+    std::vector<std::vector<int64_t>> runs_of;           // per minibatch: its runs
 };
 
 // Drop the pages of entries [lo, hi) of `arr` (an array inside the map), whole blocks.
@@ -109,6 +110,7 @@ static void bucket_rows(const std::vector<RowWiseScratch>& mbs, const CSRView& g
     for (int64_t w = 0; w < windows; ++w) wh.left[w] = 0;
     wh.run_of.resize(k);
     wh.slot_of.resize(k);
+    wh.runs_of.assign(k, {});
     for (int64_t j = 0; j < k; ++j) {
         wh.run_of[j].resize(mbs[j].fv.size());
         wh.slot_of[j].resize(mbs[j].fv.size());
@@ -117,6 +119,7 @@ static void bucket_rows(const std::vector<RowWiseScratch>& mbs, const CSRView& g
         while (next[w] <= at) ++w;               // next[w] is now the end of window w
         const int64_t j = rows_j[at];
         if (wh.runs.empty() || wh.runs.back().w != w || wh.runs.back().j != j) {
+            wh.runs_of[j].push_back(static_cast<int64_t>(wh.runs.size()));
             wh.runs.push_back(WindowRun{j, w, at, 0});
             ++wh.left[w];
         }
@@ -161,7 +164,7 @@ static bool select_run(const HopSpec& hs, const CSRView& g, const std::vector<Ro
     return ok;
 }
 
-// D: minibatch j's edges of hop h in frontier order, relabelled.
+// D: minibatch j's edges of hop h in frontier order (its runs' buffers freed), relabelled.
 static void merge_minibatch(const HopSpec& hs, int h, int64_t j, WindowedHop& wh,
                             std::vector<WindowRunOut>& routs, RowWiseScratch& mb,
                             MiniBatchOut& out, std::vector<int64_t>& hop_end,
@@ -195,6 +198,7 @@ static void merge_minibatch(const HopSpec& hs, int h, int64_t j, WindowedHop& wh
         if (hs.keep_row_ids) std::copy(ro.erow.data() + a, ro.erow.data() + e, erow.data() + at);
         at += e - a;
     }
+    for (int64_t i : wh.runs_of[j]) routs[i] = WindowRunOut();
     map.begin(n, static_cast<uint64_t>(out.n_id.size() + E));
     for (size_t i = 0; i < out.n_id.size(); ++i) {
         bool ins;
