@@ -9,10 +9,13 @@ place of the rows' owners:
 * **scan** -- hops whose selection is *row-local* (each row's sample depends on that row of
   ``A`` alone: node-wise rules, LABOR, walks, compositions of the row's own values;
   :func:`~spsample.distributed._sampling.row_local`). With the native row sampler on a file
-  whose arrays can be mapped (contiguous, native dtypes: ``DiskGraph.mapped``), the requests
-  are grouped in windows of the file and sampled in place from the map in one native call,
-  each window's pages released once it is done (:mod:`spsample._disk_map`: warm data costs no
-  read and no copy, and the sampler touches only the entries it draws). Otherwise the
+  whose arrays can be mapped (contiguous, native dtypes: ``DiskGraph.mapped``), the rows are
+  sampled in place from the map, window by window of the file, each window's pages released
+  once it is done (:mod:`spsample._disk_map`: warm data costs no read and no copy, and the
+  sampler touches only the entries it draws): a sampler that lowers whole runs every hop of
+  the bulk in one call of the windowed row-wise kernel (``native/windowed.h``: hop-major, the
+  relabelling done natively), any other hop by hop (``select_requests`` over the windows, the
+  engine's state in between). Otherwise the
   frontier's requests are sorted by row and read: sparse hops range by range
   (``DiskGraph.read_rows``), others block by block, the blocks streamed in order (read ahead
   by a background thread) and each block's rows sampled where they lie -- by the native row
