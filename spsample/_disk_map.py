@@ -1,21 +1,26 @@
 """The column ids (and weights) of a contiguous spsample file as a read-only memory map: how
 the out-of-core graph's row-local hops read warm data (:mod:`spsample._disk_sampling`).
 
-A hop's requests are taken **window by window**: a window holds the requests whose rows start
-in one span of ``span`` entries, so the pages it maps lie in ``span + max_degree`` entries plus
-a region on either side. For each window, the regions of the file its rows touch are checked
-the first time (:func:`spsample._entries.entry_problems`: ids in ``[0, n)``, weights finite and
-non-negative, rows strictly increasing; checked regions stay trusted while the graph is open),
-the native row sampler reads the rows in place (only the entries it draws, for uniform rules),
-and the window's pages are released with ``madvise(MADV_DONTNEED)``: they leave the process's
-resident set but stay in the page cache. The map is advised ``MADV_HUGEPAGE``: data it reads
-from the device comes into the page cache in 2 MiB folios, which a window then maps (and
+Requests are taken **window by window**: a window holds the requests whose rows start in one
+span of entries, so the pages it maps lie in that span plus the longest row and a region on
+either side. The native row sampler reads the rows in place (only the entries it draws, for
+uniform rules) and a window's pages are released with ``madvise(MADV_DONTNEED)`` once it is
+sampled: they leave the process's resident set but stay in the page cache. A sampler that
+lowers whole runs every hop in one call of the windowed kernel (``native/windowed.h``, which
+releases the windows itself); others run hop by hop (``select_requests(windows=...)``).
+
+Every region of the file is checked before the kernels read it (:func:`check_all` before a
+windowed bulk, the regions a window touches before a hop by hop one;
+:func:`spsample._entries.entry_problems`: ids in ``[0, n)``, weights finite and non-negative,
+rows strictly increasing), once: checked regions stay trusted while the graph is open, and the
+sampled ids are checked again after each call. The map is advised ``MADV_HUGEPAGE``: data it
+reads from the device comes into the page cache in 2 MiB folios, which a window then maps (and
 releases) 2 MiB at a time. (``posix_fadvise(WILLNEED)`` read-ahead was tried and dropped: it
 reads at most one read-ahead window a call, in small folios that cost every later window a
 fault per 64 KiB.)
 
-The file must not change while it is mapped: a file that shrinks between two windows gives a
-:class:`~spsample.DatasetError`; one truncated while a window reads it ends the process with
+The file must not change while it is mapped: a file that shrinks between two calls gives a
+:class:`~spsample.DatasetError`; one truncated while a call reads it ends the process with
 ``SIGBUS``, as for any memory map.
 """
 
@@ -33,7 +38,7 @@ __all__ = ["MappedColumns", "can_map", "MAX_REGION_ENTRIES", "RELEASE_BLOCK"]
 MAX_REGION_ENTRIES = 1 << 18
 #: Pages are released in aligned blocks of this size: a fault maps the page cache's neighbours
 #: too (fault-around, 64 KiB; a 2 MiB folio mapped whole), beyond the entries read.
-RELEASE_BLOCK = _RELEASE = max(mmap.PAGESIZE, 2 << 20)
+RELEASE_BLOCK = max(mmap.PAGESIZE, 2 << 20)
 _HUGEPAGE = getattr(mmap, "MADV_HUGEPAGE", None)
 _NATIVE = {"indices": np.dtype(np.int64), "weights": np.dtype(np.float64)}
 
@@ -191,11 +196,12 @@ class MappedColumns:
 
     def _bytes(self, src, lo, hi):
         """The byte ranges of entries ``[lo, hi)`` of ``src`` (scalars or arrays), widened to
-        whole release blocks (``_RELEASE``), inside the map."""
-        a = (src.offset + np.asarray(lo) * src.dtype.itemsize) // _RELEASE * _RELEASE
+        whole release blocks (:data:`RELEASE_BLOCK`), inside the map."""
+        block = RELEASE_BLOCK
+        a = (src.offset + np.asarray(lo) * src.dtype.itemsize) // block * block
         b = src.offset + np.minimum(hi, src.size) * src.dtype.itemsize
         end = len(self._map) if self._map is not None else os.fstat(self.dg._fd).st_size
-        return a, np.minimum(-(-b // _RELEASE) * _RELEASE, end)
+        return a, np.minimum(-(-b // block) * block, end)
 
 
 def _runs(mask):

@@ -15,14 +15,13 @@ place of the rows' owners:
   sampler touches only the entries it draws): a sampler that lowers whole runs every hop of
   the bulk in one call of the windowed row-wise kernel (``native/windowed.h``: hop-major, the
   relabelling done natively), any other hop by hop (``select_requests`` over the windows, the
-  engine's state in between). Otherwise the
-  frontier's requests are sorted by row and read: sparse hops range by range
-  (``DiskGraph.read_rows``), others block by block, the blocks streamed in order (read ahead
-  by a background thread) and each block's rows sampled where they lie -- by the native row
-  sampler where the rule allows, else by the NumPy evaluation of the hop's own selection on
-  the block (the owner side of push sampling, with the same random streams). A row that spans
-  blocks is assembled in a buffer of its own. Memory: one map window per thread, or one block
-  in use plus the read-ahead and the longest row.
+  engine's state in between). Otherwise the frontier's requests are sorted by row and read:
+  sparse hops range by range (``DiskGraph.read_rows``), others block by block, the blocks
+  streamed in order (read ahead by a background thread) and each block's rows sampled where
+  they lie -- by the native row sampler where the rule allows, else by the NumPy evaluation of
+  the hop's own selection on the block (the owner side of push sampling, with the same random
+  streams). A row that spans blocks is assembled in a buffer of its own. Memory: one map
+  window per thread, or one block in use plus the read-ahead and the longest row.
 * **fetch** -- any other hop (LADIES, FastGCN, node2vec's lookups, constructors that cannot be
   traced): the rows the hop needs are read into a compact CSR (kept for the bulk's later hops
   while it fits ``DiskGraph.hop_bytes``), and the sampler's own constructors run on it
