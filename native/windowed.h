@@ -20,12 +20,12 @@
 // Inputs:  plan with one graph (indptr in memory; indices, weights inside the map), hops whose
 //          frontiers are new vertices, all vertices or edge ends (no given rows, no aux rows,
 //          no entry times), checked by the binding; the bulk's seeds; MapWindows (span >= 1,
-//          the map and its length, the release block, a power of two of pages).
+//          the map and its length, the release block, a whole number of pages).
 // Outputs: outs[k], as rowwise_minibatch's; returns false if a column id outside [0, n) was
 //          read (outs are then incomplete).
-// Complexity: rowwise_minibatch's work, plus O(rows + windows) per hop for B and O(E) copies
-//          for D; memory: the outputs, the runs' edges of one hop, O(rows of a hop) of extents,
-//          per thread a VertexMap.
+// Complexity: rowwise_minibatch's work, plus O(rows + windows) per hop for B (O(rows log rows)
+//          when the windows outnumber the rows) and O(E) copies for D; memory: the outputs,
+//          the runs' edges of one hop, O(rows of a hop) of extents, per thread a VertexMap.
 #ifndef SPSAMPLE_WINDOWED_H
 #define SPSAMPLE_WINDOWED_H
 
@@ -81,14 +81,41 @@ inline void release_entries(const MapWindows& mw, const void* arr, int64_t items
     if (b > a) madvise(mw.map + a, static_cast<size_t>(b - a), MADV_DONTNEED);
 }
 
+// The window of a row starting at entry `start`, numbered among the windows that hold rows when
+// those are few against the file's windows (tiny spans), else as is.
+struct WindowIds {
+    int64_t span, count;
+    std::vector<int64_t> ids;  // the windows holding rows, ascending (numbered mode)
+    int64_t operator()(int64_t start) const {
+        const int64_t w = start / span;
+        if (ids.empty()) return w;
+        return std::lower_bound(ids.begin(), ids.end(), w) - ids.begin();
+    }
+};
+
+static WindowIds window_ids(const std::vector<RowWiseScratch>& mbs, const CSRView& g,
+                            int64_t span) {
+    WindowIds wid{span, g.indptr[g.n] / span + 1, {}};
+    int64_t rows = 0;
+    for (const RowWiseScratch& sc : mbs) rows += static_cast<int64_t>(sc.fv.size());
+    if (wid.count <= 4 * rows + 1024) return wid;
+    for (const RowWiseScratch& sc : mbs)
+        for (size_t r = 0; r < sc.fv.size(); ++r) wid.ids.push_back(sc.start[r] / span);
+    std::sort(wid.ids.begin(), wid.ids.end());
+    wid.ids.erase(std::unique(wid.ids.begin(), wid.ids.end()), wid.ids.end());
+    wid.count = static_cast<int64_t>(wid.ids.size());
+    return wid;
+}
+
 // B: bucket the rows of every minibatch's frontier (mbs[j].start) by window, stably.
 static void bucket_rows(const std::vector<RowWiseScratch>& mbs, const CSRView& g,
                         const MapWindows& mw, WindowedHop& wh) {
     const int64_t k = static_cast<int64_t>(mbs.size());
-    const int64_t windows = g.indptr[g.n] / mw.span + 1;
+    const WindowIds window_of = window_ids(mbs, g, mw.span);
+    const int64_t windows = window_of.count;
     std::vector<int64_t> next(static_cast<size_t>(windows) + 1, 0);
     for (const RowWiseScratch& sc : mbs)
-        for (size_t r = 0; r < sc.fv.size(); ++r) ++next[sc.start[r] / mw.span + 1];
+        for (size_t r = 0; r < sc.fv.size(); ++r) ++next[window_of(sc.start[r]) + 1];
     for (int64_t w = 0; w < windows; ++w) next[w + 1] += next[w];
     const int64_t rows = next[windows];
     std::vector<int64_t> rows_j(static_cast<size_t>(rows));
@@ -98,7 +125,7 @@ static void bucket_rows(const std::vector<RowWiseScratch>& mbs, const CSRView& g
     for (int64_t j = 0; j < k; ++j) {
         const RowWiseScratch& sc = mbs[j];
         for (size_t r = 0; r < sc.fv.size(); ++r) {
-            const int64_t w = sc.start[r] / mw.span, at = next[w]++;
+            const int64_t w = window_of(sc.start[r]), at = next[w]++;
             rows_j[at] = j;
             wh.rows_r[at] = static_cast<int64_t>(r);
             wh.lo[w] = std::min(wh.lo[w], sc.start[r]);

@@ -119,6 +119,8 @@ class MappedColumns:
         holding the requests ``order[bounds[i]:bounds[i + 1]]`` (frontier order inside each),
         its rows within the regions of entries ``[lo[i], hi[i])``."""
         win = start // max(1, self.span // max(1, threads))
+        if win.size and int(win.max()) > 4 * win.size + 1024:    # tiny spans: number them
+            _, win = np.unique(win, return_inverse=True)
         count = np.bincount(win)
         order = np.argsort(win.astype(np.uint16) if count.size <= 1 << 16 else win,
                            kind="stable")

@@ -459,3 +459,29 @@ def test_native_windowed_run_is_checked(tmp_path):
         with pytest.raises(ValueError, match="whole pages"):
             run_rowwise_windowed([(g.indptr, idx, None, None)], seeds, sizes, ids, *args,
                                  view, 100)
+
+
+@pytest.mark.parametrize("span", [1, 7, 1000, 10**9])
+def test_native_windowed_run_matches_run_rowwise(tmp_path, span):
+    """Windows of one entry (more windows than rows: numbered) up to one window: the bits of
+    the in-memory row-wise kernel, hop after hop."""
+    if not _native.AVAILABLE:
+        pytest.skip("native kernels not built")
+    from spsample._disk_map import RELEASE_BLOCK
+    from spsample._native_kernels import run_rowwise, run_rowwise_windowed
+    g, path = _mapped_file(tmp_path)
+    hops = [dict(frontier=(0, h - 1, -1, -1, h - 1), aux=None, aux_graph=0, graph=0,
+                 program=[], select=0, fanout=3, fanout_vec=-1, bound=0.0, dedup=True,
+                 keep_row_ids=False, key=0, hop_word=h, rng_key=(7, h), time=-1,
+                 batch_time=-1) for h in (1, 2)]
+    seeds, sizes, ids = np.array([3, 100, 7, 400, 9]), np.array([2, 3]), np.array([5, 6])
+    args = (hops, [], [], 11, 12, 0, 1 << 30, 2)
+    ref = run_rowwise([(g.indptr, g.indices, None, None)], seeds, sizes, ids, *args)
+    with DiskGraph.open(path, "1MB") as dg:
+        view, (idx, _) = dg.map.view(), dg.map.arrays()
+        got = run_rowwise_windowed([(g.indptr, idx, None, None)], seeds, sizes, ids, *args,
+                                   span, view, RELEASE_BLOCK)
+        assert _mapped_rss(path) == 0 or not os.path.exists("/proc/self/smaps")
+    flat = lambda out: [np.asarray(a) for a in out[:3]] + [np.asarray(a) for h in out[3]
+                                                           for a in h if a is not None]
+    assert all(np.array_equal(a, b) for a, b in zip(flat(got), flat(ref), strict=True))
