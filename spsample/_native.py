@@ -35,6 +35,7 @@ import os
 import numpy as np
 
 from ._errors import ArgumentError, MissingDependencyError, ResourceLimitError, SamplerError
+from ._graph import frozen_filled
 from ._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
                     RowSelection, ThresholdSelection)
 from ._validate import fail
@@ -198,10 +199,10 @@ def _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch):
 def _indices32(graph):
     """The graph's column ids as uint32, cached on it (4 bytes per edge): the row-wise kernel's
     random reads of sampled columns touch half the memory."""
-    def compute():
-        out = np.ascontiguousarray(graph.indices, dtype=np.uint32)
-        out.flags.writeable = False
-        return out
+    def compute():                  # frozen in place: the cache keeps it without a copy
+        def fill(pos, piece):
+            np.copyto(piece, graph.indices[pos:pos + piece.size], casting="unsafe")
+        return frozen_filled(np.uint32, len(graph.indices), fill)
     cached = getattr(graph, "cached", None)
     return compute() if cached is None else cached("native_indices32", compute)
 

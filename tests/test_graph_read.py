@@ -21,7 +21,7 @@ from graphs import random_graph
 @pytest.fixture(autouse=True)
 def small_pieces(monkeypatch):
     """Pieces of 64 bytes (8 entries): rows and checks straddle piece boundaries."""
-    monkeypatch.setattr(_graph_read, "PIECE_BYTES", 64)
+    monkeypatch.setattr(spsample._graph, "PIECE_BYTES", 64)
 
 
 def _graph(weighted):
@@ -47,7 +47,7 @@ def test_canonical_files_are_read_lean(tmp_path, monkeypatch, layout, compressio
 
 def test_peak_memory_is_about_the_graph(tmp_path, monkeypatch):
     """One bytes object per array, filled in place: no copy of any array is ever held."""
-    monkeypatch.setattr(_graph_read, "PIECE_BYTES", 1 << 16)
+    monkeypatch.setattr(spsample._graph, "PIECE_BYTES", 1 << 16)
     g = random_graph(20_000, 400_000, seed=1, weighted=True)
     path = spsample.save(spsample.Dataset(g), tmp_path / "g.h5", layout="contiguous",
                          compression=None)
@@ -178,3 +178,22 @@ def test_native_checks_match_the_numpy_oracle():
         assert got == first_problems(indptr, *held, base, prev, starts, ends, indptr.size - 1)
         found.update(c for c in range(3) if got[c] >= 0)
     assert found == {0, 1, 2}                       # every kind of problem was met
+
+
+def test_native_column_copy_is_frozen_in_place():
+    """The kernels' uint32 copy of the column ids is built in its final frozen buffer, so the
+    graph's cache keeps it as it is: peak memory one copy (4 bytes per edge), not two."""
+    from spsample import _native
+
+    g = random_graph(20_000, 400_000, seed=5, weighted=False)
+    size = 4 * g.num_edges
+    tracemalloc.start()
+    try:
+        first = _native._indices32(g)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.3 * size, (peak, size)
+    assert isinstance(first.base, bytes) and not first.flags.writeable
+    assert first is _native._indices32(g)                   # cached, not copied again
+    np.testing.assert_array_equal(first, g.indices.astype(np.uint32))

@@ -2,8 +2,8 @@
 
 :func:`read_graph` reads ``/graph/indptr``, ``/graph/indices`` and ``/graph/weights`` straight
 into the immutable buffers the :class:`~spsample.Graph` keeps (no copy: an
-:class:`io.BufferedReader` over :class:`_DatasetStream` allocates one ``bytes`` object per
-array and has h5py decompress or read each piece into it), and checks every piece as it
+:func:`spsample._graph.frozen_filled` allocates one ``bytes`` object per array and has h5py
+decompress or read each piece into it), and checks every piece as it
 arrives: row pointers from 0, non-decreasing, ending at the entry count; column ids in
 ``[0, n)`` and strictly increasing within rows (:func:`spsample._entries.entry_problems`);
 weights finite and non-negative. Peak memory: the three arrays plus one piece.
@@ -13,17 +13,13 @@ arrays are not native int64 / float64 is left to the general path (``Graph.from_
 arrays read whole), which canonicalises it or raises the error it always raised.
 """
 
-import io
-
 import numpy as np
 
 from .._entries import NO_PROBLEM, entry_problems
-from .._graph import MAX_NODES, Graph
+from .._graph import MAX_NODES, Graph, frozen_filled
 
 __all__ = ["read_graph", "read_indptr"]
 
-#: Bytes read (and checked) at a time.
-PIECE_BYTES = 16 << 20
 _DTYPES = {"graph/indptr": np.dtype(np.int64), "graph/indices": np.dtype(np.int64),
            "graph/weights": np.dtype(np.float64)}
 
@@ -32,41 +28,16 @@ class _NotCanonical(Exception):
     """A piece failed a check: the general path takes over."""
 
 
-class _DatasetStream(io.RawIOBase):
-    """A 1-D HDF5 dataset as raw bytes: :meth:`readinto` fills the caller's buffer with the next
-    whole entries (h5py ``read_direct``) and hands them to ``check(position, piece)``."""
-
-    def __init__(self, dset, check):
-        super().__init__()
-        self.dset, self.check, self.pos = dset, check, 0
-        self.size, self.itemsize = int(dset.shape[0]), dset.dtype.itemsize
-
-    def readable(self):
-        return True
-
-    def readinto(self, b):
-        count = min(len(b) // self.itemsize, self.size - self.pos,
-                    PIECE_BYTES // self.itemsize)
-        if count <= 0:
-            if self.pos < self.size:        # BufferedReader asks for whole blocks of 2**k bytes
-                raise RuntimeError("read a buffer smaller than one entry")
-            return 0
-        piece = np.frombuffer(b, dtype=self.dset.dtype, count=count)
-        self.dset.read_direct(piece, np.s_[self.pos:self.pos + count])
-        self.check(self.pos, piece)
-        self.pos += count
-        del piece
-        return count * self.itemsize
-
-
 def _read_frozen(dset, check):
-    """The whole of ``dset`` in a read-only array over one ``bytes`` object (frozen)."""
-    nbytes = int(dset.shape[0]) * dset.dtype.itemsize
-    with io.BufferedReader(_DatasetStream(dset, check), buffer_size=1 << 16) as reader:
-        data = reader.read(nbytes)
-    if len(data) != nbytes:
-        raise _NotCanonical("short read")
-    return np.frombuffer(data, dtype=dset.dtype)
+    """The whole of ``dset`` in a read-only array over one ``bytes`` object (frozen), read by
+    h5py piece by piece straight into it, each piece handed to ``check(position, piece)``."""
+    def fill(pos, piece):
+        dset.read_direct(piece, np.s_[pos:pos + piece.size])
+        check(pos, piece)
+    try:
+        return frozen_filled(dset.dtype, int(dset.shape[0]), fill)
+    except EOFError as exc:
+        raise _NotCanonical("short read") from exc
 
 
 def _indptr_check(num_edges):
