@@ -223,7 +223,10 @@ def _internal_columns(indices, n):
     vertex_of = np.argsort(-in_degree, kind="stable").astype(np.uint32)
     internal_of = np.empty(n, dtype=np.uint32)
     internal_of[vertex_of] = np.arange(n, dtype=np.uint32)
-    return internal_of[indices], internal_of, vertex_of
+
+    def fill(pos, piece):            # frozen in place: the graph's cache keeps it as it is
+        np.take(internal_of, indices[pos:pos + piece.size], out=piece)
+    return frozen_filled(np.uint32, len(indices), fill), internal_of, vertex_of
 
 
 # ------------------------------------------------------------------------------ lowering

@@ -180,20 +180,29 @@ def test_native_checks_match_the_numpy_oracle():
     assert found == {0, 1, 2}                       # every kind of problem was met
 
 
-def test_native_column_copy_is_frozen_in_place():
-    """The kernels' uint32 copy of the column ids is built in its final frozen buffer, so the
-    graph's cache keeps it as it is: peak memory one copy (4 bytes per edge), not two."""
+@pytest.mark.parametrize("kernel", ["rowwise", "layerwise"])
+def test_native_column_copy_is_frozen_in_place(kernel):
+    """The kernels' uint32 copies of the column ids are built in their final frozen buffer, so
+    the graph's cache keeps them as they are: peak memory one copy (4 bytes per edge, plus the
+    layer-wise kernel's per-vertex tables), not two."""
     from spsample import _native
 
     g = random_graph(20_000, 400_000, seed=5, weighted=False)
-    size = 4 * g.num_edges
+    size = 4 * g.num_edges + (64 * g.num_nodes if kernel == "layerwise" else 0)
+
+    def columns():
+        if kernel == "rowwise":
+            return _native._indices32(g)
+        return g.cached("native_layerwise_columns",
+                        lambda: _native._internal_columns(g.indices, g.num_nodes))[0]
     tracemalloc.start()
     try:
-        first = _native._indices32(g)
+        first = columns()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert peak < 1.3 * size, (peak, size)
     assert isinstance(first.base, bytes) and not first.flags.writeable
-    assert first is _native._indices32(g)                   # cached, not copied again
-    np.testing.assert_array_equal(first, g.indices.astype(np.uint32))
+    assert first is columns()                                 # cached, not copied again
+    if kernel == "rowwise":
+        np.testing.assert_array_equal(first, g.indices.astype(np.uint32))
