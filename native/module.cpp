@@ -12,6 +12,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -39,6 +41,8 @@
 #include "rng.h"
 #include "rowwise.h"
 #include "select.h"
+#include "verify.h"
+#include "windowed.h"
 
 namespace py = pybind11;
 using namespace spsample;
@@ -571,20 +575,29 @@ void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* a
 }
 
 
-// minibatch_major: the flat results in the link loader's layout (flatten_minibatch_major).
-py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes, const I64& batch_ids,
-                      const py::list& hops, const py::list& f64_vectors, const py::list& i64_vectors,
-                      uint32_t k0, uint32_t k1, uint64_t epoch, uint64_t budget_bytes,
-                      int num_threads, bool minibatch_major) {
+// A row-wise plan with the bulk and the arrays it points into (rowwise_plan).
+struct RowWiseCall {
     std::vector<py::object> keep;
+    std::vector<F64> fvecs;
+    std::vector<I64> ivecs;
+    Bulk b;
     RowWisePlan plan;
+};
+
+// The row-wise plan of run_rowwise's arguments, checked, into `c`.
+void rowwise_plan(const py::list& graphs, const I64& seeds, const I64& sizes,
+                  const I64& batch_ids, const py::list& hops, const py::list& f64_vectors,
+                  const py::list& i64_vectors, uint32_t k0, uint32_t k1, uint64_t epoch,
+                  RowWiseCall& c) {
+    Bulk& b = c.b;
+    std::vector<py::object>& keep = c.keep;
+    std::vector<F64>& fvecs = c.fvecs;
+    std::vector<I64>& ivecs = c.ivecs;
+    RowWisePlan& plan = c.plan;
     for (const auto& g : graphs) plan.graphs.push_back(graph_view(g.cast<py::tuple>(), keep));
     require(!plan.graphs.empty(), "a plan needs a graph");
     plan.n = plan.graphs[0].n;
-    Bulk b;
     set_seeds(b, seeds, sizes, batch_ids);
-    std::vector<F64> fvecs;
-    std::vector<I64> ivecs;
     for (const auto& v : f64_vectors) fvecs.push_back(v.cast<F64>());
     for (const auto& v : i64_vectors) ivecs.push_back(v.cast<I64>());
     for (const auto& v : fvecs) require(v.ndim() == 1, "vectors must be 1-d");
@@ -603,6 +616,19 @@ py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes
     for (int64_t i = 0; i < seeds.size(); ++i) require(seeds.data()[i] >= 0 && seeds.data()[i] < plan.n, "seeds");
     plan.key = Key{k0, k1};
     plan.epoch = epoch;
+}
+
+// minibatch_major: the flat results in the link loader's layout (flatten_minibatch_major).
+py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes,
+                      const I64& batch_ids, const py::list& hops, const py::list& f64_vectors,
+                      const py::list& i64_vectors, uint32_t k0, uint32_t k1, uint64_t epoch,
+                      uint64_t budget_bytes, int num_threads, bool minibatch_major) {
+    RowWiseCall c;
+    rowwise_plan(graphs, seeds, sizes, batch_ids, hops, f64_vectors, i64_vectors, k0, k1, epoch,
+                 c);
+    const RowWisePlan& plan = c.plan;
+    const Bulk& b = c.b;
+    const int L = static_cast<int>(plan.hops.size());
     Budget budget(budget_bytes);
     std::vector<MiniBatchOut> outs(b.k);
     FlatBulk flat;
@@ -628,13 +654,243 @@ py::tuple run_rowwise(const py::list& graphs, const I64& seeds, const I64& sizes
     return minibatch_major ? minibatch_major_to_python(mm, b.k, L) : flat_to_python(flat, b.k, L);
 }
 
+// One hop of windowed.h: A. frontiers, B. buckets, C. runs, D. merge and relabel. Returns false
+// when a column id outside [0, n) was read.
+bool windowed_hop(const RowWisePlan& plan, int h, const Bulk& b, const MapWindows& mw,
+                  std::vector<RowWiseScratch>& mbs, std::vector<MiniBatchOut>& outs,
+                  std::vector<std::vector<int64_t>>& hop_end,
+                  std::vector<std::vector<uint8_t>>& inserted, int threads, Budget& budget) {
+    const HopSpec& hs = plan.hops[h - 1];
+    const CSRView& g = plan.graphs[0];
+    for_each_minibatch<int>(b.k, threads, [](int&) {}, [&](int64_t j, int&) {
+        RowWiseScratch& sc = mbs[j];
+        const int64_t m = build_frontier(hs.frontier, j, outs[j], hop_end[j], sc, sc.fv, false);
+        sc.start.resize(m);
+        sc.deg.resize(m);
+        for (int64_t r = 0; r < m; ++r) {
+            sc.start[r] = g.indptr[sc.fv[r]];
+            sc.deg[r] = g.indptr[sc.fv[r] + 1] - sc.start[r];
+        }
+    });
+    WindowedHop wh;
+    bucket_rows(mbs, g, mw, wh);
+    const int64_t runs = static_cast<int64_t>(wh.runs.size());
+    std::vector<WindowRunOut> routs(static_cast<size_t>(runs));
+    std::atomic<bool> ok(true);
+    for_each_minibatch<RowWiseScratch>(runs, threads, [](RowWiseScratch&) {},
+        [&](int64_t i, RowWiseScratch& sc) {
+            if (!select_run(hs, g, mbs, b.batch_ids, mw, wh, i, sc, routs[i], budget)) ok = false;
+        });
+    if (!ok) return false;
+    for_each_minibatch<std::pair<VertexMap, PodBuf<uint32_t>>>(b.k, threads, [](auto&) {},
+        [&](int64_t j, std::pair<VertexMap, PodBuf<uint32_t>>& t) {
+            merge_minibatch(hs, h, j, wh, routs, mbs[j], outs[j], hop_end[j], inserted[j],
+                            t.first, plan.n, t.second, budget);
+        });
+    return true;
+}
+
+// The row-wise engine hop-major over the windows of a mapped graph (windowed.h): run_rowwise's
+// arguments (one graph, whose indices and weights lie in `map`, a uint8 view of a read-only
+// shared file mapping; hops without given rows, aux rows or entry times), `span` entries per
+// window and the release `block` in bytes. Returns run_rowwise's flat bulk, or None when a
+// column id outside [0, n) was read (the file changed after its checks).
+py::object run_rowwise_windowed(const py::list& graphs, const I64& seeds, const I64& sizes,
+                                const I64& batch_ids, const py::list& hops,
+                                const py::list& f64_vectors, const py::list& i64_vectors,
+                                uint32_t k0, uint32_t k1, uint64_t epoch, uint64_t budget_bytes,
+                                int num_threads, int64_t span, const py::object& map,
+                                int64_t block) {
+    RowWiseCall c;
+    rowwise_plan(graphs, seeds, sizes, batch_ids, hops, f64_vectors, i64_vectors, k0, k1, epoch,
+                 c);
+    const RowWisePlan& plan = c.plan;
+    const Bulk& b = c.b;
+    require(plan.graphs.size() == 1 && span >= 1, "one graph and a span >= 1");
+    for (const HopSpec& hs : plan.hops)
+        require(hs.frontier.kind != F_ROWS && !hs.has_aux && !hs.entry_time && hs.graph == 0,
+                "windowed hops read frontiers of the bulk, no aux rows, no times");
+    MapWindows mw;
+    mw.span = span;
+    using U8 = py::array_t<uint8_t, py::array::c_style>;
+    const U8 view = map.cast<U8>();
+    const CSRView& g = plan.graphs[0];
+    mw.map = const_cast<uint8_t*>(view.data());
+    mw.map_len = view.size();
+    const int64_t page = static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+    require(block >= page && block % page == 0 && reinterpret_cast<uintptr_t>(mw.map) % page == 0,
+            "the map starts on a page and is released in blocks of whole pages");
+    const auto inside = [&](const void* p, int64_t bytes) {
+        const uint8_t* q = static_cast<const uint8_t*>(p);
+        return !p || (q >= mw.map && q + bytes <= mw.map + mw.map_len);
+    };
+    require(inside(g.indices, g.indptr[g.n] * 8) && inside(g.weights, g.indptr[g.n] * 8),
+            "the graph's indices and weights must lie inside the map");
+    mw.block = block;
+    const int L = static_cast<int>(plan.hops.size());
+    Budget budget(budget_bytes);
+    std::vector<MiniBatchOut> outs(b.k);
+    std::vector<RowWiseScratch> mbs(b.k);
+    std::vector<std::vector<int64_t>> hop_end(b.k);
+    std::vector<std::vector<uint8_t>> inserted(b.k);
+    FlatBulk flat;
+    FlatGuard guard{flat};
+    const int threads = resolve_threads(num_threads);
+    {
+        py::gil_scoped_release release;
+        for (int64_t j = 0; j < b.k; ++j) {
+            const int64_t size = b.offsets[j + 1] - b.offsets[j];
+            begin_minibatch(b.seeds + b.offsets[j], size, L, mbs[j], outs[j], budget);
+            hop_end[j].assign(1, size);
+            inserted[j].assign(static_cast<size_t>(size), 1);
+        }
+        for (int h = 1; h <= L; ++h)
+            if (!windowed_hop(plan, h, b, mw, mbs, outs, hop_end, inserted, threads, budget))
+                return py::none();
+        flat = flatten_rowwise(outs, L, threads);
+    }
+    return flat_to_python(flat, b.k, L);
+}
+
+// Requests taken window by window (the out-of-core graph's memory map): runs of one minibatch
+// inside one window, spread over the threads in window order; when a window's last run is done,
+// its pages are released (madvise(MADV_DONTNEED) on byte ranges of `map`, a read-only view of
+// a shared file mapping: the page-table entries go, the page cache keeps the data), so at most
+// `threads` windows are mapped at once. Without windows: one window, nothing released.
+struct RequestWindows {
+    const int64_t* end = nullptr;      // per window: one past its last request (ascending, r)
+    int64_t count = 1;
+    const int64_t* order = nullptr;    // request i's results go to row order[i] (or i)
+    uint8_t* map = nullptr;            // the mapping whose pages are released (or nullptr)
+    const int64_t* release = nullptr;  // per window: `ranges` pairs (lo, hi) of byte offsets
+    int64_t ranges = 0;
+};
+
+// Runs of equal batch ids that do not cross a window end: their first requests, and r.
+static std::vector<int64_t> request_runs(const RequestRows& q, const RequestWindows& w,
+                                         std::vector<int64_t>& window_of) {
+    std::vector<int64_t> start;
+    int64_t wi = 0;
+    for (int64_t i = 0; i < q.r; ++i) {
+        const bool window_starts = i > 0 && wi < w.count && i == w.end[wi];
+        while (wi < w.count && w.end[wi] <= i) ++wi;
+        if (i == 0 || window_starts || q.batch[i] != q.batch[i - 1]) {
+            start.push_back(i);
+            window_of.push_back(wi);
+        }
+    }
+    start.push_back(q.r);
+    return start;
+}
+
+static void release_window(const RequestWindows& w, int64_t wi) {
+    if (!w.map) return;
+    for (int64_t k = 0; k < w.ranges; ++k) {
+        const int64_t lo = w.release[2 * (wi * w.ranges + k)];
+        const int64_t hi = w.release[2 * (wi * w.ranges + k) + 1];
+        if (hi > lo) madvise(w.map + lo, static_cast<size_t>(hi - lo), MADV_DONTNEED);
+    }
+}
+
+// Every run selected (columns gathered and rows counted while its window is mapped), then the
+// results put in row order, run by run in parallel (the rows of a run are its own): count (r),
+// edge and column (E) with the edges of row order[i] at its offsets.
+static void select_windows(const HopSpec& hs, const CSRView& g, const RequestRows& q,
+                           const RequestWindows& w, uint32_t hop_word, Key key, int threads,
+                           Budget& budget, PodBuf<int64_t>& count, PodBuf<int64_t>& edge,
+                           PodBuf<int64_t>& column) {
+    std::vector<int64_t> window_of;
+    const std::vector<int64_t> run_start = request_runs(q, w, window_of);
+    const int64_t runs = static_cast<int64_t>(run_start.size()) - 1;
+    std::unique_ptr<std::atomic<int64_t>[]> left(new std::atomic<int64_t>[w.count]);
+    for (int64_t i = 0; i < w.count; ++i) left[i] = 0;
+    for (int64_t j = 0; j < runs; ++j) ++left[window_of[j]];
+    auto row = [&](int64_t i) { return w.order ? w.order[i] : i; };
+    count.resize(static_cast<size_t>(q.r));
+    std::fill(count.data(), count.data() + q.r, int64_t(0));
+    std::vector<HopOut> outs(std::max<int64_t>(runs, 0));
+    for_each_minibatch<RowWiseScratch>(
+        runs, threads, [](RowWiseScratch&) {},
+        [&](int64_t j, RowWiseScratch& sc) {
+            HopOut& o = outs[j];
+            select_request_run(hs, g, q, run_start[j], run_start[j + 1], hop_word, key, sc, o,
+                               budget);
+            o.src.resize(o.eid.size());
+            for (size_t e = 0; e < o.eid.size(); ++e) {
+                o.src[e] = g.indices[o.eid[e]];
+                ++count[row(run_start[j] + o.dst[e])];
+            }
+            if (--left[window_of[j]] == 0) release_window(w, window_of[j]);
+        });
+    std::vector<int64_t> next(static_cast<size_t>(q.r) + 1, 0);
+    for (int64_t i = 0; i < q.r; ++i) next[i + 1] = next[i] + count[i];
+    edge.resize(static_cast<size_t>(next[q.r]));
+    column.resize(static_cast<size_t>(next[q.r]));
+    for_each_minibatch<int>(runs, threads, [](int&) {}, [&](int64_t j, int&) {
+        const HopOut& o = outs[j];
+        for (size_t e = 0; e < o.eid.size(); ++e) {
+            const int64_t at = next[row(run_start[j] + o.dst[e])]++;
+            edge[at] = o.eid[e];
+            column[at] = o.src[e];
+        }
+    });
+}
+
+// The windows of select_requests, checked: window ends ascending up to r, `order` a
+// permutation of [0, r) (checked through a mark per row), release ranges page-aligned inside
+// `map`.
+static RequestWindows request_windows(const py::object& windows, int64_t r,
+                                      std::vector<py::object>& keep) {
+    RequestWindows w;
+    if (windows.is_none()) return w;
+    const py::tuple t = windows.cast<py::tuple>();
+    require(t.size() == 4, "windows: (order, ends, map, release)");
+    const I64 order = t[0].cast<I64>(), ends = t[1].cast<I64>(), release = t[3].cast<I64>();
+    keep.insert(keep.end(), {order, ends, release});
+    require(order.ndim() == 1 && order.size() == r, "windows: one order entry per request");
+    std::vector<uint8_t> seen(static_cast<size_t>(r), 0);
+    for (int64_t i = 0; i < r; ++i) {
+        const int64_t o = order.data()[i];
+        require(o >= 0 && o < r && !seen[o], "windows: order must be a permutation");
+        seen[o] = 1;
+    }
+    w.count = ends.size();
+    require(ends.ndim() == 1 && w.count >= 1 && ends.data()[w.count - 1] == r &&
+                ends.data()[0] >= 0, "windows: ends must run up to the number of requests");
+    for (int64_t i = 1; i < w.count; ++i)
+        require(ends.data()[i] >= ends.data()[i - 1], "windows: ends ascending");
+    w.end = ends.data();
+    w.order = order.data();
+    if (!t[2].is_none()) {
+        using U8 = py::array_t<uint8_t, py::array::c_style>;
+        const U8 map = t[2].cast<U8>();
+        keep.push_back(map);
+        require(release.ndim() == 2 && release.shape(0) == w.count && release.shape(1) % 2 == 0,
+                "windows: release ranges (windows, 2 * ranges)");
+        const int64_t page = static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+        const auto base = reinterpret_cast<uintptr_t>(map.data());
+        require(base % page == 0, "windows: the map must start on a page");
+        for (int64_t i = 0; i < release.size(); i += 2) {
+            const int64_t lo = release.data()[i], hi = release.data()[i + 1];
+            require(hi <= lo || (lo >= 0 && lo % page == 0 && hi <= map.size()),
+                    "windows: release ranges page-aligned inside the map");
+        }
+        w.map = const_cast<uint8_t*>(map.data());
+        w.release = release.data();
+        w.ranges = release.shape(1) / 2;
+    }
+    return w;
+}
+
 // The selection of one traced hop on requested rows (rowwise.h: select_request_run): the owner
-// side of push sampling and the rows a pulling rank fetched. Returns (count per request,
-// positions in the graph's indices, their columns), requests in order.
+// side of push sampling, the rows a pulling rank fetched, and the out-of-core graph's windows
+// (`windows`: (order, ends, map, release), see RequestWindows). Returns (count per row,
+// positions in the graph's indices, their columns), rows in order (request i is row order[i]).
 py::tuple select_requests(const py::tuple& graph, const py::dict& hop, const py::list& f64_vectors,
                           const py::list& i64_vectors, int64_t n_vertices, const I64& vertex,
                           const I64& row, const py::object& keys, const I64& batch, uint32_t hop_word,
-                          uint32_t k0, uint32_t k1, uint64_t budget_bytes, int num_threads) {
+                          uint32_t k0, uint32_t k1, uint64_t budget_bytes, int num_threads,
+                          const py::object& windows) {
     std::vector<py::object> keep;
     const CSRView g = graph_view(graph, keep);
     std::vector<F64> fvecs;
@@ -662,37 +918,15 @@ py::tuple select_requests(const py::tuple& graph, const py::dict& hop, const py:
             require(key_arr.data()[i] >= 0 && key_arr.data()[i] < (int64_t(1) << 32), "request key");
     }
     RequestRows q{vertex.data(), row.data(), keys.is_none() ? nullptr : key_arr.data(), batch.data(), r};
-    std::vector<int64_t> run_start(1, 0);
-    for (int64_t i = 1; i < r; ++i)
-        if (q.batch[i] != q.batch[i - 1]) run_start.push_back(i);
-    if (r > 0) run_start.push_back(r);
-    const int64_t runs = static_cast<int64_t>(run_start.size()) - 1;
-    std::vector<HopOut> outs(std::max<int64_t>(runs, 0));
+    RequestWindows w = request_windows(windows, r, keep);
+    const int64_t all[1] = {r};
+    if (!w.end) w.end = all;
     PodBuf<int64_t> count, edge, column;
     {
         py::gil_scoped_release release;
         Budget budget(budget_bytes);
-        for_each_minibatch<RowWiseScratch>(
-            runs, resolve_threads(num_threads), [](RowWiseScratch&) {},
-            [&](int64_t j, RowWiseScratch& sc) {
-                select_request_run(hs, g, q, run_start[j], run_start[j + 1], hop_word, Key{k0, k1},
-                                   sc, outs[j], budget);
-            });
-        int64_t total = 0;
-        for (const HopOut& o : outs) total += static_cast<int64_t>(o.eid.size());
-        count.resize(static_cast<size_t>(r));
-        std::fill(count.data(), count.data() + r, int64_t(0));
-        edge.resize(total);
-        column.resize(total);
-        int64_t at = 0;
-        for (int64_t j = 0; j < runs; ++j) {
-            const HopOut& o = outs[j];
-            for (size_t e = 0; e < o.eid.size(); ++e, ++at) {
-                ++count[run_start[j] + o.dst[e]];
-                edge[at] = o.eid[e];
-                column[at] = g.indices[o.eid[e]];
-            }
-        }
+        select_windows(hs, g, q, w, hop_word, Key{k0, k1}, resolve_threads(num_threads), budget,
+                       count, edge, column);
     }
     return py::make_tuple(own(std::move(count)), own(std::move(edge)), own(std::move(column)));
 }
@@ -1123,6 +1357,43 @@ py::tuple gather_ranges_native(int fd, int64_t base, int64_t itemsize, const I64
     return py::make_tuple(out, status);
 }
 
+// Returns (first column id outside [0, num_nodes), first weight not finite or negative, first entry
+// not above its predecessor in its row), each -1 when none, over the ranges [starts[i],
+// ends[i]) of the entries indices/weights hold from position `base` on; `prev` (or None): the
+// column id before `base`. verify.h.
+py::tuple check_entries_native(const I64& indptr, int64_t num_nodes, const I64& indices,
+                               const py::object& weights, int64_t base, const py::object& prev,
+                               const I64& starts, const I64& ends, int num_threads) {
+    require(indptr.ndim() == 1 && indptr.size() >= 1 && indices.ndim() == 1,
+            "indptr and indices must be 1-d");
+    F64 warr;
+    const double* w = nullptr;
+    if (!weights.is_none()) {
+        warr = weights.cast<F64>();
+        require(warr.ndim() == 1 && warr.size() == indices.size(), "weights must match indices");
+        w = warr.data();
+    }
+    require(starts.ndim() == 1 && ends.ndim() == 1 && starts.size() == ends.size(),
+            "starts and ends must be 1-d of equal length");
+    const int64_t m = starts.size(), held = indices.size();
+    const int64_t* s = starts.data();
+    const int64_t* e = ends.data();
+    std::vector<uint8_t> pred(static_cast<size_t>(m));
+    for (int64_t i = 0; i < m; ++i) {
+        require(base <= s[i] && s[i] <= e[i] && e[i] <= base + held,
+                "ranges must lie inside the entries held");
+        pred[i] = s[i] > base || !prev.is_none();
+    }
+    const int64_t before = prev.is_none() ? 0 : prev.cast<int64_t>();
+    int64_t first[3] = {-1, -1, -1};
+    {
+        py::gil_scoped_release release;
+        check_ranges(indptr.data(), indptr.size() - 1, num_nodes, indices.data(), w, base,
+                     before, s, e, pred.data(), m, resolve_threads(num_threads), first);
+    }
+    return py::make_tuple(first[0], first[1], first[2]);
+}
+
 // Returns (edges (E, 2) int64, E) or (None, -1 - offset of the first refused line); parse.h.
 py::tuple parse_edges_native(const py::bytes& text, const std::string& comment,
                              const std::string& delim) {
@@ -1190,7 +1461,7 @@ PYBIND11_MODULE(_native_kernels, m) {
     m.def("select_requests", &select_requests, py::arg("graph"), py::arg("hop"), py::arg("f64_vectors"),
           py::arg("i64_vectors"), py::arg("n_vertices"), py::arg("vertex"), py::arg("row"), py::arg("keys"),
           py::arg("batch"), py::arg("hop_word"), py::arg("k0"), py::arg("k1"), py::arg("budget_bytes"),
-          py::arg("num_threads"));
+          py::arg("num_threads"), py::arg("windows") = py::none());
     m.def("insert_bulk", &insert_bulk_native, py::arg("known_off"), py::arg("known"),
           py::arg("cand_off"), py::arg("cand"), py::arg("num_threads"));
     m.def("lookup_bulk", &lookup_bulk_native, py::arg("known_off"), py::arg("known"),
@@ -1206,4 +1477,13 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("itemsize"), py::arg("starts"), py::arg("ends"), py::arg("gap"));
     m.def("parse_edges", &parse_edges_native, py::arg("text"), py::arg("comment"),
           py::arg("delimiter"));
+    m.def("run_rowwise_windowed", &run_rowwise_windowed, py::arg("graphs"), py::arg("seeds"),
+          py::arg("sizes"), py::arg("batch_ids"), py::arg("hops"), py::arg("f64_vectors"),
+          py::arg("i64_vectors"), py::arg("k0"), py::arg("k1"), py::arg("epoch"),
+          py::arg("budget"), py::arg("num_threads"), py::arg("span"), py::arg("map"),
+          py::arg("block"));
+    m.def("check_entries", &check_entries_native, py::arg("indptr"), py::arg("num_nodes"),
+          py::arg("indices"),
+          py::arg("weights"), py::arg("base"), py::arg("prev"), py::arg("starts"),
+          py::arg("ends"), py::arg("num_threads"));
 }

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common.h"
@@ -196,10 +197,12 @@ static void draw_words_ahead(const HopSpec& hs, int64_t r0, int64_t r1, uint32_t
     if (lanes) flush();
 }
 
-// Pass 2 of one hop: every row's kept positions -> (dst, edge id[, row id]). Returns E.
+// Pass 2 of one hop: every row's kept positions -> (dst, edge id[, row id]). Returns E; with
+// row_end (m entries), row r's edges are [row_end[r - 1], row_end[r]).
 template <int32_t RULE>
 static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw,
-                                uint32_t bid, Key key, RowWiseScratch& sc, HopOut& ho, Budget& budget) {
+                                uint32_t bid, Key key, RowWiseScratch& sc, HopOut& ho,
+                                Budget& budget, int64_t* row_end) {
     constexpr int64_t PF_ROWS = 16;
     const int64_t* rs = sc.start.data();
     const int64_t* rd = sc.deg.data();
@@ -233,6 +236,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     int64_t E = 0;
     constexpr bool UNIFORM = RULE == S_UNIFORM || RULE == S_UNIFORM_REP;
     for (int64_t r = 0; r < m; ++r) {
+        if (row_end && r > 0) row_end[r - 1] = E;
         if (UNIFORM && r % WORD_ROWS == 0)
             draw_words_ahead<RULE == S_UNIFORM_REP>(hs, r, std::min(m, r + WORD_ROWS), hw, bid, key, sc);
         const int64_t d = rd[r];
@@ -306,34 +310,33 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         const int64_t* pos = sc.rows.pos.data();
         for (int64_t i = 0; i < c; ++i) emit(pos[i]);
     }
+    if (row_end && m > 0) row_end[m - 1] = E;
     ho.dst.resize(E);
     ho.eid.resize(E);
     return E;
 }
 
 static int64_t select_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw, uint32_t bid,
-                           Key key, RowWiseScratch& sc, HopOut& ho, Budget& budget) {
+                           Key key, RowWiseScratch& sc, HopOut& ho, Budget& budget,
+                           int64_t* row_end = nullptr) {
+    auto run = [&](auto rule) {
+        return select_rows_pass<decltype(rule)::value>(hs, g, m, hw, bid, key, sc, ho, budget,
+                                                       row_end);
+    };
     switch (hs.select) {
-        case S_UNIFORM: return select_rows_pass<S_UNIFORM>(hs, g, m, hw, bid, key, sc, ho, budget);
-        case S_UNIFORM_REP: return select_rows_pass<S_UNIFORM_REP>(hs, g, m, hw, bid, key, sc, ho, budget);
-        case S_WEIGHTED: return select_rows_pass<S_WEIGHTED>(hs, g, m, hw, bid, key, sc, ho, budget);
-        case S_WEIGHTED_REP: return select_rows_pass<S_WEIGHTED_REP>(hs, g, m, hw, bid, key, sc, ho, budget);
-        case S_REJECTION: return select_rows_pass<S_REJECTION>(hs, g, m, hw, bid, key, sc, ho, budget);
-        case S_LAST: return select_rows_pass<S_LAST>(hs, g, m, hw, bid, key, sc, ho, budget);
-        default: return select_rows_pass<S_THRESHOLD>(hs, g, m, hw, bid, key, sc, ho, budget);
+        case S_UNIFORM: return run(std::integral_constant<int32_t, S_UNIFORM>());
+        case S_UNIFORM_REP: return run(std::integral_constant<int32_t, S_UNIFORM_REP>());
+        case S_WEIGHTED: return run(std::integral_constant<int32_t, S_WEIGHTED>());
+        case S_WEIGHTED_REP: return run(std::integral_constant<int32_t, S_WEIGHTED_REP>());
+        case S_REJECTION: return run(std::integral_constant<int32_t, S_REJECTION>());
+        case S_LAST: return run(std::integral_constant<int32_t, S_LAST>());
+        default: return run(std::integral_constant<int32_t, S_THRESHOLD>());
     }
 }
 
-// Sample all hops of one minibatch (position j of the bulk, global id bid).
-//
-// Inputs:  plan; seeds[0..b), distinct vertex ids in [0, n); sc, the calling thread's scratch.
-// Output:  out, overwritten: n_id (N, int64; seeds first, then each hop's new vertices in first-
-//          occurrence order), counts (L + 1), hops[l].dst/src/eid (E_l each, int64).
-static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_t b, int64_t j,
-                              uint32_t bid, RowWiseScratch& sc, MiniBatchOut& out, Budget& budget) {
-    constexpr int64_t PF_ROWS = 16;   // prefetch distance of pass 1, in frontier rows
-    constexpr int64_t PF_EDGES = 24;  // prefetch distance of passes 3-4, in sampled edges
-    const int L = static_cast<int>(plan.hops.size());
+// The start of a minibatch's output: n_id = the b seeds, counts = {b}, L empty hops (pooled).
+static void begin_minibatch(const int64_t* seeds, int64_t b, int L, RowWiseScratch& sc,
+                            MiniBatchOut& out, Budget& budget) {
     PodBuf<int64_t>& n_id = out.n_id;
     budget.reserve(static_cast<uint64_t>(b) * 8);
     n_id.use_pool();
@@ -347,6 +350,52 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
         ho.eid.use_pool();
     }
     if (static_cast<int>(sc.edge_row_id.size()) < L) sc.edge_row_id.resize(L);
+}
+
+// Pass 4 of one hop: the E sampled neighbours nbr relabelled (first occurrence wins, new ones
+// appended to n_id; without dedup one new vertex per edge) into ho.src, counts and hop_end
+// extended. `inserted` (or nullptr) records per n_id entry whether `map` holds it.
+static void relabel_hop(const HopSpec& hs, const uint32_t* nbr, int64_t E, VertexMap& map,
+                        MiniBatchOut& out, HopOut& ho, std::vector<int64_t>& hop_end,
+                        Budget& budget, std::vector<uint8_t>* inserted) {
+    constexpr int64_t PF_EDGES = 24;
+    PodBuf<int64_t>& n_id = out.n_id;
+    ho.src.resize(E);
+    int64_t* src = ho.src.data();
+    budget.reserve(static_cast<uint64_t>(E) * 8);
+    n_id.reserve(n_id.size() + E);
+    if (hs.dedup) {
+        for (int64_t e = 0; e < E; ++e) {
+            if (e + PF_EDGES < E) map.prefetch(nbr[e + PF_EDGES]);
+            const uint32_t u = nbr[e];
+            bool ins;
+            const uint32_t lu = map.find_or_insert(u, static_cast<uint32_t>(n_id.size()), ins);
+            if (ins) n_id.push_back(u);
+            src[e] = lu;
+        }
+    } else {
+        for (int64_t e = 0; e < E; ++e) {
+            src[e] = static_cast<int64_t>(n_id.size());
+            n_id.push_back(nbr[e]);
+        }
+    }
+    if (inserted) inserted->resize(n_id.size(), hs.dedup ? 1 : 0);
+    out.counts.push_back(static_cast<int64_t>(n_id.size()) - hop_end.back());
+    hop_end.push_back(static_cast<int64_t>(n_id.size()));
+}
+
+// Sample all hops of one minibatch (position j of the bulk, global id bid).
+//
+// Inputs:  plan; seeds[0..b), distinct vertex ids in [0, n); sc, the calling thread's scratch.
+// Output:  out, overwritten: n_id (N, int64; seeds first, then each hop's new vertices in first-
+//          occurrence order), counts (L + 1), hops[l].dst/src/eid (E_l each, int64).
+static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_t b, int64_t j,
+                              uint32_t bid, RowWiseScratch& sc, MiniBatchOut& out, Budget& budget) {
+    constexpr int64_t PF_ROWS = 16;   // prefetch distance of pass 1, in frontier rows
+    constexpr int64_t PF_EDGES = 24;  // prefetch distance of passes 3-4, in sampled edges
+    const int L = static_cast<int>(plan.hops.size());
+    PodBuf<int64_t>& n_id = out.n_id;
+    begin_minibatch(seeds, b, L, sc, out, budget);
     sc.map.begin(plan.n, static_cast<uint64_t>(b) * 16);
     for (int64_t i = 0; i < b; ++i) {
         bool ins;
@@ -398,27 +447,7 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
             }
         }
         // pass 4: relabel (first occurrence wins), appending new vertices to n_id
-        ho.src.resize(E);
-        int64_t* src = ho.src.data();
-        budget.reserve(static_cast<uint64_t>(E) * 8);
-        n_id.reserve(n_id.size() + E);
-        if (hs.dedup) {
-            for (int64_t e = 0; e < E; ++e) {
-                if (e + PF_EDGES < E) sc.map.prefetch(nbr[e + PF_EDGES]);
-                const uint32_t u = nbr[e];
-                bool ins;
-                const uint32_t lu = sc.map.find_or_insert(u, static_cast<uint32_t>(n_id.size()), ins);
-                if (ins) n_id.push_back(u);
-                src[e] = lu;
-            }
-        } else {
-            for (int64_t e = 0; e < E; ++e) {
-                src[e] = static_cast<int64_t>(n_id.size());
-                n_id.push_back(nbr[e]);
-            }
-        }
-        out.counts.push_back(static_cast<int64_t>(n_id.size()) - hop_end.back());
-        hop_end.push_back(static_cast<int64_t>(n_id.size()));
+        relabel_hop(hs, nbr, E, sc.map, out, ho, hop_end, budget, nullptr);
     }
     sc.map.end(n_id.data(), n_id.size());
 }
@@ -442,15 +471,20 @@ struct RequestRows {
     int64_t r;
 };
 
-static void select_request_run(const HopSpec& hs, const CSRView& g, const RequestRows& q, int64_t a,
-                               int64_t b, uint32_t hw, Key key, RowWiseScratch& sc, HopOut& ho,
-                               Budget& budget) {
-    const int64_t m = b - a;
+// Room for m frontier rows (vertex, local id, row id, extents) in the scratch.
+static void size_rows(RowWiseScratch& sc, int64_t m) {
     sc.fv.resize(m);
     sc.fl.resize(m);
     sc.fr.resize(m);
     sc.start.resize(m);
     sc.deg.resize(m);
+}
+
+static void select_request_run(const HopSpec& hs, const CSRView& g, const RequestRows& q, int64_t a,
+                               int64_t b, uint32_t hw, Key key, RowWiseScratch& sc, HopOut& ho,
+                               Budget& budget) {
+    const int64_t m = b - a;
+    size_rows(sc, m);
     for (int64_t i = 0; i < m; ++i) {
         const int64_t row = q.row[a + i];
         sc.fv[i] = q.vertex[a + i];

@@ -401,9 +401,10 @@ class BulkState:
         Frontier with ``index``). ``known``: :meth:`_insert` recorded them per minibatch
         (deduplicated); else they are appended without deduplication and never found by
         :meth:`local_of`."""
-        start = np.searchsorted(nb, nb, side="left")
+        added = np.bincount(nb, minlength=self.k)
+        start = (np.cumsum(added) - added)[nb]          # first position of each minibatch
         local = self.count[nb] + (np.arange(nb.size) - start)
-        self.count += np.bincount(nb, minlength=self.k)
+        self.count += added
         self.hop_nodes[self.hop].append((nb, nv, local))
         self._merged.pop(self.hop, None)
         if not known:

@@ -6,17 +6,21 @@ memory, all of it inside ``memory_budget``:
 * the row pointers (``8 (n + 1)`` bytes), read and checked when the file is opened;
 * a :class:`BlockCache` of fixed-size blocks of ``/graph/indices`` (and ``/graph/weights``),
   least recently used first out, filled by ``pread`` from a contiguous dataset or through
-  h5py from a chunked one (blocks aligned to its chunks);
+  h5py from a chunked one (blocks aligned to its chunks) -- or, in the same room, the windows
+  of a read-only memory map of a contiguous file (:mod:`spsample._disk_map`: the pages a
+  window maps are released once it is sampled, so they leave the resident set);
 * room for the longest row (a row that spans blocks is assembled there) and for the rows that
   a hop which is not row-local needs at once (see :mod:`spsample._disk_sampling`).
 
 Sampling (``spsample.sample(disk_graph, ...)``) runs the engine's hop loop with every hop's
-rows read in position order through the cache, a background thread reading the next blocks
-while the current one is sampled; results are bit-identical to the in-memory graph's.
+rows read in position order, through the map or through the cache (a background thread
+reading the next blocks while the current one is sampled); results are bit-identical to the
+in-memory graph's.
 
-Every block is checked when read (column ids in ``[0, n)``, weights finite and non-negative,
-rows strictly increasing the first time a block is seen), and a file that shrinks under the
-reader gives a :class:`~spsample.DatasetError` naming the file and the array.
+Every block is checked when read, and every region of the map the first time a window touches
+it (column ids in ``[0, n)``, weights finite and non-negative, rows strictly increasing); a
+file that shrinks under the reader gives a :class:`~spsample.DatasetError` naming the file and
+the array.
 """
 
 import collections
@@ -26,6 +30,8 @@ import threading
 
 import numpy as np
 
+from ._disk_map import MAX_REGION_ENTRIES, MappedColumns, can_map
+from ._entries import NO_PROBLEM, entry_problems
 from ._errors import ArgumentError, ArgumentTypeError, DatasetError
 from ._graph import frozen_array
 from ._validate import _parse_size, fail, format_bytes
@@ -264,6 +270,13 @@ class BlockCache:
         with self._lock:
             slot.pins -= 1
 
+    def clear(self):
+        """Free every block no reader holds (their room serves the graph's memory map)."""
+        with self._lock:
+            self._free.clear()
+            for b in [b for b, slot in self._slots.items() if slot.pins == 0]:
+                del self._slots[b]
+
     def _load(self, slot):
         start, stop = self.block_range(slot.block)
         n = stop - start
@@ -302,6 +315,14 @@ class _DiskArray:
         return f"<on-disk {self._name} of {self.size} entries>"
 
 
+def _max_step(indptr, piece=1 << 20):
+    """``max(diff(indptr))`` (0 when empty), a piece at a time (no n-sized temporary)."""
+    top = 0
+    for a in range(0, indptr.size - 1, piece):
+        top = max(top, int(np.diff(indptr[a:a + piece + 1]).max()))
+    return top
+
+
 class DiskGraph:
     """An spsample HDF5 graph kept on disk: row pointers in memory, column ids (and weights)
     read on demand through a bounded :class:`BlockCache`.
@@ -323,8 +344,15 @@ class DiskGraph:
     block_entries : int
         Entries per cache block.
     cache : BlockCache
+    map : MappedColumns or None
+        The memory map row-local hops sample through (files whose arrays are contiguous,
+        native int64 / float64); ``None`` for others.
+    map_span, map_region : int
+        Entries whose rows a map window starts in (divided among the threads), and entries
+        checked at a time.
     last_stats : dict
-        Counters of the latest :meth:`sample` call (hop modes, blocks read, bytes, times).
+        Counters of the latest :meth:`sample` call (hop modes, blocks read, bytes, map
+        windows, times).
 
     Examples
     --------
@@ -351,8 +379,7 @@ class DiskGraph:
                              for name in ("indices", "weights") if arrays[name] is not None}
             self.memory_budget = memory_budget
             self.indptr = self._read_indptr(where, arrays["indptr"])
-            degree = np.diff(self.indptr)
-            self.max_degree = int(degree.max()) if degree.size else 0
+            self.max_degree = _max_step(self.indptr)
             self._plan_memory(where)
         except BaseException:
             self.close()
@@ -360,6 +387,8 @@ class DiskGraph:
         self.indices = _DiskArray(self, "indices")
         self.weights = _DiskArray(self, "weights") if "weights" in self._sources else None
         self.cache = BlockCache(self, self.block_entries, self.cache_blocks)
+        self.map = MappedColumns(self, self.map_span, self.map_region) \
+            if can_map(self._sources) else None
         self._column_weights = self._layerwise_scale = None
         self.last_stats = {}
 
@@ -393,13 +422,19 @@ class DiskGraph:
 
     def _read_indptr(self, where, dset):
         """The row pointers, checked: from 0 to ``num_edges``, non-decreasing (the budget must
-        hold them: they stay in memory)."""
+        hold them: they stay in memory). Read in place and checked piece by piece
+        (:func:`spsample.io._graph_read.read_indptr`); pointers that fail are read whole again
+        to name the problem."""
+        from .io._graph_read import read_indptr
         need = 8 * (self.num_nodes + 1)
         if need > self.memory_budget:
             fail(ArgumentError, where, "memory_budget", f"must hold the row pointers "
                  f"({format_bytes(need)}) plus the block cache; at least "
                  f"{format_bytes(need + self._min_work(0))} for {self.path!r}",
                  self.memory_budget)
+        lean = read_indptr(dset, self.num_edges)
+        if lean is not None:
+            return lean
         indptr = self._file._read("indptr", 0, self.num_nodes + 1)
         if indptr[0] != 0 or indptr[-1] != self.num_edges:
             self._file._fail("indptr", f"must run from 0 to len(/graph/indices) = "
@@ -452,44 +487,60 @@ class DiskGraph:
         cache = max(_MIN_BLOCKS * block * entry, (work - spill) // 2)
         self.cache_blocks = int(cache // (block * entry))
         self.hop_bytes = int(work - spill - self.cache_blocks * block * entry)
+        self._plan_map((self.cache_blocks * block * entry + spill) // entry)
+
+    def _plan_map(self, window):
+        """The memory map's windows share the room of the cache and the longest row (a mapped
+        hop holds no block): ``window`` entries, two regions and a longest row included."""
+        room = max(1, (window - self.max_degree) // 8)
+        self.map_region = 1 << int(min(MAX_REGION_ENTRIES, room)).bit_length() - 1
+        self.map_span = max(1, window - self.max_degree - 2 * self.map_region)
 
     # ------------------------------------------------------------------ reading
     def _check_block(self, b, start, stop, slot, first_time):
-        """Column ids in ``[0, n)`` and weights finite and non-negative (every read); rows
-        strictly increasing, checked the first time block ``b`` is read."""
+        """Column ids in ``[0, n)``, weights finite and non-negative and rows strictly
+        increasing (every read); the first time block ``b`` is read, its first entry is also
+        compared with the one before it (one extra read)."""
         n = stop - start
         idx = slot.indices[:n]
-        if n and (idx.min() < 0 or idx.max() >= self.num_nodes):
-            bad = int(idx[(idx < 0) | (idx >= self.num_nodes)][0])
-            self._fail_data("indices", start, stop,
-                            f"has a column id outside [0, {self.num_nodes})", bad)
-        if slot.weights is not None and n:
-            w = slot.weights[:n]
-            if not np.all(np.isfinite(w)) or w.min() < 0:
-                self._fail_data("weights", start, stop, "must be finite and non-negative",
-                                float(w[~(np.isfinite(w) & (w >= 0))][0]))
-        if first_time and n:
-            self._check_sorted(start, stop, idx)
-
-    def _check_sorted(self, start, stop, idx):
-        """Within each row the ids increase strictly (canonical rows, as ``Graph`` keeps
-        them); pairs straddling the block's first entry are compared through one extra read."""
+        w = None if slot.weights is None else slot.weights[:n]
         prev = None
-        if start > 0:
+        if first_time and start > 0:
             one = np.empty(1, dtype=np.int64)
             self._sources["indices"].read(start - 1, start, one)
-            prev = one
-        values = idx if prev is None else np.concatenate([prev, idx])
-        first = start if prev is None else start - 1
-        row_start = np.zeros(values.size, dtype=bool)
-        lo, hi = np.searchsorted(self.indptr, [first + 1, first + values.size])
-        row_start[self.indptr[lo:hi] - first] = True
-        bad = (np.diff(values) <= 0) & ~row_start[1:]
-        if bad.any():
-            at = first + 1 + int(np.flatnonzero(bad)[0])
-            self._fail_data("indices", start, stop, f"is not sorted strictly within its rows "
-                            f"at entry {at} (convert the file with spsample convert, or save "
-                            "it with spsample.save, to store canonical rows)", int(idx[at - start]))
+            prev = int(one[0])
+        found = entry_problems(self.indptr, idx, w, base=start, prev=prev)
+        if found != NO_PROBLEM:
+            self._refuse(found, start, stop, idx, w, base=start)
+
+    def _refuse(self, found, start, stop, idx, w, *, base=0, position=None):
+        """Raise for the first of ``found`` (:func:`~spsample._entries.entry_problems` on
+        ``idx``/``w``, which hold entries from ``base``) in entries ``[start, stop)``;
+        ``position`` maps a found position to the entry it is in the file."""
+        bad_id, bad_w, unsorted = found
+        at = position or (lambda p: p)
+        if bad_id >= 0:
+            self._fail_data("indices", start, stop, f"has a column id outside [0, "
+                            f"{self.num_nodes})", int(idx[bad_id - base]))
+        if bad_w >= 0:
+            self._fail_data("weights", start, stop, "must be finite and non-negative",
+                            float(w[bad_w - base]))
+        self._fail_data("indices", start, stop, f"is not sorted strictly within its rows at "
+                        f"entry {at(unsorted)} (convert the file with spsample convert, or "
+                        "save it with spsample.save, to store canonical rows)",
+                        int(idx[unsorted - base]))
+
+    def check_sampled(self, ids):
+        """Column ids sampled from the map, in ``[0, n)`` again (the checked regions are
+        trusted; this keeps the next hop's kernels in bounds should the file change)."""
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_nodes):
+            self.refuse_changed(int(ids[(ids < 0) | (ids >= self.num_nodes)][0]))
+
+    def refuse_changed(self, value=None):
+        """The :class:`~spsample.DatasetError` of a file that changed after its checks."""
+        fail(DatasetError, "DiskGraph", "path", f"{self.path!r} changed while it was "
+             f"sampled: a column id outside [0, {self.num_nodes}) was read", value,
+             show_value=value is not None)
 
     def _fail_data(self, name, start, stop, problem, value):
         fail(DatasetError, "DiskGraph", "path", f"{self.path!r} holds an invalid graph: "
@@ -512,6 +563,13 @@ class DiskGraph:
         return out
 
     @property
+    def mapped(self):
+        """Whether row-local hops read the file through :attr:`map` (contiguous native
+        arrays, native kernels on)."""
+        from . import _native
+        return self.map is not None and _native.AVAILABLE and _native.enabled()
+
+    @property
     def direct(self):
         """Whether rows can be read one range each (contiguous datasets, native kernels)."""
         from . import _native
@@ -527,22 +585,13 @@ class DiskGraph:
         np.cumsum(end - start, out=indptr[1:])
         out = {name: self._gather(src, start, end) for name, src in self._sources.items()}
         idx, w = out["indices"].astype(np.int64, copy=False), out.get("weights")
-        lo, hi = (int(start[0]), int(end[-1])) if rows.size else (0, 0)
-        if idx.size and (idx.min() < 0 or idx.max() >= self.num_nodes):
-            bad = int(idx[(idx < 0) | (idx >= self.num_nodes)][0])
-            self._fail_data("indices", lo, hi, f"has a column id outside [0, "
-                            f"{self.num_nodes})", bad)
-        if w is not None:
-            w = w.astype(np.float64, copy=False)
-            if w.size and (not np.all(np.isfinite(w)) or w.min() < 0):
-                self._fail_data("weights", lo, hi, "must be finite and non-negative",
-                                float(w[~(np.isfinite(w) & (w >= 0))][0]))
-        if idx.size > 1:
-            inner = np.ones(idx.size - 1, dtype=bool)
-            inner[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < idx.size)] - 1] = False
-            if np.any((np.diff(idx) <= 0) & inner):
-                self._fail_data("indices", lo, hi, "is not sorted strictly within its rows",
-                                None)
+        w = None if w is None else w.astype(np.float64, copy=False)
+        found = entry_problems(indptr, idx, w, num_nodes=self.num_nodes)
+        if found != NO_PROBLEM:
+            def position(p):                       # buffer position -> entry of the file
+                r = int(np.searchsorted(indptr, p, side="right")) - 1
+                return int(start[r] + p - indptr[r])
+            self._refuse(found, int(start[0]), int(end[-1]), idx, w, position=position)
         return indptr, idx, w
 
     def _gather(self, src, start, end):
@@ -607,6 +656,8 @@ class DiskGraph:
 
     def close(self):
         """Close the file (idempotent)."""
+        if getattr(self, "map", None) is not None:
+            self.map.close()
         if getattr(self, "_fd", None) is not None:
             os.close(self._fd)
             self._fd = None

@@ -1,5 +1,6 @@
 """Sampling a :class:`~spsample._disk_graph.DiskGraph`: the engine's hop loop with the rows of
-``A`` read from disk, in position order, through the graph's bounded block cache.
+``A`` read from disk in position order: through a memory map of the file, or through the
+graph's bounded block cache.
 
 Every hop is traced as on one process (:func:`spsample._engine.trace`) and runs in one of two
 ways, the two ways the distributed code computes ``Q·A`` (DESIGN §7) with the disk in the
@@ -7,13 +8,20 @@ place of the rows' owners:
 
 * **scan** -- hops whose selection is *row-local* (each row's sample depends on that row of
   ``A`` alone: node-wise rules, LABOR, walks, compositions of the row's own values;
-  :func:`~spsample.distributed._sampling.row_local`): the frontier's requests are sorted by
-  row, the blocks holding their rows are streamed in order (read ahead by a background
-  thread), and each block's rows are sampled where they lie -- by the native row sampler
-  where the rule allows, else by the NumPy evaluation of the hop's own selection on the block
-  (the owner side of push sampling, with the same random streams). A row that spans blocks is
-  assembled in a buffer of its own. Memory: one block in use plus the read-ahead, and the
-  longest row.
+  :func:`~spsample.distributed._sampling.row_local`). With the native row sampler on a file
+  whose arrays can be mapped (contiguous, native dtypes: ``DiskGraph.mapped``), the rows are
+  sampled in place from the map, window by window of the file, each window's pages released
+  once it is done (:mod:`spsample._disk_map`: warm data costs no read and no copy, and the
+  sampler touches only the entries it draws): a sampler that lowers whole runs every hop of
+  the bulk in one call of the windowed row-wise kernel (``native/windowed.h``: hop-major, the
+  relabelling done natively), any other hop by hop (``select_requests`` over the windows, the
+  engine's state in between). Otherwise the frontier's requests are sorted by row and read:
+  sparse hops range by range (``DiskGraph.read_rows``), others block by block, the blocks
+  streamed in order (read ahead by a background thread) and each block's rows sampled where
+  they lie -- by the native row sampler where the rule allows, else by the NumPy evaluation of
+  the hop's own selection on the block (the owner side of push sampling, with the same random
+  streams). A row that spans blocks is assembled in a buffer of its own. Memory: one map
+  window per thread, or one block in use plus the read-ahead and the longest row.
 * **fetch** -- any other hop (LADIES, FastGCN, node2vec's lookups, constructors that cannot be
   traced): the rows the hop needs are read into a compact CSR (kept for the bulk's later hops
   while it fits ``DiskGraph.hop_bytes``), and the sampler's own constructors run on it
@@ -42,6 +50,10 @@ _PARALLEL = 4096
 #: A row-local hop reads its rows range by range (not whole cache blocks) when they hold less
 #: than this share of the entries of the blocks they touch (contiguous files, native kernels).
 _DIRECT_SHARE = 0.5
+#: Row-local hops sample files that can be mapped (``DiskGraph.mapped``) through the map.
+_MAP = True
+#: ... all of a bulk's hops in one native call when the sampler lowers whole (else hop by hop).
+_WINDOWED = True
 
 
 def sample_on_disk(dg, seeds, sampler, batch_size, seed, epoch, batch_offset):
@@ -81,6 +93,9 @@ def run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats):
                      "the sampled output", "lower the fanouts, batch_size or the number of "
                      "seeds per call")
     modes = hop_modes(plans, sampler.num_hops)
+    lowered = _windowed_plan(dg, plans, modes, batch_ids)
+    if lowered is not None:
+        return _run_windowed(dg, lowered, seeds, sizes, batch_ids, seed, epoch, stats, modes)
     fetch = _ReadHop(dg)          # hops that are not row-local: the sampler's constructors
     before = dict(dg.cache.stats)
     for name in ("frontier", "rows_read", "entries_read", "read_s", "exchange_s", "local_s"):
@@ -97,6 +112,60 @@ def run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats):
     stats["modes"] = modes
     for key, value in dg.cache.stats.items():
         stats[f"cache_{key}"] = value - before[key]
+    return out
+
+
+def _windowed_plan(dg, plans, modes, batch_ids):
+    """The sampler lowered for the windowed row-wise kernel (every hop row-local and lowered,
+    frontiers of the bulk, one graph: the map), or ``None``."""
+    from . import _native
+    from ._lazy import NotLowerable
+    if not (_MAP and _WINDOWED and dg.mapped and plans) or \
+            any(mode != "scan" for mode in modes):
+        return None
+    try:
+        lowered = _native._lower_rows(plans, dg, int(batch_ids.size), indices32=False,
+                                      arrays=False)
+    except NotLowerable:
+        return None
+    rows = _native._FRONTIER["rows"]
+    if any(h["graph"] or h["aux"] is not None or h["time"] >= 0 or h["frontier"][0] == rows
+           for h in lowered.spec["hops"]):
+        return None
+    return lowered
+
+
+class _MappedGraph:
+    """The arrays of a DiskGraph's map as the native engine's graph."""
+
+    def __init__(self, dg, indices, weights):
+        self.indptr, self.indices, self.weights = dg.indptr, indices, weights
+        self.num_nodes = dg.num_nodes
+
+
+def _run_windowed(dg, lowered, seeds, sizes, batch_ids, seed, epoch, stats, modes):
+    """Every hop through the windowed row-wise kernel (``native/windowed.h``) on the map: the
+    whole file checked first (once), each window's pages released as soon as it is sampled."""
+    from . import _native
+    from ._disk_map import RELEASE_BLOCK
+    m = dg.map
+    dg.cache.clear()                                      # the windows take the cache's room
+    t0 = time.perf_counter()
+    m.check_all()
+    m.check_size()
+    graph = _MappedGraph(dg, *m.arrays())
+    lowered.spec["graphs"] = [(graph.indptr, graph.indices, graph.weights, None)]
+    span = max(1, m.span // _native.get_num_threads())
+    try:
+        out = _native.run(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
+                          windows=(span, m.view(), RELEASE_BLOCK))
+    except BaseException:
+        m.release(0, dg.num_edges)                        # windows the failed call left mapped
+        raise
+    if out is None:
+        m.release(0, dg.num_edges)
+        dg.refuse_changed()
+    stats.update(modes=modes, window_span=span, read_s=time.perf_counter() - t0)
     return out
 
 
@@ -167,6 +236,8 @@ class _ScanHop:
     def sample(self, Q, ctx, stats):
         """``S`` for the rows of ``Q`` (RowMatrix, global edge ids)."""
         dg, B = self.dg, self.dg.block_entries
+        if self.native is not None and _MAP and dg.mapped:
+            return self._sample_mapped(Q, ctx, stats)
         order = np.argsort(Q.vertex, kind="stable")
         vertex = Q.vertex[order]
         start, end = dg.indptr[vertex], dg.indptr[vertex + 1]
@@ -193,6 +264,37 @@ class _ScanHop:
         stats["rows_read"] += int(np.unique(vertex[end > start]).size)
         stats["entries_read"] += int((end - start)[np.r_[True, vertex[1:] != vertex[:-1]]].sum())
         return pieces.matrix(len(Q))
+
+    def _sample_mapped(self, Q, ctx, stats):
+        """Every request sampled in place from the graph's memory map, window by window, in
+        one native call (:mod:`spsample._disk_map`): the regions a window touches checked
+        first (the first time only), each window's pages released once it is sampled."""
+        from . import _native
+        dg, m = self.dg, self.dg.map
+        dg.cache.clear()                                  # the windows take the cache's room
+        t0 = time.perf_counter()
+        start, end = dg.indptr[Q.vertex], dg.indptr[Q.vertex + 1]
+        threads = 1 if len(Q) < _PARALLEL else _native.get_num_threads()
+        order, bounds, lo, hi = m.windows(start, end, threads)
+        m.check_windows(start, end, order, bounds)
+        m.check_size()
+        vertex, batch = Q.vertex[order], Q.batch[order]
+        n = self.native
+        lowered = _native.RequestHop((dg.indptr, *m.arrays(), None), n.hop, n.f64, n.i64,
+                                     n.n_vertices)
+        try:
+            S = _native.select_requests(
+                lowered, vertex, vertex, ctx.batch_ids[batch], ctx.hop_word, ctx.key,
+                keys=Q.row_id[order] if self.keyed_by_row else None, num_threads=threads,
+                windows=(order, bounds[1:], m.view(), m.release_ranges(lo, hi)))
+        except BaseException:
+            m.release(0, dg.num_edges)                # windows the failed call left mapped
+            raise
+        dg.check_sampled(S.indices)
+        stats["read_s"] += time.perf_counter() - t0
+        stats["mapped_hops"] = stats.get("mapped_hops", 0) + 1
+        stats["windows"] = stats.get("windows", 0) + bounds.size - 1
+        return S
 
     def _sample_direct(self, Q, order, vertex, distinct, ctx, stats):
         """Sparse hops: the distinct rows read range by range (``DiskGraph.read_rows``), in

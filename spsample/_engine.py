@@ -61,7 +61,7 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY
         lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch, plans, **extra)
         if lowered is not None:
             return _native.run(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
-                               minibatch_major)
+                               minibatch_major=minibatch_major)
     return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend, **extra)
 
 

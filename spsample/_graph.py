@@ -7,12 +7,14 @@ an entry inside its row therefore does not depend on how the graph was built, wh
 counter-based RNG relies on (draws are keyed by position).
 """
 
+import io
+
 import numpy as np
 
 from ._errors import GraphError
 from ._validate import as_float_array, as_index_array, as_int, fail
 
-__all__ = ["Graph", "MAX_NODES", "frozen_array"]
+__all__ = ["Graph", "MAX_NODES", "frozen_array", "frozen_filled"]
 
 #: Vertex ids are keyed into 32-bit RNG counter words; one value is reserved as a tag.
 MAX_NODES = 2**32 - 1
@@ -313,6 +315,56 @@ def frozen_array(arr):
     arr = np.ascontiguousarray(arr)
     out = np.frombuffer(arr.tobytes(), dtype=arr.dtype)
     return out if arr.ndim == 1 else out.reshape(arr.shape)
+
+
+#: Entries filled at a time by :func:`frozen_filled` (in bytes).
+PIECE_BYTES = 16 << 20
+
+
+class _FillStream(io.RawIOBase):
+    """Raw bytes produced by ``fill(position, piece)``: each :meth:`readinto` hands the
+    caller's buffer, as whole entries of ``dtype``, to ``fill``."""
+
+    def __init__(self, dtype, size, fill):
+        super().__init__()
+        self.dtype, self.size, self.fill, self.pos = np.dtype(dtype), int(size), fill, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        itemsize = self.dtype.itemsize
+        count = min(len(b) // itemsize, self.size - self.pos, PIECE_BYTES // itemsize)
+        if count <= 0:
+            if self.pos < self.size:        # BufferedReader asks for whole blocks of 2**k bytes
+                raise RuntimeError("read a buffer smaller than one entry")
+            return 0
+        piece = np.frombuffer(b, dtype=self.dtype, count=count)
+        self.fill(self.pos, piece)
+        self.pos += count
+        del piece
+        return count * itemsize
+
+
+def frozen_filled(dtype, size, fill):
+    """A frozen array (see :func:`frozen_array`) of ``size`` entries of ``dtype`` written in
+    place, piece by piece: ``fill(position, piece)`` writes entries ``position ..
+    position + len(piece) - 1`` into ``piece`` (a writable view of part of the final memory).
+    Peak memory: the array itself, no second copy.
+
+    Raises
+    ------
+    EOFError
+        When ``fill`` stops the stream early (a short read).
+    """
+    dtype = np.dtype(dtype)
+    nbytes = int(size) * dtype.itemsize
+    # a large read() fills one new bytes object straight through readinto (no buffer copy)
+    with io.BufferedReader(_FillStream(dtype, size, fill), buffer_size=1 << 16) as reader:
+        data = reader.read(nbytes)
+    if len(data) != nbytes:
+        raise EOFError(f"frozen_filled: {len(data)} of {nbytes} bytes")
+    return np.frombuffer(data, dtype=dtype)
 
 
 def _is_frozen(arr):

@@ -35,6 +35,7 @@ import os
 import numpy as np
 
 from ._errors import ArgumentError, MissingDependencyError, ResourceLimitError, SamplerError
+from ._graph import frozen_filled
 from ._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
                     RowSelection, ThresholdSelection)
 from ._validate import fail
@@ -199,10 +200,10 @@ def _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch):
 def _indices32(graph):
     """The graph's column ids as uint32, cached on it (4 bytes per edge): the row-wise kernel's
     random reads of sampled columns touch half the memory."""
-    def compute():
-        out = np.ascontiguousarray(graph.indices, dtype=np.uint32)
-        out.flags.writeable = False
-        return out
+    def compute():                  # frozen in place: the cache keeps it without a copy
+        def fill(pos, piece):
+            np.copyto(piece, graph.indices[pos:pos + piece.size], casting="unsafe")
+        return frozen_filled(np.uint32, len(graph.indices), fill)
     cached = getattr(graph, "cached", None)
     return compute() if cached is None else cached("native_indices32", compute)
 
@@ -223,7 +224,10 @@ def _internal_columns(indices, n):
     vertex_of = np.argsort(-in_degree, kind="stable").astype(np.uint32)
     internal_of = np.empty(n, dtype=np.uint32)
     internal_of[vertex_of] = np.arange(n, dtype=np.uint32)
-    return internal_of[indices], internal_of, vertex_of
+
+    def fill(pos, piece):            # frozen in place: the graph's cache keeps it as it is
+        np.take(internal_of, indices[pos:pos + piece.size], out=piece)
+    return frozen_filled(np.uint32, len(indices), fill), internal_of, vertex_of
 
 
 # ------------------------------------------------------------------------------ lowering
@@ -517,10 +521,16 @@ def _is_layer_values(expr, graph):
     return expr is not None and expr.op == "edge" and expr.vector is layerwise_weights(graph)
 
 
-def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch, minibatch_major=False):
+def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch, *, windows=None,
+        minibatch_major=False):
     """Run a lowered sampler on one bulk: a :class:`~spsample.Bulk`, the same bits as the
     NumPy evaluation (a :class:`~spsample._minibatch.MinibatchMajorBulk` for a row-wise
     sampler when ``minibatch_major``: the same minibatches, edges laid out per minibatch).
+
+    ``windows=(span, map, block)`` runs a row-wise plan hop-major over the windows of a graph
+    whose arrays lie in the memory map ``map`` (``native/windowed.h``; ``span`` entries per
+    window, pages released in blocks of ``block`` bytes); it then returns ``None`` when a column
+    id outside ``[0, n)`` was read (see :mod:`spsample._disk_map`).
 
     Raises
     ------
@@ -535,7 +545,13 @@ def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch, minibatch_major=Fa
     spec = lowered.spec
     budget = int(min(memory_limit(), 2**63 - 1))
     try:
-        if lowered.kernel == "rowwise":
+        if windows is not None:
+            out = _kernels.run_rowwise_windowed(
+                spec["graphs"], seeds, sizes, batch_ids, spec["hops"], spec["f64"], spec["i64"],
+                k0, k1, int(epoch), budget, _THREADS, *windows)
+            if out is None:
+                return None
+        elif lowered.kernel == "rowwise":
             out = _kernels.run_rowwise(spec["graphs"], seeds, sizes, batch_ids, spec["hops"],
                                        spec["f64"], spec["i64"], k0, k1, int(epoch), budget,
                                        _THREADS, bool(minibatch_major))
@@ -631,7 +647,8 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
     return RequestHop(arrays, hop, f64, spec["i64"], graph.num_nodes)
 
 
-def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, num_threads=None):
+def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, num_threads=None,
+                    windows=None):
     """The lowered hop's selection on requested rows (``native/rowwise.h``): the bits of the
     single-process kernel and of the hop's NumPy evaluation on the same rows.
 
@@ -651,6 +668,12 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, nu
     num_threads : int, optional
         Threads for this call (default: :func:`get_num_threads`); 1 for small calls, where
         starting a parallel region costs more than the work (the result is the same).
+    windows : tuple, optional
+        ``(order, ends, map, release)``: the requests come grouped in windows (window ``w``
+        ends before request ``ends[w]``), taken in that order, a window's pages released once
+        its requests are done (``release[w]``: pairs of page-aligned byte offsets into
+        ``map``, a uint8 view of a read-only shared file mapping, or ``None``); request ``i``'s
+        samples become row ``order[i]`` (a permutation). See :mod:`spsample._disk_map`.
 
     Returns
     -------
@@ -669,7 +692,7 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, nu
             lowered.graph, lowered.hop, lowered.f64, lowered.i64, lowered.n_vertices,
             _i64(vertex), _i64(row), None if keys is None else _i64(keys), _i64(batch),
             int(hop_word), k0, k1, budget,
-            _THREADS if num_threads is None else int(num_threads))
+            _THREADS if num_threads is None else int(num_threads), windows)
     except MemoryError as exc:
         raise ResourceLimitError(f"sample: argument 'sampler': {exc} (the memory this process may "
                                  "use); lower the fanouts, batch_size or bulk size") from None

@@ -1,9 +1,10 @@
 """Topology out of core: ``spsample.load(path, mmap=True, memory_budget=...)``.
 
 Every sampler (built-ins and the user compositions of test_engine) samples a graph kept on disk
-with the in-memory graph's results, bit for bit, on contiguous and chunked files, with budgets
-so small that rows span several cache blocks and every block is read many times, and with the
-native kernels off. Bad budgets, damaged and truncated files give typed errors.
+with the in-memory graph's results, bit for bit, on contiguous files through the memory map and
+through reads (ranges, blocks), and on chunked files, with budgets so small that rows span
+several cache blocks or map windows and every block is read many times, and with the native
+kernels off. Bad budgets, damaged and truncated files give typed errors on every path.
 """
 
 import os
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _native
+from spsample import _disk_sampling, _native
 from spsample._disk_graph import DiskGraph
 from test_engine import WeightedWalk, _unweighted_samplers, _weighted_samplers
 
@@ -32,20 +33,44 @@ def _skewed_graph(weighted=False):
     return spsample.Graph.from_csr(g.indptr, g.indices, weights=w)
 
 
-@pytest.fixture(scope="module", params=["contiguous", "chunked"])
+_ACCESS = {"windowed": ("contiguous", True, True), "mapped": ("contiguous", True, False),
+           "read": ("contiguous", False, False), "chunked": ("chunked", False, False)}
+
+
+@pytest.fixture(scope="module", params=list(_ACCESS))
 def files(request, tmp_path_factory):
-    """``{weighted: (graph, path)}`` saved with the layout of the parameter."""
-    out = {}
+    """``{weighted: (graph, path), "map": row-local hops read through the map, "windowed":
+    a sampler that lowers whole runs in one windowed native call}``, saved with the layout of
+    the parameter."""
+    layout, mapped, windowed = _ACCESS[request.param]
+    out = {"map": mapped, "windowed": windowed}
     for weighted in (False, True):
         g = _skewed_graph(weighted)
         path = tmp_path_factory.mktemp("disk") / f"g{int(weighted)}.h5"
-        compression = None if request.param == "contiguous" else "gzip"
+        compression = None if layout == "contiguous" else "gzip"
         with pytest.MonkeyPatch.context() as mp:      # chunks of 32 entries: blocks span many
             mp.setattr(spsample.io._hdf5, "_CHUNK_BYTES", 256)
-            spsample.save(spsample.Dataset(g), path, layout=request.param,
-                          compression=compression)
+            spsample.save(spsample.Dataset(g), path, layout=layout, compression=compression)
         out[weighted] = (g, path)
     return out
+
+
+@pytest.fixture(autouse=True)
+def _access(request, monkeypatch):
+    """Tests on ``files`` read the way its parameter says (others: through the map)."""
+    if "files" in request.fixturenames:
+        files = request.getfixturevalue("files")
+        monkeypatch.setattr(_disk_sampling, "_MAP", files["map"])
+        monkeypatch.setattr(_disk_sampling, "_WINDOWED", files["windowed"])
+
+
+def _read_piecewise(dg, hops):
+    """The latest bulk went through several map windows per hop, or read cache blocks."""
+    stats = dg.last_stats
+    if not (dg.mapped and _disk_sampling._MAP):
+        return stats["cache_misses"] > 0
+    return stats.get("windows", 0) > hops or stats.get("window_span", dg.num_edges) < \
+        dg.num_edges // 2
 
 
 def _budget(g, factor):
@@ -89,7 +114,7 @@ def test_node_wise_with_tiny_budgets(files, factor):
         with DiskGraph.open(path, _budget(g, factor)) as dg:
             got = spsample.sample(dg, seeds, sampler=sampler, batch_size=40, seed=9)
             assert _same(got, ref)
-            assert dg.last_stats["cache_misses"] > 0
+            assert _read_piecewise(dg, sampler.num_hops)
 
 
 def test_numpy_path_matches(files):
@@ -108,7 +133,12 @@ def test_hop_modes_and_counters(files):
     with DiskGraph.open(path, _budget(g, 40)) as dg:
         spsample.sample(dg, np.arange(100), sampler=spsample.NodeWise([3, 2]), batch_size=10)
         assert dg.last_stats["modes"] == ["scan", "scan"]
-        assert dg.last_stats["rows_read"] > 0 and dg.last_stats["entries_read"] > 0
+        if files["windowed"]:
+            assert dg.last_stats["window_span"] < g.num_edges
+        elif files["map"]:
+            assert dg.last_stats["mapped_hops"] == 2 and dg.last_stats["windows"] >= 2
+        else:
+            assert dg.last_stats["rows_read"] > 0 and dg.last_stats["entries_read"] > 0
         spsample.sample(dg, np.arange(100), sampler=spsample.LADIES([8, 8]), batch_size=10)
         assert dg.last_stats["modes"] == ["fetch", "fetch"]
 
@@ -196,7 +226,9 @@ def _rewrite(path, name, edit):
         f[name][...] = data
 
 
-def test_damaged_blocks_are_refused(tmp_path):
+@pytest.mark.parametrize("mapped", [True, False])
+def test_damaged_blocks_are_refused(tmp_path, monkeypatch, mapped):
+    monkeypatch.setattr(_disk_sampling, "_MAP", mapped)
     g = _skewed_graph(True)
     cases = {
         "graph/indices": (lambda a: a.__setitem__(500, g.num_nodes + 3), "column id"),
@@ -226,7 +258,9 @@ def test_bad_row_pointers_are_refused_at_open(tmp_path):
         spsample.load(path, mmap=True)
 
 
-def test_file_truncated_in_the_middle_of_an_epoch(tmp_path):
+@pytest.mark.parametrize("mapped", [True, False])
+def test_file_truncated_in_the_middle_of_an_epoch(tmp_path, monkeypatch, mapped):
+    monkeypatch.setattr(_disk_sampling, "_MAP", mapped)
     g = _skewed_graph()
     path = tmp_path / "t.h5"
     spsample.save(spsample.Dataset(g), path, layout="contiguous", compression=None)
@@ -268,8 +302,8 @@ def test_random_graph_with_isolated_vertices(tmp_path):
 @pytest.mark.parametrize("share", [0.0, 10.0])
 def test_direct_range_reads_match(files, share, monkeypatch):
     """Row-local hops read range by range (every hop at share 10, none at 0): same bits."""
-    from spsample import _disk_sampling
     monkeypatch.setattr(_disk_sampling, "_DIRECT_SHARE", share)
+    monkeypatch.setattr(_disk_sampling, "_MAP", False)
     for weighted, sampler in ((False, spsample.NodeWise([6, 4])),
                               (True, spsample.NodeWise([5, 3], weighted=True)),
                               (False, spsample.LABOR([4, 3])), (False, spsample.RandomWalk(5))):
@@ -284,8 +318,8 @@ def test_direct_range_reads_match(files, share, monkeypatch):
 
 
 def test_direct_reads_refuse_damage(tmp_path, monkeypatch):
-    from spsample import _disk_sampling
     monkeypatch.setattr(_disk_sampling, "_DIRECT_SHARE", 10.0)
+    monkeypatch.setattr(_disk_sampling, "_MAP", False)
     g = _skewed_graph()
     path = tmp_path / "d.h5"
     spsample.save(spsample.Dataset(g), path, layout="contiguous", compression=None)
@@ -301,3 +335,153 @@ def test_direct_reads_refuse_damage(tmp_path, monkeypatch):
         spsample.sample(dg, np.arange(g.num_nodes), sampler=spsample.NodeWise([2]),
                         batch_size=64)
     dg.close()
+
+
+# ---------------------------------------------------------------------------- the memory map
+def _mapped_rss(path):
+    """Resident bytes of this process's mappings of ``path`` (/proc/self/smaps)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()
+            if head and "-" in head[0] and len(head) >= 5:
+                inside = len(head) >= 6 and head[-1] == str(path)
+            elif inside and head and head[0] == "Rss:":
+                total += int(head[1]) * 1024
+    return total
+
+
+def _mapped_file(tmp_path, weighted=False):
+    g = _skewed_graph(weighted)
+    path = tmp_path / "m.h5"
+    spsample.save(spsample.Dataset(g), path, layout="contiguous", compression=None)
+    return g, path
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="needs /proc/self/smaps")
+@pytest.mark.parametrize("windowed", [True, False])
+def test_map_windows_are_bounded_and_released(tmp_path, monkeypatch, windowed):
+    monkeypatch.setattr(_disk_sampling, "_WINDOWED", windowed)
+    g, path = _mapped_file(tmp_path, weighted=True)
+    seeds = np.arange(g.num_nodes)
+    with DiskGraph.open(path, _budget(g, 6)) as dg:
+        assert dg.mapped
+        m = dg.map
+        start, end = dg.indptr[:-1], dg.indptr[1:]
+        for threads in (1, 2):
+            order, bounds, lo, hi = m.windows(start, end, threads)
+            assert np.array_equal(np.sort(order), np.arange(g.num_nodes))
+            assert bounds[-1] == order.size
+            assert (hi - lo).max() <= m.span // threads + dg.max_degree + 2 * m.region
+            for i in range(lo.size):
+                rows = order[bounds[i]:bounds[i + 1]]
+                assert lo[i] <= start[rows].min() and end[rows].max() <= hi[i]
+        got = spsample.sample(dg, seeds, sampler=spsample.NodeWise([-1, 4], weighted=True),
+                              batch_size=64)
+        assert _read_piecewise(dg, 2)
+        assert _mapped_rss(path) == 0                     # every window's pages dropped
+    ref = spsample.sample(g, seeds, sampler=spsample.NodeWise([-1, 4], weighted=True),
+                          batch_size=64)
+    assert _same(got, ref)
+
+
+def test_regions_are_checked_once(tmp_path):
+    g, path = _mapped_file(tmp_path)
+    seeds = np.arange(0, g.num_nodes, 5)
+    with DiskGraph.open(path, _budget(g, 6)) as dg:
+        os.posix_fadvise(dg._fd, 0, 0, os.POSIX_FADV_DONTNEED)    # cold: the checks read it
+        spsample.sample(dg, seeds, sampler=spsample.NodeWise([3, 3]), batch_size=16)
+        first = dg.map.stats["regions_checked"]
+        assert 0 < first <= dg.map.checked.size and first == dg.map.checked.sum()
+        got = spsample.sample(dg, seeds, sampler=spsample.NodeWise([3, 3]), batch_size=16)
+        assert dg.map.stats["regions_checked"] == first
+    assert _same(got, spsample.sample(g, seeds, sampler=spsample.NodeWise([3, 3]),
+                                      batch_size=16))
+
+
+def test_a_file_changed_under_the_map_is_refused(tmp_path):
+    """Checked regions are trusted, but the sampled ids are checked again every hop."""
+    g, path = _mapped_file(tmp_path)
+    with DiskGraph.open(path, _budget(g, 6)) as dg:
+        spsample.sample(dg, np.arange(g.num_nodes), sampler=spsample.NodeWise([-1]),
+                        batch_size=64)
+        assert dg.map.checked.all()
+        with open(path, "r+b") as f:                   # h5py holds the file: write in place
+            f.seek(dg._sources["indices"].offset + 8 * 500)
+            f.write(np.int64(g.num_nodes + 3).tobytes())
+        with pytest.raises(spsample.DatasetError, match="changed while it was sampled"):
+            spsample.sample(dg, np.arange(g.num_nodes), sampler=spsample.NodeWise([-1]),
+                            batch_size=64)
+        assert _mapped_rss(path) == 0
+
+
+def test_native_windows_are_checked():
+    """select_requests(windows=...) refuses windows that do not describe the requests."""
+    if not _native.AVAILABLE:
+        pytest.skip("native kernels not built")
+    from spsample._native_kernels import select_requests
+    g = _skewed_graph()
+    graph = (g.indptr, g.indices, None, None)
+    hop = dict(program=[], select=0, fanout=2, fanout_vec=-1, bound=0.0, key=0, aux=None)
+    r = np.arange(4, dtype=np.int64)
+    batch = np.zeros(4, dtype=np.int64)
+    good = (r[::-1].copy(), np.array([2, 4]), None, np.zeros((2, 0), dtype=np.int64))
+    count, _, _ = select_requests(graph, hop, [], [], g.num_nodes, r, r, None, batch, 1, 0, 0,
+                                  1 << 30, 1, good)
+    np.testing.assert_array_equal(count, np.minimum(2, g.degree()[:4])[::-1])
+    for bad in ((np.array([0, 0, 1, 2]),) + good[1:], (r, np.array([3]), None, good[3]),
+                (r, np.array([3, 2, 4]), None, good[3])):
+        with pytest.raises(ValueError, match="windows"):
+            select_requests(graph, hop, [], [], g.num_nodes, r, r, None, batch, 1, 0, 0,
+                            1 << 30, 1, bad)
+
+
+def test_native_windowed_run_is_checked(tmp_path):
+    """run_rowwise_windowed refuses a graph whose arrays are not inside the map it releases."""
+    if not _native.AVAILABLE:
+        pytest.skip("native kernels not built")
+    from spsample._disk_map import RELEASE_BLOCK
+    from spsample._native_kernels import run_rowwise_windowed
+    g, path = _mapped_file(tmp_path)
+    hop = dict(frontier=(0, 0, -1, -1, 0), aux=None, aux_graph=0, graph=0, program=[],
+               select=0, fanout=2, fanout_vec=-1, bound=0.0, dedup=True, keep_row_ids=False,
+               key=0, hop_word=1, rng_key=(0, 0), time=-1, batch_time=-1)
+    seeds, sizes, ids = np.arange(4), np.array([4]), np.array([0])
+    with DiskGraph.open(path, _budget(g, 6)) as dg:
+        view, (idx, _) = dg.map.view(), dg.map.arrays()
+        args = ([hop], [], [], 0, 0, 0, 1 << 30, 1, 100)
+        out = run_rowwise_windowed([(g.indptr, idx, None, None)], seeds, sizes, ids, *args,
+                                   view, RELEASE_BLOCK)
+        assert out is not None
+        with pytest.raises(ValueError, match="inside the map"):
+            run_rowwise_windowed([(g.indptr, g.indices, None, None)], seeds, sizes, ids,
+                                 *args, view, RELEASE_BLOCK)
+        with pytest.raises(ValueError, match="whole pages"):
+            run_rowwise_windowed([(g.indptr, idx, None, None)], seeds, sizes, ids, *args,
+                                 view, 100)
+
+
+@pytest.mark.parametrize("span", [1, 7, 1000, 10**9])
+def test_native_windowed_run_matches_run_rowwise(tmp_path, span):
+    """Windows of one entry (more windows than rows: numbered) up to one window: the bits of
+    the in-memory row-wise kernel, hop after hop."""
+    if not _native.AVAILABLE:
+        pytest.skip("native kernels not built")
+    from spsample._disk_map import RELEASE_BLOCK
+    from spsample._native_kernels import run_rowwise, run_rowwise_windowed
+    g, path = _mapped_file(tmp_path)
+    hops = [dict(frontier=(0, h - 1, -1, -1, h - 1), aux=None, aux_graph=0, graph=0,
+                 program=[], select=0, fanout=3, fanout_vec=-1, bound=0.0, dedup=True,
+                 keep_row_ids=False, key=0, hop_word=h, rng_key=(7, h), time=-1,
+                 batch_time=-1) for h in (1, 2)]
+    seeds, sizes, ids = np.array([3, 100, 7, 400, 9]), np.array([2, 3]), np.array([5, 6])
+    args = (hops, [], [], 11, 12, 0, 1 << 30, 2)
+    ref = run_rowwise([(g.indptr, g.indices, None, None)], seeds, sizes, ids, *args)
+    with DiskGraph.open(path, "1MB") as dg:
+        view, (idx, _) = dg.map.view(), dg.map.arrays()
+        got = run_rowwise_windowed([(g.indptr, idx, None, None)], seeds, sizes, ids, *args,
+                                   span, view, RELEASE_BLOCK)
+        assert _mapped_rss(path) == 0 or not os.path.exists("/proc/self/smaps")
+    flat = lambda out: [np.asarray(a) for a in out[:3]] + [np.asarray(a) for h in out[3]
+                                                           for a in h if a is not None]
+    assert all(np.array_equal(a, b) for a, b in zip(flat(got), flat(ref), strict=True))

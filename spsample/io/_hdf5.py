@@ -48,6 +48,7 @@ from .._graph import Graph
 from .._validate import as_index_array, as_int, check_memory, check_range, fail
 from ._dataset import SPLIT_PARTS, Dataset
 from ._files import fail_path, temporary_beside
+from ._graph_read import read_graph
 from ._untrusted import check_stored, csr_from_parts
 
 __all__ = ["save", "load", "open_rows", "read_rows", "read_feature_rows", "RowReader",
@@ -206,9 +207,11 @@ def load(path, *, features=True, mmap=False, memory_budget=None):
     Returns
     -------
     Dataset or HeteroDataset
-        The graph is rebuilt (and validated) with :meth:`Graph.from_csr` (a heterogeneous
-        file's with :meth:`HeteroGraph.from_edge_index`), or opened as a ``DiskGraph``
-        (``mmap=True``; its blocks checked as they are read).
+        The graph is validated as :meth:`Graph.from_csr` validates it: a canonical graph is
+        read straight into its final arrays and checked piece by piece (peak memory about the
+        graph's own size), any other is rebuilt with :meth:`Graph.from_csr`; a heterogeneous
+        file's with :meth:`HeteroGraph.from_edge_index`; or the graph is opened as a
+        ``DiskGraph`` (``mmap=True``; its blocks checked as they are read).
 
     Raises
     ------
@@ -230,7 +233,9 @@ def load(path, *, features=True, mmap=False, memory_budget=None):
         try:
             dsets = _datasets_to_read(where, path, f, features)
             _check_sizes(where, path, dsets)
-            arrays = {name: _read_all(where, path, dset) for name, dset in dsets.items()}
+            graph = read_graph(dsets)
+            arrays = {name: _read_all(where, path, dset) for name, dset in dsets.items()
+                      if graph is None or not name.startswith("graph/")}
             if "features/indptr" in arrays:
                 arrays["features"] = _csr_features(where, path, f["features"], arrays)
             name = f.attrs.get("name", "")
@@ -246,8 +251,9 @@ def load(path, *, features=True, mmap=False, memory_budget=None):
             split, part = key.split("/")[1:]
             splits.setdefault(split, {})[part] = arrays[key]
     try:
-        graph = Graph.from_csr(arrays["graph/indptr"], arrays["graph/indices"],
-                               weights=arrays.get("graph/weights"))
+        if graph is None:
+            graph = Graph.from_csr(arrays["graph/indptr"], arrays["graph/indices"],
+                                   weights=arrays.get("graph/weights"))
         _check_num_nodes(num_nodes, graph.num_nodes)
         return Dataset(graph, features=arrays.get("features"), labels=arrays.get("labels"),
                        splits=splits, name=_as_name(name))
