@@ -41,6 +41,7 @@
 #include "rng.h"
 #include "rowwise.h"
 #include "select.h"
+#include "typed.h"
 #include "verify.h"
 #include "windowed.h"
 
@@ -1254,6 +1255,92 @@ struct PooledGuard {
     }
 };
 
+// Returns (local (N,), batch (N,) or None, per_group (k, T), per_hop (k, T, L + 1), [(dst, src)
+// per step]): typed.h split_typed_minibatch for every minibatch; ValueError when an id lies
+// outside the types or an edge end outside its minibatch.
+py::tuple split_typed_native(const I64& n_id, const I64& node_off, const I64& counts,
+                             const I64& step_hop, const I64& type_off,
+                             const py::object& node_batch, const py::list& dst,
+                             const py::list& src, const py::list& edge_off, int64_t num_hops,
+                             int num_threads) {
+    TypedBulk b;
+    require(n_id.ndim() == 1 && node_off.ndim() == 1 && node_off.size() >= 1, "n_id, node_off");
+    b.k = node_off.size() - 1;
+    require_offsets(node_off, b.k, n_id.size(), "node_off must be offsets of n_id");
+    b.S = static_cast<int64_t>(dst.size());
+    b.L = num_hops;
+    require(num_hops >= 0 && src.size() == dst.size() && edge_off.size() == dst.size(),
+            "one dst, src and offsets per step");
+    require(counts.size() == b.k * (b.S + 1), "counts must be (k, steps + 1)");
+    require(step_hop.ndim() == 1 && step_hop.size() == b.S + 1, "one hop per step");
+    for (int64_t s = 0; s <= b.S; ++s)
+        require(step_hop.data()[s] >= 0 && step_hop.data()[s] <= num_hops, "step hops in [0, L]");
+    require(type_off.ndim() == 1 && type_off.size() >= 2, "type offsets of T >= 1 types");
+    b.T = type_off.size() - 1;
+    for (int64_t t = 0; t < b.T; ++t)
+        require(type_off.data()[t] <= type_off.data()[t + 1], "type offsets ascending");
+    b.n_id = n_id.data();
+    b.node_off = node_off.data();
+    b.counts = counts.data();
+    b.step_hop = step_hop.data();
+    b.type_off = type_off.data();
+    I64 batch_in;
+    if (!node_batch.is_none()) {
+        batch_in = node_batch.cast<I64>();
+        require(batch_in.ndim() == 1 && batch_in.size() == n_id.size(), "node_batch of N entries");
+        b.node_batch = batch_in.data();
+    }
+    std::vector<I64> keep;
+    const int64_t N = n_id.size();
+    std::vector<Pooled> ends;  // dst_out, src_out per step, then local and batch
+    std::vector<std::unique_ptr<PooledGuard>> guards;
+    auto take = [&](int64_t count) {
+        ends.push_back(pooled(count, sizeof(int64_t)));
+        guards.emplace_back(new PooledGuard{ends.back()});
+        return static_cast<int64_t*>(ends.back().p);
+    };
+    ends.reserve(2 * b.S + 2);  // no reallocation: the guards hold references
+    TypedOut out;
+    for (int64_t i = 0; i < b.S; ++i) {
+        keep.push_back(dst[i].cast<I64>());
+        keep.push_back(src[i].cast<I64>());
+        keep.push_back(edge_off[i].cast<I64>());
+        const I64 &d = keep[keep.size() - 3], &s = keep[keep.size() - 2], &o = keep.back();
+        require(d.ndim() == 1 && s.ndim() == 1 && d.size() == s.size(), "dst and src of a step");
+        require_offsets(o, b.k, d.size(), "a step's offsets must be offsets of its edges");
+        b.dst.push_back(d.data());
+        b.src.push_back(s.data());
+        b.edge_off.push_back(o.data());
+        out.dst_out.push_back(take(d.size()));
+        out.src_out.push_back(take(d.size()));
+    }
+    out.local = take(N);
+    out.batch_out = b.node_batch ? take(N) : nullptr;
+    I64 per_group(b.k * b.T), per_hop(b.k * b.T * (b.L + 1));
+    out.per_group = per_group.mutable_data();
+    out.per_hop = per_hop.mutable_data();
+    std::atomic<bool> ok(true);
+    {
+        py::gil_scoped_release release;
+        for_each_minibatch<TypedScratch>(b.k, resolve_threads(num_threads),
+            [](TypedScratch&) {}, [&](int64_t j, TypedScratch& sc) {
+                if (!split_typed_minibatch(b, j, sc, out)) ok = false;
+            });
+    }
+    require(ok, "n_id must hold ids of the types and edge ends positions in their minibatch");
+    py::list steps;
+    for (int64_t i = 0; i < b.S; ++i)
+        steps.append(py::make_tuple(to_numpy<int64_t>(ends[2 * i]),
+                                    to_numpy<int64_t>(ends[2 * i + 1])));
+    py::object batch_out = b.node_batch ? py::object(to_numpy<int64_t>(ends[2 * b.S + 1]))
+                                        : py::object(py::none());
+    per_group.resize({static_cast<py::ssize_t>(b.k), static_cast<py::ssize_t>(b.T)});
+    per_hop.resize({static_cast<py::ssize_t>(b.k), static_cast<py::ssize_t>(b.T),
+                    static_cast<py::ssize_t>(b.L + 1)});
+    return py::make_tuple(to_numpy<int64_t>(ends[2 * b.S]), batch_out, per_group, per_hop,
+                          steps);
+}
+
 // The exclusion arguments of minibatch_edges: (n_id, node_off, u, v, pair_off), checked.
 void exclusion_of(const py::tuple& t, int64_t k, std::vector<I64>& keep, EdgeHops& h) {
     require(t.size() == 5, "exclude is (n_id, node_offsets, u, v, pair_offsets)");
@@ -1471,6 +1558,10 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("mode"), py::arg("ratio"), py::arg("pickers"), py::arg("k0"), py::arg("k1"),
           py::arg("hop_word"), py::arg("block"), py::arg("max_attempts"), py::arg("off_src"),
           py::arg("off_dst"), py::arg("dedup"), py::arg("num_threads"));
+    m.def("split_typed", &split_typed_native, py::arg("n_id"), py::arg("node_off"),
+          py::arg("counts"), py::arg("step_hop"), py::arg("type_off"), py::arg("node_batch"),
+          py::arg("dst"), py::arg("src"), py::arg("edge_off"), py::arg("num_hops"),
+          py::arg("num_threads"));
     m.def("minibatch_edges", &minibatch_edges_native, py::arg("dst"), py::arg("src"),
           py::arg("eid"), py::arg("offsets"), py::arg("exclude"), py::arg("num_threads"));
     m.def("gather_ranges", &gather_ranges_native, py::arg("fd"), py::arg("base"),

@@ -428,7 +428,46 @@ class HeteroBulk(list):
 
 
 def split_hetero(graph, bulk, schedule, *, input_type=None):
-    """Per-type and per-relation views of a global-id bulk (:class:`HeteroBulk`)."""
+    """Per-type and per-relation views of a global-id bulk (:class:`HeteroBulk`): each
+    minibatch's vertices grouped by type, its edges in per-type local ids; one native pass
+    over the bulk when the native kernels are on (``native/typed.h``), else
+    :func:`_group_numpy` (its oracle)."""
+    from . import _native
+    k = int(bulk.batch_ids.size)
+    types = graph.node_types
+    T = len(types)
+    group = _group_native if _native.enabled() else _group_numpy
+    sorted_ids, sorted_batch, per_group, per_hop, ends = group(graph, bulk, schedule)
+    group_first = (np.cumsum(per_group) - per_group).tolist()
+    per_group = per_group.tolist()
+    edges = _relation_edges(graph, bulk, schedule, ends)
+    out = []
+    for j in range(k):
+        n_id, batch = {}, None if sorted_batch is None else {}
+        for i, t in enumerate(types):
+            a = group_first[j * T + i]
+            b = a + per_group[j * T + i]
+            n_id[t] = sorted_ids[a:b]
+            if batch is not None:
+                batch[t] = sorted_batch[a:b]
+        mb_edges = {r: [(d[o[j]:o[j + 1]], s[o[j]:o[j + 1]]) for d, s, _, o in hops]
+                    for r, hops in edges.items()}
+        mb_ids = {r: [e[o[j]:o[j + 1]] for _, _, e, o in hops] for r, hops in edges.items()}
+        out.append(HeteroMiniBatch(
+            batch_id=int(bulk.batch_ids[j]), input_type=input_type,
+            batch_size=int(bulk.batch_sizes[j]), n_id=n_id,
+            num_sampled_nodes={t: per_hop[j, i].tolist() for i, t in enumerate(types)},
+            edges=mb_edges, edge_ids=mb_ids, batch=batch))
+    return HeteroBulk(out, bulk)
+
+
+def _group_numpy(graph, bulk, schedule):
+    """The grouping of :func:`split_hetero` in NumPy: ``(sorted_ids, sorted_batch,
+    per_group, per_hop, ends)``. The vertices sorted (stably) by (minibatch, type), as local
+    ids of their types (``sorted_batch``: their ``node_batch``, or ``None``); ``per_group``
+    (k * T,) the size of each (minibatch, type) group; ``per_hop`` (k, T, L + 1) the group's
+    vertices new at each hop; ``ends`` per engine step ``(dst, src)``, its edges' ends as
+    positions within their group."""
     k = int(bulk.batch_ids.size)
     types = graph.node_types
     T = len(types)
@@ -448,33 +487,31 @@ def split_hetero(graph, bulk, schedule, *, input_type=None):
     L = schedule.num_hops
     per_hop = np.bincount(key * (L + 1) + node_hop, minlength=k * T * (L + 1)).reshape(k, T, L + 1)
     local_ids = bulk.n_id - np.array([graph.offsets[t] for t in types], dtype=np.int64)[ti]
-    sorted_ids = local_ids[order]
     sorted_batch = None if bulk.node_batch is None else bulk.node_batch[order]
-    node_offsets = bulk.node_offsets
-    edges = _relation_edges(graph, bulk, schedule, rank, node_offsets)
-    out = []
-    for j in range(k):
-        n_id, batch = {}, None if sorted_batch is None else {}
-        for i, t in enumerate(types):
-            a = int(group_first[j * T + i])
-            b = a + int(per_group[j * T + i])
-            n_id[t] = sorted_ids[a:b]
-            if batch is not None:
-                batch[t] = sorted_batch[a:b]
-        mb_edges = {r: [(d[o[j]:o[j + 1]], s[o[j]:o[j + 1]]) for d, s, _, o in hops]
-                    for r, hops in edges.items()}
-        mb_ids = {r: [e[o[j]:o[j + 1]] for _, _, e, o in hops] for r, hops in edges.items()}
-        out.append(HeteroMiniBatch(
-            batch_id=int(bulk.batch_ids[j]), input_type=input_type,
-            batch_size=int(bulk.batch_sizes[j]), n_id=n_id,
-            num_sampled_nodes={t: per_hop[j, i].tolist() for i, t in enumerate(types)},
-            edges=mb_edges, edge_ids=mb_ids, batch=batch))
-    return HeteroBulk(out, bulk)
+    ends = []
+    for h in bulk.hops:
+        # bulk position = the minibatch's first node + the minibatch-local position
+        pos = np.repeat(bulk.node_offsets[:-1], np.diff(h.offsets))
+        dst = rank.take(np.add(pos, h.dst, out=np.empty_like(pos)))
+        ends.append((dst, rank.take(np.add(pos, h.src, out=pos))))
+    return local_ids[order], sorted_batch, per_group, per_hop, ends
 
 
-def _relation_edges(graph, bulk, schedule, rank, node_offsets):
+def _group_native(graph, bulk, schedule):
+    """:func:`_group_numpy` in one native pass, parallel over minibatches."""
+    from . import _native
+    type_off = np.array([graph.offsets[t] for t in graph.node_types] + [graph.total_nodes],
+                        dtype=np.int64)
+    sorted_ids, sorted_batch, per_group, per_hop, ends = _native.split_typed(
+        bulk.n_id, bulk.node_offsets, bulk.num_sampled_nodes, schedule.step_hops(), type_off,
+        bulk.node_batch, bulk.hops, schedule.num_hops)
+    return sorted_ids, sorted_batch, per_group.ravel(), per_hop, ends
+
+
+def _relation_edges(graph, bulk, schedule, ends):
     """Per relation and hop: ``(dst, src, edge id, offsets)`` flat over the bulk, in per-type
-    local ids and canonical edge ids (empty where a relation has no step at a hop)."""
+    local ids (``ends``: per engine step, of :func:`_group_numpy`) and canonical edge ids
+    (empty where a relation has no step at a hop)."""
     k = int(bulk.batch_ids.size)
     empty = np.zeros(0, dtype=np.int64)
     zero_offsets = np.zeros(k + 1, dtype=np.int64)
@@ -488,13 +525,9 @@ def _relation_edges(graph, bulk, schedule, rank, node_offsets):
                 continue
             i, st = by_step[(rel, hop)]
             h = bulk.hops[i]
-            # bulk position = the minibatch's first node + the minibatch-local position
-            pos = np.repeat(node_offsets[:-1], np.diff(h.offsets))
-            dst = rank.take(np.add(pos, h.dst, out=np.empty_like(pos)))
-            src = rank.take(np.add(pos, h.src, out=pos))
             eid = h.edge_id
             if isinstance(st.graph, TimeSortedGraph):
                 eid = st.graph.canonical_edge[eid]
-            hops.append((dst, src, eid, h.offsets))
+            hops.append((ends[i][0], ends[i][1], eid, h.offsets))
         out[rel] = hops
     return out

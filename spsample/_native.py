@@ -956,6 +956,52 @@ def minibatch_edges(hops, exclude=None):
                                     [_i64(h.offsets) for h in hops], exclude, _THREADS)
 
 
+def split_typed(n_id, node_offsets, counts, step_hops, type_offsets, node_batch, hops,
+                num_hops):
+    """A heterogeneous bulk's vertices grouped by (minibatch, node type) and its edges in
+    per-type local ids, parallel over minibatches (``native/typed.h``; the same bits as
+    :func:`spsample._hetero_sample._group_numpy`, its oracle).
+
+    Parameters
+    ----------
+    n_id : int64, shape (N,)
+        Global ids, minibatch after minibatch (``node_offsets``, k + 1), each minibatch's seeds
+        first, then ``counts[j, s]`` new vertices of engine step ``s``.
+    counts : int64, shape (k, S + 1)
+    step_hops : int64, shape (S + 1,)
+        The hop of each step (0: the seeds), at most ``num_hops``.
+    type_offsets : int64, shape (T + 1,)
+        The first global id of each node type, then the total.
+    node_batch : int64, shape (N,), or None
+    hops : list of HopEdges, length S
+        Each step's edges (``dst`` / ``src``: minibatch-local positions, ``offsets``).
+    num_hops : int
+
+    Returns
+    -------
+    sorted_ids : int64, shape (N,)
+        Per minibatch, the vertices of each type (types in order; n_id order within a type),
+        as local ids of their type.
+    sorted_batch : int64, shape (N,), or None
+        ``node_batch`` in the same order.
+    per_group : int64, shape (k, T)
+    per_hop : int64, shape (k, T, num_hops + 1)
+    ends : list of (dst, src), int64 each
+        Per step, the edges' ends as positions within their (minibatch, type) group.
+
+    Raises
+    ------
+    ValueError
+        Inconsistent sizes, an id outside the types or an edge end outside its minibatch.
+    """
+    batch = None if node_batch is None else _i64(np.asarray(node_batch))
+    return _kernels.split_typed(
+        _i64(np.asarray(n_id)), _i64(np.asarray(node_offsets)),
+        _i64(np.asarray(counts)).ravel(), _i64(np.asarray(step_hops)),
+        _i64(np.asarray(type_offsets)), batch, [_i64(h.dst) for h in hops],
+        [_i64(h.src) for h in hops], [_i64(h.offsets) for h in hops], int(num_hops), _THREADS)
+
+
 def parse_edges(text, comment, delimiter):
     """The first two columns of the edge lines of ``text`` (``native/parse.h``).
 

@@ -186,6 +186,51 @@ def test_bulk_size_and_thread_invariance():
     assert all(a.equals(b) for a, b in zip(whole, one))
 
 
+@pytest.mark.skipif(not _native.AVAILABLE, reason="native extension not built")
+@pytest.mark.parametrize("case", ["uniform", "dict", "temporal", "disjoint"])
+def test_native_grouping_equals_numpy_at_any_thread_count(case):
+    """split_hetero's native grouping (native/typed.h) against its NumPy oracle on the same
+    engine bulk, bit for bit, at 1-3 threads; and the minibatches of spsample.sample."""
+    from spsample._hetero_sample import _group_native, _group_numpy
+    g = hetero_graph(edge_time=case == "temporal")
+    seeds = np.random.default_rng(4).permutation(60)[:45]
+    t = None
+    if case == "temporal":
+        t = np.random.default_rng(5).integers(10, 90, seeds.size).astype(float)
+    sampler = dict(SAMPLERS)[case]() if case in ("uniform", "dict") else \
+        spsample.NodeWise([3, 2], disjoint=case == "disjoint")
+    bulk, _ = _global_bulks(g, seeds, sampler, 7, seed_time=t)
+    want = _group_numpy(g, bulk, bulk.schedule)
+    for threads in (1, 2, 3):
+        previous = _native.set_num_threads(threads)
+        try:
+            got = _group_native(g, bulk, bulk.schedule)
+            whole = spsample.sample(g, ("paper", seeds), sampler=sampler, batch_size=7, seed=3,
+                                    epoch=1, seed_time=t)
+        finally:
+            _native.set_num_threads(previous)
+        assert (got[1] is None) == (want[1] is None) == (case not in ("temporal", "disjoint"))
+        for a, b in zip(got[:4], want[:4]):
+            assert b is None or (a.dtype == b.dtype and np.array_equal(a, b))
+        assert len(got[4]) == len(want[4]) == len(bulk.hops)
+        for (d1, s1), (d2, s2) in zip(got[4], want[4]):
+            assert np.array_equal(d1, d2) and np.array_equal(s1, s2)
+        with _native.disabled():
+            oracle = spsample.sample(g, ("paper", seeds), sampler=sampler, batch_size=7, seed=3,
+                                     epoch=1, seed_time=t)
+        assert all(a.equals(b) for a, b in zip(whole, oracle))
+
+
+@pytest.mark.skipif(not _native.AVAILABLE, reason="native extension not built")
+def test_native_grouping_rejects_ids_outside_the_types():
+    from spsample._hetero_sample import _group_native
+    g = hetero_graph()
+    bulk, _ = _global_bulks(g, np.arange(10), spsample.NodeWise([2]), 5)
+    bulk.n_id[3] = g.total_nodes
+    with pytest.raises(ValueError, match="ids of the types"):
+        _group_native(g, bulk, bulk.schedule)
+
+
 def test_relations_draw_independent_streams():
     """Two relations with identical blocks into the same type sample different neighbours."""
     src, dst = np.repeat(np.arange(50), 1), np.zeros(50, dtype=np.int64)
