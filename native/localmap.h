@@ -130,6 +130,9 @@ class VertexMap {
         return slot;
     }
 
+    // The dense table (local id per vertex, NONE when absent), or nullptr when hashed.
+    uint32_t* dense_table() { return dense_ ? table_.data() : nullptr; }
+
     inline void prefetch(uint32_t v) const {
         if (dense_) __builtin_prefetch(&table_[v]);
         else hash_.prefetch(v);

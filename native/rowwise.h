@@ -364,7 +364,23 @@ static void relabel_hop(const HopSpec& hs, const uint32_t* nbr, int64_t E, Verte
     int64_t* src = ho.src.data();
     budget.reserve(static_cast<uint64_t>(E) * 8);
     n_id.reserve(n_id.size() + E);
-    if (hs.dedup) {
+    if (hs.dedup && map.dense_table()) {  // branch-free: whether u is new is data-dependent
+        uint32_t* table = map.dense_table();
+        int64_t* ids = n_id.data();
+        size_t next = n_id.size();
+        for (int64_t e = 0; e < E; ++e) {
+            if (e + PF_EDGES < E) __builtin_prefetch(table + nbr[e + PF_EDGES]);
+            const uint32_t u = nbr[e];
+            const uint32_t slot = table[u];
+            const bool ins = slot == VertexMap::NONE;
+            const uint32_t lu = ins ? static_cast<uint32_t>(next) : slot;
+            table[u] = lu;
+            ids[next] = u;  // kept only when new (room for E more was reserved)
+            next += ins;
+            src[e] = lu;
+        }
+        n_id.resize(next);
+    } else if (hs.dedup) {
         for (int64_t e = 0; e < E; ++e) {
             if (e + PF_EDGES < E) map.prefetch(nbr[e + PF_EDGES]);
             const uint32_t u = nbr[e];

@@ -119,6 +119,19 @@ def test_dense_rows_equal_oracle(sampler):
 
 
 @needs_native
+@pytest.mark.parametrize("fanout", [1, 10, 32, 33, 62, 63, 64], ids=str)
+def test_floyd_rows_around_one_word_equal_oracle(fanout):
+    """Rows of every length 1-70 (Floyd's bitmap in one register up to 64 entries, in words
+    above), fanouts up to d - 1, and the relabelling of many repeats."""
+    d = np.arange(1, 71)
+    indptr = np.concatenate([[0], np.cumsum(d)])
+    indices = np.random.default_rng(17).integers(0, d.size, int(indptr[-1]))
+    g = spsample.Graph.from_csr(indptr, indices)
+    _native_numpy_oracle(g, np.arange(d.size)[::-1].copy(), sampler=NodeWise([fanout, 3]),
+                         batch_size=9, seed=2, epoch=3)
+
+
+@needs_native
 @pytest.mark.parametrize("sampler", [NodeWise([4, 4]), NodeWise([2, 2], replace=True),
                                      NodeWise([-1, 2], weighted=True), LADIES([6, 6]),
                                      FastGCN([5, 5])], ids=repr)

@@ -116,6 +116,21 @@ SPSAMPLE_HD inline bool set_insert(uint64_t* slots, int64_t cap, uint64_t key) {
 template <class Words>
 SPSAMPLE_HD inline int64_t floyd_row(Words&& word, int64_t d, int64_t s, int64_t* pos,
                                      uint64_t* set) {
+    if (d <= 64) {  // the bitmap in one register (no store-to-load chain); pick j on a hit
+        uint64_t bits = 0;
+        for (int64_t i = 0; i < s; ++i) {
+            const int64_t j = d - s + i;
+            const int64_t t = static_cast<int64_t>(uniform_int(word(i), j + 1));
+            const uint64_t hit = (bits >> t) & 1u;
+            const int64_t x = t ^ ((t ^ j) & -static_cast<int64_t>(hit));
+            bits |= uint64_t(1) << x;
+        }
+        for (int64_t k = 0; bits; ++k) {
+            pos[k] = ctz64(bits);
+            bits &= bits - 1;
+        }
+        return s;
+    }
     if (d <= 64 * BITMAP_WORDS) {  // membership in a bitmap of d bits; read out in order
         uint64_t bits[BITMAP_WORDS];
         const int64_t words = (d + 63) >> 6;
