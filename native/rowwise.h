@@ -22,7 +22,8 @@
 //
 // Method per minibatch and hop (one thread per minibatch, so results do not depend on the
 // thread count), four streaming passes with software prefetching: 1. the frontier's rows and
-// their extents; 2. selection into (dst, edge id); 3. gather of the sampled columns; 4. relabel.
+// their extents; 2. selection into (dst, edge id); 3. gather of the sampled columns (in the
+// row-wise engine fused into 2: a row's entries are read while it is selected); 4. relabel.
 // Complexity per hop: O(m) for pass 1 (m rows), the rules' costs for pass 2, O(E) for 3-4.
 // Memory: the outputs (3 int64 per sampled edge plus n_id, charged to the call's Budget before
 // each buffer grows) and per thread O(largest frontier + largest hop) scratch.
@@ -198,11 +199,13 @@ static void draw_words_ahead(const HopSpec& hs, int64_t r0, int64_t r1, uint32_t
 }
 
 // Pass 2 of one hop: every row's kept positions -> (dst, edge id[, row id]). Returns E; with
-// row_end (m entries), row r's edges are [row_end[r - 1], row_end[r]).
+// row_end (m entries), row r's edges are [row_end[r - 1], row_end[r]); with nbr, the kept
+// entries' column ids too (nbr[e] = indices[eid[e]], read while the row is being selected,
+// its entries prefetched PF_ROWS rows ahead).
 template <int32_t RULE>
 static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw,
                                 uint32_t bid, Key key, RowWiseScratch& sc, HopOut& ho,
-                                Budget& budget, int64_t* row_end) {
+                                Budget& budget, int64_t* row_end, PodBuf<uint32_t>* nbr) {
     constexpr int64_t PF_ROWS = 16;
     const int64_t* rs = sc.start.data();
     const int64_t* rd = sc.deg.data();
@@ -226,6 +229,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         ho.dst.resize(need);
         ho.eid.resize(need);
         if (keep_rows) sc.erow.resize(need);
+        if (nbr) nbr->resize(need);
     };
     ho.dst.clear();
     ho.eid.clear();
@@ -233,12 +237,17 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     int64_t* dst = ho.dst.data();
     int64_t* eid = ho.eid.data();
     int64_t* erow = keep_rows ? sc.erow.data() : nullptr;
+    uint32_t* cols = nbr ? nbr->data() : nullptr;
+    const uint32_t* idx32 = g.indices32;
     int64_t E = 0;
     constexpr bool UNIFORM = RULE == S_UNIFORM || RULE == S_UNIFORM_REP;
     for (int64_t r = 0; r < m; ++r) {
         if (row_end && r > 0) row_end[r - 1] = E;
         if (UNIFORM && r % WORD_ROWS == 0)
             draw_words_ahead<RULE == S_UNIFORM_REP>(hs, r, std::min(m, r + WORD_ROWS), hw, bid, key, sc);
+        if (cols && r + PF_ROWS < m)
+            __builtin_prefetch(idx32 ? static_cast<const void*>(idx32 + rs[r + PF_ROWS])
+                                     : static_cast<const void*>(g.indices + rs[r + PF_ROWS]));
         const int64_t d = rd[r];
         if (d == 0) continue;
         const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[r]] : hs.fanout;
@@ -252,10 +261,12 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                 dst = ho.dst.data();
                 eid = ho.eid.data();
                 erow = keep_rows ? sc.erow.data() : nullptr;
+                cols = nbr ? nbr->data() : nullptr;
             }
             dst[E] = local_v;
             eid[E] = st + p;
             if (keep_rows) erow[E] = row_id;
+            if (cols) cols[E] = idx32 ? idx32[st + p] : static_cast<uint32_t>(g.indices[st + p]);
             ++E;
         };
         if (RULE == S_LAST) {  // the latest s entries of a row sorted by time
@@ -313,15 +324,16 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     if (row_end && m > 0) row_end[m - 1] = E;
     ho.dst.resize(E);
     ho.eid.resize(E);
+    if (nbr) nbr->resize(E);
     return E;
 }
 
 static int64_t select_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw, uint32_t bid,
                            Key key, RowWiseScratch& sc, HopOut& ho, Budget& budget,
-                           int64_t* row_end = nullptr) {
+                           int64_t* row_end = nullptr, PodBuf<uint32_t>* nbr = nullptr) {
     auto run = [&](auto rule) {
         return select_rows_pass<decltype(rule)::value>(hs, g, m, hw, bid, key, sc, ho, budget,
-                                                       row_end);
+                                                       row_end, nbr);
     };
     switch (hs.select) {
         case S_UNIFORM: return run(std::integral_constant<int32_t, S_UNIFORM>());
@@ -408,7 +420,6 @@ static void relabel_hop(const HopSpec& hs, const uint32_t* nbr, int64_t E, Verte
 static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_t b, int64_t j,
                               uint32_t bid, RowWiseScratch& sc, MiniBatchOut& out, Budget& budget) {
     constexpr int64_t PF_ROWS = 16;   // prefetch distance of pass 1, in frontier rows
-    constexpr int64_t PF_EDGES = 24;  // prefetch distance of passes 3-4, in sampled edges
     const int L = static_cast<int>(plan.hops.size());
     PodBuf<int64_t>& n_id = out.n_id;
     begin_minibatch(seeds, b, L, sc, out, budget);
@@ -441,29 +452,13 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
                 sc.deg[r] = std::upper_bound(first, first + sc.deg[r], t) - first;
             }
         }
-        // pass 2: selection
+        // passes 2-3: selection, with the sampled neighbours gathered as the rows are selected
         HopOut& ho = out.hops[h - 1];
-        const int64_t E = select_pass(hs, g, m, hw, bid, hs.rng_key, sc, ho, budget);
+        const int64_t E = select_pass(hs, g, m, hw, bid, hs.rng_key, sc, ho, budget, nullptr,
+                                      &sc.nbr);
         if (hs.keep_row_ids) sc.edge_row_id[h - 1].assign(sc.erow.data(), sc.erow.data() + E);
-        // pass 3: gather the sampled neighbours
-        sc.nbr.resize(E);
-        uint32_t* nbr = sc.nbr.data();
-        const int64_t* eid = ho.eid.data();
-        if (g.indices32) {
-            const uint32_t* indices = g.indices32;
-            for (int64_t e = 0; e < E; ++e) {
-                if (e + PF_EDGES < E) __builtin_prefetch(indices + eid[e + PF_EDGES]);
-                nbr[e] = indices[eid[e]];
-            }
-        } else {
-            const int64_t* indices = g.indices;
-            for (int64_t e = 0; e < E; ++e) {
-                if (e + PF_EDGES < E) __builtin_prefetch(indices + eid[e + PF_EDGES]);
-                nbr[e] = static_cast<uint32_t>(indices[eid[e]]);
-            }
-        }
         // pass 4: relabel (first occurrence wins), appending new vertices to n_id
-        relabel_hop(hs, nbr, E, sc.map, out, ho, hop_end, budget, nullptr);
+        relabel_hop(hs, sc.nbr.data(), E, sc.map, out, ho, hop_end, budget, nullptr);
     }
     sc.map.end(n_id.data(), n_id.size());
 }
