@@ -24,8 +24,12 @@ same batches (bit for bit). DGL re-expands every vertex of a layer (the seeds ag
 printed); on a shared, loaded machine the CPU seconds of the process (``cpu_seconds``, least
 of the rounds) are the steadier measure. Best of ``--repeat`` rounds, the two interleaved.
 Prints one JSON line per measurement and writes them all to ``--out``.
+``--contend CORE`` holds a core with a busy process pinned to it during the measurements (the
+contended runs of experiments/README.md, issue 16): both processes' threads then share the
+other core, so the ratios are those of CPU efficiency, against DGL's fused sampler (which DGL
+runs only with more than one thread).
 
-    /tmp/peers/bin/python experiments/bench_hetero.py --threads 2 --repeat 5
+    /tmp/peers/bin/python experiments/bench_hetero.py --threads 2 --repeat 5 [--contend 1]
 """
 
 import argparse
@@ -52,6 +56,10 @@ def parse_args(argv=None):
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--no-peer", action="store_true", help="spsample only")
+    p.add_argument("--contend", type=int, default=None, metavar="CORE",
+                   help="run a CPU-bound process pinned to CORE during the measurements (a "
+                        "core held by another process, reproducibly); its share of the core is "
+                        "in each JSON line's hog_share")
     p.add_argument("--out", default=None)
     return p.parse_args(argv)
 
@@ -175,12 +183,44 @@ def dgl_link(graph, edge_ids, batch_size, fanouts, neg_ratio, dgl, torch):
 
 
 # ---------------------------------------------------------------------- driver
-def measure(rows, base, runs, repeat):
+class Hog:
+    """``--contend CORE``: a busy loop in a child process pinned to ``CORE`` while it is open;
+    :meth:`share` is the fraction of that core it got since the last call (1.0: nothing else
+    ran there)."""
+
+    def __init__(self, core):
+        import subprocess
+        code = f"import os\nos.sched_setaffinity(0, {{{int(core)}}})\nwhile True: pass"
+        self.proc = subprocess.Popen([sys.executable, "-c", code])
+        time.sleep(0.3)
+        self.mark = self._cpu(), time.perf_counter()
+
+    def _cpu(self):
+        with open(f"/proc/{self.proc.pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def share(self):
+        cpu, t = self._cpu(), time.perf_counter()
+        out = (cpu - self.mark[0]) / max(t - self.mark[1], 1e-9)
+        self.mark = cpu, t
+        return round(out, 2)
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def measure(rows, base, runs, repeat, hog=None):
     """Interleaved best-of-``repeat`` of every run; a JSON line each, then the ratio."""
     got = {}
     before = os.getloadavg()[0]
+    if hog is not None:
+        hog.share()
     timed = best_of(runs, repeat)
     load = [round(before, 2), round(os.getloadavg()[0], 2)]
+    if hog is not None:
+        base = dict(base, contend=True, hog_share=hog.share())
     for path, (edges, best, median, cpu) in timed.items():
         row = dict(base, path=path, load_avg=load, sampled_edges=int(edges),
                    seconds=round(best, 4),
@@ -192,6 +232,7 @@ def measure(rows, base, runs, repeat):
     a, b = got.get("spsample"), got.get("dgl")
     if a and b:
         r = dict(task=a["task"], graph=a["graph"], threads=a["threads"], load_avg=load,
+                 hog_share=base.get("hog_share"),
                  ratio_edges_per_s=round(a["edges_per_s_M"] / b["edges_per_s_M"], 2),
                  ratio_epoch_time=round(b["seconds"] / a["seconds"], 2),
                  ratio_edges_per_cpu_s=round((a["sampled_edges"] / a["cpu_seconds"])
@@ -208,7 +249,6 @@ def main(argv=None):
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     import numpy as np
-    import spsample
     from spsample import _native
     _native.set_num_threads(args.threads)
     fanouts = [int(f) for f in args.fanouts.split(",")]
@@ -223,6 +263,20 @@ def main(argv=None):
                  fanouts=fanouts, omp_wait_policy=os.environ["OMP_WAIT_POLICY"],
                  dgl=None if dgl is None else dgl.__version__)
     tasks = args.tasks.split(",")
+    hog = None if args.contend is None else Hog(args.contend)
+    try:
+        run_tasks(args, tasks, rows, rng, base0, fanouts, dgl, torch, hog)
+    finally:
+        if hog is not None:
+            hog.close()
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump([r for r in rows if r], fh, indent=1)
+
+
+def run_tasks(args, tasks, rows, rng, base0, fanouts, dgl, torch, hog):
+    import numpy as np
+    import spsample
     if "hetero" in tasks:
         for name in args.hetero_graphs.split(","):
             ds = spsample.io.from_heco(DATA / "heco-hetero" / name)
@@ -234,7 +288,7 @@ def main(argv=None):
             if dgl is not None:
                 runs["dgl"] = dgl_hetero(dgl_heterograph(g, dgl, torch), target, seeds,
                                          fanouts, dgl, torch)
-            measure(rows, base, runs, args.repeat)
+            measure(rows, base, runs, args.repeat, hog)
     if "link" in tasks:
         graph = spsample.io.from_musae(DATA / "musae-facebook").graph
         m = args.batches * args.batch_size
@@ -248,10 +302,7 @@ def main(argv=None):
         if dgl is not None:
             runs["dgl"] = dgl_link(graph, edge_ids, args.batch_size, fanouts, args.neg_ratio,
                                    dgl, torch)
-        measure(rows, base, runs, args.repeat)
-    if args.out:
-        with open(args.out, "w") as fh:
-            json.dump([r for r in rows if r], fh, indent=1)
+        measure(rows, base, runs, args.repeat, hog)
 
 
 if __name__ == "__main__":
