@@ -384,6 +384,13 @@ static void relabel_hop(const HopSpec& hs, const uint32_t* nbr, int64_t E, Verte
     hop_end.push_back(static_cast<int64_t>(n_id.size()));
 }
 
+// How many of the `deg` entries of a row starting at `start` have a time <= t (temporal
+// sampling: hs.entry_time is non-decreasing within rows, so they are a prefix of the row).
+static inline int64_t entries_until(const HopSpec& hs, int64_t start, int64_t deg, double t) {
+    const double* first = hs.entry_time + start;
+    return std::upper_bound(first, first + deg, t) - first;
+}
+
 // Sample all hops of one minibatch (position j of the bulk, global id bid).
 //
 // Inputs:  plan; seeds[0..b), distinct vertex ids in [0, n); sc, the calling thread's scratch.
@@ -420,10 +427,7 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
         }
         if (hs.entry_time) {  // temporal: each row's prefix of entries no later than the time
             const double t = hs.batch_time[j];
-            for (int64_t r = 0; r < m; ++r) {
-                const double* first = hs.entry_time + sc.start[r];
-                sc.deg[r] = std::upper_bound(first, first + sc.deg[r], t) - first;
-            }
+            for (int64_t r = 0; r < m; ++r) sc.deg[r] = entries_until(hs, sc.start[r], sc.deg[r], t);
         }
         // pass 2: selection
         HopOut& ho = out.hops[h - 1];
@@ -458,7 +462,9 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
 // Inputs:  hs (the hop's rule: select, values, fanouts, stream key; no frontier, no aux);
 //          g, the rows (indices hold global column ids); per request i < r: row[i], its row of
 //          g; vertex[i], the global vertex (stream word for K_VERTEX, fanout_vec index, value
-//          lookups); key[i], the stream word for K_ROW (or nullptr); batch[i], the minibatch id.
+//          lookups); key[i], the stream word for K_ROW (or nullptr); batch[i], the minibatch id;
+//          time[i], temporal hops (hs.entry_time set): the time the row is cut at (its prefix
+//          of entries with time <= time[i]).
 // Output:  per run of equal batch ids [a, b), the HopOut of select_pass: dst = request - a,
 //          eid = position in g.indices, in request order.
 // Method:  a run is one minibatch's rows, selected as rowwise_minibatch selects its frontier:
@@ -469,6 +475,7 @@ struct RequestRows {
     const int64_t* key;  // nullptr: requests keyed by vertex
     const int64_t* batch;
     int64_t r;
+    const double* time = nullptr;  // temporal hops: per request
 };
 
 // Room for m frontier rows (vertex, local id, row id, extents) in the scratch.
@@ -492,6 +499,7 @@ static void select_request_run(const HopSpec& hs, const CSRView& g, const Reques
         sc.fr[i] = q.key ? q.key[a + i] : i;
         sc.start[i] = g.indptr[row];
         sc.deg[i] = g.indptr[row + 1] - sc.start[i];
+        if (hs.entry_time) sc.deg[i] = entries_until(hs, sc.start[i], sc.deg[i], q.time[a + i]);
     }
     select_pass(hs, g, m, hw, static_cast<uint32_t>(q.batch[a]), key, sc, ho, budget);
 }

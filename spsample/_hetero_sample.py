@@ -140,17 +140,12 @@ def resolve_seeds(where, graph, seeds, *, allow_empty=False):
 
 
 def check_seed_time(where, graph, seed_time, size):
-    """``seed_time`` as a new float64 array of ``size`` finite times, or ``None``. A
-    :class:`~spsample.distributed.DistHeteroGraph` samples temporally only when each rank
-    holds the whole graph (its ``whole``)."""
+    """``seed_time`` as a new float64 array of ``size`` finite times, or ``None``, on a
+    temporal :class:`~spsample.HeteroGraph` or :class:`~spsample.distributed.DistHeteroGraph`
+    (sharded or whole)."""
     if seed_time is None:
         return None
-    graph = getattr(graph, "whole", graph)
-    if graph is None:
-        fail(ArgumentError, where, "seed_time", "(temporal sampling) is not supported on a "
-             "sharded DistHeteroGraph: build or load it with replicate_graph=True (or "
-             "replication = the number of ranks), or sample in one process", show_value=False)
-    if not isinstance(graph, HeteroGraph) or not graph.is_temporal:
+    if not getattr(graph, "is_temporal", False):
         fail(ArgumentError, where, "seed_time", "needs a temporal HeteroGraph (edge_time or "
              "node_time)", show_value=False)
     t = as_float_array(where, "seed_time", seed_time)
