@@ -17,7 +17,7 @@ per-edge vectors read what one process reads. Samples report the canonical CSR's
 
 import numpy as np
 
-from .._graph import frozen_array
+from .._graph import Graph, frozen_array
 from .._hetero import time_order
 from ._graph import DistGraph
 
@@ -53,6 +53,8 @@ class TimeSortedBlock(DistGraph):
         self.weights = None if block.weights is None else frozen_array(block.weights[order])
         self.entry_time = frozen_array(np.asarray(entry_time, dtype=np.float64)[order])
         self.canonical_edge = frozen_array(block.global_edges(order))
+        if block._full is not None:        # every row held here (one process row)
+            self._full = Graph(self.indptr, self.indices, self.weights)
         self._column_weights = self._layerwise_scale = None      # of the block's entry order
         self.last_stats = {}
 

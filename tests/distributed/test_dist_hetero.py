@@ -414,10 +414,10 @@ def temporal_graph():
 
 
 @pytest.mark.parametrize("c", REPLICATIONS)
-def test_temporal_sampling_needs_the_whole_graph(c):
-    """Temporal bulks run where each rank holds the whole graph (c = p, or
-    replicate_graph=True), with the one-process bits; a sharded graph refuses seed_time with
-    the same ArgumentError on every rank."""
+def test_temporal_sampling_in_every_layout(c):
+    """Temporal bulks give the one-process bits whether each rank holds the whole graph
+    (replicate_graph=True, or c = p) or its rows (test_dist_temporal.py covers the sharded
+    graph in depth)."""
     comm = world_comm()
     graph = temporal_graph()
     seeds, times = np.arange(8), np.linspace(0.2, 0.9, 8)
@@ -430,12 +430,9 @@ def test_temporal_sampling_needs_the_whole_graph(c):
         out = []
         exc = raised(lambda: out.extend(spsample.sample(
             dg, ("n", seeds[part]), seed_time=times[part], batch_offset=b0, **kw)))
-        if dg.whole is None:
-            messages = comm.allgather_object(str(exc))
-            assert_all(isinstance(exc, spsample.ArgumentError) and "seed_time" in str(exc)
-                       and "sharded" in str(exc) and len(set(messages)) == 1, str(exc))
-        else:
-            assert_all(exc is None and matches(out, ref, b0, b1), str(exc))
+        assert_all(exc is None and matches(out, ref, b0, b1), str(exc))
+        whole = replicate or c == comm.size
+        assert_all((dg.whole is not None) == whole and dg.is_temporal, replicate)
 
 
 @pytest.mark.parametrize("strategy", ["push", "pull"])
