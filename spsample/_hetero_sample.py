@@ -167,11 +167,14 @@ def sample_hetero(graph, seeds, *, sampler, batch_size, seed, epoch, batch_offse
     node_type, local = resolve_seeds(where, graph, seeds)
     seed_time = check_seed_time(where, graph, seed_time, local.size)
     glob = local + graph.offsets[node_type]
-    glob, batch_size, seed, epoch, batch_offset = check_sample_args(
+    glob, clamped, seed, epoch, batch_offset = check_sample_args(
         graph.total_nodes, glob, sampler, batch_size, seed, epoch, batch_offset)
-    sizes = split_batches(glob.size, batch_size)
+    sizes = split_batches(glob.size, clamped)
     batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
-    bulk = run_global(graph, glob, sizes, batch_ids, batch_size, sampler, seed, epoch, seed_time)
+    # disjoint ids count positions in minibatches of batch_size (checked), even in a call
+    # with fewer seeds: a minibatch's subgraphs do not depend on the call
+    bulk = run_global(graph, glob, sizes, batch_ids, int(batch_size), sampler, seed, epoch,
+                      seed_time)
     return split_hetero(graph, bulk, bulk.schedule, input_type=node_type)
 
 

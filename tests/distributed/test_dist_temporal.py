@@ -14,13 +14,12 @@ from spsample.distributed import DistGraph, DistHeteroGraph
 from spsample.distributed._sampling import _canonical_edges
 from spsample.distributed._timesorted import TimeSortedBlock
 
-from _dist_helpers import (assert_all, grid_for, matches, mpi_timeout, my_batches,
-                           raised, valid_replications, world_comm)
+from _dist_helpers import (CITES, HAS, IN, WRITES, WRITTEN_BY, assert_all, grid_for, matches,
+                           mpi_timeout, my_batches, raised, replace_dataset, sample_share,
+                           valid_replications, world_comm, write_shared)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(120)]
 
-WRITES, WRITTEN_BY = ("author", "writes", "paper"), ("paper", "written_by", "author")
-CITES, HAS, IN = ("paper", "cites", "paper"), ("paper", "has", "term"), ("term", "in", "paper")
 COUNTS = {"author": 24, "paper": 60, "term": 10}
 BATCH = 4
 NUM_SEEDS = 26             # 7 minibatches of papers, the last one of 2 seeds
@@ -80,20 +79,9 @@ def reference(name, kind, seed=5, epoch=2):
 
 
 def sample_mine(dg, name, strategy, bulk=None, seed=5, epoch=2):
-    """This rank's minibatches, ``bulk`` at a time (every rank makes the same number of calls:
-    a rank out of minibatches passes no seeds and no times)."""
-    num_batches = -(-NUM_SEEDS // BATCH)
-    b0, b1 = my_batches(num_batches)
-    per_rank = -(-num_batches // world_comm().size)
-    bulk = bulk or per_rank
-    out = []
-    for i in range(-(-per_rank // bulk)):
-        lo, hi = min(b0 + i * bulk, b1), min(b0 + (i + 1) * bulk, b1)
-        part = slice(lo * BATCH, hi * BATCH)
-        out += spsample.sample(dg, ("paper", SEEDS[part]), sampler=SAMPLERS[name](),
-                               batch_size=BATCH, seed=seed, epoch=epoch, batch_offset=lo,
-                               strategy=strategy, seed_time=TIMES[part])
-    return out, b0, b1
+    """This rank's minibatches with their seeds' times, ``bulk`` at a time."""
+    return sample_share(dg, SEEDS, BATCH, SAMPLERS[name], strategy, node_type="paper",
+                        bulk=bulk, seed_time=TIMES, seed=seed, epoch=epoch)
 
 
 @pytest.mark.parametrize("c", REPLICATIONS)
@@ -260,27 +248,14 @@ def test_native_requests_cut_at_their_times_as_numpy_does():
 
 # ---------------------------------------------------------------------- files
 def shared_file(tmp_path, graph, name, mutate=None):
-    """Rank 0 writes ``graph`` (uncompressed; ``mutate(h5py_file)`` may change it), every rank
-    gets the path."""
-    path = None
-    if world_comm().rank == 0:
-        path = str(tmp_path / name)
-        spsample.save(io.HeteroDataset(graph, name="bib"), path, compression=None)
-        if mutate is not None:
-            import h5py
-            with h5py.File(path, "r+") as f:
-                mutate(f)
-    return world_comm().bcast(path)
+    """Rank 0 writes ``graph`` (``mutate(h5py_file)`` may change it), every rank gets the
+    path."""
+    return write_shared(tmp_path, name, lambda: io.HeteroDataset(graph, name="bib"), mutate)
 
 
 def group(f, name, part="relations"):
     grps = f[f"hetero/{part}"]
     return next(grps[k] for k in grps if grps[k].attrs["name"] == name)
-
-
-def rewrite(grp, name, data):
-    del grp[name]
-    grp.create_dataset(name, data=data)
 
 
 def reversed_rows_with_repeats(f):
@@ -296,7 +271,7 @@ def reversed_rows_with_repeats(f):
         if b - a >= 3:
             indices[a + 1] = indices[a]
     for name, data in (("indices", indices), ("time", time), ("weights", weights)):
-        rewrite(grp, name, data)
+        replace_dataset(grp, name, data)
 
 
 @pytest.mark.parametrize("c", REPLICATIONS)
@@ -324,7 +299,7 @@ def nan_time(f):
 
 def short_time(f):
     grp = group(f, "cites")
-    rewrite(grp, "time", grp["time"][:-1])
+    replace_dataset(grp, "time", grp["time"][:-1])
 
 
 def node_time_nan(f):
@@ -333,7 +308,7 @@ def node_time_nan(f):
 
 def node_time_short(f):
     grp = group(f, "paper", "node_types")
-    rewrite(grp, "time", grp["time"][:-2])
+    replace_dataset(grp, "time", grp["time"][:-2])
 
 
 DAMAGE = {
@@ -413,6 +388,22 @@ def test_ranks_without_minibatches_take_part():
                               strategy=strategy, seed_time=times[part])
         ok &= matches(out, ref, min(comm.rank, 2), min(comm.rank + 1, 2))
     assert_all(ok)
+
+
+@pytest.mark.parametrize("strategy", ["push", "pull"])
+def test_loader_with_seed_times(strategy):
+    """Each rank's temporal batches are those of the loader over the whole graph with the
+    same rank and world size."""
+    pytest.importorskip("torch")
+    comm = world_comm()
+    dg = DistHeteroGraph.from_graph(GRAPHS["node"], grid_for(1))
+    kw = dict(sampler=SAMPLERS["uniform"](), batch_size=BATCH, bulk_size=2, seed=7,
+              rank=comm.rank, world_size=comm.size, pipeline=False, seed_time=TIMES)
+    mine = list(spsample.Loader(dg, ("paper", SEEDS), strategy=strategy, **kw))
+    want = list(spsample.Loader(GRAPHS["node"], ("paper", SEEDS), **kw))
+    ok = len(mine) == len(want) > 0 and all(a.minibatch.equals(b.minibatch)
+                                            for a, b in zip(mine, want))
+    assert_all(ok, (len(mine), len(want)))
 
 
 def test_push_moves_fewer_bytes_than_pull_and_counts_them():
