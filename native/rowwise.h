@@ -384,13 +384,6 @@ static void relabel_hop(const HopSpec& hs, const uint32_t* nbr, int64_t E, Verte
     hop_end.push_back(static_cast<int64_t>(n_id.size()));
 }
 
-// How many of the `deg` entries of a row starting at `start` have a time <= t (temporal
-// sampling: hs.entry_time is non-decreasing within rows, so they are a prefix of the row).
-static inline int64_t entries_until(const HopSpec& hs, int64_t start, int64_t deg, double t) {
-    const double* first = hs.entry_time + start;
-    return std::upper_bound(first, first + deg, t) - first;
-}
-
 // Sample all hops of one minibatch (position j of the bulk, global id bid).
 //
 // Inputs:  plan; seeds[0..b), distinct vertex ids in [0, n); sc, the calling thread's scratch.
@@ -427,7 +420,10 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
         }
         if (hs.entry_time) {  // temporal: each row's prefix of entries no later than the time
             const double t = hs.batch_time[j];
-            for (int64_t r = 0; r < m; ++r) sc.deg[r] = entries_until(hs, sc.start[r], sc.deg[r], t);
+            for (int64_t r = 0; r < m; ++r) {
+                const double* first = hs.entry_time + sc.start[r];
+                sc.deg[r] = std::upper_bound(first, first + sc.deg[r], t) - first;
+            }
         }
         // pass 2: selection
         HopOut& ho = out.hops[h - 1];
@@ -499,7 +495,10 @@ static void select_request_run(const HopSpec& hs, const CSRView& g, const Reques
         sc.fr[i] = q.key ? q.key[a + i] : i;
         sc.start[i] = g.indptr[row];
         sc.deg[i] = g.indptr[row + 1] - sc.start[i];
-        if (hs.entry_time) sc.deg[i] = entries_until(hs, sc.start[i], sc.deg[i], q.time[a + i]);
+        if (hs.entry_time) {  // temporal: the prefix of the row no later than the request's time
+            const double* first = hs.entry_time + sc.start[i];
+            sc.deg[i] = std::upper_bound(first, first + sc.deg[i], q.time[a + i]) - first;
+        }
     }
     select_pass(hs, g, m, hw, static_cast<uint32_t>(q.batch[a]), key, sc, ho, budget);
 }
