@@ -67,8 +67,19 @@ def time_order(indptr, indices, entry_time):
 
 def entry_times(edge_time, source_time, sources):
     """The time of each entry of a relation's rows: its edge times when the relation has them,
-    else the times of its sources (``source_time[sources]``, node times of the source type),
-    else ``None``."""
+    else the times of its sources (node times of the source type), else ``None``.
+
+    Parameters
+    ----------
+    edge_time : float64, shape (nnz,), or None
+    source_time : float64, shape (num_nodes[src],), or None
+    sources : int64, shape (nnz,)
+        The entries' source ids, local to the source type.
+
+    Returns
+    -------
+    float64, shape (nnz,), or None
+    """
     if edge_time is not None or source_time is None:
         return edge_time
     return source_time[sources]
