@@ -35,7 +35,8 @@ import numpy as np
 from .._lazy import lookup
 from .._negatives import strict_failure, weights_of
 
-__all__ = ["ShardedLinks", "checked_on_every_rank", "grid_of", "fingerprint_arrays"]
+__all__ = ["ShardedLinks", "checked_on_every_rank", "grid_of", "fingerprint_arrays",
+           "gathered_edge_index"]
 
 
 def grid_of(graph):
@@ -61,6 +62,26 @@ def checked_on_every_rank(grid, where):
         if failure:
             raise failure[0]
     agree(grid.comm, where, check)
+
+
+def gathered_edge_index(block):
+    """Every entry of a sharded graph (or relation block) as ``(src, dst)`` global ids, in
+    its CSR's order: one process's ``Graph.edge_index()`` on every rank (collective: one
+    ``allgatherv`` in the grid's column, 24 bytes per entry to every rank).
+
+    Parameters
+    ----------
+    block : DistGraph
+
+    Returns
+    -------
+    src, dst : int64, shape (num_edges,)
+    """
+    dst = np.repeat(block.placement.vertices(), np.diff(block.indptr))
+    eid = block.global_edges(np.arange(block.indices.size, dtype=np.int64))
+    every = block.grid.col_comm.allgatherv(np.stack([eid, block.indices, dst], axis=1))
+    every = every[np.argsort(every[:, 0], kind="stable")]
+    return every[:, 1].copy(), every[:, 2].copy()
 
 
 def fingerprint_arrays(*arrays):
@@ -104,13 +125,9 @@ class ShardedLinks:
     # ------------------------------------------------------------------ seed edges
     def edge_index(self, offsets):
         """Every entry of the relation as ``(src, dst)``, local ids of their types (minus
-        ``offsets``), in the relation's CSR order: one process's ``edge_index()``."""
-        block = self.block
-        dst = np.repeat(block.placement.vertices(), np.diff(block.indptr))
-        eid = block.global_edges(np.arange(block.indices.size, dtype=np.int64))
-        every = self.grid.col_comm.allgatherv(np.stack([eid, block.indices, dst], axis=1))
-        every = every[np.argsort(every[:, 0], kind="stable")]
-        return every[:, 1] - offsets[0], every[:, 2] - offsets[1]
+        ``offsets``): :func:`gathered_edge_index`."""
+        src, dst = gathered_edge_index(self.block)
+        return src - offsets[0], dst - offsets[1]
 
     # ------------------------------------------------------------------ negatives
     def degree_weights(self, offsets, sizes):
