@@ -62,6 +62,18 @@ def test_sharded_graph_trains_as_the_whole_graph(whole_run, c, strategy):
     assert_all((grads > 0) == (SIZE > 1), grads)
 
 
+def test_evaluation_over_all_ranks_is_the_one_process_evaluation():
+    """Untrained (the model is the one process's: the same seed), the AUC and MRR over all
+    ranks' scores of the sharded evaluation loaders are the one-process values, bit for
+    bit (training itself differs: p ranks take 1/p of the optimizer steps)."""
+    ds = communities()
+    kw = dict(SMALL, epochs=0)
+    one = fit_link(ds, **kw)                                   # this rank alone
+    result = fit_link(DistGraph.from_graph(ds.graph, Grid()), features=ds.features, **kw)
+    assert_all((result["test_auc"], result["test_mrr"]) == (one["test_auc"], one["test_mrr"]),
+               (result["test_auc"], one["test_auc"]))
+
+
 def test_sharded_features_train_as_the_whole_features(whole_run):
     """A ShardedDataset: graph rows and dense feature rows both sharded (the features
     normalised shard by shard, fetched by all-to-all)."""
