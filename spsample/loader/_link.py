@@ -121,7 +121,9 @@ class LinkLoader(Loader):
     bit for bit the single-process batch of the same global id, for every ``p``, ``c`` and
     ``bulk_size``; negatives, strict edge tests, degree weights and sampling are collective
     (see :mod:`spsample.loader._link_dist` for what moves). Temporal link minibatches
-    (``edge_time``) need the whole graph on every rank (``replicate_graph=True``).
+    (``edge_time``) need the whole graph on every rank (``replicate_graph=True``). An epoch's
+    ``last_stats`` counts the bytes this rank sent drawing negatives (``negative_bytes``:
+    degrees, strict edge tests) besides ``sampling_bytes`` and ``fetch_bytes``.
 
     Examples
     --------

@@ -268,30 +268,22 @@ def test_seed_edges_that_are_not_edges_on_one_rank():
     assert_all(same_error_everywhere(exc, ArgumentError, "edges", "are not edges"), str(exc))
 
 
-def test_a_rank_with_different_seed_edges():
-    dg = DistGraph.from_graph(G, grid_for(1))
-    edges = EDGES.copy()
-    if last_rank() and world_comm().size > 1:
-        edges[0, 5] = (edges[0, 5] + 1) % G.num_nodes
-    exc = raised(lambda: spsample.LinkLoader(dg, edges, sampler=spsample.NodeWise([2]),
-                                             batch_size=8))
-    if world_comm().size == 1:
-        assert_all(exc is None, str(exc))
-    else:
-        assert_all(same_error_everywhere(exc, DistributedError, "'edges'", "disagree"),
-                   str(exc))
-
-
-def test_a_rank_with_other_arguments():
+@pytest.mark.parametrize("what, words", [("edges", ("'edges'", "disagree")),
+                                         ("strict", ("arguments", "disagree"))])
+def test_a_rank_with_other_seed_edges_or_arguments(what, words):
+    """Seed edges of the same shape or another argument differing on one rank: a
+    DistributedError naming it on every rank (nothing to compare on one process)."""
     dg = DistGraph.from_graph(G, grid_for(1))
     odd = last_rank() and world_comm().size > 1
-    exc = raised(lambda: spsample.LinkLoader(dg, EDGES, sampler=spsample.NodeWise([2]),
-                                             batch_size=8, strict=odd))
+    edges = EDGES.copy()
+    if odd and what == "edges":
+        edges[0, 5] = (edges[0, 5] + 1) % G.num_nodes
+    exc = raised(lambda: spsample.LinkLoader(dg, edges, sampler=spsample.NodeWise([2]),
+                                             batch_size=8, strict=odd and what == "strict"))
     if world_comm().size == 1:
         assert_all(exc is None, str(exc))
     else:
-        assert_all(same_error_everywhere(exc, DistributedError, "arguments", "disagree"),
-                   str(exc))
+        assert_all(same_error_everywhere(exc, DistributedError, *words), str(exc))
 
 
 def test_bad_strategy_on_one_rank():
