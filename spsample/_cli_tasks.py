@@ -53,6 +53,9 @@ def _check(args, hetero, comm):
     if args.task == "link" and args.split not in (None, "auto", "random", "time", "stored"):
         raise ArgumentError(f"{where}: argument '--split' must be auto, random, time or "
                             f"stored with --task link (got {args.split!r})")
+    if args.task == "link" and getattr(args, "order", "random") != "random":
+        raise ArgumentError(f"{where}: argument '--order' must be random with --task link "
+                            f"(got {args.order!r}): link minibatches are seeded by edges")
     if args.task == "link" and not args.neg_ratio > 0:
         raise ArgumentError(f"{where}: argument '--neg-ratio' must be > 0 "
                             f"(got {args.neg_ratio})")

@@ -133,6 +133,12 @@ def add_arguments(parser):
                              "permutation (<out>.perm.npz): train in the original ids (ranks "
                              "still read the relabelled blocks), so the minibatches and losses "
                              "are those of the original dataset")
+    parser.add_argument("--order", choices=("random", "owner"), default=d.order,
+                        help="training seeds' order: one random permutation per epoch "
+                             "(default), or, on sharded data, each rank's minibatches from "
+                             "the seeds its process row holds (fewer bytes on a graph "
+                             "partitioned by `spsample partition`; minibatches then depend "
+                             "on --replication and the rank count)")
     parser.add_argument("--strategy", choices=("push", "pull"), default=d.strategy,
                         help="sharded graph: push the frontier to the rows' owners, which "
                              "select (default), or pull the rows to the requester; same "
@@ -306,7 +312,7 @@ def _config(args):
         sparse_features=args.sparse_features, normalize=args.normalize,
         seed=args.seed, split=args.split, split_seed=args.split_seed, device=args.device,
         pipeline=not args.no_pipeline, threads=args.threads,
-        sampler_threads=args.sampler_threads, strategy=args.strategy)
+        sampler_threads=args.sampler_threads, strategy=args.strategy, order=args.order)
 
 
 def _summary(args, dataset, trainer, comm):

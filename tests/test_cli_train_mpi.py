@@ -155,6 +155,11 @@ def test_relabelled_dataset_with_its_permutation_trains_as_the_original(tmp_path
     a, b = (json.loads((tmp_path / f"{x}.json").read_text()) for x in "ab")
     assert a["losses"] == b["losses"] and a["test_accuracy"] == b["test_accuracy"]
     assert b["data"]["graph_rows_held"] == 1354
+    owner = spsample_job(tmp_path, 2, "s.h5", "--permutation", "s.perm.npz", "--order",
+                         "owner", *common, "--metrics", "c.json")
+    assert owner.returncode == 0, owner.stderr[-3000:]
+    c = json.loads((tmp_path / "c.json").read_text())
+    assert c["config"]["order"] == "owner" and c["losses"] != a["losses"]
 
 
 LINK = ["--task", "link", "--epochs", "2", "--hidden", "8", "--fanouts", "3,3",

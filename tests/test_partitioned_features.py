@@ -12,7 +12,7 @@ import spsample
 
 torch = pytest.importorskip("torch")
 from spsample.loader import (Loader, PartitionedFeatures, buffer_aware_order,  # noqa: E402
-                             partition_bounds)
+                             owner_order, partition_bounds)
 
 
 def _banded_graph(n=4000, width=30, degree=8, seed=0):
@@ -94,6 +94,17 @@ def test_order_is_keyed_by_seed_and_epoch():
     assert np.count_nonzero(np.diff(part)) == np.unique(part).size - 1    # grouped
 
 
+def test_owner_order_groups_by_process_row_keyed_by_seed_and_epoch():
+    seeds = np.random.default_rng(4).permutation(1000)[:600]
+    owner = seeds % 3
+    a0 = owner_order(seeds, owner, 5, 0)
+    np.testing.assert_array_equal(a0, owner_order(seeds, owner, 5, 0))
+    assert not np.array_equal(a0, owner_order(seeds, owner, 5, 1))
+    assert not np.array_equal(a0, owner_order(seeds, owner, 6, 0))
+    np.testing.assert_array_equal(np.sort(a0), np.sort(seeds))
+    np.testing.assert_array_equal(a0 % 3, np.sort(owner))      # row 0's first, grouped
+
+
 def test_bad_arguments(data):
     g, x, _, _ = data
     for kw, err in (((0, 1), spsample.ArgumentError), ((4, 5), spsample.ArgumentError),
@@ -107,6 +118,8 @@ def test_bad_arguments(data):
                order="buffer-aware")
     with pytest.raises(spsample.ArgumentError, match="order"):
         Loader(g, sampler=spsample.NodeWise([2]), batch_size=8, order="sorted")
+    with pytest.raises(spsample.ArgumentError, match="order.*sharded graph"):
+        Loader(g, sampler=spsample.NodeWise([2]), batch_size=8, order="owner")
 
 
 def test_truncated_file_in_the_middle_of_an_epoch(data, tmp_path):

@@ -185,6 +185,16 @@ def test_train_config_refuses_an_unknown_strategy():
         TrainConfig(strategy="sideways")
 
 
+def test_train_order_owner_needs_sharded_data(tiny):
+    pytest.importorskip("torch")
+    from spsample.train import TrainConfig, Trainer
+
+    with pytest.raises(ArgumentError, match="'order'"):
+        TrainConfig(order="sorted")
+    with pytest.raises(ArgumentError, match="'order'.*sharded graph"):
+        Trainer(tiny, **dict(SMALL, order="owner"))
+
+
 def test_fit_checks_the_checkpoint_path_before_training(tiny, tmp_path):
     from spsample.train import Trainer
 

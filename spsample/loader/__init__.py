@@ -25,7 +25,7 @@ from ._link import LinkBatch, LinkLoader
 from ._cache import CachedFeatures, hit_rate_curve, in_degree_scores, sampled_counts
 from ._features import ArrayFeatures, FeatureSource, FetchFeatures, HDF5Features, as_feature_source
 from ._loader import EpochIterator, Loader, epoch_order
-from ._partitions import PartitionedFeatures, buffer_aware_order, partition_bounds
+from ._partitions import PartitionedFeatures, buffer_aware_order, owner_order, partition_bounds
 from ._pipeline import Prefetcher
 from ._pyg import PyGSampler, have_pyg
 from ._sparse import SparseFeatures, SparseRows
@@ -38,4 +38,4 @@ __all__ = ["Loader", "EpochIterator", "epoch_order", "Batch", "Block", "LayerEdg
            "have_pyg", "ThreadPlan", "balance_threads", "plan_threads", "HeteroBatch",
            "HeteroLoader", "make_hetero_batch", "LinkLoader", "LinkBatch", "CachedFeatures",
            "in_degree_scores", "sampled_counts", "hit_rate_curve", "PartitionedFeatures",
-           "buffer_aware_order", "partition_bounds"]
+           "buffer_aware_order", "owner_order", "partition_bounds"]

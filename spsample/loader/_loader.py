@@ -13,7 +13,7 @@ from .._validate import as_index_array, as_int, fail
 from ..samplers import Sampler
 from ._batch import make_batch
 from ._features import FetchFeatures, as_feature_source
-from ._partitions import buffer_aware_order, check_order
+from ._partitions import buffer_aware_order, check_order, owner_order
 from ._pipeline import Prefetcher
 
 __all__ = ["Loader", "EpochIterator", "epoch_order", "bulk_starts", "add_bytes"]
@@ -74,12 +74,16 @@ class Loader:
     labels : array_like or tensor of int, shape (num_nodes,), optional
     shuffle : bool
         Permute the seeds every epoch (keyed by ``(seed, epoch)``).
-    order : {"random", "buffer-aware"}
+    order : {"random", "buffer-aware", "owner"}
         How shuffled seeds are ordered: one random permutation (default), or grouped by the
         feature partition of :class:`~spsample.loader.PartitionedFeatures` features, the
         partitions visited in a path and each one's seeds shuffled, keyed by ``(seed, epoch)``
         (:func:`~spsample.loader.buffer_aware_order`: far fewer partition loads on graphs with
-        locality).
+        locality), or, over a ``DistGraph``, grouped by the process row holding their rows
+        (:func:`~spsample.loader.owner_order`): each rank's minibatches are seeds of its own
+        process row (exactly when the process rows hold equal shares of the seeds), so on a
+        locality-partitioned graph most sampled and fetched rows are local. The minibatches
+        then depend on the grid's process rows (the other orders do not).
     seed : int
         Seeds the shuffle and the sampler's random streams, ``0 <= seed < 2**64``.
     device : str or torch.device
@@ -158,7 +162,7 @@ class Loader:
         if labels is None and dataset is not None:
             labels = dataset.labels
         self.labels = _resolve_labels(labels, self.num_nodes)
-        self.seed_order = check_order(_WHERE, order, self.features)
+        self.seed_order = check_order(_WHERE, order, self.features, self.graph)
         self.collective = not isinstance(self.graph, Graph) or isinstance(self.features,
                                                                           FetchFeatures)
         self._sample_options = _resolve_strategy(strategy, self.graph)
@@ -217,6 +221,8 @@ class Loader:
         """The seeds in the order epoch ``epoch`` visits them (over all ranks)."""
         if self.seed_order == "buffer-aware" and self.shuffle:
             return buffer_aware_order(self.seeds, self.features.bounds, self.seed, epoch)
+        if self.seed_order == "owner" and self.shuffle:
+            return owner_order(self.seeds, self.graph.owner(self.seeds), self.seed, epoch)
         return epoch_order(self.seeds, self.seed, epoch, self.shuffle)
 
     # ------------------------------------------------------------------ the producer

@@ -12,6 +12,12 @@ the seeds' partitions). :func:`buffer_aware_order` visits the seeds partition af
 the partitions in a path keyed by ``(seed, epoch)`` (a random start and direction around the
 ring of partitions) and each partition's seeds in a random order keyed the same way, so
 consecutive bulks share their partitions; ``Loader(order="buffer-aware")`` uses it.
+
+:func:`owner_order` groups the seeds the same way by the process row that holds their rows
+of a sharded graph (and feature rows): ``Loader(order="owner")`` over a ``DistGraph`` deals
+each rank minibatches of seeds its own process row holds (DistDGL's trainers take their seeds
+from their own partition), so on a locality-partitioned graph (``spsample partition``) most
+sampled rows and feature rows are local.
 """
 
 import collections
@@ -22,10 +28,12 @@ from .._errors import ArgumentError, ArgumentTypeError
 from .._validate import as_int, fail
 from ._features import FeatureSource, HDF5Features, _as_numpy, _spread, as_feature_source
 
-__all__ = ["PartitionedFeatures", "buffer_aware_order", "partition_bounds", "ORDERS"]
+__all__ = ["PartitionedFeatures", "buffer_aware_order", "owner_order", "partition_bounds",
+           "ORDERS"]
 
-#: ``Loader(order=...)``: the seeds shuffled as a whole, or grouped by feature partition.
-ORDERS = ("random", "buffer-aware")
+#: ``Loader(order=...)``: the seeds shuffled as a whole, grouped by feature partition, or
+#: grouped by the process row holding their rows.
+ORDERS = ("random", "buffer-aware", "owner")
 
 
 def partition_bounds(num_nodes, num_partitions):
@@ -56,9 +64,31 @@ def buffer_aware_order(seeds, bounds, seed, epoch):
     rank = np.empty(max(parts, 0), dtype=np.int64)
     rank[(start + step * np.arange(parts)) % max(parts, 1)] = np.arange(parts)
     part = np.searchsorted(bounds, seeds, side="right") - 1
+    return _grouped(seeds, rank[part], rng)
+
+
+def owner_order(seeds, owner, seed, epoch):
+    """The seeds grouped by ``owner`` (ascending: process row 0's first), each group in a
+    random order keyed by ``(seed, epoch)``.
+
+    Parameters
+    ----------
+    seeds : int64, shape (m,)
+    owner : int64, shape (m,)
+        The process row holding each seed's row (``DistGraph.owner``).
+    seed, epoch : int
+
+    Returns
+    -------
+    int64, shape (m,): a permutation of ``seeds``.
+    """
+    return _grouped(seeds, owner, np.random.default_rng([seed, epoch, 0x0E4E]))
+
+
+def _grouped(seeds, group, rng):
+    """``seeds`` shuffled by ``rng``, then stably sorted by ``group``."""
     shuffle = rng.permutation(seeds.size)
-    order = shuffle[np.argsort(rank[part[shuffle]], kind="stable")]
-    return seeds[order]
+    return seeds[shuffle[np.argsort(group[shuffle], kind="stable")]]
 
 
 class PartitionedFeatures(FeatureSource):
@@ -196,12 +226,15 @@ def _is_h5(source):
     return isinstance(source, (str, os.PathLike)) or type(source).__module__.startswith("h5py")
 
 
-def check_order(where, order, features):
-    """``order`` is one of :data:`ORDERS`; ``"buffer-aware"`` needs :class:`PartitionedFeatures`.
-    """
+def check_order(where, order, features, graph=None):
+    """``order`` is one of :data:`ORDERS`; ``"buffer-aware"`` needs :class:`PartitionedFeatures`,
+    ``"owner"`` a sharded graph (one with a ``placement``: ``DistGraph``)."""
     if not isinstance(order, str) or order not in ORDERS:
         fail(ArgumentError, where, "order", f"must be one of {ORDERS}", order)
     if order == "buffer-aware" and not isinstance(features, PartitionedFeatures):
         fail(ArgumentError, where, "order", "'buffer-aware' needs features given as "
              "loader.PartitionedFeatures (the partitions it orders by)", order)
+    if order == "owner" and getattr(graph, "placement", None) is None:
+        fail(ArgumentError, where, "order", "'owner' needs a sharded graph "
+             "(spsample.distributed.DistGraph: the process rows it groups the seeds by)", order)
     return order

@@ -50,6 +50,10 @@ _RESUME_KEYS = ("sampler", "fanouts", "batch_size", "hidden", "dropout", "input_
                 "split", "split_seed", "scale_lr")
 
 
+#: ``TrainConfig.order``: the training seeds' order (``Loader(order=)``).
+TRAIN_ORDERS = ("random", "owner")
+
+
 @dataclass
 class TrainConfig:
     """Hyper-parameters of a run (the defaults are the demo's, on the embedded Cora).
@@ -112,6 +116,10 @@ class TrainConfig:
     strategy : {"push", "pull"}
         Where a sharded dataset's graph is sampled (see ``DistGraph.sample``): push sends
         the frontier to the rows' owners, pull fetches the rows. Same minibatches either way.
+    order : {"random", "owner"}
+        The training seeds' order (``Loader(order=)``): ``"owner"`` on a sharded dataset
+        gives each rank minibatches of its own process row's seeds (fewer bytes on a
+        locality-partitioned graph; the minibatches then depend on the process rows).
     """
 
     sampler: str = "nodewise"
@@ -140,6 +148,7 @@ class TrainConfig:
     threads: object = "auto"
     sampler_threads: object = "auto"
     strategy: str = "push"
+    order: str = "random"
 
     def __post_init__(self):
         where = "TrainConfig"
@@ -177,7 +186,7 @@ class TrainConfig:
         if self.normalize not in ("row", "none"):
             fail(ArgumentError, where, "normalize", "must be 'row' or 'none'", self.normalize)
         for name, choices in (("model", MODELS), ("aggregation", AGGREGATIONS),
-                              ("strategy", STRATEGIES)):
+                              ("strategy", STRATEGIES), ("order", TRAIN_ORDERS)):
             if getattr(self, name) not in choices:
                 fail(ArgumentError, where, name, f"must be one of {choices}",
                      getattr(self, name))
@@ -305,7 +314,8 @@ class Trainer:
                       adjacency=_uses_adjacency(config),
                       strategy=config.strategy if sharded else None)
         self.train_loader = Loader(dataset.graph, self.train_idx, sampler=sampler,
-                                   batch_size=config.batch_size, shuffle=True, **common)
+                                   batch_size=config.batch_size, shuffle=True,
+                                   order=config.order, **common)
         self.eval_loaders = {
             part: Loader(dataset.graph, idx, sampler=eval_sampler, shuffle=False,
                          batch_size=config.eval_batch_size, **common)
