@@ -183,12 +183,22 @@ def _other_views(expr, base):
         yield from _other_views(a, base)
 
 
+def held_rows(dg, vertices):
+    """Which ``vertices`` have a row in ``dg`` (bool mask), or ``None`` when all of them do.
+    A relation's block has no row for another node type's vertex (a link minibatch's hop-1
+    frontier holds both endpoint types); a graph without a placement (on disk) holds all."""
+    placement = getattr(dg, "placement", None)
+    if placement is None:
+        return None
+    held = placement.holds(vertices)
+    return None if held.all() else held
+
+
 def on_held_rows(dg, Q, select):
-    """``select(Q')`` on the rows ``Q'`` of frontier ``Q`` whose vertices are rows of ``dg``,
-    as ``S`` of all of ``Q`` (the others empty). A relation's block has no row for another
-    node type's vertex, and a link minibatch's hop-1 frontier holds both endpoint types."""
-    held = dg.placement.holds(Q.vertex)
-    if held.all():
+    """``select(Q')`` on the rows ``Q'`` of frontier ``Q`` whose vertices are rows of ``dg``
+    (:func:`held_rows`), as ``S`` of all of ``Q`` (the others empty)."""
+    held = held_rows(dg, Q.vertex)
+    if held is None:
         return select(Q)
     rows = np.flatnonzero(held)
     S = select(Frontier(Q.batch[rows], Q.vertex[rows], Q.local[rows], row_id=Q.row_id[rows]))
@@ -492,7 +502,8 @@ class _FetchHop:
         t0 = time.perf_counter()
         Q = sampler.frontier(state, ctx)
         rows = np.unique(np.concatenate([Q.vertex] + _looked_up(plan, state)))
-        need = self._missing(rows[self.dg.placement.holds(rows)])
+        held = held_rows(self.dg, rows)
+        need = self._missing(rows if held is None else rows[held])
         t1 = time.perf_counter()
         fetched = self._fetch(need)
         t2 = time.perf_counter()
