@@ -183,7 +183,7 @@ def _other_views(expr, base):
         yield from _other_views(a, base)
 
 
-def held_rows(dg, vertices):
+def has_rows(dg, vertices):
     """Which ``vertices`` have a row in ``dg`` (bool mask), or ``None`` when all of them do.
     A relation's block has no row for another node type's vertex (a link minibatch's hop-1
     frontier holds both endpoint types); a graph without a placement (on disk) holds all."""
@@ -196,8 +196,8 @@ def held_rows(dg, vertices):
 
 def on_held_rows(dg, Q, select):
     """``select(Q')`` on the rows ``Q'`` of frontier ``Q`` whose vertices are rows of ``dg``
-    (:func:`held_rows`), as ``S`` of all of ``Q`` (the others empty)."""
-    held = held_rows(dg, Q.vertex)
+    (:func:`has_rows`), as ``S`` of all of ``Q`` (the others empty)."""
+    held = has_rows(dg, Q.vertex)
     if held is None:
         return select(Q)
     rows = np.flatnonzero(held)
@@ -502,7 +502,7 @@ class _FetchHop:
         t0 = time.perf_counter()
         Q = sampler.frontier(state, ctx)
         rows = np.unique(np.concatenate([Q.vertex] + _looked_up(plan, state)))
-        held = held_rows(self.dg, rows)
+        held = has_rows(self.dg, rows)
         need = self._missing(rows if held is None else rows[held])
         t1 = time.perf_counter()
         fetched = self._fetch(need)
