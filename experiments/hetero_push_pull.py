@@ -11,9 +11,19 @@ minibatches with fanouts ``--fanouts`` per relation and hop. Push and pull run a
 reported: the best run, and the bytes (the same in every run). The two strategies' minibatches
 are compared: they must be equal bit for bit.
 
+``--temporal`` samples temporally (a file with edge or node times, e.g. ``spsample convert
+--format temporal`` of a SNAP edge list): each seed gets a time drawn uniformly between the
+graph's earliest and latest entry times (``numpy.random.default_rng(1)``, the same on every
+rank), so each seed's subgraph holds the entries no later than it (``--strategy-temporal``
+``uniform`` or ``last``); the seeds are the vertices of ``--seed-type`` (default: the
+file's target type, or its only node type).
+
     spsample convert ../shared/datasets/heco-hetero/dblp dblp.h5
     OMP_NUM_THREADS=1 SPSAMPLE_THREADS=1 mpiexec -n 4 python experiments/hetero_push_pull.py \\
         dblp.h5 acm.h5 --out push_pull_4.json
+    spsample convert --format temporal ../shared/datasets/snap-collegemsg/CollegeMsg.txt msg.h5
+    OMP_NUM_THREADS=1 SPSAMPLE_THREADS=1 mpiexec -n 4 python experiments/hetero_push_pull.py \\
+        msg.h5 --temporal --fanouts 5,5
 """
 
 import argparse
@@ -29,22 +39,38 @@ COUNTERS = ("frontier", "remote_frontier", "samples", "remote_samples", "fetched
             "fetched_entries", "sampled_edges")
 
 
-def epoch_share(ds, batch_size, comm):
-    """This rank's seeds of one epoch (a permutation of the target type) and its first
-    minibatch's global id."""
-    n = ds.graph.num_nodes[ds.target_type]
+def epoch_share(dg, target, batch_size, comm, temporal):
+    """This rank's seeds of one epoch (a permutation of the target type), their times (or
+    ``None``) and its first minibatch's global id."""
+    n = dg.num_nodes[target]
     seeds = np.random.default_rng(0).permutation(n)
+    times = seed_times(dg, n) if temporal else None
     num_batches = -(-n // batch_size)
     per_rank = -(-num_batches // comm.size)
     first = min(comm.rank * per_rank, num_batches)
     last = min(first + per_rank, num_batches)
-    return seeds[first * batch_size:last * batch_size], first, per_rank
+    part = slice(first * batch_size, last * batch_size)
+    return seeds[part], None if times is None else times[part], first, per_rank
 
 
-def run(dg, target, seeds, first, per_rank, args, strategy):
+def seed_times(dg, n):
+    """``n`` times drawn uniformly between the earliest and the latest entry time of the
+    graph (over every rank's rows)."""
+    lo, hi = np.inf, -np.inf
+    for rel in dg.relations:
+        block = dg.time_sorted(rel)
+        if block is not None and block.entry_time.size:
+            lo, hi = min(lo, block.entry_time.min()), max(hi, block.entry_time.max())
+    lo = dg.grid.comm.allreduce(np.array([lo]), op="min")[0]
+    hi = dg.grid.comm.allreduce(np.array([hi]), op="max")[0]
+    return np.random.default_rng(1).uniform(lo, hi, n)
+
+
+def run(dg, target, seeds, times, first, per_rank, args, strategy):
     """One epoch share in bulks: (minibatches, seconds on this rank, counters, bytes)."""
     grid = dg.grid
-    sampler = spsample.NodeWise([int(f) for f in args.fanouts.split(",")])
+    options = {"temporal_strategy": args.strategy_temporal} if args.temporal else {}
+    sampler = spsample.NodeWise([int(f) for f in args.fanouts.split(",")], **options)
     b, k = args.batch_size, args.bulk_size
     counters, out = dict.fromkeys(COUNTERS, 0), []
     grid.reset_stats()
@@ -53,7 +79,8 @@ def run(dg, target, seeds, first, per_rank, args, strategy):
     for j in range(0, per_rank, k):            # the same number of calls on every rank
         part = seeds[j * b:(j + k) * b]
         out += spsample.sample(dg, (target, part), sampler=sampler, batch_size=b, seed=1,
-                               batch_offset=first + j, strategy=strategy)
+                               batch_offset=first + j, strategy=strategy,
+                               seed_time=None if times is None else times[j * b:(j + k) * b])
         for name in COUNTERS:
             counters[name] += dg.last_stats.get(name, 0)
     seconds = time.perf_counter() - t0
@@ -66,11 +93,13 @@ def measure(path, args):
     grid = Grid(comm, replication=args.replication)
     ds = load_hetero_dataset(path, grid)            # its graph: a DistHeteroGraph
     dg = ds.graph
-    seeds, first, per_rank = epoch_share(ds, args.batch_size, comm)
+    target = args.seed_type or ds.target_type or dg.node_types[0]
+    seeds, times, first, per_rank = epoch_share(dg, target, args.batch_size, comm,
+                                                args.temporal)
     best, results = {}, {}
     for _ in range(args.repeat):
         for strategy in ("push", "pull"):
-            out, seconds, counters, sent = run(dg, ds.target_type, seeds, first, per_rank,
+            out, seconds, counters, sent = run(dg, target, seeds, times, first, per_rank,
                                                args, strategy)
             slowest = comm.allreduce(np.array([seconds]), op="max")[0]
             best[strategy] = min(best.get(strategy, np.inf), float(slowest))
@@ -78,7 +107,9 @@ def measure(path, args):
     same = all(a.equals(b) for a, b in zip(results["push"][0], results["pull"][0]))
     row = {"file": str(path), "ranks": comm.size, "replication": args.replication,
            "fanouts": args.fanouts, "batch_size": args.batch_size,
-           "bulk_size": args.bulk_size, "identical": bool(comm.allreduce(
+           "bulk_size": args.bulk_size, "seed_type": target,
+           "temporal": args.strategy_temporal if args.temporal else None,
+           "identical": bool(comm.allreduce(
                np.array([int(same)]), op="min")[0])}
     for strategy, (_, counters, sent) in results.items():
         kinds = sorted(sent)
@@ -104,6 +135,9 @@ def main(argv=None):
     p.add_argument("--replication", type=int, default=1)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--out", default=None)
+    p.add_argument("--seed-type", default=None, help="node type of the seeds")
+    p.add_argument("--temporal", action="store_true", help="seeds with times (see above)")
+    p.add_argument("--strategy-temporal", choices=("uniform", "last"), default="uniform")
     args = p.parse_args(argv)
     rows = [measure(f, args) for f in args.files]
     if world().rank == 0:

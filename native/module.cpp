@@ -882,15 +882,34 @@ static RequestWindows request_windows(const py::object& windows, int64_t r,
     return w;
 }
 
+// A temporal request hop: the entry times of the rows (hop["time"]: an index into fvecs, one
+// per entry of g; -1 or absent: not temporal) and the time each request is cut at (`times`),
+// checked. Sortedness within rows is spsample's (time-sorted blocks, rows fetched from them).
+static const double* request_times(HopSpec& hs, const py::dict& hop, const std::vector<F64>& fvecs,
+                                   const CSRView& g, const py::object& times, int64_t r,
+                                   std::vector<py::object>& keep) {
+    const int64_t ti = hop.contains("time") ? hop["time"].cast<int64_t>() : -1;
+    require((ti >= 0) == !times.is_none(), "times: one per request exactly for temporal hops");
+    if (ti < 0) return nullptr;
+    require(ti < static_cast<int64_t>(fvecs.size()) && fvecs[ti].size() == g.indptr[g.n],
+            "entry times: one per entry of the rows");
+    hs.entry_time = fvecs[ti].data();
+    const F64 t = times.cast<F64>();
+    keep.push_back(t);
+    require(t.ndim() == 1 && t.size() == r, "times: one per request exactly for temporal hops");
+    return t.data();
+}
+
 // The selection of one traced hop on requested rows (rowwise.h: select_request_run): the owner
 // side of push sampling, the rows a pulling rank fetched, and the out-of-core graph's windows
-// (`windows`: (order, ends, map, release), see RequestWindows). Returns (count per row,
-// positions in the graph's indices, their columns), rows in order (request i is row order[i]).
+// (`windows`: (order, ends, map, release), see RequestWindows); `times` (float64, one per
+// request) cuts the rows of a temporal hop. Returns (count per row, positions in the graph's
+// indices, their columns), rows in order (request i is row order[i]).
 py::tuple select_requests(const py::tuple& graph, const py::dict& hop, const py::list& f64_vectors,
                           const py::list& i64_vectors, int64_t n_vertices, const I64& vertex,
                           const I64& row, const py::object& keys, const I64& batch, uint32_t hop_word,
                           uint32_t k0, uint32_t k1, uint64_t budget_bytes, int num_threads,
-                          const py::object& windows) {
+                          const py::object& windows, const py::object& times) {
     std::vector<py::object> keep;
     const CSRView g = graph_view(graph, keep);
     std::vector<F64> fvecs;
@@ -918,6 +937,7 @@ py::tuple select_requests(const py::tuple& graph, const py::dict& hop, const py:
             require(key_arr.data()[i] >= 0 && key_arr.data()[i] < (int64_t(1) << 32), "request key");
     }
     RequestRows q{vertex.data(), row.data(), keys.is_none() ? nullptr : key_arr.data(), batch.data(), r};
+    q.time = request_times(hs, hop, fvecs, g, times, r, keep);
     RequestWindows w = request_windows(windows, r, keep);
     const int64_t all[1] = {r};
     if (!w.end) w.end = all;
@@ -1461,7 +1481,7 @@ PYBIND11_MODULE(_native_kernels, m) {
     m.def("select_requests", &select_requests, py::arg("graph"), py::arg("hop"), py::arg("f64_vectors"),
           py::arg("i64_vectors"), py::arg("n_vertices"), py::arg("vertex"), py::arg("row"), py::arg("keys"),
           py::arg("batch"), py::arg("hop_word"), py::arg("k0"), py::arg("k1"), py::arg("budget_bytes"),
-          py::arg("num_threads"), py::arg("windows") = py::none());
+          py::arg("num_threads"), py::arg("windows") = py::none(), py::arg("times") = py::none());
     m.def("insert_bulk", &insert_bulk_native, py::arg("known_off"), py::arg("known"),
           py::arg("cand_off"), py::arg("cand"), py::arg("num_threads"));
     m.def("lookup_bulk", &lookup_bulk_native, py::arg("known_off"), py::arg("known"),

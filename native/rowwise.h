@@ -458,7 +458,9 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
 // Inputs:  hs (the hop's rule: select, values, fanouts, stream key; no frontier, no aux);
 //          g, the rows (indices hold global column ids); per request i < r: row[i], its row of
 //          g; vertex[i], the global vertex (stream word for K_VERTEX, fanout_vec index, value
-//          lookups); key[i], the stream word for K_ROW (or nullptr); batch[i], the minibatch id.
+//          lookups); key[i], the stream word for K_ROW (or nullptr); batch[i], the minibatch id;
+//          time[i], temporal hops (hs.entry_time set): the time the row is cut at (its prefix
+//          of entries with time <= time[i]).
 // Output:  per run of equal batch ids [a, b), the HopOut of select_pass: dst = request - a,
 //          eid = position in g.indices, in request order.
 // Method:  a run is one minibatch's rows, selected as rowwise_minibatch selects its frontier:
@@ -469,6 +471,7 @@ struct RequestRows {
     const int64_t* key;  // nullptr: requests keyed by vertex
     const int64_t* batch;
     int64_t r;
+    const double* time = nullptr;  // temporal hops: per request
 };
 
 // Room for m frontier rows (vertex, local id, row id, extents) in the scratch.
@@ -492,6 +495,10 @@ static void select_request_run(const HopSpec& hs, const CSRView& g, const Reques
         sc.fr[i] = q.key ? q.key[a + i] : i;
         sc.start[i] = g.indptr[row];
         sc.deg[i] = g.indptr[row + 1] - sc.start[i];
+        if (hs.entry_time) {  // temporal: the prefix of the row no later than the request's time
+            const double* first = hs.entry_time + sc.start[i];
+            sc.deg[i] = std::upper_bound(first, first + sc.deg[i], q.time[a + i]) - first;
+        }
     }
     select_pass(hs, g, m, hw, static_cast<uint32_t>(q.batch[a]), key, sc, ho, budget);
 }

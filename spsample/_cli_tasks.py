@@ -106,17 +106,17 @@ def _node(args, dataset, common, say, comm):
 
 
 def _check_temporal_link(args, dataset, comm):
-    """Temporal link prediction samples each seed edge's neighbourhood at its time, which a
-    sharded graph cannot do yet: refused on every rank (the same file everywhere)."""
+    """Temporal link training splits the edges by time and adds the reverse relation, both
+    built from the whole graph, which a sharded graph does not hold: refused on every rank
+    (the same file everywhere)."""
     graph = dataset.graph
     sharded = getattr(graph, "grid", None) is not None and graph.whole is None
     stored = bool(getattr(dataset, "edge_splits", None)) and args.split in (None, "auto")
     if comm is not None and sharded and getattr(graph, "is_temporal", False) \
             and args.split != "stored" and not stored:
         raise ArgumentError("spsample train: argument '--replicate-graph' is needed for "
-                            "--task link on a temporal graph under mpiexec: each seed edge's "
-                            "neighbourhood is sampled at its time, which needs the whole "
-                            "graph on every rank")
+                            "--task link on a temporal graph under mpiexec: the chronological "
+                            "split and the reverse relation are built from the whole graph")
 
 
 def _link_layout(graph, comm, args):

@@ -21,7 +21,8 @@ from ._errors import ArgumentError, ArgumentTypeError, GraphError
 from ._graph import MAX_NODES, Graph, frozen_array
 from ._validate import as_float_array, as_index_array, as_int, fail
 
-__all__ = ["HeteroGraph", "HeteroSchema", "TimeSortedGraph", "relation_name"]
+__all__ = ["HeteroGraph", "HeteroSchema", "TimeSortedGraph", "relation_name", "merge_entries",
+           "time_order", "entry_times", "check_time"]
 
 
 def relation_name(rel):
@@ -46,8 +47,7 @@ class TimeSortedGraph(Graph):
     __slots__ = ("entry_time", "canonical_edge")
 
     def __init__(self, graph, entry_time):
-        row = np.repeat(np.arange(graph.num_nodes, dtype=np.int64), graph.degree())
-        order = np.lexsort((graph.indices, entry_time, row))
+        order = time_order(graph.indptr, graph.indices, entry_time)
         weights = None if graph.weights is None else graph.weights[order]
         super().__init__(graph.indptr, graph.indices[order], weights)
         self.entry_time = frozen_array(np.asarray(entry_time, dtype=np.float64)[order])
@@ -55,6 +55,70 @@ class TimeSortedGraph(Graph):
 
     def __reduce__(self):
         raise TypeError("TimeSortedGraph is internal; pickle its HeteroGraph instead")
+
+
+def time_order(indptr, indices, entry_time):
+    """The order that sorts each row of a CSR by ``(entry time, column)``: int64, shape
+    (nnz,), a permutation of the entries that keeps every row in place (what
+    :class:`TimeSortedGraph` and the sharded graph's time-sorted blocks apply)."""
+    row = np.repeat(np.arange(indptr.size - 1, dtype=np.int64), np.diff(indptr))
+    return np.lexsort((indices, entry_time, row))
+
+
+def entry_times(edge_time, source_time, sources):
+    """The time of each entry of a relation's rows: its edge times when the relation has them,
+    else the times of its sources (node times of the source type), else ``None``.
+
+    Parameters
+    ----------
+    edge_time : float64, shape (nnz,), or None
+    source_time : float64, shape (num_nodes[src],), or None
+    sources : int64, shape (nnz,)
+        The entries' source ids, local to the source type.
+
+    Returns
+    -------
+    float64, shape (nnz,), or None
+    """
+    if edge_time is not None or source_time is None:
+        return edge_time
+    return source_time[sources]
+
+
+def merge_entries(row, column, weights, time):
+    """A relation's entries sorted by ``(row, column)``, each repeated pair merged into one:
+    the sum of its weights (in time order) and its earliest time.
+
+    Parameters
+    ----------
+    row, column : int64, shape (E,)
+    weights, time : float64, shape (E,), or None
+
+    Returns
+    -------
+    (row, column, weights, time) : the merged entries (weights and time ``None`` when given
+    so).
+    """
+    if _merged_already(row, column):      # as bincount sums them below: -0.0 becomes 0.0
+        return row, column, None if weights is None else weights + 0.0, time
+    order = np.lexsort((column, row) if time is None else (time, column, row))
+    row, column = row[order], column[order]
+    keep = np.ones(row.size, dtype=bool)
+    keep[1:] = (column[1:] != column[:-1]) | (row[1:] != row[:-1])
+    w = None
+    if weights is not None:
+        group = np.cumsum(keep) - 1
+        w = np.bincount(group, weights=weights[order], minlength=int(keep.sum()))
+    t = None if time is None else time[order][keep]      # the earliest of each pair
+    return row[keep], column[keep], w, t
+
+
+def _merged_already(row, column):
+    """Whether entries are sorted by ``(row, column)`` without a repeated pair."""
+    if row.size < 2:
+        return True
+    same_row = row[1:] == row[:-1]
+    return bool(np.all(row[1:] >= row[:-1]) and not np.any(same_row & (column[1:] <= column[:-1])))
 
 
 class HeteroSchema:
@@ -229,7 +293,7 @@ class HeteroGraph(HeteroSchema):
         for rel, (src, dst) in pairs.items():
             w = None if weights.get(rel) is None else _check_weights(where, rel, weights[rel],
                                                                       src.size)
-            t = None if edge_time.get(rel) is None else _check_time(
+            t = None if edge_time.get(rel) is None else check_time(
                 where, f"edge_time[{rel!r}]", edge_time[rel], src.size)
             blocks[rel], times[rel] = _block(counts, rel, src, dst, w, t)
         node_time = _check_node_time(where, node_time, counts)
@@ -318,9 +382,8 @@ class HeteroGraph(HeteroSchema):
 
         def build():
             g = self._blocks[rel]
-            t = self._edge_time.get(rel)
-            if t is None and rel[0] in self._node_time:
-                t = self._node_time[rel[0]][g.indices - self._offsets[rel[0]]]
+            t = entry_times(self._edge_time.get(rel), self._node_time.get(rel[0]),
+                            g.indices - self._offsets[rel[0]])
             return None if t is None else TimeSortedGraph(g, t)
         key = ("time_sorted", rel)
         if key not in self._cache:
@@ -468,7 +531,7 @@ def _check_weights(where, rel, weights, size):
     return w
 
 
-def _check_time(where, name, time, size):
+def check_time(where, name, time, size):
     """Times as a new float64 array of ``size`` finite values (sortable)."""
     t = as_float_array(where, name, time, error_cls=GraphError)
     if t.size != size:
@@ -491,7 +554,7 @@ def _check_node_time(where, node_time, counts):
             fail(ArgumentError, where, "node_time", "names a node type that is not in the "
                  "graph", t)
         arr = arr.detach().cpu().numpy() if hasattr(arr, "detach") else arr
-        out[t] = _check_time(where, f"node_time[{t!r}]", arr, counts[t])
+        out[t] = check_time(where, f"node_time[{t!r}]", arr, counts[t])
     return out
 
 
@@ -505,16 +568,7 @@ def _block(counts, rel, src, dst, weights, time):
         if ids.size and int(ids.max()) >= counts[t]:
             fail(GraphError, "HeteroGraph.from_edge_index", f"edge_index[{rel!r}][{part}]",
                  f"has an id >= num_nodes[{t!r}] ({counts[t]})", int(ids.max()))
-    gsrc, gdst = src + offsets[s], dst + offsets[d]
-    order = np.lexsort((gsrc, gdst) if time is None else (time, gsrc, gdst))
-    gsrc, gdst = gsrc[order], gdst[order]
-    keep = np.ones(gsrc.size, dtype=bool)
-    keep[1:] = (gsrc[1:] != gsrc[:-1]) | (gdst[1:] != gdst[:-1])
-    w = None
-    if weights is not None:
-        group = np.cumsum(keep) - 1
-        w = np.bincount(group, weights=weights[order], minlength=int(keep.sum()))
-    t = None if time is None else time[order][keep]      # the earliest of each pair
+    gdst, gsrc, w, t = merge_entries(dst + offsets[d], src + offsets[s], weights, time)
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(gdst[keep], minlength=n), out=indptr[1:])
-    return Graph(indptr, np.ascontiguousarray(gsrc[keep]), w), t
+    np.cumsum(np.bincount(gdst, minlength=n), out=indptr[1:])
+    return Graph(indptr, np.ascontiguousarray(gsrc), w), t

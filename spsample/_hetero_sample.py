@@ -140,17 +140,12 @@ def resolve_seeds(where, graph, seeds, *, allow_empty=False):
 
 
 def check_seed_time(where, graph, seed_time, size):
-    """``seed_time`` as a new float64 array of ``size`` finite times, or ``None``. A
-    :class:`~spsample.distributed.DistHeteroGraph` samples temporally only when each rank
-    holds the whole graph (its ``whole``)."""
+    """``seed_time`` as a new float64 array of ``size`` finite times, or ``None``, on a
+    temporal :class:`~spsample.HeteroGraph` or :class:`~spsample.distributed.DistHeteroGraph`
+    (sharded or whole)."""
     if seed_time is None:
         return None
-    graph = getattr(graph, "whole", graph)
-    if graph is None:
-        fail(ArgumentError, where, "seed_time", "(temporal sampling) is not supported on a "
-             "sharded DistHeteroGraph: build or load it with replicate_graph=True (or "
-             "replication = the number of ranks), or sample in one process", show_value=False)
-    if not isinstance(graph, HeteroGraph) or not graph.is_temporal:
+    if not getattr(graph, "is_temporal", False):
         fail(ArgumentError, where, "seed_time", "needs a temporal HeteroGraph (edge_time or "
              "node_time)", show_value=False)
     t = as_float_array(where, "seed_time", seed_time)
@@ -172,11 +167,14 @@ def sample_hetero(graph, seeds, *, sampler, batch_size, seed, epoch, batch_offse
     node_type, local = resolve_seeds(where, graph, seeds)
     seed_time = check_seed_time(where, graph, seed_time, local.size)
     glob = local + graph.offsets[node_type]
-    glob, batch_size, seed, epoch, batch_offset = check_sample_args(
+    glob, clamped, seed, epoch, batch_offset = check_sample_args(
         graph.total_nodes, glob, sampler, batch_size, seed, epoch, batch_offset)
-    sizes = split_batches(glob.size, batch_size)
+    sizes = split_batches(glob.size, clamped)
     batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
-    bulk = run_global(graph, glob, sizes, batch_ids, batch_size, sampler, seed, epoch, seed_time)
+    # disjoint ids count positions in minibatches of batch_size (checked), even in a call
+    # with fewer seeds: a minibatch's subgraphs do not depend on the call
+    bulk = run_global(graph, glob, sizes, batch_ids, int(batch_size), sampler, seed, epoch,
+                      seed_time)
     return split_hetero(graph, bulk, bulk.schedule, input_type=node_type)
 
 

@@ -616,12 +616,17 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
         Traced on ``graph`` (its selection's view reads ``graph``).
     graph : Graph or DistGraph
         Whose rows the requests read, unless ``rows`` is given.
-    rows : tuple (indptr, indices, weights), optional
+    rows : tuple (indptr, indices, weights, time), optional
         Other rows to read (rows fetched from their owners, in arrival order); the hop may
-        then not read per-edge vectors.
+        then not read per-edge vectors. ``time`` (float64, one per entry, non-decreasing
+        within rows, or ``None``): the entries' times, which a temporal hop (a view cut by
+        :meth:`~spsample._lazy.RowView.until`) reads instead of the traced graph's.
     edges : slice or int64 array of shape (nnz,), optional
         The global edge ids of ``graph``'s entries (a block of rows of a larger graph): where
         per-edge vectors are read. Default: ``graph`` is the whole graph.
+
+    A temporal hop cuts each request's row at the time :func:`select_requests` is given for
+    it (``times``): the rule's ``time`` is then the entries' times of the rows read.
 
     Raises
     ------
@@ -642,13 +647,19 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
         f64.append(f64[arg][slice(0, nnz) if edges is None else edges])
         program[i] = (op, ctx, len(f64) - 1, value)
     hop["program"] = program
+    hop["batch_time"] = -1                   # requests carry their own times
+    if hop["time"] >= 0 and rows is not None:
+        if rows[3] is None:
+            raise _NotLowered("probabilities", "a temporal hop over fetched rows without times")
+        f64.append(_f64(rows[3]))
+        hop["time"] = len(f64) - 1
     arrays = spec["graphs"][0] if rows is None else (
         _i64(rows[0]), _i64(rows[1]), _f64(rows[2]), None)
     return RequestHop(arrays, hop, f64, spec["i64"], graph.num_nodes)
 
 
 def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, num_threads=None,
-                    windows=None):
+                    windows=None, times=None):
     """The lowered hop's selection on requested rows (``native/rowwise.h``): the bits of the
     single-process kernel and of the hop's NumPy evaluation on the same rows.
 
@@ -674,6 +685,9 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, nu
         its requests are done (``release[w]``: pairs of page-aligned byte offsets into
         ``map``, a uint8 view of a read-only shared file mapping, or ``None``); request ``i``'s
         samples become row ``order[i]`` (a permutation). See :mod:`spsample._disk_map`.
+    times : float64, shape (r,), optional
+        A temporal hop's cut (and only then): request ``i`` reads the prefix of its row whose
+        entry times are ``<= times[i]``.
 
     Returns
     -------
@@ -692,7 +706,8 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, nu
             lowered.graph, lowered.hop, lowered.f64, lowered.i64, lowered.n_vertices,
             _i64(vertex), _i64(row), None if keys is None else _i64(keys), _i64(batch),
             int(hop_word), k0, k1, budget,
-            _THREADS if num_threads is None else int(num_threads), windows)
+            _THREADS if num_threads is None else int(num_threads), windows,
+            None if times is None else _f64(times))
     except MemoryError as exc:
         raise ResourceLimitError(f"sample: argument 'sampler': {exc} (the memory this process may "
                                  "use); lower the fanouts, batch_size or bulk size") from None

@@ -101,9 +101,9 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
     if options:
         from ._validate import check_no_unknown
         check_no_unknown("sample", options, ())
-    seeds, batch_size, seed, epoch, batch_offset = check_sample_args(
+    seeds, clamped, seed, epoch, batch_offset = check_sample_args(
         graph.num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset)
-    sizes = split_batches(seeds.size, batch_size)
+    sizes = split_batches(seeds.size, clamped)
     batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
     if getattr(sampler, "relation_fanouts", None) is not None:
         fail(SamplerError, "sample", "fanouts", "per relation need a HeteroGraph",
@@ -111,8 +111,9 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
     if getattr(sampler, "disjoint", False):
         if device is not None:
             fail(ArgumentError, "sample", "device", "runs no disjoint sampling yet", device)
-        from ._hetero_sample import run_global
-        return run_global(graph, seeds, sizes, batch_ids, batch_size, sampler, seed, epoch)
+        from ._hetero_sample import run_global     # ids in minibatches of batch_size
+        return run_global(graph, seeds, sizes, batch_ids, int(batch_size), sampler, seed,
+                          epoch)
     sampler.check_graph(graph)
     check_unique_per_batch(seeds, sizes)
     if device is not None:

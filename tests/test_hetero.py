@@ -283,6 +283,23 @@ def test_disjoint_subgraphs_share_no_vertex_and_edges_stay_inside():
     assert alone[0].n_id.size > 0
 
 
+def test_a_short_last_minibatch_sampled_alone_keeps_its_subgraphs():
+    """Disjoint subgraphs are keyed by ``batch_id * batch_size + position``: a call holding
+    only the last, short minibatch (2 seeds, batch_size 4) samples it as the whole call
+    does (temporal on a HeteroGraph, disjoint on a plain Graph)."""
+    g = hetero_graph(edge_time=True)
+    t = np.random.default_rng(4).integers(0, 100, 10).astype(float)
+    kw = dict(sampler=spsample.NodeWise([3, 2]), batch_size=4, seed=2)
+    whole = spsample.sample(g, ("paper", np.arange(10)), seed_time=t, **kw)
+    alone = spsample.sample(g, ("paper", [8, 9]), seed_time=t[8:], batch_offset=2, **kw)
+    assert alone[0].equals(whole[2])
+    plain = spsample.rmat(9, seed=3)
+    kw["sampler"] = spsample.NodeWise([3, 2], disjoint=True)
+    whole = spsample.sample(plain, np.arange(10), **kw)
+    alone = spsample.sample(plain, [8, 9], batch_offset=2, **kw)
+    assert alone[0].equals(whole[2])
+
+
 def test_disjoint_native_equals_numpy_on_a_plain_graph():
     g = spsample.rmat(9, seed=3)
     s = spsample.NodeWise([5, 3], disjoint=True)

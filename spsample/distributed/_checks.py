@@ -3,10 +3,11 @@ whole graph (:meth:`spsample.Graph.from_csr`), before any value is trusted.
 
 A block is not a square matrix, so ``Graph.from_csr`` cannot take it; the same checks run here
 on the block, through Graph's own helpers (ids in range, weights finite and non-negative,
-rows sorted and duplicates merged), plus what a partial read needs on top:
+rows sorted and duplicates merged; a relation's optional entry times finite), plus what a
+partial read needs on top:
 
-* before anything is read, the three arrays must be one-dimensional datasets of the right
-  kind (integers; real numbers for weights), and each one's declared size must be backed by
+* before anything is read, the arrays must be one-dimensional datasets of the right kind
+  (integers; real numbers for weights and times), and each one's declared size must be backed by
   the bytes the file really stores (a few KiB of file cannot hold 16 GiB of row pointers:
   gzip compresses at most about 1000:1);
 * the row pointers must start at 0 and end at ``len(indices)`` (read on every rank: two
@@ -26,7 +27,8 @@ __all__ = ["GraphFile", "MAX_COMPRESSION"]
 
 #: The most bytes of array one stored byte may stand for (deflate's limit is about 1032).
 MAX_COMPRESSION = 1100
-_ARRAYS = {"indptr": "iu", "indices": "iu", "weights": "iuf"}
+_ARRAYS = {"indptr": "iu", "indices": "iu", "weights": "iuf", "time": "iuf"}
+_OPTIONAL = ("weights", "time")
 
 
 class GraphFile:
@@ -39,8 +41,9 @@ class GraphFile:
     path : str or os.PathLike
         A file whose format and version are already checked (``spsample.io.open_rows``).
     group : str
-        The group holding ``indptr``, ``indices`` and optional ``weights``: ``"graph"``, or
-        a heterogeneous file's relation, ``"hetero/relations/<i>"``.
+        The group holding ``indptr``, ``indices`` and optional ``weights`` (and ``time``: a
+        relation's edge times): ``"graph"``, or a heterogeneous file's relation,
+        ``"hetero/relations/<i>"``.
     num_rows, num_columns : int, optional
         The sizes the CSR must have (a relation: its destination and source types' vertex
         counts). Default: a square graph with ``len(indptr) - 1`` rows, checked against the
@@ -51,7 +54,8 @@ class GraphFile:
     num_nodes, num_edges : int
         Rows and entries.
     num_columns : int
-    weighted : bool
+    weighted, timed : bool
+        Whether the group stores weights, edge times.
 
     Raises
     ------
@@ -75,14 +79,14 @@ class GraphFile:
     # ------------------------------------------------------------------ metadata
     def _dataset(self, h5py, name):
         obj = self._file.get(f"{self.group}/{name}")
-        if obj is None and name == "weights":
+        if obj is None and name in _OPTIONAL:
             return None
         if not isinstance(obj, h5py.Dataset):
             self._fail(name, "must be a dataset", type(obj).__name__)
         if obj.shape is None or len(obj.shape) != 1:
             self._fail(name, "must be 1-dimensional", obj.shape)
         if obj.dtype.kind not in _ARRAYS[name]:
-            kind = "real numbers" if name == "weights" else "integers"
+            kind = "real numbers" if name in _OPTIONAL else "integers"
             self._fail(name, f"must hold {kind}", str(obj.dtype))
         self._check_stored(name, obj)
         return obj
@@ -97,7 +101,7 @@ class GraphFile:
                        f"more than {MAX_COMPRESSION} bytes into one)", dset.shape[0])
 
     def _check_sizes(self):
-        indptr, indices, weights = (self._arrays[k] for k in _ARRAYS)
+        indptr, indices, weights, time = (self._arrays[k] for k in _ARRAYS)
         n = indptr.shape[0] - 1
         if self._rows is not None:
             if n != self._rows:
@@ -108,14 +112,15 @@ class GraphFile:
                        "sampled)", indptr.shape[0])
         if n > MAX_NODES:
             self._fail("indptr", f"describes more than {MAX_NODES} nodes", n)
-        if weights is not None and weights.shape[0] != indices.shape[0]:
-            self._fail("weights", f"must have one value per entry of /{self.group}/indices "
-                       f"({indices.shape[0]})", weights.shape[0])
+        for name, arr in (("weights", weights), ("time", time)):
+            if arr is not None and arr.shape[0] != indices.shape[0]:
+                self._fail(name, f"must have one value per entry of /{self.group}/indices "
+                           f"({indices.shape[0]})", arr.shape[0])
         if self._rows is None:
             self._check_num_nodes_attribute(n)
             self.num_columns = n
         self.num_nodes, self.num_edges = n, int(indices.shape[0])
-        self.weighted = weights is not None
+        self.weighted, self.timed = weights is not None, time is not None
 
     def _check_num_nodes_attribute(self, n):
         value = self._file.attrs.get("num_nodes")
@@ -135,11 +140,21 @@ class GraphFile:
     def read_rows(self, lo, hi):
         """Rows ``[lo, hi)``: ``(indptr from 0, indices, weights or None)``, checked and canonical
         (sorted within rows, duplicates merged with their weights summed), as ``Graph``'s."""
+        indptr, indices, weights, _ = self.read_entries(lo, hi, time=False)
+        block = Graph._canonical(indptr, indices, weights)
+        return block.indptr, block.indices, block.weights
+
+    def read_entries(self, lo, hi, *, time=True):
+        """Rows ``[lo, hi)`` as stored: ``(indptr from 0, indices, weights or None, time or
+        None)``, checked (column ids in range, weights finite and non-negative, times finite)
+        but not merged (a heterogeneous relation merges its repeated pairs with their times,
+        :func:`spsample._hetero.merge_entries`). ``time=False`` does not read the times."""
         indptr = self._row_pointers(lo, hi)
         start, stop = int(indptr[0]), int(indptr[-1])
         indices = self._read("indices", start, stop)
         weights = None if not self.weighted else self._read("weights", start, stop)
-        return self._canonical(indptr - start, indices, weights)
+        times = None if not (time and self.timed) else self._read("time", start, stop)
+        return (indptr - start, *self._checked(indices, weights, times))
 
     def read_indptr(self):
         """All row pointers, int64 shape (num_nodes + 1,), checked as :meth:`read_rows` checks
@@ -176,22 +191,24 @@ class GraphFile:
             raise DatasetError(f"{self.where}: argument 'path' {self.path!r}: cannot read "
                                f"/{self.group}/{name}[{start}:{stop}] (truncated or corrupt?): "
                                f"{exc}") from exc
-        if name == "weights":
+        if name in _OPTIONAL:
             return raw
         if raw.dtype == np.uint64 and raw.size and raw.max() > np.iinfo(np.int64).max:
             self._fail(name, "has values beyond the int64 range", int(raw.max()))
         return np.ascontiguousarray(raw, dtype=np.int64)
 
-    def _canonical(self, indptr, indices, weights):
+    def _checked(self, indices, weights, time):
+        from .._hetero import check_time
         try:
             _check_ids(self.where, f"/{self.group}/indices", indices, self.num_columns)
             if weights is not None:
                 weights = _check_weights(self.where, weights, indices.size)
+            if time is not None:
+                time = check_time(self.where, f"/{self.group}/time", time, indices.size)
         except GraphError as exc:
             raise DatasetError(f"{self.where}: argument 'path' {self.path!r} holds an invalid "
                                f"graph: {_without_where(self.where, exc)}") from exc
-        block = Graph._canonical(indptr, indices, weights)
-        return block.indptr, block.indices, block.weights
+        return indices, weights, time
 
     # ------------------------------------------------------------------ helpers
     def _fail(self, name, problem, value):

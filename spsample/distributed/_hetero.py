@@ -18,7 +18,16 @@ homogeneous distributed hop (push or pull, :mod:`spsample.distributed._sampling`
 relation's block, so every rank gets exactly the single-process minibatches of its global
 minibatch ids, for every ``p``, ``c`` and bulk size. With one process row (``c = p``) or
 ``replicate_graph=True`` every rank holds the whole :class:`~spsample.HeteroGraph` and
-samples it with the one-process engine (temporal sampling included).
+samples it with the one-process engine.
+
+Temporal sampling. Each rank keeps the times of its rows' entries (a relation's edge times,
+or its source type's node times, which every rank holds whole), and a temporal bulk's steps
+run on the relation's rows sorted by entry time
+(:class:`~spsample.distributed._timesorted.TimeSortedBlock`, built on first use, locally):
+with push the requests carry their minibatch's time (one per run of a minibatch's rows) and
+the owner cuts the row before it selects; with pull the fetched rows carry their entries'
+times and the requester cuts them. The samples report the canonical CSR's edge ids, as one
+process does.
 """
 
 import hashlib
@@ -29,7 +38,7 @@ from functools import partial
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
-from .._hetero import HeteroGraph, HeteroSchema
+from .._hetero import HeteroGraph, HeteroSchema, entry_times, merge_entries
 from .._validate import as_int, fail
 from ._checks import GraphFile
 from ._collective import agree, check_same
@@ -86,6 +95,8 @@ class DistHeteroGraph(HeteroSchema):
         this rank holds.
     replicated : bool
         Built with ``replicate_graph=True``: every rank holds the whole graph.
+    is_temporal : bool
+        Whether the graph has edge or node times (``seed_time`` samples it temporally).
     whole : HeteroGraph or None
         The whole graph, when this rank holds it (``replicate_graph=True``, or one process
         row: ``c = p``); it is then sampled locally, without communication.
@@ -109,12 +120,13 @@ class DistHeteroGraph(HeteroSchema):
     True
     """
 
-    def __init__(self, grid, num_nodes, blocks, *, whole=None, replicated=False,
-                 temporal=False):
+    def __init__(self, grid, num_nodes, blocks, *, whole=None, replicated=False, times=None):
         super().__init__(num_nodes, blocks)
         self.grid, self.whole, self.replicated = grid, whole, bool(replicated)
         self._blocks = None if whole is not None else dict(blocks)
-        self._temporal = bool(temporal)
+        # per relation with times: the times of this rank's entries (canonical order)
+        self._times = {r: t for r, t in (times or {}).items() if t is not None}
+        self._sorted = {}
         self.last_stats = {}
 
     # ------------------------------------------------------------------ construction
@@ -144,7 +156,8 @@ class DistHeteroGraph(HeteroSchema):
                 return cls(grid, graph.num_nodes, graph.relations, whole=graph,
                            replicated=replicate_graph)
             blocks = {rel: _block_of(graph, rel, grid) for rel in graph.relations}
-            return cls(grid, graph.num_nodes, blocks, temporal=graph.is_temporal)
+            times = {rel: _times_of(graph, rel, blocks[rel]) for rel in graph.relations}
+            return cls(grid, graph.num_nodes, blocks, times=times)
 
     @classmethod
     def load(cls, path, grid, *, replicate_graph=False):
@@ -158,8 +171,9 @@ class DistHeteroGraph(HeteroSchema):
         arrays must be 1-D datasets of the right kind whose declared sizes the stored bytes
         can back, ``indptr`` one longer than the destination type's vertices; then row
         pointers from 0 to ``len(indices)`` without decreasing, source ids within the source
-        type, weights finite and non-negative. Edge and node times are not read by a sharded
-        graph (temporal sampling needs the whole graph on every rank).
+        type, weights finite and non-negative, edge times (``time``, one per entry) finite;
+        node times (read whole by every rank) one finite time per vertex. Repeated pairs are
+        merged as ``spsample.load`` merges them (weights summed, the earliest time kept).
 
         Raises
         ------
@@ -181,10 +195,13 @@ class DistHeteroGraph(HeteroSchema):
             graph = agree(comm, where, lambda: _read_whole(where, path))
             return cls(grid, counts, graph.relations, whole=graph, replicated=replicate_graph)
         schema = HeteroSchema(counts, meta["relations"])
-        blocks = {}
+        blocks, times = {}, {}
         for rel in schema.relations:
-            blocks[rel] = _read_block(where, path, meta["relations"][rel], schema, rel, grid)
-        return cls(grid, counts, blocks, temporal=meta["temporal"])
+            blocks[rel], edge_time = _read_block(where, path, meta["relations"][rel], schema,
+                                                 rel, grid)
+            times[rel] = entry_times(edge_time, meta["node_time"].get(rel[0]),
+                                     blocks[rel].indices - schema.offsets[rel[0]])
+        return cls(grid, counts, blocks, times=times)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -193,8 +210,8 @@ class DistHeteroGraph(HeteroSchema):
 
     @property
     def is_temporal(self):
-        """Whether the graph has edge or node times (temporal sampling needs :attr:`whole`)."""
-        return self.whole.is_temporal if self.whole is not None else self._temporal
+        """Whether the graph has edge or node times."""
+        return self.whole.is_temporal if self.whole is not None else bool(self._times)
 
     @property
     def rows(self):
@@ -209,6 +226,20 @@ class DistHeteroGraph(HeteroSchema):
         rank holds :attr:`whole`."""
         rel = self.relation(relation, where="DistHeteroGraph.relation_graph")
         return self.whole.relation_graph(rel) if self.whole is not None else self._blocks[rel]
+
+    def time_sorted(self, relation):
+        """The relation's rows held here sorted by entry time (a
+        :class:`~spsample.distributed._timesorted.TimeSortedBlock`, built on first use,
+        without communication; the whole graph's ``TimeSortedGraph`` when this rank holds
+        :attr:`whole`), or ``None`` when the relation has no times."""
+        from ._timesorted import TimeSortedBlock
+        rel = self.relation(relation, where="DistHeteroGraph.time_sorted")
+        if self.whole is not None:
+            return self.whole.time_sorted(rel)
+        if rel not in self._sorted:
+            t = self._times.get(rel)
+            self._sorted[rel] = None if t is None else TimeSortedBlock(self._blocks[rel], t)
+        return self._sorted[rel]
 
     # ------------------------------------------------------------------ sampling
     def sample(self, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0,
@@ -234,8 +265,9 @@ class DistHeteroGraph(HeteroSchema):
             frontier row to the owner of its block row, which samples it and returns only
             the samples; ``"pull"`` fetches the rows and samples locally.
         seed_time : array_like of float, optional
-            Temporal sampling: only with :attr:`whole` (``replicate_graph=True`` or
-            ``c = p``).
+            Temporal sampling (a temporal graph): one time per seed of this rank; only
+            entries no later than the seed's time are sampled, each seed its own subgraph.
+            Every rank passes it (an empty array with no seeds) or none does.
 
         Returns
         -------
@@ -245,8 +277,8 @@ class DistHeteroGraph(HeteroSchema):
         Raises
         ------
         SeedError, ArgumentError, SamplerError, DistributedError
-            On every rank, when any rank's input is bad or the ranks disagree; an
-            ``ArgumentError`` naming ``seed_time`` on a sharded graph.
+            On every rank, when any rank's input is bad or the ranks disagree (e.g. some
+            pass ``seed_time`` and others do not).
         """
         with abort_if_failing_alone(self.grid.comm, "DistHeteroGraph.sample"):
             return self._sample(seeds, sampler, batch_size, seed, epoch, batch_offset, strategy,
@@ -259,7 +291,8 @@ class DistHeteroGraph(HeteroSchema):
         comm, t0, sent = self.grid.comm, time.perf_counter(), _sent(self.grid)
         args = agree(comm, "sample", lambda: self._check_sample(
             seeds, sampler, batch_size, seed, epoch, batch_offset, strategy, seed_time),
-            same=_describe(sampler, batch_size, seed, epoch, strategy))
+            same=(_describe(sampler, batch_size, seed, epoch, strategy),
+                  "temporal" if seed_time is not None else "not temporal"))
         node_type, ids, sizes, batch_ids, batch_size, seed, epoch, seed_time, schedule = args
         check_same(comm, "sample", "node type of the seeds", node_type)
         t1 = time.perf_counter()
@@ -284,7 +317,7 @@ class DistHeteroGraph(HeteroSchema):
         homogeneous distributed hop on its relation's block."""
         from ._sampling import run_distributed
         return run_distributed(self, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
-                               stats, schedule=schedule)
+                               stats, schedule=schedule, seed_time=seed_time)
 
     def _check_sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy,
                       seed_time):
@@ -418,6 +451,17 @@ def _block_of(graph, rel, grid):
                           np.array(g.indices[start:stop], dtype=np.int64), weights)
 
 
+def _times_of(graph, rel, block):
+    """The times of the entries of ``block`` (this rank's rows of ``rel`` of an in-memory
+    graph), or ``None``."""
+    edge_time = graph.edge_time(rel)
+    if edge_time is not None:
+        start = block.edge_offset
+        edge_time = np.array(edge_time[start:start + block.indices.size])
+    return entry_times(edge_time, graph.node_time(rel[0]),
+                       block.indices - graph.offsets[rel[0]])
+
+
 def _read_meta(where, path, features):
     """The file's heterogeneous parts but the relations' arrays (every rank reads them)."""
     from ..io._hdf5 import _as_path, _open
@@ -442,8 +486,9 @@ def _read_whole(where, path):
 
 
 def _read_block(where, path, group, schema, rel, grid):
-    """This rank's rows of relation ``rel`` (its ``group`` in the file), checked, as a
-    :class:`DistGraph` block (collective: the ranks' outcomes and sizes are compared)."""
+    """This rank's rows of relation ``rel`` (its ``group`` in the file), checked and merged
+    as ``spsample.load`` merges them, as ``(DistGraph block, edge times or None)``
+    (collective: the ranks' outcomes and sizes are compared)."""
     s, _, d = rel
     counts, offsets = schema.num_nodes, schema.offsets
     lo, hi = grid.block(counts[d])
@@ -452,13 +497,26 @@ def _read_block(where, path, group, schema, rel, grid):
         try:
             with GraphFile(where, path, group=group, num_rows=counts[d],
                            num_columns=counts[s]) as stored:
-                return (stored.num_edges, stored.weighted), stored.read_rows(lo, hi)
+                sizes = (stored.num_edges, stored.weighted, stored.timed)
+                return sizes, _merged(*stored.read_entries(lo, hi))
         except DatasetError as exc:
             raise DatasetError(f"{exc} (relation {rel})") from exc
-    sizes, (indptr, indices, weights) = agree(grid.comm, where, read)
-    check_same(grid.comm, where, f"relation {rel} of the file (edges, weighted)", sizes)
+    sizes, (indptr, indices, weights, time_of) = agree(grid.comm, where, read)
+    check_same(grid.comm, where, f"relation {rel} of the file (edges, weighted, timed)",
+               sizes)
     return _relation_block(grid, schema.total_nodes, offsets[d], counts[d], lo, indptr,
-                          indices + offsets[s], weights)
+                          indices + offsets[s], weights), time_of
+
+
+def _merged(indptr, indices, weights, time_of):
+    """Rows as stored merged into canonical rows: :func:`~spsample._hetero.merge_entries`
+    (what ``HeteroGraph`` does to the whole relation) on a block of rows."""
+    rows = indptr.size - 1
+    row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(indptr))
+    row, indices, weights, time_of = merge_entries(row, indices, weights, time_of)
+    indptr = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row, minlength=rows), out=indptr[1:])
+    return indptr, indices, weights, time_of
 
 
 def _no_minibatch(graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, seed_time):

@@ -8,8 +8,10 @@ does, and each hop runs where its plan allows (DESIGN §7), the same on every ra
   ``A`` alone: node-wise rules, LABOR, walks, compositions of the row's own values): each
   frontier row ``(minibatch, v)`` goes to the owner of row ``v``, which samples it with the
   very RNG stream the single-process code uses and returns one ``(vertex, edge id)`` per
-  sample. Wire format per owner: ``[runs, batch id × runs, rows × runs, v × rows(, row key ×
-  rows)]`` int64 out (the row keys only for streams keyed per row); back, the per-row sample
+  sample. Wire format per owner: ``[runs, batch id × runs, rows × runs(, time × runs), v ×
+  rows(, row key × rows)]`` int64 out (the times, float64 bits, only for temporal hops: one
+  per run of a minibatch's rows, which the owner cuts its time-sorted rows at; the row keys
+  only for streams keyed per row); back, the per-row sample
   counts in the narrowest unsigned type that holds the largest, then one uint64 per sample
   packing ``vertex << edge_bits | edge_id`` (two int64 when the ids need > 64 bits). The owner
   samples with the native row sampler where the rule allows, else with the NumPy evaluation
@@ -17,9 +19,14 @@ does, and each hop runs where its plan allows (DESIGN §7), the same on every ra
 * **pull** / row fetch (any other hop, or ``strategy="pull"``, or a sampler whose constructors
   cannot be traced): the rows of ``A`` the frontier needs and that this rank
   has not fetched yet in this bulk are requested from their owners (one id out; back the
-  row's degree and first edge id, then its column ids and weights); the sampler's own
-  constructors then run unchanged on a :class:`_FetchedRows` view. Layer-wise sums therefore
-  run over the same values in the same order as on one process: bit-identical.
+  row's degree and first edge id, then its column ids, weights and, from a time-sorted
+  block, entry times); the sampler's own constructors then run unchanged on a
+  :class:`_FetchedRows` view (which cuts the rows at the minibatches' times as one process
+  does). Layer-wise sums therefore run over the same values in the same order as on one
+  process: bit-identical.
+
+Temporal hops run on time-sorted blocks (:class:`~spsample.distributed._timesorted.
+TimeSortedBlock`): samples report the canonical CSR's edge ids, as one process does.
 
 Requests run inside the grid's column communicator (one rank per process row, same replica
 index), so the ``c`` replicas of an owner share the requests of the ``p`` ranks.
@@ -42,17 +49,18 @@ __all__ = ["run_distributed", "hop_modes"]
 
 
 def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy, stats, *,
-                    schedule=None):
+                    schedule=None, seed_time=None):
     """All hops of this rank's bulk on the engine's hop loop, each hop where its traced plan
     allows; every rank runs the same number of hops (collective).
 
     ``schedule`` (a heterogeneous bulk's :class:`~spsample._hetero_sample.Schedule`) runs one
     engine hop per (hop, relation) step, each on its relation's block of rows (a
     :class:`DistGraph`, the step's ``graph``), exactly as a homogeneous hop runs on ``dg``;
-    ``dg`` then only gives the grid."""
+    ``dg`` then only gives the grid; ``seed_time`` (float64, one per minibatch) is a temporal
+    bulk's cut."""
     from .._engine import run_hops
     blocks = [dg] * sampler.num_hops if schedule is None else [st.graph for st in schedule.steps]
-    plans = _trace(dg, sampler, batch_ids, seed, epoch, schedule)
+    plans = _trace(dg, sampler, batch_ids, seed, epoch, schedule, seed_time)
     modes = _agreed_modes(dg, hop_modes(plans, strategy, len(blocks), weighted=any(
         block.weights is not None for block in blocks)))
     fetches = _fetch_hops(blocks, plans, modes)
@@ -79,7 +87,8 @@ def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
             fetch(sampler, state, ctx, stats, plan=plan)
             stats["selection"].append("native" if fetch.native_rows else "numpy")
 
-    out = run_hops(dg, seeds, sizes, batch_ids, sampler, seed, epoch, hop, schedule=schedule)
+    out = run_hops(dg, seeds, sizes, batch_ids, sampler, seed, epoch, hop, schedule=schedule,
+                   seed_time=seed_time)
     stats["modes"] = modes
     stats["mode"] = modes[0] if len(set(modes)) == 1 else "mixed"
     return out
@@ -99,12 +108,13 @@ def _fetch_hops(blocks, plans, modes):
     return fetches
 
 
-def _trace(dg, sampler, batch_ids, seed, epoch, schedule=None):
+def _trace(dg, sampler, batch_ids, seed, epoch, schedule=None, seed_time=None):
     """The sampler's traced hops, or ``None`` when its constructors cannot be traced (every
     hop then fetches rows and runs the constructors on them)."""
     from .._engine import UNTRACEABLE, trace
     try:
-        return trace(sampler, dg, batch_ids, seed, epoch, schedule=schedule)
+        return trace(sampler, dg, batch_ids, seed, epoch, schedule=schedule,
+                     seed_time=seed_time)
     except UNTRACEABLE:
         return None
 
@@ -152,7 +162,7 @@ def _row_local_values(expr, view):
     return all(_row_local_values(a, view) for a in expr.args)
 
 
-_NO_ROWS = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), None)
+_NO_ROWS = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), None, np.zeros(0))
 
 
 def _request_hop(plan, graph, **where):
@@ -226,21 +236,24 @@ def concrete_frontier(state, Q):
 class _Block:
     """This rank's rows of ``A`` as a graph indexed by global vertex ids: views and selections
     read row ``v`` at ``dg.local_rows(v)``; per-edge vectors are indexed by
-    ``dg.global_edges``."""
+    ``dg.global_edges``; ``entry_time``: a time-sorted block's entry times (or ``None``)."""
 
     def __init__(self, dg):
         self.indptr, self.indices, self.weights = dg.indptr, dg.indices, dg.weights
         self.num_nodes, self.num_edges = dg.num_nodes, dg.num_edges
         self.local_rows, self.global_edges = dg.local_rows, dg.global_edges
+        self.entry_time = getattr(dg, "entry_time", None)
 
 
-def _owner_select(sel, block, vertex, keys, batch, batch_ids, ctx):
+def _owner_select(sel, block, vertex, keys, batch, batch_ids, ctx, run_time=None):
     """The hop's own selection, evaluated by NumPy on the requested rows of a block of rows
     (a :class:`_Block`: this rank's, or rows read from disk): ``S`` with block-local edge ids
-    (the oracle of the native row sampler)."""
+    (the oracle of the native row sampler). ``batch`` numbers the requests' runs (their
+    minibatch ids are ``batch_ids[batch]``); ``run_time`` (float64, one per run): a temporal
+    hop's cut, each row's entries with time ``<= run_time[batch]`` (``block.entry_time``)."""
     Q = Frontier(batch, vertex, np.zeros(vertex.size, dtype=np.int64), row_id=keys)
     expr = _rebased(sel.P.expr, sel.P.frontier, Q, block)
-    P = RowView(block, Q, expr)
+    P = RowView(block, Q, expr, None if run_time is None else (block.entry_time, run_time))
     keyed_by = sel.streams.keyed_by
     if keyed_by == "column":
         streams = Streams(None, batch_ids, ctx.hop_word, ctx.key, keyed_by="column", frontier=Q)
@@ -269,6 +282,13 @@ def _rebased(expr, traced, Q, block):
     if not expr.args:
         return expr
     return Expr(expr.op, *[_rebased(a, traced, Q, block) for a in expr.args])
+
+
+def reported_edges(dg, position):
+    """The edge ids samples of ``dg``'s entries (local positions) report: their global ids,
+    or, for a time-sorted block, those of the canonical CSR (as one process reports them)."""
+    canonical = getattr(dg, "canonical_edge", None)
+    return dg.global_edges(position) if canonical is None else canonical[position]
 
 
 def _count_dtype(bound):
@@ -306,6 +326,7 @@ class _PushHop:
         self.dg, self.plan = dg, plan
         sel = plan.selection
         self.keyed_by_row = sel.streams.keyed_by == "row"
+        self.timed = sel.P.cutoff is not None            # requests carry their runs' times
         self.count_dtype = _count_dtype(_count_bound(sel, dg.max_degree))
         self.edge_bits = max(1, int(dg.num_edges - 1).bit_length())
         vertex_bits = max(1, int(dg.num_nodes - 1).bit_length())
@@ -354,7 +375,10 @@ class _PushHop:
         for d in range(rows_per_dest.size):
             lo, hi = bounds[d], bounds[d + 1]
             run_batch, run_len = _runs(batch[lo:hi])
-            pieces = [[run_batch.size], ctx.batch_ids[run_batch], run_len, vertex[lo:hi]]
+            pieces = [[run_batch.size], ctx.batch_ids[run_batch], run_len]
+            if self.timed:
+                pieces.append(np.asarray(ctx.seed_time, dtype=np.float64)[run_batch].view(np.int64))
+            pieces.append(vertex[lo:hi])
             if keys is not None:
                 pieces.append(keys[lo:hi])
             parts.append(np.concatenate(pieces).astype(np.int64))
@@ -363,21 +387,24 @@ class _PushHop:
     def _serve(self, ctx, received, rcounts):
         """Owner side: sample the rows requested by every source, reply per source."""
         dg = self.dg
-        batch_ids, run_lengths, vertices, keys, rows_from = [], [], [], [], []
+        batch_ids, run_lengths, run_times, vertices, keys, rows_from = [], [], [], [], [], []
         width = 2 if self.keyed_by_row else 1
+        per_run = 3 if self.timed else 2
         pos = 0
         for count in rcounts:
             runs = int(received[pos])
             batch_ids.append(received[pos + 1:pos + 1 + runs])
             run_lengths.append(received[pos + 1 + runs:pos + 1 + 2 * runs])
-            rows = (int(count) - 1 - 2 * runs) // width
-            first = pos + 1 + 2 * runs
+            run_times.append(received[pos + 1 + 2 * runs:pos + 1 + per_run * runs])
+            rows = (int(count) - 1 - per_run * runs) // width
+            first = pos + 1 + per_run * runs
             vertices.append(received[first:first + rows])
             keys.append(received[first + rows:first + 2 * rows] if width == 2 else None)
             rows_from.append(rows)
             pos += int(count)
         batch_ids = np.concatenate(batch_ids)
         run_lengths = np.concatenate(run_lengths)
+        run_time = np.concatenate(run_times).view(np.float64) if self.timed else None
         vertex = np.concatenate(vertices)
         key_words = np.concatenate(keys) if width == 2 else vertex
         batch = np.repeat(np.arange(batch_ids.size, dtype=np.int64), run_lengths)
@@ -385,11 +412,12 @@ class _PushHop:
             S = _native.select_requests(self.native, vertex, dg.local_rows(vertex),
                                         batch_ids[batch],
                                         ctx.hop_word, ctx.key,
-                                        keys=key_words if self.keyed_by_row else None)
+                                        keys=key_words if self.keyed_by_row else None,
+                                        times=None if run_time is None else run_time[batch])
         else:
             S = _owner_select(self.plan.selection, _Block(dg), vertex, key_words, batch,
-                              batch_ids, ctx)
-        S.edge_id = dg.global_edges(S.edge_id)
+                              batch_ids, ctx, run_time)
+        S.edge_id = reported_edges(dg, S.edge_id)
         lengths = S.row_lengths()
         row_bounds = np.r_[0, np.cumsum(rows_from)]
         parts = []
@@ -452,23 +480,37 @@ class _PushHop:
 class _FetchedRows:
     """The rows of ``A`` fetched so far, laid out as a graph over all ``n`` vertices (rows not
     fetched are empty), so that a sampler's constructors run on it unchanged. ``edge_ids``
-    maps each stored entry to its global edge id."""
+    maps each stored entry to the global edge id its samples report; ``entry_time`` (rows of
+    a time-sorted block, else ``None``) the entries' times, which temporal constructors cut
+    the rows at (:meth:`~spsample._lazy.RowView.until`)."""
 
-    def __init__(self, num_nodes, ids, degree, indices, weights, edge_ids, whole_graph):
+    def __init__(self, num_nodes, ids, degree, indices, weights, edge_ids, whole_graph,
+                 entry_time=None):
         self.num_nodes = num_nodes
         lengths = np.zeros(num_nodes, dtype=np.int64)
         lengths[ids] = degree
         self.indptr = np.zeros(num_nodes + 1, dtype=np.int64)
         np.cumsum(lengths, out=self.indptr[1:])
         self.indices, self.weights, self.edge_ids = indices, weights, edge_ids
+        self.entry_time = entry_time
         self._whole_graph = whole_graph
 
+    @property
+    def num_edges(self):
+        return self.indices.size
+
+    def degree(self):
+        return np.diff(self.indptr)
+
     def cached(self, name, compute):
-        """Whole-graph quantities come from the distributed graph, never from these rows."""
+        """Whole-graph quantities come from the distributed graph, never from these rows; the
+        check of entry times (``RowView.until``) runs on these rows."""
         if name == "fastgcn_column_weights":
             return self._whole_graph.column_weights()
         if name == "layerwise_weights":         # these rows' weights, scaled as the whole graph's
             return self.weights * self._whole_graph.layerwise_scale()
+        if isinstance(name, tuple) and name[0] == "sorted_entry_time":
+            return compute()
         raise SamplerError(
             f"sample: the sampler needs the whole-graph quantity {name!r}, which a DistGraph "
             "does not provide; use replicate_graph=True")
@@ -484,17 +526,23 @@ class _FetchHop:
     entries) per hop, no re-sort of the entries) and selected by
     :func:`spsample._native.select_requests`, which reads each request's row through its slot;
     the NumPy way stays the oracle (same bits).
+
+    Rows of a time-sorted block (``timed``) come with their entries' times (``self.time``) and
+    keep each entry's canonical edge id (``self.edge``, :func:`_canonical_edges`).
     """
 
     def __init__(self, dg, native_rows=False):
         self.dg = dg
         self.native_rows = native_rows
+        self.timed = getattr(dg, "entry_time", None) is not None
         self.ids = np.zeros(0, dtype=np.int64)          # ascending
         self.degree = np.zeros(0, dtype=np.int64)
         self.start = np.zeros(0, dtype=np.int64)         # global edge id of each row's entry 0
         self.indices = np.zeros(0, dtype=np.int64)       # rows in the order of self.ids
         self.weights = None if dg.weights is None else np.zeros(0)
-        # native_rows: self.start, self.indices and self.weights are in arrival (slot) order
+        self.time = np.zeros(0) if self.timed else None
+        self.edge = np.zeros(0, dtype=np.int64) if self.timed else None
+        # native_rows: self.start, self.indices, ... (per entry) are in arrival (slot) order
         self.slot = np.zeros(0, dtype=np.int64)          # slot of each of self.ids
         self.row_ptr = np.zeros(1, dtype=np.int64)       # slot -> its entries in self.indices
 
@@ -533,7 +581,15 @@ class _FetchHop:
         stats["fetched_rows"] += int(remote.sum())
         stats["fetched_entries"] += int(degree[remote].sum())
 
-    def _append(self, need, degree, start, indices, weights):
+    def _per_entry(self, degree, start, indices, weights, time):
+        """``{name: (stored array, the new rows' part)}`` of the arrays kept per entry."""
+        parts = {"indices": (self.indices, indices), "weights": (self.weights, weights)}
+        if self.timed:
+            parts.update(time=(self.time, time),
+                         edge=(self.edge, _canonical_edges(degree, start, indices)))
+        return {name: pair for name, pair in parts.items() if pair[0] is not None}
+
+    def _append(self, need, degree, start, indices, weights, time=None):
         """Store the rows ``need`` after the ones fetched so far (new slots, arrival order)."""
         first_slot = self.start.size
         ids = np.concatenate([self.ids, need])
@@ -541,10 +597,9 @@ class _FetchHop:
         self.ids = ids[order]
         self.slot = np.concatenate([self.slot, np.arange(first_slot, first_slot + need.size)])[order]
         self.row_ptr = np.concatenate([self.row_ptr, self.row_ptr[-1] + np.cumsum(degree)])
+        for name, (held, new) in self._per_entry(degree, start, indices, weights, time).items():
+            setattr(self, name, np.concatenate([held, new]))
         self.start = np.concatenate([self.start, start])
-        self.indices = np.concatenate([self.indices, indices])
-        if self.weights is not None:
-            self.weights = np.concatenate([self.weights, weights])
 
     def _sample_native(self, sampler, state, Q, ctx, plan):
         """One row-local hop on the stored rows by the native kernels."""
@@ -554,18 +609,23 @@ class _FetchHop:
     def _select_native(self, Q, ctx, plan):
         """``S`` of the frontier rows ``Q`` (fetched rows of this block)."""
         rows = self.slot[np.searchsorted(self.ids, Q.vertex)]
-        lowered = _native.lower_requests(plan, self.dg,
-                                         rows=(self.row_ptr, self.indices, self.weights))
+        lowered = _native.lower_requests(plan, self.dg, rows=(self.row_ptr, self.indices,
+                                                              self.weights, self.time))
         keyed_by_row = plan.selection.streams.keyed_by == "row"
+        timed = lowered.hop["time"] >= 0
         S = _native.select_requests(lowered, Q.vertex, rows, ctx.batch_ids[Q.batch],
-                                    ctx.hop_word, ctx.key, keys=Q.row_id if keyed_by_row else None)
-        first_edge = self.start[rows] - self.row_ptr[rows]      # buffer position -> edge id
-        S.edge_id = S.edge_id + np.repeat(first_edge, S.row_lengths())
+                                    ctx.hop_word, ctx.key, keys=Q.row_id if keyed_by_row else None,
+                                    times=np.asarray(ctx.seed_time)[Q.batch] if timed else None)
+        if self.timed:                          # buffer position -> canonical edge id
+            S.edge_id = self.edge[S.edge_id]
+        else:                                   # buffer position -> edge id
+            first_edge = self.start[rows] - self.row_ptr[rows]
+            S.edge_id = S.edge_id + np.repeat(first_edge, S.row_lengths())
         return S
 
     def _fetch(self, need):
-        """Rows ``need`` from their owners: ``(degree, start, indices, weights)``, in the order
-        of ``need``."""
+        """Rows ``need`` from their owners: ``(degree, start, indices, weights, time)``, in the
+        order of ``need`` (``time``: the entries' times of a time-sorted block, or ``None``)."""
         dg, col = self.dg, self.dg.grid.col_comm
         order, counts = by_owner(dg.placement.owner(need), col.size)
         asked, asked_counts = col.alltoallv(need[order], counts)
@@ -576,49 +636,64 @@ class _FetchHop:
         got_head, _ = col.alltoallv(head, asked_counts, recvcounts=counts)
         offset, segment = prim.segment_arange(degree)
         entry = first[segment] + offset
-        width = 1 if dg.weights is None else 2
-        body = np.empty((entry.size, width), dtype=np.int64)
-        body[:, 0] = dg.indices[entry]
-        if width == 2:
-            body[:, 1] = dg.weights[entry].view(np.int64)
+        columns = [a for a in (dg.indices, dg.weights, getattr(dg, "entry_time", None))
+                   if a is not None]
+        body = np.empty((entry.size, len(columns)), dtype=np.int64)
+        for i, a in enumerate(columns):               # floats travel as their bits
+            body[:, i] = a.view(np.int64)[entry]
         source = np.repeat(np.arange(col.size), asked_counts)
         send_entries = np.bincount(source, weights=degree, minlength=col.size).astype(np.int64)
         back = np.repeat(np.arange(col.size), counts)
         recv_entries = np.bincount(back, weights=got_head[:, 0], minlength=col.size).astype(np.int64)
         got_body, _ = col.alltoallv(body, send_entries, recvcounts=recv_entries)
-        weights = None if width == 1 else got_body[:, 1].copy().view(np.float64)
-        return _in_request_order(order, got_head[:, 0], got_head[:, 1], got_body[:, 0],
-                                 weights)
+        degree, start, got_body = _in_request_order(order, got_head[:, 0], got_head[:, 1],
+                                                    got_body)
+        parts = [np.ascontiguousarray(got_body[:, i]) for i in range(len(columns))]
+        weights = parts.pop(1).view(np.float64) if dg.weights is not None else None
+        time = parts.pop(1).view(np.float64) if self.timed else None
+        return degree, start, parts[0], weights, time
 
-    def _merge(self, need, degree, start, indices, weights):
+    def _merge(self, need, degree, start, indices, weights, time=None):
         ids = np.concatenate([self.ids, need])
         order = np.argsort(ids, kind="stable")
         all_degree = np.concatenate([self.degree, degree])
         all_start = np.concatenate([self.start, start])
-        all_indices = np.concatenate([self.indices, indices])
         row_first = np.cumsum(all_degree) - all_degree
         offset, segment = prim.segment_arange(all_degree[order])
         take = row_first[order][segment] + offset
+        for name, (held, new) in self._per_entry(degree, start, indices, weights, time).items():
+            setattr(self, name, np.concatenate([held, new])[take])
         self.ids, self.degree, self.start = ids[order], all_degree[order], all_start[order]
-        self.indices = all_indices[take]
-        if self.weights is not None:
-            self.weights = np.concatenate([self.weights, weights])[take]
 
     def _view(self):
-        offset, segment = prim.segment_arange(self.degree)
-        edge_ids = self.start[segment] + offset
+        if self.timed:
+            edge_ids = self.edge
+        else:
+            offset, segment = prim.segment_arange(self.degree)
+            edge_ids = self.start[segment] + offset
         return _FetchedRows(self.dg.num_nodes, self.ids, self.degree, self.indices,
-                            self.weights, edge_ids, self.dg)
+                            self.weights, edge_ids, self.dg, self.time)
 
 
-def _in_request_order(order, degree, start, indices, weights):
+def _canonical_edges(degree, start, indices):
+    """The canonical edge id of each entry of rows fetched from a time-sorted block: the row's
+    first edge id ``start`` plus the rank of the entry's column within its row (a canonical
+    row lists its columns ascending, without repeats, so that rank is the entry's position in
+    the canonical row)."""
+    offset, segment = prim.segment_arange(degree)
+    rank = np.empty_like(offset)
+    rank[np.lexsort((indices, segment))] = offset     # the sort keeps every row in place
+    return start[segment] + rank
+
+
+def _in_request_order(order, degree, start, body):
     """Rows received grouped by owner (``order``: the request order sorted by owner) put back
-    in request order: ``(degree, start, indices, weights)``."""
+    in request order: ``(degree, start, body)`` (``body``: one row of values per entry)."""
     if np.all(order[1:] > order[:-1]):               # owners ascend with the ids: as sent
-        return degree.copy(), start.copy(), indices.copy(), weights
+        return degree.copy(), start.copy(), body
     back = np.empty_like(order)
     back[order] = np.arange(order.size)
     first = np.cumsum(degree) - degree
     offset, segment = prim.segment_arange(degree[back])
     take = first[back][segment] + offset
-    return degree[back], start[back], indices[take], None if weights is None else weights[take]
+    return degree[back], start[back], body[take]

@@ -117,8 +117,9 @@ def read_hetero_parts(where, path, f, features=True):
     -------
     dict
         ``num_nodes`` (``{type: int}``), ``relations`` (``{relation: group path}``, e.g.
-        ``"hetero/relations/0"``), ``temporal`` (edge or node times stored), ``features`` and
-        ``labels`` (``{type: array}``; no features when ``features=False``), ``splits``,
+        ``"hetero/relations/0"``), ``temporal`` (edge or node times stored), ``node_time``
+        (``{type: float64 array}``, one finite time per vertex), ``features`` and ``labels``
+        (``{type: array}``; no features when ``features=False``), ``splits``,
         ``edge_splits``, ``target_type``, ``name``.
 
     Raises
@@ -134,9 +135,26 @@ def read_hetero_parts(where, path, f, features=True):
         where, path, f, groups, features)
     return dict(num_nodes={t: v["num_nodes"] for t, v in types.items()}, relations=rels,
                 temporal=edge_time or any("time" in v for v in types.values()),
+                node_time=_node_times(where, path, types),
                 features={t: v["features"] for t, v in types.items() if "features" in v},
                 labels={t: v["labels"] for t, v in types.items() if "labels" in v},
                 splits=splits, edge_splits=edge_splits, target_type=target, name=name)
+
+
+def _node_times(where, path, types):
+    """``{type: times}`` of the types that store node times, checked as ``HeteroGraph``
+    checks them (one finite time per vertex)."""
+    from .._hetero import check_time
+    out = {}
+    for t, v in types.items():
+        if "time" not in v:
+            continue
+        try:
+            out[t] = check_time(where, f"node_time[{t!r}]", v["time"], v["num_nodes"])
+        except SpsampleError as exc:
+            raise DatasetError(f"{where}: argument 'path' {str(path)!r} holds an invalid "
+                               f"heterogeneous dataset: {exc}") from exc
+    return out
 
 
 def _read_parts(where, path, f, relations, features):

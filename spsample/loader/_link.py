@@ -108,7 +108,7 @@ class LinkLoader(Loader):
     ArgumentError, ArgumentTypeError
         Naming the argument: ``neg_ratio <= 0``, an unknown ``neg_sampling``, seed edges of
         the wrong shape or with ids out of range, an unknown relation, ``edge_time`` of the
-        wrong length (or on a sharded graph). On a distributed graph, on every rank.
+        wrong length. On a distributed graph, on every rank.
     DistributedError
         On every rank, when the ranks pass different arguments or seed edges.
 
@@ -121,7 +121,8 @@ class LinkLoader(Loader):
     bit for bit the single-process batch of the same global id, for every ``p``, ``c`` and
     ``bulk_size``; negatives, strict edge tests, degree weights and sampling are collective
     (see :mod:`spsample.loader._link_dist` for what moves). Temporal link minibatches
-    (``edge_time``) need the whole graph on every rank (``replicate_graph=True``). An epoch's
+    (``edge_time``) are cut at the seed edges' times by the rows' owners (push) or the
+    ranks that fetch the rows (pull), as ``spsample.sample`` cuts them. An epoch's
     ``last_stats`` counts the bytes this rank sent drawing negatives (``negative_bytes``:
     degrees, strict edge tests) besides ``sampling_bytes`` and ``fetch_bytes``.
 
@@ -195,11 +196,6 @@ class LinkLoader(Loader):
     def _check_time(self):
         if self.edge_time is None:
             return
-        if self._dist is not None and self.hetero:
-            fail(ArgumentError, _WHERE, "edge_time", "(temporal link minibatches) is not "
-                 "supported on a sharded DistHeteroGraph: build or load it with "
-                 "replicate_graph=True (or replication = the number of ranks)",
-                 show_value=False)
         if not (self.hetero and self.graph.is_temporal):
             fail(ArgumentError, _WHERE, "edge_time", "needs a temporal HeteroGraph",
                  show_value=False)

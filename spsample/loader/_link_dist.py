@@ -19,7 +19,8 @@ What each rank holds and what moves (every byte counted by the grid's communicat
   grid's column); the ranks make as many attempts as the rank that needs the most (one
   8-byte ``allreduce`` per attempt), so the collectives match.
 * **Sampling** runs on the distributed engine (:func:`spsample.distributed._sampling.
-  run_distributed`: push by default, or pull), as ``spsample.sample`` on the graph does.
+  run_distributed`: push by default, or pull), as ``spsample.sample`` on the graph does,
+  temporal link minibatches (``edge_time``) included.
 * **Features**: the loader's feature source, as ``Loader`` uses it (a ``FeatureStore``: one
   all-to-all per bulk; an array held by every rank: a local gather).
 
@@ -168,10 +169,11 @@ class ShardedLinks:
     # ------------------------------------------------------------------ sampling
     def engine(self, graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, seed_time):
         """The engine of :func:`~spsample._hetero_sample.run_global`: the distributed hops
-        (each relation step on its block of rows when ``schedule`` is given)."""
+        (each relation step on its block of rows when ``schedule`` is given, cut at
+        ``seed_time`` in a temporal bulk)."""
         from ..distributed._sampling import run_distributed
         stats = {"strategy": self.strategy}
         out = run_distributed(self.graph, seeds, sizes, batch_ids, sampler, seed, epoch,
-                              self.strategy, stats, schedule=schedule)
+                              self.strategy, stats, schedule=schedule, seed_time=seed_time)
         self.last_stats = stats
         return out

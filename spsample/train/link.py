@@ -110,7 +110,8 @@ class _Task:
             return
         if self.sharded and graph.is_temporal:
             fail(ArgumentError, "fit_link", "data", "is a temporal graph sharded over the "
-                 "ranks: temporal link prediction needs the whole graph on every rank "
+                 "ranks: its chronological split and reverse relation are built from the "
+                 "whole graph, so temporal link training needs it on every rank "
                  "(replicate_graph=True, or replication = the number of ranks)",
                  show_value=False)
         if self.sharded:
@@ -236,8 +237,8 @@ def fit_link(data, *, relation=None, split="auto", fanouts=(10, 10), hidden=64, 
         :func:`~spsample.distributed.load_hetero_dataset`) trains with each rank holding its
         block rows: every rank gathers the graph's pairs (24 bytes per entry, once), splits
         them as one process does and keeps its rows of the training pairs' graph; a
-        heterogeneous one needs stored ``edge_splits`` (temporal graphs need the whole
-        graph on every rank: ``replicate_graph=True``).
+        heterogeneous one needs stored ``edge_splits`` (a temporal graph's chronological
+        split needs the whole graph on every rank: ``replicate_graph=True``).
     relation : relation, optional
         Heterogeneous data: the relation to predict (default: the first).
     split : {"auto", "random", "time", "stored"}

@@ -14,6 +14,10 @@ from spsample.distributed import Grid, launched_under_mpi, world
 _WORLD = None
 _GRIDS = {}
 
+# the relations of the heterogeneous tests' bibliography graphs
+WRITES, WRITTEN_BY = ("author", "writes", "paper"), ("paper", "written_by", "author")
+CITES, HAS, IN = ("paper", "cites", "paper"), ("paper", "has", "term"), ("term", "in", "paper")
+
 
 def mpi_timeout(seconds):
     """pytest-timeout's mark for these tests. Under ``mpiexec`` its ``thread`` method: a rank
@@ -69,6 +73,49 @@ def my_batches(num_batches):
     per = -(-num_batches // comm.size)
     b0 = min(comm.rank * per, num_batches)
     return b0, min(b0 + per, num_batches)
+
+
+def sample_share(dg, seeds, batch_size, make_sampler, strategy, *, node_type=None, bulk=None,
+                 seed_time=None, **options):
+    """This rank's share of the minibatches of ``seeds`` (:func:`my_batches`), ``bulk`` at a
+    time (default: all at once), as ``(minibatches, b0, b1)``. Every rank makes the same
+    number of calls: a rank out of minibatches passes no seeds (and no times).
+    ``node_type``: the seeds' type on a heterogeneous graph; ``seed_time``: one time per
+    seed of ``seeds``; ``options``: more arguments of ``spsample.sample``."""
+    num_batches = -(-len(seeds) // batch_size)
+    b0, b1 = my_batches(num_batches)
+    per_rank = -(-num_batches // world_comm().size)
+    bulk = bulk or per_rank
+    out = []
+    for i in range(-(-per_rank // bulk)):
+        lo, hi = min(b0 + i * bulk, b1), min(b0 + (i + 1) * bulk, b1)
+        part = slice(lo * batch_size, hi * batch_size)
+        mine = seeds[part] if node_type is None else (node_type, seeds[part])
+        if seed_time is not None:
+            options["seed_time"] = seed_time[part]
+        out += spsample.sample(dg, mine, sampler=make_sampler(), batch_size=batch_size,
+                               batch_offset=lo, strategy=strategy, **options)
+    return out, b0, b1
+
+
+def write_shared(tmp_path, name, make_dataset, mutate=None):
+    """Rank 0 saves ``make_dataset()`` (uncompressed, so that ``mutate(h5py_file)`` can rewrite
+    single entries in place); every rank gets its path."""
+    path = None
+    if world_comm().rank == 0:
+        import h5py
+        path = str(tmp_path / name)
+        spsample.save(make_dataset(), path, compression=None)
+        if mutate is not None:
+            with h5py.File(path, "r+") as f:
+                mutate(f)
+    return world_comm().bcast(path)
+
+
+def replace_dataset(f, name, data, **options):
+    """Replace the dataset ``name`` of the open h5py file (or group) ``f`` by ``data``."""
+    del f[name]
+    f.create_dataset(name, data=data, **options)
 
 
 @pytest.fixture(scope="session")

@@ -11,13 +11,12 @@ import spsample
 from spsample import _native, io
 from spsample.distributed import DistHeteroGraph, Grid, load_hetero_dataset
 
-from _dist_helpers import (assert_all, grid_for, matches, mpi_timeout, my_batches,  # noqa: F401
-                           raised, valid_replications, world_comm)
+from _dist_helpers import (CITES, HAS, IN, WRITES, WRITTEN_BY, assert_all,  # noqa: F401
+                           grid_for, matches, mpi_timeout, my_batches, raised, sample_share,
+                           valid_replications, world_comm, write_shared)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(120)]
 
-WRITES, WRITTEN_BY = ("author", "writes", "paper"), ("paper", "written_by", "author")
-CITES, HAS, IN = ("paper", "cites", "paper"), ("paper", "has", "term"), ("term", "in", "paper")
 COUNTS = {"author": 30, "paper": 80, "term": 12}
 BATCH = 8
 NUM_SEEDS = 70             # 9 minibatches of papers, the last one of 6 seeds
@@ -80,18 +79,8 @@ def reference(name, seed=5, epoch=3):
 def sample_mine(dg, name, strategy, bulk=None, seed=5, epoch=3):
     """This rank's minibatches, ``bulk`` at a time (every rank makes the same number of
     calls: a rank out of minibatches passes no seeds)."""
-    num_batches = -(-NUM_SEEDS // BATCH)
-    b0, b1 = my_batches(num_batches)
-    per_rank = -(-num_batches // world_comm().size)
-    bulk = bulk or per_rank
-    calls = -(-per_rank // bulk)
-    out = []
-    for i in range(calls):
-        lo, hi = min(b0 + i * bulk, b1), min(b0 + (i + 1) * bulk, b1)
-        out += spsample.sample(dg, ("paper", SEEDS[lo * BATCH:hi * BATCH]),
-                               sampler=SAMPLERS[name][0](), batch_size=BATCH, seed=seed,
-                               epoch=epoch, batch_offset=lo, strategy=strategy)
-    return out, b0, b1
+    return sample_share(dg, SEEDS, BATCH, SAMPLERS[name][0], strategy, node_type="paper",
+                        bulk=bulk, seed=seed, epoch=epoch)
 
 
 @pytest.mark.parametrize("c", REPLICATIONS)
@@ -252,21 +241,14 @@ def test_loaded_from_a_file_equals_from_graph(tmp_path, c):
 def shared_file(tmp_path, graph, name="bib.h5", mutate=None):
     """Rank 0 writes ``graph`` (uncompressed; ``mutate(h5py_file)`` may damage it), every
     rank gets the path."""
-    path = None
-    if world_comm().rank == 0:
-        path = str(tmp_path / name)
+    def dataset():
         labels = {"paper": np.arange(COUNTS["paper"]) % 3}
         feats = {"paper": np.eye(4, dtype=np.float32)[np.arange(COUNTS["paper"]) % 4]}
         order = np.random.default_rng(0).permutation(COUNTS["paper"])
-        ds = io.HeteroDataset(graph, features=feats, labels=labels, target_type="paper",
-                              splits={"s": {"train": order[:40], "val": order[40:60],
-                                            "test": order[60:]}}, name="bib")
-        spsample.save(ds, path, compression=None)
-        if mutate is not None:
-            import h5py
-            with h5py.File(path, "r+") as f:
-                mutate(f)
-    return world_comm().bcast(path)
+        return io.HeteroDataset(graph, features=feats, labels=labels, target_type="paper",
+                                splits={"s": {"train": order[:40], "val": order[40:60],
+                                              "test": order[60:]}}, name="bib")
+    return write_shared(tmp_path, name, dataset, mutate)
 
 
 def cites_group(f):
@@ -414,10 +396,10 @@ def temporal_graph():
 
 
 @pytest.mark.parametrize("c", REPLICATIONS)
-def test_temporal_sampling_needs_the_whole_graph(c):
-    """Temporal bulks run where each rank holds the whole graph (c = p, or
-    replicate_graph=True), with the one-process bits; a sharded graph refuses seed_time with
-    the same ArgumentError on every rank."""
+def test_temporal_sampling_in_every_layout(c):
+    """Temporal bulks give the one-process bits whether each rank holds the whole graph
+    (replicate_graph=True, or c = p) or its rows (test_dist_temporal.py covers the sharded
+    graph in depth)."""
     comm = world_comm()
     graph = temporal_graph()
     seeds, times = np.arange(8), np.linspace(0.2, 0.9, 8)
@@ -430,12 +412,9 @@ def test_temporal_sampling_needs_the_whole_graph(c):
         out = []
         exc = raised(lambda: out.extend(spsample.sample(
             dg, ("n", seeds[part]), seed_time=times[part], batch_offset=b0, **kw)))
-        if dg.whole is None:
-            messages = comm.allgather_object(str(exc))
-            assert_all(isinstance(exc, spsample.ArgumentError) and "seed_time" in str(exc)
-                       and "sharded" in str(exc) and len(set(messages)) == 1, str(exc))
-        else:
-            assert_all(exc is None and matches(out, ref, b0, b1), str(exc))
+        assert_all(exc is None and matches(out, ref, b0, b1), str(exc))
+        whole = replicate or c == comm.size
+        assert_all((dg.whole is not None) == whole and dg.is_temporal, replicate)
 
 
 @pytest.mark.parametrize("strategy", ["push", "pull"])

@@ -1,9 +1,9 @@
 """``LinkLoader`` on a sharded graph (``DistGraph``, a ``DistHeteroGraph`` relation) == the
 single-process loader's batches of the same global minibatch ids, bit for bit: binary and
 triplet negatives, uniform and degree-weighted, strict, ``exclude_seed_edges``, disjoint,
-push and pull, every replication factor of the current world size (the suite runs at p = 1,
-2 and 4), several bulk sizes; strict negatives never edges; the bytes of each phase; bad
-input giving the same typed error on every rank."""
+temporal (seed edges with times), push and pull, every replication factor of the current
+world size (the suite runs at p = 1, 2 and 4), several bulk sizes; strict negatives never
+edges; the bytes of each phase; bad input giving the same typed error on every rank."""
 
 import numpy as np
 import pytest
@@ -213,30 +213,27 @@ def test_ranks_without_minibatches_pad():
     assert_all(not bad, bad)
 
 
-def test_temporal_needs_the_whole_graph():
-    """Temporal link minibatches on a sharded DistHeteroGraph: an ArgumentError naming
-    edge_time on every rank; with the whole graph on every rank (c = p) they are the one
-    process's."""
+@pytest.mark.parametrize("strategy", ["push", "pull"])
+@pytest.mark.parametrize("strict", [False, True])
+def test_temporal_link_batches_equal_one_process(strict, strategy):
+    """Seed edges with times on a DistHeteroGraph (sharded for c < p): each endpoint's
+    subgraph (and its negatives') cut at the edge's time by the rows' owners or the fetching
+    ranks, as one process cuts it."""
     rng = np.random.default_rng(4)
     t = rng.integers(0, 100, 400).astype(float)
     a, p = rng.integers(0, 30, 400), rng.integers(0, 50, 400)
     g = spsample.HeteroGraph.from_edge_index(
         {WRITES: (a, p), WRITTEN_BY: (p, a)}, num_nodes={"author": 30, "paper": 50},
         edge_time={WRITES: t, WRITTEN_BY: t})
-    edges, times = np.stack([a[:60], p[:60]]), t[:60] + 0.5
-    kw = dict(sampler=spsample.NodeWise([3, 2]), batch_size=16, pipeline=False)
+    edges, times = (WRITES, np.stack([a[:60], p[:60]])), t[:60] + 0.5
+    kw = dict(sampler=spsample.NodeWise([3, 2]), batch_size=16, pipeline=False, strict=strict,
+              edge_time=times)
+    ref = mine_of(kw, g, edges, epoch=0)
     for c in REPLICATIONS:
         dg = DistHeteroGraph.from_graph(g, grid_for(c))
-        exc = raised(lambda: spsample.LinkLoader(dg, (WRITES, edges), edge_time=times, **kw))
-        if dg.whole is None:
-            messages = world_comm().allgather_object(str(exc))
-            assert_all(isinstance(exc, ArgumentError) and "edge_time" in str(exc)
-                       and len(set(messages)) == 1, str(exc))
-        else:
-            out = list(spsample.LinkLoader(dg, (WRITES, edges), edge_time=times, **kw))
-            bad = differences(out, mine_of(kw, g, (WRITES, edges), edge_time=times, epoch=0),
-                              HETERO_FIELDS + ("edge_label_time",))
-            assert_all(exc is None and not bad, (exc, bad[:4]))
+        out = list(spsample.LinkLoader(dg, edges, strategy=strategy, **kw))
+        bad = differences(out, ref, HETERO_FIELDS + ("edge_label_time",))
+        assert_all(not bad and any(b.batch_dict for b in out) == bool(out), (c, bad[:4]))
 
 
 # ---------------------------------------------------------------------- bad input

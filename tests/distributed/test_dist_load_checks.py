@@ -5,7 +5,6 @@ crash, a hang, or rows silently cut short), and a file with unsorted rows loads 
 Rank 0 writes the file, every rank reads it. The damage sits in the last rows, which only the
 last process row reads, unless the whole file is affected."""
 
-import h5py
 import numpy as np
 import pytest
 
@@ -14,7 +13,7 @@ from spsample import DatasetError
 from spsample.distributed import DistGraph
 
 from _dist_helpers import (assert_all, grid_for, mpi_timeout, raised,  # noqa: F401
-                           valid_replications, world_comm)
+                           replace_dataset, valid_replications, world_comm, write_shared)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
@@ -36,19 +35,8 @@ def ring_graph():
 def shared_file(tmp_path, name, mutate=None):
     """Rank 0 writes a valid file (uncompressed, so that ``mutate(h5py_file)`` can rewrite
     single entries in place); every rank gets its path."""
-    path = None
-    if world_comm().rank == 0:
-        path = str(tmp_path / name)
-        spsample.save(spsample.Dataset(ring_graph(), name="ring"), path, compression=None)
-        if mutate is not None:
-            with h5py.File(path, "r+") as f:
-                mutate(f)
-    return world_comm().bcast(path)
-
-
-def replace(f, name, data, **options):
-    del f[name]
-    f.create_dataset(name, data=data, **options)
+    return write_shared(tmp_path, name, lambda: spsample.Dataset(ring_graph(), name="ring"),
+                        mutate)
 
 
 def set_entry(name, position, value):
@@ -61,7 +49,7 @@ def set_indptr_tail(f):
     """The last row pointer points past the end of /graph/indices."""
     indptr = f["graph/indptr"][()]
     indptr[-1] += 7
-    replace(f, "graph/indptr", indptr)
+    replace_dataset(f, "graph/indptr", indptr)
 
 
 def indptr_drops(f):
@@ -72,27 +60,27 @@ def indptr_drops(f):
 def indptr_not_from_zero(f):
     indptr = f["graph/indptr"][()]
     indptr[0] = 1
-    replace(f, "graph/indptr", indptr)
+    replace_dataset(f, "graph/indptr", indptr)
 
 
 def float_indices(f):
-    replace(f, "graph/indices", f["graph/indices"][()] + 0.5)
+    replace_dataset(f, "graph/indices", f["graph/indices"][()] + 0.5)
 
 
 def float_indptr(f):
-    replace(f, "graph/indptr", f["graph/indptr"][()].astype(np.float64))
+    replace_dataset(f, "graph/indptr", f["graph/indptr"][()].astype(np.float64))
 
 
 def two_dimensional_indices(f):
-    replace(f, "graph/indices", f["graph/indices"][()].reshape(-1, 3))
+    replace_dataset(f, "graph/indices", f["graph/indices"][()].reshape(-1, 3))
 
 
 def short_weights(f):
-    replace(f, "graph/weights", f["graph/weights"][:-1])
+    replace_dataset(f, "graph/weights", f["graph/weights"][:-1])
 
 
 def string_weights(f):
-    replace(f, "graph/weights", np.array([b"x"] * f["graph/weights"].shape[0]))
+    replace_dataset(f, "graph/weights", np.array([b"x"] * f["graph/weights"].shape[0]))
 
 
 def huge_declared_indices(f):
@@ -103,7 +91,7 @@ def huge_declared_indices(f):
     d[:1024] = 1
     indptr = f["graph/indptr"][()]
     indptr[-1] = 2**31
-    replace(f, "graph/indptr", indptr)
+    replace_dataset(f, "graph/indptr", indptr)
 
 
 def huge_declared_indptr(f):
@@ -179,8 +167,8 @@ def test_unsorted_rows_with_duplicates_load_like_spsample_load(tmp_path, c):
         indices[0:3] = indices[2::-1]            # row 0 reversed
         weights[0:3] = weights[2::-1]
         indices[3 * (N - 1) + 1] = indices[3 * (N - 1)]      # row N - 1 repeats an entry
-        replace(f, "graph/indices", indices)
-        replace(f, "graph/weights", weights)
+        replace_dataset(f, "graph/indices", indices)
+        replace_dataset(f, "graph/weights", weights)
     path = shared_file(tmp_path, "unsorted.h5", unsort)
     graph = spsample.load(path).graph
     dg = DistGraph.load(path, grid_for(c))

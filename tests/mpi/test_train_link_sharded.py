@@ -2,7 +2,8 @@
 block rows of the training pairs' graph), on a ``ShardedDataset`` (features fetched by
 all-to-all) or on a ``DistHeteroGraph`` relation trains exactly as the whole graph on every
 rank does (data-parallel over the same ranks): the same losses, AUC and MRR, bit for bit;
-temporal link prediction needs the whole graph on every rank.
+temporal link training (a chronological split made from the whole graph) needs the whole
+graph on every rank.
 
 Run by CI under ``mpiexec -n 2`` and ``-n 4`` (tests/run.sh) and collected serially at world
 size 1. Assertions are reduced over the ranks so that all ranks fail together.
