@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import ArgumentError, DistributedError, SamplerError
+from spsample import ArgumentError, DistributedError, SamplerError, _native
 from spsample.distributed import DistGraph, DistHeteroGraph, ShardedDataset
 
 from _dist_helpers import (assert_all, grid_for, mpi_timeout, raised,  # noqa: F401
@@ -143,6 +143,20 @@ def test_heterogeneous_relation_equals_one_process(case, strategy, c):
     out = list(spsample.LinkLoader(dg, edges, strategy=strategy, epoch=1, **kw))
     bad = differences(out, mine_of(kw, H, edges), HETERO_FIELDS)
     assert_all(not bad, (case, strategy, c, bad[:4]))
+
+
+@pytest.mark.parametrize("strategy", ["push", "pull"])
+def test_the_numpy_path_gives_the_same_batches(strategy):
+    """With the native kernels off (the NumPy link pass, owners and fetched rows selected by
+    the NumPy evaluation) a heterogeneous relation's batches are still one process's."""
+    kw = dict(options("strict"), batch_size=30, features=HX)
+    edges = (WRITES, np.stack([H.csr(WRITES)[1], np.repeat(np.arange(50), np.diff(
+        H.csr(WRITES)[0]))]))
+    with _native.disabled():
+        dg = DistHeteroGraph.from_graph(H, grid_for(1))
+        out = list(spsample.LinkLoader(dg, edges, strategy=strategy, epoch=1, **kw))
+    bad = differences(out, mine_of(kw, H, edges), HETERO_FIELDS)
+    assert_all(not bad, bad[:4])
 
 
 @pytest.mark.parametrize("hetero", [False, True])
