@@ -1,5 +1,5 @@
-"""``spsample train --task link`` (one process) and heterogeneous node classification (one
-process, or data-parallel under ``mpiexec``).
+"""``spsample train --task link`` and heterogeneous node classification (one process, or
+data-parallel under ``mpiexec``).
 
 :func:`run_task` maps the ``train`` flags onto :func:`spsample.train.link.fit_link` (a
 GraphSAGE encoder + dot-product decoder; test AUC and MRR) or
@@ -35,7 +35,7 @@ def run_task(args, dataset, comm):
                   dropout=args.dropout, bulk_size=args.bulk_size, seed=args.seed,
                   progress=progress)
     if args.task == "link":
-        metrics = _link(args, dataset, common, say)
+        metrics = _link(args, dataset, common, say, comm)
     else:
         metrics = _node(args, dataset, common, say, comm)
     metrics = dict(metrics, task=args.task, dataset=args.dataset)
@@ -47,15 +47,15 @@ def run_task(args, dataset, comm):
 
 def _check(args, hetero, comm):
     where = "spsample train"
-    if comm is not None and args.task == "link":
-        raise ArgumentError(f"{where}: argument '--mpi' is not supported with --task link: it "
-                            "trains in one process (got more than one MPI rank)")
     if args.task == "node" and args.sampler != "nodewise":
         raise ArgumentError(f"{where}: argument '--sampler' must be nodewise on a "
                             f"heterogeneous file (got {args.sampler!r})")
     if args.task == "link" and args.split not in (None, "auto", "random", "time", "stored"):
         raise ArgumentError(f"{where}: argument '--split' must be auto, random, time or "
                             f"stored with --task link (got {args.split!r})")
+    if args.task == "link" and getattr(args, "order", "random") != "random":
+        raise ArgumentError(f"{where}: argument '--order' must be random with --task link "
+                            f"(got {args.order!r}): link minibatches are seeded by edges")
     if args.task == "link" and not args.neg_ratio > 0:
         raise ArgumentError(f"{where}: argument '--neg-ratio' must be > 0 "
                             f"(got {args.neg_ratio})")
@@ -68,15 +68,17 @@ def _say(text):
     print(text, flush=True)
 
 
-def _link(args, dataset, common, say):
+def _link(args, dataset, common, say, comm):
     from .train.link import fit_link
 
+    _check_temporal_link(args, dataset, comm)
     say(f"link prediction on {getattr(dataset, 'name', None) or args.dataset}: GraphSAGE "
          f"encoder + dot-product decoder, nodewise {_show(common['fanouts'])}, "
-         f"{args.neg_ratio:g} negatives per edge")
+         f"{args.neg_ratio:g} negatives per edge{_link_layout(dataset.graph, comm, args)}")
     metrics = fit_link(dataset, relation=args.relation, split=args.split or "auto",
                        batch_size=args.batch_size or LINK_BATCH_SIZE, out=args.hidden,
                        neg_ratio=args.neg_ratio, eval_negatives=args.eval_negatives,
+                       comm=comm, strategy=args.strategy,
                        log=lambda e: say(_epoch_line(e, args.epochs, "auc")), **common)
     say(f"test AUC {metrics['test_auc']:.4f}, MRR {metrics['test_mrr']:.4f} "
          f"({metrics['eval_negatives']} negatives per edge; best validation AUC "
@@ -101,6 +103,31 @@ def _node(args, dataset, common, say, comm):
         f"{metrics['val_macro_f1']:.4f} at epoch {metrics['best_epoch'] + 1}); "
         f"{metrics['seconds']:.1f}s")
     return metrics
+
+
+def _check_temporal_link(args, dataset, comm):
+    """Temporal link training splits the edges by time and adds the reverse relation, both
+    built from the whole graph, which a sharded graph does not hold: refused on every rank
+    (the same file everywhere)."""
+    graph = dataset.graph
+    sharded = getattr(graph, "grid", None) is not None and graph.whole is None
+    stored = bool(getattr(dataset, "edge_splits", None)) and args.split in (None, "auto")
+    if comm is not None and sharded and getattr(graph, "is_temporal", False) \
+            and args.split != "stored" and not stored:
+        raise ArgumentError("spsample train: argument '--replicate-graph' is needed for "
+                            "--task link on a temporal graph under mpiexec: the chronological "
+                            "split and the reverse relation are built from the whole graph")
+
+
+def _link_layout(graph, comm, args):
+    """Where the graph lives, for the first line of a link run: nothing on one process."""
+    if comm is None:
+        return ""
+    grid = getattr(graph, "grid", None)
+    if grid is None or graph.whole is not None:
+        return f"; {comm.Get_size()} ranks, the whole graph on each"
+    return (f"; {comm.Get_size()} ranks, replication {grid.replication}: graph rows split, "
+            f"{args.strategy} sampling; features whole on each rank")
 
 
 def _layout(graph, comm, strategy):

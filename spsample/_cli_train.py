@@ -159,7 +159,7 @@ def run(args):
     comm = _communicator(args.mpi)
     rank = 0 if comm is None else comm.Get_rank()
     config = _config(args)
-    if _sharded(args, comm) and args.task != "link":
+    if _sharded(args, comm):
         dataset = _load_sharded(args, comm)
     else:
         dataset = _in_original_ids(load_dataset("train", args.dataset), args.permutation)
@@ -221,12 +221,47 @@ def _load_sharded(args, comm):
         hetero = open_layout(path) == "hetero"
         if hetero and args.permutation is not None:
             _permutation_needs_homogeneous()
+        if args.task == "link" and args.permutation is not None:
+            from ._errors import ArgumentError
+            raise ArgumentError("spsample train: argument '--permutation' is not supported "
+                                "with --task link on a sharded graph (use --replicate-graph)")
         return path, hetero
     path, hetero = agree(grid.comm, "spsample train", resolve)
     if hetero:
         return load_hetero_dataset(path, grid, replicate_graph=args.replicate_graph)
+    if args.task == "link":
+        return _link_shards(path, grid, args.replicate_graph)
     return ShardedDataset.load(path, grid, replicate_graph=args.replicate_graph,
                                permutation=args.permutation)
+
+
+def _link_shards(path, grid, replicate_graph):
+    """``--task link`` on a homogeneous file, sharded: the graph a DistGraph (each rank reads
+    its block rows), the features whole on every rank (sparse ones stay sparse)."""
+    from types import SimpleNamespace
+
+    from .distributed import DistGraph
+    from .distributed._collective import agree
+
+    graph = DistGraph.load(path, grid, replicate_graph=replicate_graph)
+    name, features = agree(grid.comm, "spsample train", lambda: _whole_features(path))
+    return SimpleNamespace(graph=graph, features=features, name=name)
+
+
+def _whole_features(path):
+    """``(name, features)`` of a homogeneous file: ``/features`` whole (a CSR matrix when
+    stored sparse, else dense), ``None`` without features."""
+    from .io import read_feature_rows, read_node_targets
+    from .io._hdf5 import _as_path, _is_csr_group, _open, read_sparse_features
+
+    meta = read_node_targets(path)
+    if meta["num_features"] == 0:
+        return meta["name"], None
+    with _open("spsample train", _as_path("spsample train", path)) as f:
+        sparse = _is_csr_group(f["features"])
+    if sparse:
+        return meta["name"], read_sparse_features(path)
+    return meta["name"], read_feature_rows(path, np.arange(meta["num_nodes"]))
 
 
 def _in_original_ids(dataset, permutation):

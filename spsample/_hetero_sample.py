@@ -30,7 +30,7 @@ import numpy as np
 from . import _rng
 from ._engine import run_bulk, run_numpy
 from ._errors import ArgumentError, ArgumentTypeError, SamplerError, SeedError
-from ._hetero import HeteroGraph, TimeSortedGraph
+from ._hetero import HeteroGraph, HeteroSchema, TimeSortedGraph
 from ._minibatch import Bulk, HopEdges
 from ._validate import as_float_array, as_index_array, fail
 
@@ -179,13 +179,14 @@ def sample_hetero(graph, seeds, *, sampler, batch_size, seed, epoch, batch_offse
 
 
 def run_global(graph, seeds, sizes, batch_ids, batch_size, sampler, seed, epoch,
-               seed_time=None, minibatch_major=False):
+               seed_time=None, minibatch_major=False, engine=None):
     """One bulk of global-id ``seeds`` (any node types) on a Graph or HeteroGraph: the engine's
     :class:`~spsample.Bulk`, disjoint (merged) when the sampler asks for it or the bulk is
     temporal. A heterogeneous result carries its ``schedule``. ``minibatch_major`` (on a
-    Graph, not disjoint): see :func:`~spsample._engine.run_bulk`."""
+    Graph, not disjoint): see :func:`~spsample._engine.run_bulk`. ``engine``: as
+    :func:`run_scheduled`'s (a distributed graph's, which ``graph`` then is)."""
     from ._sample import check_unique_per_batch
-    hetero = isinstance(graph, HeteroGraph)
+    hetero = isinstance(graph, HeteroSchema)
     if hetero:
         types = {graph.node_types[i] for i in np.unique(graph.type_of(seeds))}
         schedule = build_schedule(graph, sampler, types, seed, seed_time is not None)
@@ -197,7 +198,8 @@ def run_global(graph, seeds, sizes, batch_ids, batch_size, sampler, seed, epoch,
         schedule = None
     if not is_disjoint(sampler, seed_time):
         check_unique_per_batch(seeds, sizes)
-    engine = partial(_engine, minibatch_major=True) if minibatch_major else None
+    if minibatch_major:
+        engine = partial(_engine, minibatch_major=True)
     return run_scheduled(graph, schedule, seeds, sizes, batch_ids, batch_size, sampler, seed,
                          epoch, seed_time, engine=engine)
 

@@ -27,7 +27,7 @@ from ._lazy import lookup
 from ._validate import fail
 
 __all__ = ["negative_key", "draw_negatives", "degree_weights", "pickers", "strict_failure",
-           "MAX_ATTEMPTS"]
+           "LocalEdges", "weights_of", "MAX_ATTEMPTS"]
 
 #: Draws per slot before strict sampling gives up (a vertex adjacent to almost everything).
 MAX_ATTEMPTS = 128
@@ -43,9 +43,15 @@ def negative_key(seed, relation):
 
 def degree_weights(block, offset_src, n_src, offset_dst, n_dst):
     """``(src weights, dst weights)``: ``deg ** 0.75`` at each end of a relation's block."""
-    col = np.bincount(block.indices - offset_src, minlength=n_src).astype(np.float64)
-    row = np.diff(block.indptr[offset_dst:offset_dst + n_dst + 1]).astype(np.float64)
-    return col ** 0.75, row ** 0.75
+    return weights_of(np.bincount(block.indices - offset_src, minlength=n_src),
+                      np.diff(block.indptr[offset_dst:offset_dst + n_dst + 1]))
+
+
+def weights_of(column_counts, row_lengths):
+    """``(src weights, dst weights)`` from a relation's integer column counts (sources) and
+    row lengths (destinations): ``deg ** 0.75`` in float64."""
+    return (np.asarray(column_counts).astype(np.float64) ** 0.75,
+            np.asarray(row_lengths).astype(np.float64) ** 0.75)
 
 
 class _Picker:
@@ -88,8 +94,29 @@ def strict_failure(pending):
          "pass strict=False", show_value=False)
 
 
+class LocalEdges:
+    """``strict`` negatives' edge test on a block held whole (the one-process case); a
+    sharded block answers the same three calls collectively
+    (:class:`spsample.loader._link_dist.ShardedLinks`)."""
+
+    def __init__(self, block):
+        self.block = block
+
+    def is_edge(self, rows, columns):
+        """Whether each ``(rows[i], columns[i])`` (global ids) is an entry of the block."""
+        return lookup(self.block, rows, columns)[0]
+
+    def more(self, pending):
+        """Whether another attempt is needed (``pending`` slots left here)."""
+        return pending > 0
+
+    def give_up(self, pending):
+        """Raise the error of ``pending`` slots left after the last attempt."""
+        strict_failure(pending)
+
+
 def draw_negatives(block, batch_ids, counts, *, seed, epoch, relation, offsets, sizes,
-                   fixed_src=None, weights=None, strict=False):
+                   fixed_src=None, weights=None, strict=False, edges=None):
     """Negative ``(src, dst)`` pairs (local ids) for every minibatch of a bulk.
 
     Parameters
@@ -110,6 +137,10 @@ def draw_negatives(block, batch_ids, counts, *, seed, epoch, relation, offsets, 
         ``degree_weights`` of the relation (``"degree"`` distribution) or ``None`` (uniform).
     strict : bool
         Redraw candidates that are edges of the relation.
+    edges : LocalEdges or ShardedLinks, optional
+        Answers ``strict``'s edge tests (default: :class:`LocalEdges` of ``block``); a
+        sharded graph's asks the rows' owners, and every rank makes the same number of
+        attempts (collective).
 
     Returns
     -------
@@ -131,6 +162,7 @@ def draw_negatives(block, batch_ids, counts, *, seed, epoch, relation, offsets, 
         np.asarray(fixed_src, dtype=np.int64).copy()
     dst = np.zeros(total, dtype=np.int64)
     pending = np.arange(total, dtype=np.int64)
+    edges = LocalEdges(block) if edges is None else edges
     for attempt in range(MAX_ATTEMPTS if strict else 1):
         w = _rng.philox4x32(attempt, slot[pending], hw, bid[pending], key[0], key[1])
         if fixed_src is None:
@@ -138,10 +170,9 @@ def draw_negatives(block, batch_ids, counts, *, seed, epoch, relation, offsets, 
         dst[pending] = pick_dst(w[2], w[3])
         if not strict:
             break
-        found, _ = lookup(block, dst[pending] + offsets[1], src[pending] + offsets[0])
-        pending = pending[found]
-        if pending.size == 0:
+        pending = pending[edges.is_edge(dst[pending] + offsets[1], src[pending] + offsets[0])]
+        if not edges.more(pending.size):
             break
-    if strict and pending.size:
-        strict_failure(pending.size)
+    else:                           # strict, and the last attempt left slots somewhere
+        edges.give_up(pending.size)
     return src, dst

@@ -99,9 +99,10 @@ def test_a_missing_file_on_every_rank(tmp_path):
     assert "neither a file nor an embedded dataset" in lines[0]
 
 
-def test_a_heterogeneous_file_trains_sharded_and_link_is_refused(tmp_path):
+def test_a_heterogeneous_file_trains_sharded_and_link_needs_stored_splits(tmp_path):
     """A heterogeneous file trains data-parallel with its relations' rows split over the
-    ranks; --task link still trains in one process: under mpiexec every rank says so."""
+    ranks; --task link on it (no stored edge splits, no times) is refused by every rank
+    alike, as on one process."""
     import numpy as np
 
     import spsample
@@ -129,7 +130,7 @@ def test_a_heterogeneous_file_trains_sharded_and_link_is_refused(tmp_path):
     proc = spsample_job(tmp_path, 2, "hetero.h5", "--task", "link", "--epochs", "1")
     lines = errors_of(proc)
     assert proc.returncode != 0 and len(lines) == 2 and lines[0] == lines[1], proc.stderr[-2000:]
-    assert "--mpi" in lines[0] and "--task link" in lines[0] and "one process" in lines[0]
+    assert "--split" in lines[0] and "stored edge_splits" in lines[0], lines[0]
 
 
 def test_relabelled_dataset_with_its_permutation_trains_as_the_original(tmp_path):
@@ -159,3 +160,53 @@ def test_relabelled_dataset_with_its_permutation_trains_as_the_original(tmp_path
     assert owner.returncode == 0, owner.stderr[-3000:]
     c = json.loads((tmp_path / "c.json").read_text())
     assert c["config"]["order"] == "owner" and c["losses"] != a["losses"]
+
+
+LINK = ["--task", "link", "--epochs", "2", "--hidden", "8", "--fanouts", "3,3",
+        "--batch-size", "64", "--eval-negatives", "3", "--quiet"]
+
+
+def test_link_prediction_trains_sharded_as_with_the_whole_graph(tmp_path):
+    """--task link under mpiexec: the graph's rows split over the ranks (push sampling, the
+    features whole on each rank) or the whole graph on each rank give the same losses, AUC
+    and MRR; the sharded run's metrics count its sampling bytes."""
+    from test_train_tasks import communities
+
+    io.save(communities(), tmp_path / "c.h5")
+    runs = [spsample_job(tmp_path, 2, "c.h5", *LINK, "--metrics", "sharded.json"),
+            spsample_job(tmp_path, 2, "c.h5", *LINK, "--replicate-graph", "--metrics",
+                         "whole.json")]
+    for proc in runs:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "2 ranks, replication 1: graph rows split, push sampling" in runs[0].stdout
+    a, b = (json.loads((tmp_path / f"{x}.json").read_text()) for x in ("sharded", "whole"))
+    assert [e["loss"] for e in a["history"]] == [e["loss"] for e in b["history"]]
+    assert (a["test_auc"], a["test_mrr"]) == (b["test_auc"], b["test_mrr"])
+    assert a["world_size"] == 2 and a["task"] == "link"
+    assert a["bytes_per_epoch"]["sampling"]["alltoallv"] > 0
+    assert b["bytes_per_epoch"]["sampling"]["total"] == 0
+
+
+def test_temporal_link_prediction_needs_the_whole_graph(tmp_path):
+    """A temporal graph sharded: every rank refuses, naming --replicate-graph; with it, the
+    ranks train on the whole graph (each seed edge sampled at its time)."""
+    import numpy as np
+
+    import spsample
+    from test_train_tasks import community_edges
+
+    rng = np.random.default_rng(1)
+    src, dst, x = community_edges(rng, 80, 600)
+    rel = ("node", "to", "node")
+    g = spsample.HeteroGraph.from_edge_index({rel: (src, dst)}, num_nodes={"node": 80},
+                                             edge_time={rel: rng.random(600)})
+    io.save(io.HeteroDataset(g, features={"node": x}, name="t"), tmp_path / "t.h5")
+    proc = spsample_job(tmp_path, 2, "t.h5", *LINK)
+    lines = errors_of(proc)
+    assert proc.returncode != 0 and len(lines) == 2 and lines[0] == lines[1], proc.stderr[-2000:]
+    assert "--replicate-graph" in lines[0] and "temporal" in lines[0], lines[0]
+    proc = spsample_job(tmp_path, 2, "t.h5", *LINK, "--replicate-graph", "--metrics", "m.json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads((tmp_path / "m.json").read_text())
+    assert metrics["world_size"] == 2 and 0 <= metrics["test_auc"] <= 1
+    assert metrics["split"]["train"] == round(0.70 * g.num_edges[rel])

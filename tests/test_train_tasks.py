@@ -130,6 +130,7 @@ def test_cli_tasks_write_their_metrics(tmp_path, capsys):
     (["--task", "link", "--neg-ratio", "0"], "--neg-ratio"),
     (["--task", "link", "--split", "60"], "--split"),
     (["--task", "link", "--eval-negatives", "0"], "--eval-negatives"),
+    (["--task", "link", "--order", "owner"], "--order"),
 ])
 def test_cli_task_flags_are_checked(tmp_path, capsys, flags, name):
     path = tmp_path / "c.h5"

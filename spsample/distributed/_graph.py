@@ -262,6 +262,12 @@ class DistGraph:
     def is_weighted(self):
         return self.weights is not None
 
+    @property
+    def whole(self):
+        """The whole graph as a :class:`~spsample.Graph` when this rank holds every row
+        (``replicate_graph=True``, or one process row: ``c = p``), else ``None``."""
+        return self._full
+
     def owner(self, ids):
         """The process row owning (holding the row of) each vertex.
 

@@ -59,6 +59,12 @@ class Placement:
         ids = np.asarray(ids, dtype=np.int64)
         return ids if self.new_id is None else self.new_id[ids]
 
+    def holds(self, ids):
+        """Whether each vertex has a row here at all (a relation block's placement holds its
+        destination type's vertices only), bool shape like ``ids``."""
+        rows = self.file_rows(ids)
+        return (rows >= 0) & (rows < self.num_nodes)
+
     def owner(self, ids):
         """The process row holding each vertex's row, int64 shape like ``ids``."""
         return self.grid.owner(self.file_rows(ids), self.num_nodes)

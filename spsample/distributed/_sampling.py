@@ -193,6 +193,32 @@ def _other_views(expr, base):
         yield from _other_views(a, base)
 
 
+def has_rows(dg, vertices):
+    """Which ``vertices`` have a row in ``dg`` (bool mask), or ``None`` when all of them do.
+    A relation's block has no row for another node type's vertex (a link minibatch's hop-1
+    frontier holds both endpoint types); a graph without a placement (on disk) holds all."""
+    placement = getattr(dg, "placement", None)
+    if placement is None:
+        return None
+    held = placement.holds(vertices)
+    return None if held.all() else held
+
+
+def on_held_rows(dg, Q, select):
+    """``select(Q')`` on the rows ``Q'`` of frontier ``Q`` whose vertices are rows of ``dg``
+    (:func:`has_rows`), as ``S`` of all of ``Q`` (the others empty)."""
+    held = has_rows(dg, Q.vertex)
+    if held is None:
+        return select(Q)
+    rows = np.flatnonzero(held)
+    S = select(Frontier(Q.batch[rows], Q.vertex[rows], Q.local[rows], row_id=Q.row_id[rows]))
+    lengths = np.zeros(len(Q), dtype=np.int64)
+    lengths[rows] = S.row_lengths()
+    indptr = np.zeros(len(Q) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    return prim.RowMatrix(indptr, S.indices, S.data, S.edge_id)
+
+
 def concrete_frontier(state, Q):
     """The rows of a traced frontier on the concrete bulk state."""
     if Q.kind == "new_nodes":
@@ -308,9 +334,16 @@ class _PushHop:
         self.native = _request_hop(plan, dg, edges=dg.block_edges())
 
     def __call__(self, state, ctx, stats):
+        Q = concrete_frontier(state, self.plan.frontier)
+        S = on_held_rows(self.dg, Q, lambda rows: self._sample(rows, ctx, stats))
+        t0 = time.perf_counter()
+        state.add_sampled(Q, S, dedup=self.plan.dedup)
+        stats["local_s"] += time.perf_counter() - t0
+
+    def _sample(self, Q, ctx, stats):
+        """``S`` of the frontier rows ``Q`` (rows of this block), sampled by their owners."""
         dg, col = self.dg, self.dg.grid.col_comm
         t0 = time.perf_counter()
-        Q = concrete_frontier(state, self.plan.frontier)
         dest = dg.placement.owner(Q.vertex)
         order, rows_per_dest = by_owner(dest, col.size)
         request, counts = self._requests(Q, ctx, order, rows_per_dest)
@@ -322,7 +355,6 @@ class _PushHop:
         answer, _ = col.alltoallv(reply, reply_counts)
         t4 = time.perf_counter()
         S = self._unpack(answer, rows_per_dest, order, len(Q))
-        state.add_sampled(Q, S, dedup=self.plan.dedup)
         t5 = time.perf_counter()
         remote = dest != dg.grid.row
         stats["frontier"] += len(Q)
@@ -333,6 +365,7 @@ class _PushHop:
         stats["exchange_s"] += (t2 - t1) + (t4 - t3)
         stats["owner_s"] += t3 - t2
         stats["local_s"] += (t1 - t0) + (t5 - t4)
+        return S
 
     def _requests(self, Q, ctx, order, rows_per_dest):
         batch, vertex = Q.batch[order], Q.vertex[order]
@@ -517,7 +550,8 @@ class _FetchHop:
         t0 = time.perf_counter()
         Q = sampler.frontier(state, ctx)
         rows = np.unique(np.concatenate([Q.vertex] + _looked_up(plan, state)))
-        need = self._missing(rows)
+        held = has_rows(self.dg, rows)
+        need = self._missing(rows if held is None else rows[held])
         t1 = time.perf_counter()
         fetched = self._fetch(need)
         t2 = time.perf_counter()
@@ -569,6 +603,11 @@ class _FetchHop:
 
     def _sample_native(self, sampler, state, Q, ctx, plan):
         """One row-local hop on the stored rows by the native kernels."""
+        sampler.extract(state, Q, on_held_rows(self.dg, Q, lambda rows: self._select_native(
+            rows, ctx, plan)), ctx)
+
+    def _select_native(self, Q, ctx, plan):
+        """``S`` of the frontier rows ``Q`` (fetched rows of this block)."""
         rows = self.slot[np.searchsorted(self.ids, Q.vertex)]
         lowered = _native.lower_requests(plan, self.dg, rows=(self.row_ptr, self.indices,
                                                               self.weights, self.time))
@@ -582,7 +621,7 @@ class _FetchHop:
         else:                                   # buffer position -> edge id
             first_edge = self.start[rows] - self.row_ptr[rows]
             S.edge_id = S.edge_id + np.repeat(first_edge, S.row_lengths())
-        sampler.extract(state, Q, S, ctx)
+        return S
 
     def _fetch(self, need):
         """Rows ``need`` from their owners: ``(degree, start, indices, weights, time)``, in the

@@ -17,6 +17,7 @@ sampled message-passing edges after sampling, so a model cannot read the label o
 subgraph.
 """
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass, fields, replace
@@ -25,11 +26,12 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError
 from .._graph import Graph
-from .._hetero import HeteroGraph
+from .._hetero import HeteroSchema
 from .._validate import as_float_array, as_index_array, fail
 from ._batch import Batch, bulk_edges, make_batch
 from ._hetero import epoch_positions, fetch_typed, hetero_features, make_hetero_batch, record
-from ._loader import Loader, init_common
+from ._link_dist import ShardedLinks, checked_on_every_rank, fingerprint_arrays, grid_of
+from ._loader import Loader, _grids_of, add_bytes, bulk_starts, init_common
 
 __all__ = ["LinkLoader", "LinkBatch"]
 
@@ -68,7 +70,7 @@ class LinkLoader(Loader):
 
     Parameters
     ----------
-    data : Graph, Dataset, HeteroGraph or HeteroDataset
+    data : Graph, Dataset, HeteroGraph, HeteroDataset, DistGraph, ShardedDataset or DistHeteroGraph
     edges : array of shape (2, E), (relation, array), a relation, or None
         The seed edges ``[src; dst]`` (local ids of their types on a heterogeneous graph,
         where ``relation`` names the relation). ``None``: every edge of the graph (of its only
@@ -92,17 +94,37 @@ class LinkLoader(Loader):
     exclude_seed_edges : bool
         Drop the positive seed edges and their reverses from the sampled edges.
     features : array / dict of arrays, optional
-        As :class:`~spsample.Loader` (a dict per node type on heterogeneous graphs).
+        As :class:`~spsample.Loader` (a dict per node type on heterogeneous graphs); a
+        ``FeatureStore`` (a ``ShardedDataset``'s) is fetched by all-to-all.
+    strategy : {"push", "pull"} or None
+        Where a sharded graph is sampled (see ``DistGraph.sample``); ``None``: push.
     bulk_size, shuffle, seed, device, dtype, pipeline, queue_size, rank, world_size, comm,
     epoch
-        As :class:`~spsample.Loader`.
+        As :class:`~spsample.Loader`; on a distributed graph ``rank`` and ``world_size``
+        default to its grid's.
 
     Raises
     ------
     ArgumentError, ArgumentTypeError
         Naming the argument: ``neg_ratio <= 0``, an unknown ``neg_sampling``, seed edges of
         the wrong shape or with ids out of range, an unknown relation, ``edge_time`` of the
-        wrong length.
+        wrong length. On a distributed graph, on every rank.
+    DistributedError
+        On every rank, when the ranks pass different arguments or seed edges.
+
+    Notes
+    -----
+    **Under mpiexec** ``data`` may be a :class:`~spsample.distributed.DistGraph`, a
+    ``ShardedDataset``, a :class:`~spsample.distributed.DistHeteroGraph` or a dataset holding
+    one; every rank builds the loader with the same arguments and the same seed edges (each
+    rank holds the whole list). Each rank yields its share of every epoch's minibatches, each
+    bit for bit the single-process batch of the same global id, for every ``p``, ``c`` and
+    ``bulk_size``; negatives, strict edge tests, degree weights and sampling are collective
+    (see :mod:`spsample.loader._link_dist` for what moves). Temporal link minibatches
+    (``edge_time``) are cut at the seed edges' times by the rows' owners (push) or the
+    ranks that fetch the rows (pull), as ``spsample.sample`` cuts them. An epoch's
+    ``last_stats`` counts the bytes this rank sent drawing negatives (``negative_bytes``:
+    degrees, strict edge tests) besides ``sampling_bytes`` and ``fetch_bytes``.
 
     Examples
     --------
@@ -122,15 +144,45 @@ class LinkLoader(Loader):
                  neg_sampling="binary", strict=False, neg_distribution="uniform",
                  edge_label=None, edge_time=None, exclude_seed_edges=False, bulk_size=4,
                  features=None, shuffle=True, seed=0, device="cpu", dtype="float32",
-                 pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0):
-        init_common(self, _WHERE, "NodeWise, LABOR", sampler, batch_size, bulk_size,
-                    queue_size, seed, epoch, shuffle, pipeline, device, dtype, rank, world_size,
-                    comm)
-        self.collective, self.last_stats = False, None
-        self.graph, dataset = _graph_of(data)
-        self.hetero = isinstance(self.graph, HeteroGraph)
+                 pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0,
+                 strategy=None):
+        grid = grid_of(getattr(data, "graph", data))
+        if grid is not None and rank is None and world_size is None and comm is None:
+            rank, world_size = grid.rank, grid.size
+        with checked_on_every_rank(grid, _WHERE):
+            init_common(self, _WHERE, "NodeWise, LABOR", sampler, batch_size, bulk_size,
+                        queue_size, seed, epoch, shuffle, pipeline, device, dtype, rank,
+                        world_size, comm)
+            self._configure(data, edges, neg_sampling, neg_ratio, strict, neg_distribution,
+                            exclude_seed_edges, strategy)
+            self.edge_label = None if edge_label is None else _per_edge(
+                "edge_label", edge_label, self.seeds.size)
+            self.edge_time = None if edge_time is None else _per_edge(
+                "edge_time", edge_time, self.seeds.size)
+            self._check_time()
+            self._features(features, self._dataset)
+        self._grids = _grids_of(self._shared, self.features) if not self.hetero else \
+            _grids_of(self._shared, None)
+        self.collective = self._dist is not None or _fetched(self.features)
+        if grid is not None:
+            self._agree(grid)
+
+    def _configure(self, data, edges, neg_sampling, neg_ratio, strict, neg_distribution,
+                   exclude_seed_edges, strategy):
+        """The graph (a rank's whole copy of a distributed one when it has it), the seed edges
+        and the negatives' options, checked."""
+        self.last_stats = None
+        self._shared, self._dataset = _graph_of(data)
+        self.strategy = _strategy(strategy)
+        whole = getattr(self._shared, "whole", None) if grid_of(self._shared) else None
+        self.graph = self._shared if whole is None else whole
+        self.hetero = isinstance(self.graph, HeteroSchema)
         self.relation, self.src_ids, self.dst_ids = _seed_edges(self.graph, edges)
-        self.seeds = np.arange(self.src_ids.size, dtype=np.int64)    # edge positions
+        self._dist = None
+        if grid_of(self.graph) is not None:          # sharded: the rows' owners answer
+            self._dist = ShardedLinks(self.graph, self._block(), self.strategy)
+        count = self._block().num_edges if self.src_ids is None else self.src_ids.size
+        self.seeds = np.arange(count, dtype=np.int64)    # edge positions
         self.neg_sampling, self.neg_ratio = _neg_options(neg_sampling, neg_ratio)
         self.strict = _flag("strict", strict)
         self.exclude_seed_edges = _flag("exclude_seed_edges", exclude_seed_edges)
@@ -138,16 +190,42 @@ class LinkLoader(Loader):
             fail(ArgumentError, _WHERE, "neg_distribution", "must be 'uniform' or 'degree'",
                  neg_distribution)
         self.neg_distribution, self._degree_weights = neg_distribution, None
-        self.edge_label = None if edge_label is None else _per_edge(
-            "edge_label", edge_label, self.seeds.size)
-        self.edge_time = None if edge_time is None else _per_edge(
-            "edge_time", edge_time, self.seeds.size)
-        if self.edge_time is not None and not (self.hetero and self.graph.is_temporal):
-            fail(ArgumentError, _WHERE, "edge_time", "needs a temporal HeteroGraph",
-                 show_value=False)
-        self._features(features, dataset)
         self.labels = None
         self.num_nodes = self.graph.total_nodes if self.hetero else self.graph.num_nodes
+
+    def _check_time(self):
+        if self.edge_time is None:
+            return
+        if not (self.hetero and self.graph.is_temporal):
+            fail(ArgumentError, _WHERE, "edge_time", "needs a temporal HeteroGraph",
+                 show_value=False)
+
+    def _agree(self, grid):
+        """Collective: the ranks' arguments and seed edges compared; every edge of a sharded
+        relation gathered when ``edges`` was ``None``."""
+        from ..distributed._collective import check_same
+        from ..distributed._failure import abort_if_failing_alone
+        with abort_if_failing_alone(grid.comm, _WHERE):
+            check_same(grid.comm, _WHERE, "arguments (sampler, batch_size, bulk_size, "
+                       "negatives, exclude_seed_edges, shuffle, seed, epoch, world_size, "
+                       "strategy, relation, number of seed edges)", self._describe())
+            if self.src_ids is None:
+                (os_, od), _ = self._types()
+                self.src_ids, self.dst_ids = self._dist.edge_index((os_, od))
+            check_same(grid.comm, _WHERE, "argument 'edges' (SHA-256 of the seed edges, "
+                       "their edge_label and edge_time)", fingerprint_arrays(
+                           self.src_ids, self.dst_ids, self.edge_label, self.edge_time))
+
+    def _describe(self):
+        config = self.sampler.config() if hasattr(self.sampler, "config") else \
+            repr(self.sampler)
+        return repr(dict(sampler=config, batch_size=self.batch_size, bulk_size=self.bulk_size,
+                         neg_sampling=self.neg_sampling, neg_ratio=self.neg_ratio,
+                         strict=self.strict, neg_distribution=self.neg_distribution,
+                         exclude_seed_edges=self.exclude_seed_edges, shuffle=self.shuffle,
+                         seed=self.seed, epoch=self._next_epoch, world_size=self.world_size,
+                         strategy=self.strategy, relation=self.relation,
+                         edges=int(self.seeds.size)))
 
     def _features(self, features, dataset):
         from ._features import as_feature_source
@@ -181,37 +259,67 @@ class LinkLoader(Loader):
     # ------------------------------------------------------------------ the producer
     def _produce(self, epoch, start, stats):
         perm = epoch_positions(self.seeds.size, self.seed, epoch, self.shuffle)
-        lo, hi = self.batch_range()
+        hi = self.batch_range()[1]
         b, k, m = self.batch_size, self.bulk_size, self.seeds.size
-        for j in range(min(hi, lo + start), hi, k):
-            t0 = time.perf_counter()
-            stop = min(j + k, hi)
-            pos = perm[j * b: min(m, stop * b)]
-            pos_off = np.minimum(np.arange(j, stop + 1, dtype=np.int64) * b, m) - j * b
-            batch_ids = np.arange(j, stop, dtype=np.int64)
+        stats.setdefault("negative_bytes", {})
+        for j in bulk_starts(self, start):
+            if j is None:    # padding for the collective calls: drawn, sampled, fetched, dropped
+                pos, pos_off = perm[:1], np.array([0, 1], dtype=np.int64)
+                batch_ids = np.array([self.num_batches + self.rank], dtype=np.int64)
+            else:
+                stop = min(j + k, hi)
+                pos = perm[j * b: min(m, stop * b)]
+                pos_off = np.minimum(np.arange(j, stop + 1, dtype=np.int64) * b, m) - j * b
+                batch_ids = np.arange(j, stop, dtype=np.int64)
+            batches = self._bulk(pos, pos_off, batch_ids, epoch, stats, padding=j is None)
+            if j is not None:
+                yield batches
+
+    def _bulk(self, pos, pos_off, batch_ids, epoch, stats, padding=False):
+        """The batches of one bulk (seed edges ``pos``, cut by ``pos_off``); its bytes added to
+        ``stats``, and its counts and times unless it is ``padding`` (then no batch)."""
+        t0, sent0 = time.perf_counter(), self._bytes_sent()
+        with self._guard():
             links = self._links(pos, pos_off, batch_ids, epoch)
+            sent1 = self._bytes_sent()
             mbs, prepared = self._sample(links, batch_ids, epoch)
-            t1 = time.perf_counter()
+            t1, sent2 = time.perf_counter(), self._bytes_sent()
             if self.hetero:
                 xs = fetch_typed(self.features, mbs)
             else:
                 xs = self.features.fetch_bulk([mb.n_id for mb in mbs]) \
                     if self.features is not None else [None] * len(mbs)
-            t2 = time.perf_counter()
-            batches = [self._batch(mb, x, link, epoch, e)
-                       for mb, x, link, e in zip(mbs, xs, links, prepared)]
-            record(stats, mbs, t0, t1, t2)
-            yield batches
+        t2, sent3 = time.perf_counter(), self._bytes_sent()
+        for key, a, z in (("negative_bytes", sent0, sent1), ("sampling_bytes", sent1, sent2),
+                          ("fetch_bytes", sent2, sent3)):
+            add_bytes(stats[key], a, z)
+        if padding:
+            stats["fetch_seconds"] += t2 - t1
+            return None
+        batches = [self._batch(mb, x, link, epoch, e)
+                   for mb, x, link, e in zip(mbs, xs, links, prepared)]
+        record(stats, mbs, t0, t1, t2)
+        return batches
+
+    def _guard(self):
+        """A lone rank's failure inside a bulk's collective calls ends the job (never a
+        hang); nothing to guard in one process."""
+        if not (self.collective and self._grids):
+            return contextlib.nullcontext()
+        from ..distributed._failure import abort_if_failing_alone
+        return abort_if_failing_alone(self._grids[0].comm, _WHERE)
 
     def _links(self, pos, pos_off, batch_ids, epoch):
         """Per minibatch (seed edges ``pos[pos_off[j]:pos_off[j + 1]]``): positives,
         negatives, the seed vertices (global ids, deduplicated in first-occurrence order unless
         disjoint), each endpoint's position among them (``where``), their times; one native
-        pass over the bulk when the native kernels are on, else the NumPy oracle."""
+        pass over the bulk when the native kernels are on, else (and for strict negatives on
+        a sharded graph, whose edge tests are collective) the NumPy oracle."""
         from .. import _native
         counts = np.diff(pos_off)
         neg = self._negative_counts(counts)
-        if _native.enabled():
+        sharded_strict = self.strict and self._dist is not None   # edge tests by the owners
+        if _native.enabled() and not sharded_strict:
             return self._links_native(pos, pos_off, batch_ids, epoch, neg)
         edge_pos = [pos[a:z] for a, z in zip(pos_off[:-1], pos_off[1:])]
         return self._links_numpy(edge_pos, batch_ids, epoch, neg)
@@ -229,7 +337,8 @@ class LinkLoader(Loader):
             nsrc, ndst = draw_negatives(self._block(), batch_ids, neg, seed=self.seed,
                                         epoch=epoch, relation=self._rel_key(),
                                         offsets=(os_, od), sizes=(ns, nd), fixed_src=fixed,
-                                        weights=self._weights(), strict=self.strict)
+                                        weights=self._weights(), strict=self.strict,
+                                        edges=self._dist)
         bounds = np.concatenate([[0], np.cumsum(neg)])
         links = []
         for p, a, z in zip(edge_pos, bounds[:-1], bounds[1:]):
@@ -282,7 +391,10 @@ class LinkLoader(Loader):
             return None
         if self._degree_weights is None:
             (os_, od), (ns, nd) = self._types()
-            self._degree_weights = degree_weights(self._block(), os_, ns, od, nd)
+            if self._dist is not None:
+                self._degree_weights = self._dist.degree_weights((os_, od), (ns, nd))
+            else:
+                self._degree_weights = degree_weights(self._block(), os_, ns, od, nd)
         return self._degree_weights
 
     def _rel_key(self):
@@ -324,10 +436,12 @@ class LinkLoader(Loader):
         sizes = np.array([s.size for s in seeds], dtype=np.int64)
         flat = np.concatenate(seeds)
         seed_time = np.concatenate(times) if times else None
+        local = self._dist is None
         bulk = run_global(self.graph, flat, sizes, batch_ids, self.max_seeds, self.sampler,
                           self.seed, epoch, seed_time,
-                          minibatch_major=not (self.hetero or self.exclude_seed_edges
-                                               or self._disjoint()))
+                          minibatch_major=local and not (self.hetero or self.exclude_seed_edges
+                                                         or self._disjoint()),
+                          engine=None if local else self._dist.engine)
         if self.hetero:
             mbs = list(split_hetero(self.graph, bulk, bulk.schedule))
             return mbs, [None] * len(mbs)
@@ -461,18 +575,43 @@ def _first_occurrence(ids):
 
 # ---------------------------------------------------------------------- argument checks
 def _graph_of(data):
-    if isinstance(data, (Graph, HeteroGraph)):
+    """``(graph, dataset or None)``: a Graph, HeteroGraph, DistGraph or DistHeteroGraph, or a
+    dataset holding one."""
+    if _is_graph(data):
         return data, None
     graph = getattr(data, "graph", None)
-    if isinstance(graph, (Graph, HeteroGraph)):
+    if _is_graph(graph):
         return graph, data
-    fail(ArgumentTypeError, _WHERE, "data", "must be a spsample Graph, Dataset, HeteroGraph "
-         "or HeteroDataset", type(data))
+    fail(ArgumentTypeError, _WHERE, "data", "must be a spsample Graph, Dataset, HeteroGraph, "
+         "HeteroDataset, DistGraph, DistHeteroGraph or ShardedDataset", type(data))
+
+
+def _is_graph(obj):
+    from ..distributed import DistGraph
+    return isinstance(obj, (Graph, HeteroSchema, DistGraph))
+
+
+def _strategy(strategy):
+    from ..distributed import STRATEGIES
+    if strategy is None:
+        return "push"
+    if strategy not in STRATEGIES:
+        fail(ArgumentError, _WHERE, "strategy", f"must be None or one of {STRATEGIES}",
+             strategy)
+    return strategy
+
+
+def _fetched(features):
+    """Whether fetching ``features`` (a source, or a dict of them) is collective."""
+    from ._features import FetchFeatures
+    sources = features.values() if isinstance(features, dict) else [features]
+    return any(isinstance(f, FetchFeatures) for f in sources)
 
 
 def _seed_edges(graph, edges):
-    """``(relation or None, src, dst)``: the seed edges, checked."""
-    hetero = isinstance(graph, HeteroGraph)
+    """``(relation or None, src, dst)``: the seed edges, checked; ``src`` and ``dst`` are
+    ``None`` for every edge of a sharded relation (gathered later, collectively)."""
+    hetero = isinstance(graph, HeteroSchema)
     relation = None
     if hetero:
         if isinstance(edges, dict):
@@ -497,6 +636,8 @@ def _seed_edges(graph, edges):
                  "edges), {relation: edges} or a relation name", type(edges))
     if edges is None:
         block = graph.relation_graph(relation) if hetero else graph
+        if grid_of(block) is not None:
+            return relation, None, None
         src, dst = block.edge_index()
         if hetero:
             src, dst = src - graph.offsets[relation[0]], dst - graph.offsets[relation[2]]

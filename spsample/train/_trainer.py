@@ -462,17 +462,7 @@ class Trainer:
 
     def _traffic(self, stats, gradient_bytes):
         """The epoch's bytes per phase and collective, summed over the ranks."""
-        mine = {"sampling": dict(stats.get("sampling_bytes", {})),
-                "feature_fetch": dict(stats.get("fetch_bytes", {})),
-                "gradient_allreduce": {"allreduce": int(gradient_bytes)} if gradient_bytes
-                else {}}
-        everyone = [mine] if self.reduce.comm is None else self.reduce.comm.allgather(mine)
-        total = {phase: {} for phase in mine}
-        for entry in everyone:
-            for phase, kinds in entry.items():
-                for kind, sent in kinds.items():
-                    total[phase][kind] = total[phase].get(kind, 0) + int(sent)
-        return total
+        return epoch_traffic(self.reduce.comm, stats, gradient_bytes)
 
     @torch.no_grad()
     def evaluate(self, part="val"):
@@ -720,6 +710,22 @@ def _mpi_max():
     from mpi4py import MPI
 
     return MPI.MAX
+
+
+def epoch_traffic(comm, stats, gradient_bytes, phases=(("sampling", "sampling_bytes"),
+                                                         ("feature_fetch", "fetch_bytes"))):
+    """An epoch's bytes per phase and collective, summed over the ranks of ``comm`` (mpi4py,
+    or ``None``): ``phases`` of a loader's epoch ``stats`` (phase, stats key), and
+    ``gradient_allreduce`` (``gradient_bytes`` this rank contributed)."""
+    mine = {phase: dict(stats.get(key, {})) for phase, key in phases}
+    mine["gradient_allreduce"] = {"allreduce": int(gradient_bytes)} if gradient_bytes else {}
+    everyone = [mine] if comm is None else comm.allgather(mine)
+    total = {phase: {} for phase in mine}
+    for entry in everyone:
+        for phase, kinds in entry.items():
+            for kind, sent in kinds.items():
+                total[phase][kind] = total[phase].get(kind, 0) + int(sent)
+    return total
 
 
 def _mean_bytes(entries):
