@@ -27,6 +27,7 @@ def run_task(args, dataset, comm):
 
     hetero = isinstance(dataset, HeteroDataset)
     _check(args, hetero, comm)
+    _apply_threads(args, comm)
     rank = 0 if comm is None else comm.Get_rank()
     say = _say if rank == 0 else (lambda text: None)
     progress = not args.quiet and sys.stderr.isatty() and rank == 0
@@ -43,6 +44,21 @@ def run_task(args, dataset, comm):
         with open(args.metrics, "w") as fh:
             json.dump(metrics, fh, indent=2)
     return 0
+
+
+def _apply_threads(args, comm):
+    """torch's and the sampler's threads from ``--threads`` / ``--sampler-threads`` (else
+    ``SPSAMPLE_THREADS``): ``auto`` gives the model this process's cores (divided among the
+    MPI ranks of the node, so ranks never oversubscribe it) and the sampler one thread; the
+    tasks' loops do not rebalance per epoch as ``Trainer`` does."""
+    from ._threads import threads_from_env
+    from .loader._threads import apply_plan, local_ranks, plan_threads, process_cores
+
+    explicit = lambda value: None if value == "auto" else value  # noqa: E731
+    sampler = explicit(args.sampler_threads) or threads_from_env() or None
+    cores = process_cores(local_ranks(comm))          # collective with a communicator
+    apply_plan(plan_threads(None, cores=cores, model_threads=explicit(args.threads),
+                            sampler_threads=sampler))
 
 
 def _check(args, hetero, comm):

@@ -126,6 +126,33 @@ def test_cli_tasks_write_their_metrics(tmp_path, capsys):
     assert "test AUC" in capsys.readouterr().out
 
 
+def test_cli_tasks_take_the_thread_flags(tmp_path, monkeypatch):
+    """``--threads`` / ``--sampler-threads`` set torch's and the sampler's threads for the
+    tasks as for node classification (they were ignored)."""
+    import torch
+    from spsample import _native
+
+    path = tmp_path / "c.h5"
+    spsample.save(communities(), path)
+    before = torch.get_num_threads(), _native.get_num_threads()
+    seen = []
+    real = fit_link.__globals__["_train_epoch"]
+
+    def spy(*a, **kw):
+        seen.append((torch.get_num_threads(), _native.get_num_threads()))
+        return real(*a, **kw)
+    monkeypatch.setitem(fit_link.__globals__, "_train_epoch", spy)
+    try:
+        for threads in ("1", "2"):
+            assert main(["train", str(path), "--task", "link", "--epochs", "1", "--hidden",
+                         "8", "--fanouts", "3", "--quiet", "--threads", threads,
+                         "--sampler-threads", "3"]) == 0
+    finally:
+        torch.set_num_threads(before[0])
+        _native.set_num_threads(before[1])
+    assert seen == [(1, 3), (2, 3)] or not _native.AVAILABLE
+
+
 @pytest.mark.parametrize("flags, name", [
     (["--task", "link", "--neg-ratio", "0"], "--neg-ratio"),
     (["--task", "link", "--split", "60"], "--split"),
@@ -143,3 +170,37 @@ def test_cli_relation_flag_needs_three_parts(capsys):
     with pytest.raises(SystemExit):
         main(["train", "cora", "--task", "link", "--relation", "a,b"])
     assert "SRC,NAME,DST" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["binary", "triplet"])
+def test_link_scores_have_reproducible_gradients_with_threads(kind):
+    """The pair scores' gradient sums each vertex's rows in a fixed order whatever the torch
+    thread count (``index_select``; advanced indexing's ``index_put_`` adds float32 rows with
+    atomics across threads), so link training is bit-reproducible at 2 threads."""
+    import hashlib
+    from types import SimpleNamespace
+
+    import torch
+    from spsample.train.link import _scores
+
+    gen = torch.Generator().manual_seed(0)
+    h0 = torch.randn(300, 64, generator=gen)
+    pairs = torch.randint(0, 300, (3, 8192), generator=gen)
+    if kind == "binary":
+        b = SimpleNamespace(edge_label_index=pairs[:2], edge_label=torch.ones(8192))
+    else:
+        b = SimpleNamespace(edge_label_index=None, src_index=pairs[0],
+                            dst_pos_index=pairs[1], dst_neg_index=pairs[2])
+    task = SimpleNamespace(hetero=False)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        digests = set()
+        for _ in range(8):
+            h = h0.clone().requires_grad_(True)
+            first, second = _scores(task, lambda _: h, b)
+            (first.sum() + (second.sum() if kind == "triplet" else 0)).backward()
+            digests.add(hashlib.sha256(h.grad.numpy().tobytes()).hexdigest())
+    finally:
+        torch.set_num_threads(threads)
+    assert len(digests) == 1

@@ -206,7 +206,11 @@ def _encoder(task, feats, hidden, out, layers, dropout):
 
 def _scores(task, model, b):
     """Scores of the batch's labelled pairs: binary ``(scores, labels)`` or triplet
-    ``(positive scores, negative scores (b, K))``."""
+    ``(positive scores, negative scores (b, K))``.
+
+    Rows are gathered with ``index_select``, whose gradient (``index_add_``) sums in a fixed
+    order: advanced indexing's gradient (``index_put_`` with accumulation) adds float32 rows
+    with atomics across threads, so training would not be bit-reproducible."""
     if task.hetero:
         h = model(b)
         hs, hd = h[task.relation[0]], h[task.relation[2]]
@@ -214,11 +218,12 @@ def _scores(task, model, b):
         hs = hd = model(b)
     if b.edge_label_index is not None:
         ei = b.edge_label_index
-        return (hs[ei[0]] * hd[ei[1]]).sum(-1), b.edge_label
-    u = hs[b.src_index]
-    pos = (u * hd[b.dst_pos_index]).sum(-1)
-    neg = (u.unsqueeze(1) * hd[b.dst_neg_index.reshape(u.shape[0], -1)]).sum(-1)
-    return pos, neg
+        return (hs.index_select(0, ei[0]) * hd.index_select(0, ei[1])).sum(-1), b.edge_label
+    u = hs.index_select(0, b.src_index)
+    pos = (u * hd.index_select(0, b.dst_pos_index)).sum(-1)
+    neg_index = b.dst_neg_index.reshape(-1)
+    neg = hd.index_select(0, neg_index).reshape(u.shape[0], -1, hd.shape[1])
+    return pos, (u.unsqueeze(1) * neg).sum(-1)
 
 
 def fit_link(data, *, relation=None, split="auto", fanouts=(10, 10), hidden=64, out=64,
