@@ -24,6 +24,27 @@ def pytest_configure(config):
                                               f"spsample-pytest-{os.getuid()}-rank{rank}")
 
 
+@pytest.fixture(autouse=True)
+def keep_thread_counts():
+    """torch's and the native kernels' thread counts as each test found them: ``spsample
+    train`` (called in-process by the CLI tests) sets both, and tests that count windows or
+    partition work by thread count must not depend on which test ran before."""
+    import sys
+
+    from spsample import _native
+
+    torch = sys.modules.get("torch")
+    torch_threads = torch.get_num_threads() if torch is not None else None
+    native = _native.get_num_threads() if _native.AVAILABLE else None
+    yield
+    torch = sys.modules.get("torch")
+    if torch is not None and torch_threads is not None and \
+            torch.get_num_threads() != torch_threads:
+        torch.set_num_threads(torch_threads)
+    if native is not None and _native.get_num_threads() != native:
+        _native.set_num_threads(native)
+
+
 @pytest.fixture
 def shared_datasets():
     """``../shared/datasets`` beside the checkout; skips where it is absent (a user's clone)."""
