@@ -49,16 +49,15 @@ def run_task(args, dataset, comm):
 def _apply_threads(args, comm):
     """torch's and the sampler's threads from ``--threads`` / ``--sampler-threads`` (else
     ``SPSAMPLE_THREADS``): ``auto`` gives the model this process's cores (divided among the
-    MPI ranks of the node, so ranks never oversubscribe it) and the sampler one thread; the
-    tasks' loops do not rebalance per epoch as ``Trainer`` does."""
-    from ._threads import threads_from_env
-    from .loader._threads import apply_plan, local_ranks, plan_threads, process_cores
+    MPI ranks of the node, so ranks never oversubscribe it) and the sampler one thread --
+    :func:`~spsample.loader.balance_threads` before any epoch was measured; the tasks' loops
+    do not rebalance per epoch as ``Trainer`` does."""
+    from .loader._threads import balance_threads, local_ranks
 
     explicit = lambda value: None if value == "auto" else value  # noqa: E731
-    sampler = explicit(args.sampler_threads) or threads_from_env() or None
-    cores = process_cores(local_ranks(comm))          # collective with a communicator
-    apply_plan(plan_threads(None, cores=cores, model_threads=explicit(args.threads),
-                            sampler_threads=sampler))
+    balance_threads(None, model_threads=explicit(args.threads),
+                    sampler_threads=explicit(args.sampler_threads),
+                    ranks=local_ranks(comm))          # collective with a communicator
 
 
 def _check(args, hetero, comm):

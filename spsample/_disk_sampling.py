@@ -361,7 +361,7 @@ class _ScanHop:
                       _native._f64(window.weights), None)
             lowered = _native.RequestHop(arrays,
                                          n.hop, n.f64, n.i64, n.n_vertices)
-            S = _native.select_requests(lowered, vertex, vertex - window.row_offset,
+            S = _native.select_requests(lowered, vertex, window.local_rows(vertex),
                                         ctx.batch_ids[batch], ctx.hop_word, ctx.key,
                                         keys=keys if self.keyed_by_row else None,
                                         num_threads=None if vertex.size >= _PARALLEL else 1)

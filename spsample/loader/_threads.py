@@ -173,7 +173,8 @@ def balance_threads(loader, *, model_threads=None, sampler_threads=None, ranks=N
 
     Parameters
     ----------
-    loader : spsample.Loader
+    loader : spsample.Loader or None
+        ``None``: no epoch measured yet (the model gets the cores, the sampler one thread).
     model_threads, sampler_threads : int, optional
         Explicit settings (kept as they are). ``SPSAMPLE_THREADS``, when set, fixes the
         sampler's.
