@@ -74,10 +74,8 @@ def _extensions():
         _warn("pybind11 is not installed (pip install pybind11)")
         return []
     sources = ["native/module.cpp"]
-    headers = ["native/common.h", "native/rng.h", "native/localmap.h", "native/select.h",
-               "native/rowwise.h", "native/layerwise.h", "native/philox_simd.h",
-               "native/emulate.h", "native/relabel.h", "native/link.h", "native/parse.h",
-               "native/gather.h"]
+    # every header the module includes: a change to any of them rebuilds it
+    headers = sorted(glob.glob(os.path.join("native", "*.h")))
     headers += [os.path.join("native", "device", f) for f in sorted(os.listdir("native/device"))]
     return [Pybind11Extension(
         "spsample._native_kernels", sources, depends=headers, include_dirs=["native"],
