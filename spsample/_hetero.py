@@ -10,8 +10,9 @@ every lazy view of the engine works on a relation unchanged, and the per-type (b
 is a slice of it (:meth:`HeteroGraph.csr`).
 
 Optional per-relation edge times and per-type node times make the graph temporal (see
-:func:`spsample.sample`'s ``seed_time``). Times are float64 (integer timestamps up to 2**53
-are exact); repeated ``(src, dst)`` pairs of a relation are merged into one edge that keeps
+:func:`spsample.sample`'s ``seed_time``). Integer times are kept as int64 and real times as
+float64 (:mod:`spsample._times`), so integer timestamps of any size (nanoseconds included) stay
+exact through storage, sorting and every comparison; repeated ``(src, dst)`` pairs of a relation are merged into one edge that keeps
 the *earliest* time (the edge exists from its first event on) and the sum of the weights.
 """
 
@@ -38,8 +39,8 @@ class TimeSortedGraph(Graph):
 
     Attributes
     ----------
-    entry_time : float64, shape (nnz,)
-        Non-decreasing within every row.
+    entry_time : int64 or float64, shape (nnz,)
+        Non-decreasing within every row (the kind of the relation's times).
     canonical_edge : int64, shape (nnz,)
         The position of each entry in the canonical graph's ``indices`` (its edge id).
     """
@@ -50,7 +51,7 @@ class TimeSortedGraph(Graph):
         order = time_order(graph.indptr, graph.indices, entry_time)
         weights = None if graph.weights is None else graph.weights[order]
         super().__init__(graph.indptr, graph.indices[order], weights)
-        self.entry_time = frozen_array(np.asarray(entry_time, dtype=np.float64)[order])
+        self.entry_time = frozen_array(np.asarray(entry_time)[order])
         self.canonical_edge = frozen_array(order.astype(np.int64))
 
     def __reduce__(self):
@@ -71,14 +72,14 @@ def entry_times(edge_time, source_time, sources):
 
     Parameters
     ----------
-    edge_time : float64, shape (nnz,), or None
-    source_time : float64, shape (num_nodes[src],), or None
+    edge_time : int64 or float64, shape (nnz,), or None
+    source_time : int64 or float64, shape (num_nodes[src],), or None
     sources : int64, shape (nnz,)
         The entries' source ids, local to the source type.
 
     Returns
     -------
-    float64, shape (nnz,), or None
+    int64 or float64, shape (nnz,), or None
     """
     if edge_time is not None or source_time is None:
         return edge_time
@@ -92,7 +93,8 @@ def merge_entries(row, column, weights, time):
     Parameters
     ----------
     row, column : int64, shape (E,)
-    weights, time : float64, shape (E,), or None
+    weights : float64, shape (E,), or None
+    time : int64 or float64, shape (E,), or None
 
     Returns
     -------
@@ -268,9 +270,10 @@ class HeteroGraph(HeteroSchema):
         weights : dict of relation to array of shape (E,), optional
             Non-negative finite edge weights (summed over repeated pairs).
         edge_time : dict of relation to array of shape (E,), optional
-            Edge timestamps (finite numbers); a repeated pair keeps the earliest.
+            Edge timestamps; a repeated pair keeps the earliest. Integers (any width) are
+            kept exactly as int64, real numbers (finite) as float64.
         node_time : dict of str to array of shape (num_nodes[type],), optional
-            Node timestamps (finite numbers).
+            Node timestamps, integers or finite real numbers as ``edge_time``.
 
         Raises
         ------
@@ -346,11 +349,12 @@ class HeteroGraph(HeteroSchema):
         return bool(self._edge_time or self._node_time)
 
     def edge_time(self, relation):
-        """The relation's edge times (float64, aligned with its CSR entries) or ``None``."""
+        """The relation's edge times (int64 or float64 as given, aligned with its CSR entries)
+        or ``None``."""
         return self._edge_time.get(self.relation(relation))
 
     def node_time(self, node_type):
-        """The type's node times (float64) or ``None``."""
+        """The type's node times (int64 or float64 as given) or ``None``."""
         return self._node_time.get(self.node_type(node_type))
 
     # ------------------------------------------------------------------ lookups
@@ -532,13 +536,12 @@ def _check_weights(where, rel, weights, size):
 
 
 def check_time(where, name, time, size):
-    """Times as a new float64 array of ``size`` finite values (sortable)."""
-    t = as_float_array(where, name, time, error_cls=GraphError)
+    """Times as a new array of ``size`` values: int64 for integers (exact), float64 for finite
+    real numbers (:func:`spsample._times.as_times`)."""
+    from ._times import as_times
+    t = as_times(where, name, time, error_cls=GraphError)
     if t.size != size:
         fail(GraphError, where, name, f"must have one timestamp per entry ({size})", t.size)
-    if t.size and not np.isfinite(t).all():
-        fail(GraphError, where, name, "must hold finite (sortable) timestamps: no NaN or inf",
-             show_value=False)
     return t
 
 
