@@ -16,7 +16,8 @@ from .._errors import ArgumentTypeError, DatasetError, DatasetNotFoundError
 from .._validate import fail
 
 __all__ = ["as_bool", "as_dir", "as_file", "fail_path", "read_table", "read_npz",
-           "check_writable", "temporary_beside"]
+           "read_integer_columns", "read_time_column", "data_lines", "check_writable",
+           "temporary_beside"]
 
 
 def fail_path(error_cls, where, name, problem, path):
@@ -80,6 +81,79 @@ def read_table(where, path, *, dtype, delimiter=None, comment="#", skiprows=0, u
     if table.size == 0:
         table = table.reshape(0, len(usecols) if usecols is not None else 0)
     return table
+
+
+def read_integer_columns(where, path, usecols, *, what="node ids", **options):
+    """Integer columns of a text table as int64, shape (rows, len(usecols)), exact at any size.
+
+    Ids are parsed as integers, never through float64 (which merges ``2**53`` and
+    ``2**53 + 1``). Integral decimals (``7.0``) are accepted where float64 holds them exactly
+    (magnitude up to ``2**53``); anything else is refused. ``options``: those of
+    :func:`read_table`.
+
+    Raises
+    ------
+    DatasetError
+        Naming the file: not numbers, not integers, or decimals too large to be exact.
+    """
+    try:
+        return read_table(where, path, dtype=np.int64, usecols=usecols, **options)
+    except DatasetError:
+        pass          # not plain integers: decimals, numbers beyond int64, or no numbers at all
+    table = read_table(where, path, dtype=np.float64, usecols=usecols, **options)
+    bad = ~(np.isfinite(table) & (table == np.round(table)))
+    if bad.any():
+        row = int(np.flatnonzero(bad.any(axis=1))[0])
+        raise DatasetError(f"{where}: cannot parse {str(path)!r} as a numeric table of "
+                           f"integers: {what} must be integers (got {table[bad][0]!r} in data "
+                           f"row {row})")
+    if table.size and np.abs(table).max() > 2**53:
+        raise DatasetError(f"{where}: cannot parse {str(path)!r} as a numeric table of "
+                           f"integers: {what} are beyond 2**53 or the int64 range, or written "
+                           "as decimals (e.g. 1e16), which cannot be read exactly; write them "
+                           "as plain integers within the int64 range")
+    return table.astype(np.int64)
+
+
+def read_time_column(where, path, column, **options):
+    """One column of times: int64 when every value is an integer (exact at any size, e.g.
+    nanoseconds), else float64 (decimals such as ``1289241911.72836``), shape (rows,).
+
+    Raises
+    ------
+    DatasetError
+        Not numbers, non-finite values, or integers beyond the int64 range.
+    """
+    try:
+        return read_table(where, path, dtype=np.int64, usecols=(column,), **options)[:, 0]
+    except DatasetError:
+        pass
+    times = read_table(where, path, dtype=np.float64, usecols=(column,), **options)[:, 0]
+    if times.size and not np.isfinite(times).all():
+        raise DatasetError(f"{where}: the times (column {column}) of {str(path)!r} must be "
+                           "finite")
+    if times.size and np.array_equal(times, np.round(times)) and np.abs(times).max() > 2**53:
+        raise DatasetError(f"{where}: the times (column {column}) of {str(path)!r} are "
+                           "integers beyond the int64 range or written as decimals beyond "
+                           "2**53, which cannot be read exactly")
+    return times
+
+
+def data_lines(path, comment="#", limit=1000):
+    """Up to ``limit`` lines of a text file (plain or ``.gz``) that are neither blank nor
+    comments, stripped (undecodable bytes replaced); ``[]`` when unreadable."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    out = []
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.strip() and not (comment and line.lstrip().startswith(comment)):
+                    out.append(line.strip())
+                    if len(out) >= limit:
+                        break
+    except (OSError, EOFError, ValueError):
+        pass  # the reader reports it
+    return out
 
 
 #: Exceptions a damaged zip or npy member raises while it is read.

@@ -22,11 +22,14 @@ import numpy as np
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError, SpsampleError
 from .._hetero import HeteroGraph
 from .._validate import fail
-from ._files import as_bool, as_dir, as_file, fail_path, read_npz, read_table
+from ._converters import _check_node_count, _is_header
+from ._files import (as_bool, as_dir, as_file, data_lines, fail_path, read_integer_columns,
+                     read_npz, read_table, read_time_column)
 from ._hetero_dataset import HeteroDataset
 from ._untrusted import csr_from_parts
 
-__all__ = ["from_heco", "from_temporal_edges", "from_kg", "is_heco_folder", "HECO_TYPES"]
+__all__ = ["from_heco", "from_temporal_edges", "from_kg", "is_heco_folder", "HECO_TYPES",
+           "edge_list_file", "looks_temporal"]
 
 #: Node type of each file letter, and the labelled type, per HeCo dataset.
 HECO_TYPES = {
@@ -190,14 +193,19 @@ def from_temporal_edges(path, *, time_column=-1, delimiter=None, relabel=True,
     Parameters
     ----------
     path : str or os.PathLike
+        The file, or a folder holding exactly one edge-list file (besides a README or
+        checksums), as ``spsample convert`` detects it.
     time_column : int
         Which column holds the time (default the last: CollegeMsg, email-Eu-core-temporal,
         bitcoin's ``SOURCE,TARGET,RATING,TIME``).
     delimiter : str, optional
         Default ``","`` for ``.csv`` files, whitespace otherwise.
     relabel : bool
-        Renumber the distinct ids ``0 .. n - 1`` in increasing order (default; bitcoin's
-        ids have gaps); ``False`` keeps them (``n = max id + 1``).
+        Renumber the distinct ids ``0 .. n - 1`` in increasing order (default): new id ``i``
+        is ``numpy.unique(file ids)[i]``, so no vertex is made up for ids the file never
+        uses (CollegeMsg's ids start at 1, bitcoin's have gaps); ids already ``0 .. n - 1``
+        stay as they are. ``False`` keeps the file's ids (``n = max id + 1``, unused ids
+        become isolated vertices).
     directed : bool
         ``False`` adds every reverse edge with the same time.
 
@@ -205,27 +213,40 @@ def from_temporal_edges(path, *, time_column=-1, delimiter=None, relabel=True,
     -------
     HeteroDataset
         One node type ``"node"``, the relation ``("node", "to", "node")`` with edge times
-        (float64; a repeated pair keeps the earliest), no features or splits.
+        (int64 when the file's times are integers, exact at any size; float64 for decimal
+        times; a repeated pair keeps the earliest), no features or splits.
+
+    Raises
+    ------
+    DatasetError, DatasetNotFoundError
+        Naming the file: fewer than three columns, ids that are not integers (ids are parsed
+        as int64, never through float64), times that are not finite numbers.
     """
     where = "spsample.io.from_temporal_edges"
     relabel = as_bool(where, "relabel", relabel)
     directed = as_bool(where, "directed", directed)
     if not isinstance(time_column, int) or isinstance(time_column, bool):
         fail(ArgumentTypeError, where, "time_column", "must be an int", time_column)
-    path = as_file(where, path)
+    if delimiter is not None and not isinstance(delimiter, str):
+        fail(ArgumentTypeError, where, "delimiter", "must be a str or None", delimiter)
+    path = edge_list_file(where, path)
     if delimiter is None and path.name.lower().removesuffix(".gz").endswith(".csv"):
         delimiter = ","
-    table = read_table(where, path, dtype=np.float64, delimiter=delimiter)
-    if table.shape[1] < 3 or not -table.shape[1] <= time_column < table.shape[1]:
+    lines = data_lines(path, limit=1)
+    skiprows = int(bool(lines) and _is_header(lines[0], delimiter))
+    columns = len((data_lines(path, limit=1 + skiprows) or [""])[-1].split(delimiter))
+    if columns < 3 or not -columns <= time_column < columns:
         raise DatasetError(f"{where}: {str(path)!r} needs SRC, DST and a time column "
-                           f"{time_column} (it has {table.shape[1]} columns)")
-    src, dst, time = table[:, 0], table[:, 1], table[:, time_column]
-    if not (np.array_equal(src, np.round(src)) and np.array_equal(dst, np.round(dst))):
-        raise DatasetError(f"{where}: node ids in {str(path)!r} must be integers")
-    src, dst = src.astype(np.int64), dst.astype(np.int64)
+                           f"{time_column} (it has {columns} columns)")
+    options = dict(delimiter=delimiter, skiprows=skiprows)
+    ids = read_integer_columns(where, path, (0, 1), **options)
+    time = read_time_column(where, path, time_column % columns, **options)
+    src, dst = ids[:, 0], ids[:, 1]
     if relabel:
         _, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
         src, dst = inverse[:src.size], inverse[src.size:]
+    elif src.size:
+        _check_node_count(where, path, src, dst, None)
     if not directed:
         src, dst, time = np.concatenate([src, dst]), np.concatenate([dst, src]), \
             np.concatenate([time, time])
@@ -236,6 +257,60 @@ def from_temporal_edges(path, *, time_column=-1, delimiter=None, relabel=True,
         return HeteroDataset(graph, name=name)
     except SpsampleError as exc:
         raise DatasetError(f"{where}: {str(path)!r} holds an invalid edge list: {exc}") from exc
+
+
+#: Unix times from 1973 on, in seconds to nanoseconds: a last column in this range is a time.
+_UNIX_TIME = (1e8, 1e19)
+
+
+def looks_temporal(path, *, sample=1000):
+    """Whether a text edge list (plain or ``.gz``) is a temporal one, from its first
+    ``sample`` data lines (after a header line, if any): every line has the same three or
+    more numeric columns, and the last column holds non-negative times: Unix times
+    (``1e8 <= t < 1e19``: seconds to nanoseconds since 1973) or integers that never decrease
+    and do not all repeat (a list sorted by time, as SNAP's CollegeMsg and
+    email-Eu-core-temporal are). A static list (``u v``, or ``u v w`` with weights) is not.
+    """
+    path = Path(path)
+    delimiter = "," if path.name.lower().removesuffix(".gz").endswith(".csv") else None
+    lines = data_lines(path, limit=sample + 1)
+    if lines and _is_header(lines[0], delimiter):
+        lines = lines[1:]
+    try:
+        rows = [[float(word) for word in line.split(delimiter)] for line in lines]
+    except ValueError:
+        return False
+    if not rows or len({len(r) for r in rows}) != 1 or len(rows[0]) < 3:
+        return False
+    last = np.array([r[-1] for r in rows])
+    if not np.isfinite(last).all() or last.min() < 0:
+        return False
+    if _UNIX_TIME[0] <= last.min() and last.max() < _UNIX_TIME[1]:
+        return True
+    integral = np.array_equal(last, np.round(last))
+    return bool(integral and last.size > 1 and np.all(np.diff(last) >= 0)
+                and last[-1] > last[0])
+
+
+#: Files a dataset folder may hold besides the dataset itself.
+IGNORED_FILES = ("README", "README.md", "README.txt", "SHA256SUMS", "LICENSE", "LICENSE.txt")
+EDGE_LIST_SUFFIXES = (".txt", ".txt.gz", ".tsv", ".tsv.gz", ".edges", ".edges.gz", ".el",
+                      ".csv", ".csv.gz")
+
+
+def edge_list_file(where, path):
+    """``path`` as an edge-list file: itself, or the one edge-list file of a folder."""
+    from ._files import _as_path
+    path = _as_path(where, "path", path)
+    if not path.is_dir():
+        return as_file(where, path)
+    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")
+                   and p.name not in IGNORED_FILES and p.name.lower().endswith(
+                       EDGE_LIST_SUFFIXES))
+    if len(files) != 1:
+        fail_path(DatasetError, where, "path", f"is a folder holding {len(files)} edge-list "
+                  f"files ({', '.join(p.name for p in files) or 'none'}); pass one file", path)
+    return files[0]
 
 
 # ---------------------------------------------------------------------- knowledge graphs

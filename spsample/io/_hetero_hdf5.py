@@ -204,6 +204,10 @@ def _read_types(where, path, root, features):
     out = {}
     for grp in _groups(where, path, root, "node_types"):
         t = _as_name(grp.attrs["name"])
+        if t in out:
+            raise DatasetError(f"{where}: {str(path)!r} has two node types named {t!r} "
+                               f"({grp.name} repeats an earlier group): their features, labels "
+                               "and times would overwrite each other")
         entry = _arrays(where, path, grp, ("labels", "time"))
         entry["num_nodes"] = _count(where, path, grp.attrs.get("num_nodes"))
         if features and "features" in grp:
@@ -236,6 +240,9 @@ def _relation_groups(where, path, root, types):
         if rel[0] not in types or rel[2] not in types:
             raise DatasetError(f"{where}: relation {rel} of {str(path)!r} names a node type "
                                "the file does not have")
+        if rel in out:
+            raise DatasetError(f"{where}: {str(path)!r} has two relation groups of {rel} "
+                               f"({out[rel].name} and {grp.name}): one would be dropped")
         out[rel] = grp
     return out
 
@@ -292,5 +299,9 @@ def _read_edge_splits(where, path, root):
         out[part] = {}
         for grp in _groups(where, path, root["edge_splits"], part):
             rel = tuple(_as_name(grp.attrs[k]) for k in ("src", "name", "dst"))
+            if rel in out[part]:
+                raise DatasetError(f"{where}: {str(path)!r} has two {part!r} edge splits of "
+                                   f"{rel} (under /hetero/edge_splits/{part}): one would be "
+                                   "dropped")
             out[part][rel] = _arrays(where, path, grp, ("edge_index",))["edge_index"]
     return out
