@@ -23,7 +23,11 @@ from ._graph import MAX_NODES, Graph, frozen_array
 from ._validate import as_float_array, as_index_array, as_int, fail
 
 __all__ = ["HeteroGraph", "HeteroSchema", "TimeSortedGraph", "relation_name", "merge_entries",
-           "time_order", "entry_times", "check_time"]
+           "time_order", "entry_times", "check_time", "RELATION_BLOCK_BYTES"]
+
+#: Bytes per vertex each relation's block takes whatever its edges (its int64 row pointers
+#: over all the graph's vertices, and their transient copy while the block is built).
+RELATION_BLOCK_BYTES = 16
 
 
 def relation_name(rel):
@@ -290,6 +294,7 @@ class HeteroGraph(HeteroSchema):
         pairs = {_check_relation_key(where, "edge_index", r): _pair(where, r, v)
                  for r, v in edge_index.items()}
         counts = _node_counts(where, pairs, num_nodes)
+        _check_block_memory(where, pairs, counts)
         weights = _per_relation(where, "weights", weights, pairs)
         edge_time = _per_relation(where, "edge_time", edge_time, pairs)
         blocks, times = {}, {}
@@ -452,7 +457,31 @@ def _check_relation_key(where, argname, rel):
             and all(isinstance(x, str) and x for x in rel)):
         fail(GraphError, where, argname, "keys must be (src_type, name, dst_type) triples of "
              "non-empty strings", rel)
+    for x in rel:
+        check_name(where, argname, x)
     return rel
+
+
+def check_name(where, argname, name):
+    """A type or relation name must be valid Unicode (UTF-8 encodable: no lone surrogate such
+    as ``"\\udc80"``), as files store it: refused here, not only when the graph is saved."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        fail(GraphError, where, argname, "holds a name that is not valid Unicode text (a lone "
+             "surrogate): names must be encodable as UTF-8", name)
+
+
+def _check_block_memory(where, pairs, counts):
+    """Each relation's block has row pointers over all the vertices: refuse, before any is
+    built, relations x vertices that cannot fit (thousands of relations over millions of
+    vertices need gigabytes whatever their edges)."""
+    from ._validate import check_memory
+    n = sum(counts.values())
+    edges = sum(src.size for src, _ in pairs.values())
+    check_memory(where, "edge_index", len(pairs) * (n + 1) * RELATION_BLOCK_BYTES + 32 * edges,
+                 f"{len(pairs):,d} relation blocks over {n:,d} vertices (row pointers over "
+                 "every vertex per relation)", "use fewer relations or node types")
 
 
 def _pair(where, rel, value):
@@ -493,6 +522,7 @@ def _node_counts(where, pairs, num_nodes):
     for t in set(seen) | set(num_nodes):
         if not isinstance(t, str) or not t:
             fail(GraphError, where, "num_nodes", "keys must be non-empty strings", t)
+        check_name(where, "num_nodes", t)
         if t in num_nodes:
             n = as_int(where, f"num_nodes[{t!r}]", num_nodes[t], minimum=0,
                        error_cls=GraphError)

@@ -15,11 +15,13 @@
 """
 
 import tarfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 
-from .._errors import ArgumentError, ArgumentTypeError, DatasetError, SpsampleError
+from .._errors import (ArgumentError, ArgumentTypeError, DatasetError, ResourceLimitError,
+                       SpsampleError)
 from .._hetero import HeteroGraph
 from .._validate import fail
 from ._converters import _check_node_count, _is_header
@@ -84,25 +86,82 @@ def from_heco(directory, *, sparse_features=None):
         x, y = type_of(p.stem[0]), type_of(p.stem[1])
         edges[(x, "to", y)] = (table[:, 0], table[:, 1])
         edges[(y, "to", x)] = (table[:, 1], table[:, 0])
-    labels = _npy(where, directory / "labels.npy").astype(np.int64)
+    labels = _integers(where, directory / "labels.npy", _npy(where, directory / "labels.npy"))
     target = target or _guess_target(edges, labels)
     features = _heco_features(where, directory, type_of, sparse_features)
     counts = _heco_counts(edges, labels, target, features)
+    _check_heco_counts(where, directory, counts, edges, labels)
     splits = _heco_splits(where, directory)
     try:
         graph = HeteroGraph.from_edge_index(edges, num_nodes=counts)
         return HeteroDataset(graph, features=features, labels={target: labels}, splits=splits,
                              target_type=target, name=directory.name)
+    except ResourceLimitError:
+        raise
     except SpsampleError as exc:
         raise DatasetError(f"{where}: {str(directory)!r} holds inconsistent arrays: "
                            f"{exc}") from exc
 
 
+#: A HeCo folder whose ids imply more than this many vertices, and more than
+#: ``_SPARSE_IDS_RATIO`` vertices per edge, label and feature row, is refused (as edge lists).
+_SPARSE_IDS_MIN = 2**20
+_SPARSE_IDS_RATIO = 64
+
+
+def _check_heco_counts(where, directory, counts, edges, labels):
+    """Refuse ids that would make a small folder allocate blocks over billions of (mostly
+    isolated) vertices, before anything is built: the vertices the ids imply against the
+    entries the files hold (as :func:`~spsample.io.from_edge_list` checks its ids), then the
+    relation blocks against the memory limit."""
+    total = sum(counts.values())
+    entries = sum(src.size for src, _ in edges.values()) + labels.size
+    if total > _SPARSE_IDS_MIN and total > _SPARSE_IDS_RATIO * max(1, entries):
+        big = max(counts, key=counts.get)
+        raise ResourceLimitError(
+            f"{where}: argument 'directory' {str(directory)!r} has ids up to "
+            f"{counts[big] - 1:,d} for type {big!r}: {total:,d} vertices for {entries:,d} "
+            "edges and labels, more than one file entry per "
+            f"{_SPARSE_IDS_RATIO} vertices (a damaged id?); HeCo's ids are 0 .. n-1 per type")
+    _check_relation_blocks(where, directory, len(edges), total)
+
+
+def _integers(where, path, arr):
+    """``arr`` (labels or split ids) as int64 when its values are integers, else a
+    :class:`DatasetError` (a float ``1.5`` or ``nan`` would otherwise become some class)."""
+    arr = np.asarray(arr).ravel()
+    if arr.dtype.kind in "iu" and not (arr.dtype == np.uint64 and arr.size
+                                       and arr.max() >= 2**63):
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f" and (arr.size == 0 or (np.isfinite(arr).all()
+                                                    and np.array_equal(arr, np.round(arr))
+                                                    and np.abs(arr).max() <= 2**53)):
+        return arr.astype(np.int64)
+    raise DatasetError(f"{where}: {str(path)!r} must hold integers (got {arr.dtype} values "
+                       "that are not)")
+
+
 def _npy(where, path):
-    """A ``.npy`` array (no pickle), its declared size checked by NumPy's header read."""
+    """A ``.npy`` array (no pickle): its header's declared size checked against the bytes of
+    the file and the memory limit before NumPy allocates it."""
+    from .._validate import check_memory
     try:
+        with open(path, "rb") as f:
+            fmt = np.lib.format
+            version = fmt.read_magic(f)
+            read_header = fmt.read_array_header_1_0 if version == (1, 0) else \
+                fmt.read_array_header_2_0
+            shape, _, dtype = read_header(f)
+            stored = path.stat().st_size - f.tell()
+        declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if dtype.hasobject or declared > stored:
+            raise DatasetError(f"{where}: {str(path)!r} declares {dtype} of shape {shape} "
+                               f"({declared:,d} bytes) but holds {stored:,d} bytes of data")
+        check_memory(where, "directory", declared, f"{str(path)!r}", "check the file")
         arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as exc:
+    except (OSError, ValueError, EOFError, TypeError, OverflowError) as exc:
+        if isinstance(exc, DatasetError):
+            raise
         raise DatasetError(f"{where}: cannot read {str(path)!r} as a .npy array: {exc}") \
             from exc
     if not isinstance(arr, np.ndarray):
@@ -160,6 +219,12 @@ def _checked_coo(where, path, z, shape):
         ok = row.min() >= 0 and col.min() >= 0 and row.max() < shape[0] and col.max() < shape[1]
     if not ok:
         raise DatasetError(f"{where}: {str(path)!r} holds an invalid COO matrix")
+    rows = int(shape[0])
+    if rows > _SPARSE_IDS_MIN and rows > _SPARSE_IDS_RATIO * max(1, row.size):
+        raise ResourceLimitError(
+            f"{where}: argument 'directory' {str(path)!r} declares {rows:,d} rows for "
+            f"{row.size:,d} entries: its CSR row pointers would take {8 * rows:,d} bytes "
+            "(a damaged shape?)")
     return sp.coo_matrix((data, (row, col)), shape=shape)
 
 
@@ -180,7 +245,7 @@ def _heco_splits(where, directory):
         files = {part: directory / f"{name}_{size}.npy"
                  for part, name in (("train", "train"), ("val", "val"), ("test", "test"))}
         if all(f.is_file() for f in files.values()):
-            splits[size] = {part: _npy(where, f).astype(np.int64).ravel()
+            splits[size] = {part: _integers(where, f, _npy(where, f))
                             for part, f in files.items()}
     return splits
 
@@ -345,6 +410,7 @@ def from_kg(path, *, reverse=False):
             per_rel.setdefault(("entity", r, "entity"), []).append((index[h], index[t]))
         splits[part] = {rel: np.array(v, dtype=np.int64).T.reshape(2, -1)
                         for rel, v in per_rel.items()}
+    _check_relation_blocks(where, path, len(names) * (2 if reverse else 1), len(entities))
     edges = {("entity", r, "entity"): np.zeros((2, 0), dtype=np.int64) for r in names}
     edges.update(splits.get("train", {}))
     if reverse:
@@ -354,41 +420,100 @@ def from_kg(path, *, reverse=False):
         graph = HeteroGraph.from_edge_index(edges, num_nodes={"entity": len(entities)})
         name = Path(path).name.split(".")[0]
         return HeteroDataset(graph, edge_splits=splits, name=name)
+    except ResourceLimitError:
+        raise
     except SpsampleError as exc:
         raise DatasetError(f"{where}: {str(path)!r} holds inconsistent triples: {exc}") from exc
 
 
+def _check_relation_blocks(where, path, relations, nodes):
+    """Every relation is a CSR over all the graph's vertices (row pointers ``nodes + 1`` per
+    relation, whatever its edges): refuse before building when they cannot fit."""
+    from .._hetero import RELATION_BLOCK_BYTES
+    from .._validate import check_memory
+    check_memory(where, "path", relations * (nodes + 1) * RELATION_BLOCK_BYTES,
+                 f"the row pointers of {relations:,d} relations over {nodes:,d} vertices "
+                 f"(one CSR per relation) of {str(path)!r}",
+                 "keep fewer relations (merge rare ones) or convert a smaller graph")
+
+
 _KG_FILES = {"train": "train.txt", "val": "valid.txt", "test": "test.txt"}
+#: Peak bytes per byte of knowledge-graph text: the text, its lines split into three strings
+#: per triple, the entity index and the id arrays (measured 12 on WN18RR, 7 on FB15k-237).
+KG_TEXT_RATIO = 24
+#: Members a knowledge-graph archive may hold (ConvE's hold three).
+KG_MAX_MEMBERS = 1000
 
 
 def _kg_parts(where, path):
-    """``{part: [(head, relation, tail), ...]}`` from the archive or folder."""
+    """``{part: [(head, relation, tail), ...]}`` from the archive or folder, the text checked
+    against the memory limit before it is read (declared sizes) and as it decompresses."""
     if not path.exists():
         from .._errors import DatasetNotFoundError
         fail_path(DatasetNotFoundError, where, "path", "does not exist", path)
-    texts = {}
-    if path.is_dir():
-        for part, fn in _KG_FILES.items():
-            if (path / fn).is_file():
-                texts[part] = (path / fn).read_text(encoding="utf-8")
-    else:
-        try:
-            with tarfile.open(path, "r:*") as tar:
-                members = {m.name.lstrip("./"): m for m in tar.getmembers() if m.isfile()}
-                for part, fn in _KG_FILES.items():
-                    if fn in members:
-                        texts[part] = tar.extractfile(members[fn]).read().decode("utf-8")
-        except (tarfile.TarError, OSError, EOFError, UnicodeDecodeError) as exc:
-            raise DatasetError(f"{where}: cannot read {str(path)!r} as a tar archive: {exc}") \
-                from exc
+    texts = _kg_folder(where, path) if path.is_dir() else _kg_archive(where, path)
     if "train" not in texts:
         fail_path(DatasetError, where, "path", "holds no train.txt", path)
     out = {}
-    for part, text in texts.items():
-        rows = [line.split("\t") for line in text.splitlines() if line.strip()]
+    for part, data in texts.items():
+        what = f"{_KG_FILES[part]} of {str(path)!r}"
+        rows = [line.split("\t") for line in _utf8(where, what, data).splitlines()
+                if line.strip()]
         bad = [r for r in rows if len(r) != 3]
         if bad:
-            raise DatasetError(f"{where}: {_KG_FILES[part]} of {str(path)!r} has a line that is "
-                               f"not head<TAB>relation<TAB>tail: {bad[0]!r:.60}")
+            raise DatasetError(f"{where}: {what} has a line that is not "
+                               f"head<TAB>relation<TAB>tail: {bad[0]!r:.60}")
         out[part] = [(h.strip(), r.strip(), t.strip()) for h, r, t in rows]
     return out
+
+
+def _kg_memory(where, path, total):
+    from .._validate import check_memory
+    check_memory(where, "path", total * KG_TEXT_RATIO,
+                 f"the triples of {str(path)!r} ({total:,d} bytes of text)",
+                 "convert a smaller knowledge graph")
+
+
+def _kg_folder(where, path):
+    files = {part: path / fn for part, fn in _KG_FILES.items() if (path / fn).is_file()}
+    _kg_memory(where, path, sum(f.stat().st_size for f in files.values()))
+    return {part: f.read_bytes() for part, f in files.items()}
+
+
+def _kg_archive(where, path):
+    """The bytes of the archive's three files: their declared sizes checked against the
+    memory limit before any is read, their decompressed bytes as they stream."""
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            members = {}
+            for i, m in enumerate(tar):
+                if i >= KG_MAX_MEMBERS:
+                    raise DatasetError(f"{where}: {str(path)!r} holds more than "
+                                       f"{KG_MAX_MEMBERS} members (ConvE's archives hold three)")
+                if m.isfile() and m.name.lstrip("./") in _KG_FILES.values():
+                    members[m.name.lstrip("./")] = m
+            wanted = {part: members[fn] for part, fn in _KG_FILES.items() if fn in members}
+            _kg_memory(where, path, sum(m.size for m in wanted.values()))
+            return {part: _read_member(where, path, tar, m) for part, m in wanted.items()}
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+        raise DatasetError(f"{where}: cannot read {str(path)!r} as a tar archive: {exc}") \
+            from exc
+
+
+def _read_member(where, path, tar, member):
+    from ._files import metered
+    stream = metered(where, tar.extractfile(member), KG_TEXT_RATIO, "path",
+                     f"{member.name} of {str(path)!r}")
+    with stream:
+        return stream.read()
+
+
+def _utf8(where, what, data):
+    """``data`` decoded as UTF-8, else a :class:`DatasetError` naming the line and byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise DatasetError(f"{where}: {what} is not UTF-8 text: line {line}, column {column} "
+                           f"holds the byte 0x{data[exc.start]:02x} ({exc.reason})") from None
