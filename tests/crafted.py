@@ -120,10 +120,47 @@ _CHILD = textwrap.dedent("""
         if kind == "csr":
             with np.load(path) as z:
                 return spsample.Graph.from_csr(z["indptr"], z["indices"])
+        if kind == "temporal":
+            return io.from_temporal_edges(path)
+        if kind == "kg":
+            return io.from_kg(path)
+        if kind == "heco":
+            return io.from_heco(path)
+        if kind == "partition":      # a .perm.npz against the dataset beside it
+            from pathlib import Path
+            from spsample._partition import load_partition
+            base = spsample.load(Path(path).parent / "perm_base.h5")
+            return load_partition(path, base.graph)
         raise SystemExit("unknown kind " + kind)
 
+    def use_hetero(graph):  # node-wise per relation; temporally too, when it has times
+        for t in graph.node_types:
+            seeds = np.arange(min(graph.num_nodes[t], 6))
+            if seeds.size == 0:
+                continue
+            spsample.sample(graph, (t, seeds), sampler=spsample.NodeWise([3, 2]),
+                            batch_size=3)
+            if graph.is_temporal:
+                times = [graph.edge_time(r) for r in graph.relations] + \
+                    [graph.node_time(u) for u in graph.node_types]
+                times = [x for x in times if x is not None and x.size]
+                cut = np.full(seeds.size, times[0][times[0].size // 2]) if times else \
+                    np.zeros(seeds.size)
+                for strategy in ("uniform", "last"):
+                    spsample.sample(graph, (t, seeds), batch_size=3, seed_time=cut,
+                                    sampler=spsample.NodeWise([3, 2],
+                                                              temporal_strategy=strategy))
+
     def use(out):  # sample what loaded (native kernels included), touch its features
+        if isinstance(out, np.ndarray):          # a permutation
+            out.sum()
+            return
         graph = getattr(out, "graph", out)
+        if hasattr(graph, "relations"):
+            use_hetero(graph)
+            for f in getattr(out, "features", {}).values():
+                f.sum()
+            return
         seeds = np.arange(min(graph.num_nodes, 6))
         for sampler in (spsample.NodeWise([3, 2]), spsample.LADIES([4])):
             spsample.sample(graph, seeds, sampler=sampler, batch_size=3)
@@ -138,7 +175,8 @@ _CHILD = textwrap.dedent("""
             out = load(kind, path)
             if sample:
                 use(out)
-            print("LOADED", i, getattr(out, "num_nodes", None), flush=True)
+            print("LOADED", i, getattr(out, "num_nodes", None) if not
+                  isinstance(out, np.ndarray) else out.size, flush=True)
         except spsample.SpsampleError as exc:
             text = str(exc)[:300].replace("\\n", " ")
             print("TYPED", i, type(exc).__name__, text, flush=True)

@@ -8,6 +8,7 @@ is stored in both rows and a self-loop once. Self-loops are kept as given.
 
 import csv
 import json
+import zlib
 
 import numpy as np
 
@@ -246,7 +247,7 @@ def _first_line(path, comment):
             for line in f:
                 if line.strip() and not (comment and line.lstrip().startswith(comment)):
                     return line.strip()
-    except (OSError, EOFError):
+    except (OSError, EOFError, zlib.error):
         pass  # read_table reports it
     return ""
 

@@ -9,6 +9,7 @@ import signal
 import threading
 import warnings
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -152,7 +153,7 @@ def read_table(where, path, *, dtype, delimiter=None, comment="#", skiprows=0, u
             warnings.simplefilter("ignore", UserWarning)  # "input contained no data"
             table = np.loadtxt(f, dtype=dtype, delimiter=delimiter, comments=comment,
                                skiprows=skiprows, usecols=usecols, ndmin=2)
-    except (ValueError, OSError, EOFError, UnicodeDecodeError) as exc:
+    except (ValueError, OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
         raise DatasetError(f"{where}: cannot parse {str(path)!r} as a numeric table: "
                            f"{exc}") from exc
     if table.size == 0:
@@ -228,7 +229,7 @@ def data_lines(path, comment="#", limit=1000):
                     out.append(line.strip())
                     if len(out) >= limit:
                         break
-    except (OSError, EOFError, ValueError):
+    except (OSError, EOFError, ValueError, zlib.error):
         pass  # the reader reports it
     return out
 

@@ -147,11 +147,7 @@ def _npy(where, path):
     from .._validate import check_memory
     try:
         with open(path, "rb") as f:
-            fmt = np.lib.format
-            version = fmt.read_magic(f)
-            read_header = fmt.read_array_header_1_0 if version == (1, 0) else \
-                fmt.read_array_header_2_0
-            shape, _, dtype = read_header(f)
+            shape, dtype = _npy_header(f)
             stored = path.stat().st_size - f.tell()
         declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
         if dtype.hasobject or declared > stored:
@@ -167,6 +163,24 @@ def _npy(where, path):
     if not isinstance(arr, np.ndarray):
         raise DatasetError(f"{where}: {str(path)!r} is an archive, not a single .npy array")
     return arr
+
+
+def _npy_header(f):
+    """``(shape, dtype)`` of an open ``.npy`` file, whose header NumPy parses as a Python
+    literal: any failure of that parse (SyntaxError, tokenize errors, ...) is a
+    :class:`ValueError` here."""
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(f)
+        read_header = fmt.read_array_header_1_0 if version == (1, 0) else \
+            fmt.read_array_header_2_0
+        shape, _, dtype = read_header(f)
+    except (OSError, EOFError, ValueError):
+        raise
+    except Exception as exc:                       # noqa: BLE001 - an unparsable header
+        raise ValueError(f"the .npy header does not parse ({type(exc).__name__}: {exc})") \
+            from None
+    return shape, dtype
 
 
 def _guess_target(edges, labels):
