@@ -5,6 +5,12 @@ prints, per hop, the nodes and edges sampled, then the throughput in sampled edg
 and the path that ran (the native kernels or NumPy). DATASET is an spsample HDF5 file, an
 embedded dataset name (default: cora), or ``rmat:SCALE`` for a synthetic R-MAT graph.
 Needs neither torch nor MPI.
+
+A heterogeneous file (HeCo, a temporal SNAP list, a knowledge graph, ``convert``'s output) is
+sampled node-wise per relation: ``--fanouts`` for every relation, ``--relation-fanouts
+REL=F1,F2,...`` for some (``REL`` a relation name or ``SRC:NAME:DST``), seeds of
+``--node-type`` (default the labelled target type); the report adds nodes per type and edges
+per relation (a temporal graph is sampled without seed times: every entry).
 """
 
 import argparse
