@@ -413,19 +413,10 @@ def from_kg(path, *, reverse=False):
     """
     where = "spsample.io.from_kg"
     reverse = as_bool(where, "reverse", reverse)
-    parts = _kg_parts(where, Path(path))
-    entities = sorted({e for rows in parts.values() for h, _, t in rows for e in (h, t)})
-    index = {e: i for i, e in enumerate(entities)}
-    names = sorted({r for rows in parts.values() for _, r, _ in rows})
-    splits = {}
-    for part, rows in parts.items():
-        per_rel = {}
-        for h, r, t in rows:
-            per_rel.setdefault(("entity", r, "entity"), []).append((index[h], index[t]))
-        splits[part] = {rel: np.array(v, dtype=np.int64).T.reshape(2, -1)
-                        for rel, v in per_rel.items()}
+    entities, names, parts = _kg_triples(where, Path(path))
+    splits = {part: _per_relation(names, *ids) for part, ids in parts.items()}
     _check_relation_blocks(where, path, len(names) * (2 if reverse else 1), len(entities))
-    edges = {("entity", r, "entity"): np.zeros((2, 0), dtype=np.int64) for r in names}
+    edges = {("entity", r, "entity"): np.zeros((2, 0), dtype=np.int64) for r in sorted(names)}
     edges.update(splits.get("train", {}))
     if reverse:
         edges.update({("entity", "rev_" + r[1], "entity"): ei[::-1] for r, ei in
@@ -443,41 +434,125 @@ def from_kg(path, *, reverse=False):
 def _check_relation_blocks(where, path, relations, nodes):
     """Every relation is a CSR over all the graph's vertices (row pointers ``nodes + 1`` per
     relation, whatever its edges): refuse before building when they cannot fit."""
-    from .._hetero import RELATION_BLOCK_BYTES
+    from .._hetero import RELATION_BLOCK_BYTES, RELATION_FIXED_BYTES
     from .._validate import check_memory
-    check_memory(where, "path", relations * (nodes + 1) * RELATION_BLOCK_BYTES,
+    check_memory(where, "path", relations * ((nodes + 1) * RELATION_BLOCK_BYTES
+                                             + RELATION_FIXED_BYTES),
                  f"the row pointers of {relations:,d} relations over {nodes:,d} vertices "
                  f"(one CSR per relation) of {str(path)!r}",
                  "keep fewer relations (merge rare ones) or convert a smaller graph")
 
 
 _KG_FILES = {"train": "train.txt", "val": "valid.txt", "test": "test.txt"}
-#: Peak bytes per byte of knowledge-graph text: the text, its lines split into three strings
-#: per triple, the entity index and the id arrays (measured 12 on WN18RR, 7 on FB15k-237).
+#: Peak bytes per byte of knowledge-graph text: the bytes, a chunk's lines split into
+#: strings, the name -> id dicts and three int64 ids per triple (measured: 2 on FB15k-237, 8
+#: on WN18RR, 16 for the shortest possible lines).
 KG_TEXT_RATIO = 24
 #: Members a knowledge-graph archive may hold (ConvE's hold three).
 KG_MAX_MEMBERS = 1000
 
 
-def _kg_parts(where, path):
-    """``{part: [(head, relation, tail), ...]}`` from the archive or folder, the text checked
-    against the memory limit before it is read (declared sizes) and as it decompresses."""
+def _kg_triples(where, path):
+    """``(entities, relations, {part: (head, relation, tail)})``: the sorted entity and
+    relation names of all three files, and per file its triples as int64 ids into them (file
+    order). Lines are read one at a time from the file's bytes (nothing per line is kept but
+    three ids), the bytes checked against the memory limit before they are read (declared
+    sizes) and as they decompress."""
     if not path.exists():
         from .._errors import DatasetNotFoundError
         fail_path(DatasetNotFoundError, where, "path", "does not exist", path)
     texts = _kg_folder(where, path) if path.is_dir() else _kg_archive(where, path)
     if "train" not in texts:
         fail_path(DatasetError, where, "path", "holds no train.txt", path)
+    entity, relation, parts = {}, {}, {}
+    for part in list(texts):
+        data = texts.pop(part)                 # each file's bytes freed once parsed
+        parts[part] = _kg_ids(where, f"{_KG_FILES[part]} of {str(path)!r}", data, entity,
+                              relation)
+    return _sorted_ids(entity, relation, parts)
+
+
+#: Bytes of a knowledge-graph file parsed at a time (their lines' strings are transient).
+_KG_CHUNK = 1 << 20
+
+
+def _kg_ids(where, what, data, entity, relation):
+    """The triples of one file's bytes as three int64 arrays of first-seen ids (``entity``
+    and ``relation`` map names to them and grow), parsed a chunk of whole lines at a time."""
+    heads, rels, tails = [], [], []
+    pos, lines_before, size = 0, 0, len(data)
+    while pos < size:
+        end = data.rfind(b"\n", pos, pos + _KG_CHUNK) + 1 if pos + _KG_CHUNK < size else size
+        if end <= pos:                          # one line longer than a chunk
+            end = data.find(b"\n", pos + _KG_CHUNK)
+            end = size if end < 0 else end + 1
+        chunk, pos = data[pos:end], end
+        h, r, t = _kg_chunk(where, what, chunk, lines_before)
+        lines_before += chunk.count(b"\n")
+        heads.append(_ids(entity, h))
+        rels.append(_ids(relation, r))
+        tails.append(_ids(entity, t))
+    if not heads:
+        return tuple(np.zeros(0, dtype=np.int64) for _ in range(3))
+    return tuple(np.concatenate(a) for a in (heads, rels, tails))
+
+
+def _kg_chunk(where, what, chunk, lines_before):
+    """``(heads, relations, tails)`` (lists of names, stripped) of a chunk of whole lines;
+    blank lines skipped; a line of other than three tab-separated fields, or bytes that are
+    not UTF-8, refused naming the line."""
+    try:
+        text = chunk.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = lines_before + chunk.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (chunk.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise DatasetError(f"{where}: {what} is not UTF-8 text: line {line}, column {column} "
+                           f"holds the byte 0x{chunk[exc.start]:02x} ({exc.reason})") from None
+    lines = text.split("\n")
+    keep = [line for line in lines if line.count("\t") == 2]
+    if len(keep) != len(lines):
+        for i, line in enumerate(lines):
+            if line.count("\t") != 2 and line.strip():
+                raise DatasetError(f"{where}: {what} has a line that is not "
+                                   f"head<TAB>relation<TAB>tail (line {lines_before + i + 1})"
+                                   f": {line.split(chr(9))!r:.60}")
+    fields = list(map(str.strip, "\t".join(keep).split("\t"))) if keep else []
+    return fields[0::3], fields[1::3], fields[2::3]
+
+
+def _ids(table, names):
+    """int64 ids of ``names`` in ``table`` (a dict name -> id), new names numbered in order."""
+    for name in dict.fromkeys(names):
+        if name not in table:
+            table[name] = len(table)
+    return np.fromiter(map(table.__getitem__, names), dtype=np.int64, count=len(names))
+
+
+def _sorted_ids(entity, relation, parts):
+    """First-seen ids renumbered in the sorted order of the names."""
+    out = []
+    for names in (entity, relation):
+        ordered = sorted(names)
+        remap = np.empty(len(names), dtype=np.int64)
+        remap[np.fromiter((names[x] for x in ordered), np.int64, len(ordered))] = \
+            np.arange(len(ordered))
+        out.append((ordered, remap))
+    (entities, emap), (relations, rmap) = out
+    return entities, relations, {part: (emap[h], rmap[r], emap[t])
+                                 for part, (h, r, t) in parts.items()}
+
+
+def _per_relation(names, heads, rels, tails):
+    """``{("entity", name, "entity"): (2, E) int64 [head; tail]}``, relations in the order
+    they first appear, triples in file order."""
+    order = np.argsort(rels, kind="stable")
+    ids, first = np.unique(rels, return_index=True)
+    bounds = np.searchsorted(rels[order], ids, side="left")
+    ends = np.r_[bounds[1:], order.size]
     out = {}
-    for part, data in texts.items():
-        what = f"{_KG_FILES[part]} of {str(path)!r}"
-        rows = [line.split("\t") for line in _utf8(where, what, data).splitlines()
-                if line.strip()]
-        bad = [r for r in rows if len(r) != 3]
-        if bad:
-            raise DatasetError(f"{where}: {what} has a line that is not "
-                               f"head<TAB>relation<TAB>tail: {bad[0]!r:.60}")
-        out[part] = [(h.strip(), r.strip(), t.strip()) for h, r, t in rows]
+    for k in np.argsort(first, kind="stable"):
+        take = order[bounds[k]:ends[k]]
+        out[("entity", names[ids[k]], "entity")] = np.stack([heads[take], tails[take]])
     return out
 
 
@@ -520,14 +595,3 @@ def _read_member(where, path, tar, member):
                      f"{member.name} of {str(path)!r}")
     with stream:
         return stream.read()
-
-
-def _utf8(where, what, data):
-    """``data`` decoded as UTF-8, else a :class:`DatasetError` naming the line and byte."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise DatasetError(f"{where}: {what} is not UTF-8 text: line {line}, column {column} "
-                           f"holds the byte 0x{data[exc.start]:02x} ({exc.reason})") from None
