@@ -8,7 +8,6 @@ is stored in both rows and a self-loop once. Self-loops are kept as given.
 
 import csv
 import json
-import zlib
 
 import numpy as np
 
@@ -22,8 +21,8 @@ from .._errors import (
 from .._graph import Graph
 from .._validate import as_int, check_memory, fail, format_bytes
 from ._dataset import Dataset, check_sparse_option, features_as
-from ._files import (as_bool, as_dir, as_file, fail_path, read_integer_columns, read_npz,
-                     read_table)
+from ._files import (as_bool, as_dir, as_file, data_lines, fail_path, read_integer_columns,
+                     read_npz, read_table)
 from ._untrusted import csr_from_parts
 
 __all__ = ["from_npz_gnnbench", "from_heterophilous_npz", "from_musae", "from_edge_list",
@@ -238,18 +237,10 @@ def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=
 
 
 def _first_line(path, comment):
-    """The first line of a text file (plain or ``.gz``) that is not a comment, or ``""``."""
-    import gzip
-
-    opener = gzip.open if path.name.endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.strip() and not (comment and line.lstrip().startswith(comment)):
-                    return line.strip()
-    except (OSError, EOFError, zlib.error):
-        pass  # read_table reports it
-    return ""
+    """The first line of a text file (plain or ``.gz``) that is not a comment, or ``""``
+    (at most 64 KiB of it: :func:`~spsample.io._files.data_lines`)."""
+    lines = data_lines(path, comment, limit=1)
+    return lines[0] if lines else ""
 
 
 def _is_header(line, delimiter):

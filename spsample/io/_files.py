@@ -217,18 +217,26 @@ def read_time_column(where, path, column, **options):
     return times
 
 
+#: What :func:`data_lines` reads at most: characters per line, characters in all.
+_LINE_CHARS, _SNIFF_CHARS = 1 << 16, 1 << 24
+
+
 def data_lines(path, comment="#", limit=1000):
     """Up to ``limit`` lines of a text file (plain or ``.gz``) that are neither blank nor
-    comments, stripped (undecodable bytes replaced); ``[]`` when unreadable."""
+    comments, stripped (undecodable bytes replaced); ``[]`` when unreadable. Reads at most
+    64 KiB per line and 16 MiB in all (a file of one endless line, or a gzip bomb, is only
+    sniffed), so a line longer than that comes back cut."""
     opener = gzip.open if path.name.endswith(".gz") else open
-    out = []
+    out, seen = [], 0
     try:
         with opener(path, "rt", encoding="utf-8", errors="replace") as f:
-            for line in f:
+            while len(out) < limit and seen < _SNIFF_CHARS:
+                line = f.readline(_LINE_CHARS)
+                if not line:
+                    break
+                seen += len(line)
                 if line.strip() and not (comment and line.lstrip().startswith(comment)):
                     out.append(line.strip())
-                    if len(out) >= limit:
-                        break
     except (OSError, EOFError, ValueError, zlib.error):
         pass  # the reader reports it
     return out
