@@ -20,8 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import (ArgumentError, ArgumentTypeError, DatasetError, ResourceLimitError,
-                       SpsampleError)
+from .._errors import ArgumentTypeError, DatasetError, ResourceLimitError, SpsampleError
 from .._hetero import HeteroGraph
 from .._validate import fail
 from ._converters import _check_node_count, _is_header
