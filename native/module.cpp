@@ -505,6 +505,24 @@ ValueProgram value_program(const py::list& code, const std::vector<F64>& fvecs, 
     return pg;
 }
 
+// Vector `index` of a temporal hop's table (ivecs when hop["time_int"]: integer times, else
+// fvecs), checked to hold `size` times.
+static TimeVec time_vector(const py::dict& hop, int64_t index, const std::vector<F64>& fvecs,
+                          const std::vector<I64>& ivecs, int64_t size, const char* what) {
+    const bool ints = hop.contains("time_int") && hop["time_int"].cast<bool>();
+    const int64_t tables = static_cast<int64_t>(ints ? ivecs.size() : fvecs.size());
+    require(index >= 0 && index < tables, std::string(what) + ": vector missing");
+    TimeVec t;
+    if (ints) {
+        require(ivecs[index].size() == size, std::string(what) + " of the wrong length");
+        t.i = ivecs[index].data();
+    } else {
+        require(fvecs[index].size() == size, std::string(what) + " of the wrong length");
+        t.f = fvecs[index].data();
+    }
+    return t;
+}
+
 void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* aux,
               const std::vector<F64>& fvecs, const std::vector<I64>& ivecs, int64_t n);
 
@@ -537,13 +555,9 @@ HopSpec hop_spec(const py::dict& d, const std::vector<CSRView>& graphs, const st
     hs.rng_key = Key{rk[0].cast<uint32_t>(), rk[1].cast<uint32_t>()};
     const int64_t ti = d["time"].cast<int64_t>(), bi = d["batch_time"].cast<int64_t>();
     if (ti >= 0) {  // sortedness within rows is checked by spsample (RowView.until)
-        require(ti < static_cast<int64_t>(fvecs.size()) && bi >= 0 &&
-                    bi < static_cast<int64_t>(fvecs.size()), "time vectors missing");
         const CSRView& g = graphs[hs.graph];
-        require(fvecs[ti].size() == g.indptr[g.n], "entry times of the wrong length");
-        require(fvecs[bi].size() == k, "one cut time per minibatch");
-        hs.entry_time = fvecs[ti].data();
-        hs.batch_time = fvecs[bi].data();
+        hs.entry_time = time_vector(d, ti, fvecs, ivecs, g.indptr[g.n], "entry times");
+        hs.batch_time = time_vector(d, bi, fvecs, ivecs, k, "cut times (one per minibatch)");
     }
     return hs;
 }
@@ -886,19 +900,27 @@ static RequestWindows request_windows(const py::object& windows, int64_t r,
 // A temporal request hop: the entry times of the rows (hop["time"]: an index into fvecs, one
 // per entry of g; -1 or absent: not temporal) and the time each request is cut at (`times`),
 // checked. Sortedness within rows is spsample's (time-sorted blocks, rows fetched from them).
-static const double* request_times(HopSpec& hs, const py::dict& hop, const std::vector<F64>& fvecs,
-                                   const CSRView& g, const py::object& times, int64_t r,
-                                   std::vector<py::object>& keep) {
+static TimeVec request_times(HopSpec& hs, const py::dict& hop, const std::vector<F64>& fvecs,
+                             const std::vector<I64>& ivecs, const CSRView& g,
+                             const py::object& times, int64_t r, std::vector<py::object>& keep) {
     const int64_t ti = hop.contains("time") ? hop["time"].cast<int64_t>() : -1;
     require((ti >= 0) == !times.is_none(), "times: one per request exactly for temporal hops");
-    if (ti < 0) return nullptr;
-    require(ti < static_cast<int64_t>(fvecs.size()) && fvecs[ti].size() == g.indptr[g.n],
-            "entry times: one per entry of the rows");
-    hs.entry_time = fvecs[ti].data();
-    const F64 t = times.cast<F64>();
-    keep.push_back(t);
-    require(t.ndim() == 1 && t.size() == r, "times: one per request exactly for temporal hops");
-    return t.data();
+    TimeVec q;
+    if (ti < 0) return q;
+    hs.entry_time = time_vector(hop, ti, fvecs, ivecs, g.indptr[g.n],
+                                "entry times (one per entry of the rows)");
+    if (hs.entry_time.i) {  // integer entry times: integer cuts (exact), as the hop's kind
+        const I64 t = times.cast<I64>();
+        keep.push_back(t);
+        require(t.ndim() == 1 && t.size() == r, "times: one per request exactly for temporal hops");
+        q.i = t.data();
+    } else {
+        const F64 t = times.cast<F64>();
+        keep.push_back(t);
+        require(t.ndim() == 1 && t.size() == r, "times: one per request exactly for temporal hops");
+        q.f = t.data();
+    }
+    return q;
 }
 
 // The selection of one traced hop on requested rows (rowwise.h: select_request_run): the owner
@@ -938,7 +960,7 @@ py::tuple select_requests(const py::tuple& graph, const py::dict& hop, const py:
             require(key_arr.data()[i] >= 0 && key_arr.data()[i] < (int64_t(1) << 32), "request key");
     }
     RequestRows q{vertex.data(), row.data(), keys.is_none() ? nullptr : key_arr.data(), batch.data(), r};
-    q.time = request_times(hs, hop, fvecs, g, times, r, keep);
+    q.time = request_times(hs, hop, fvecs, ivecs, g, times, r, keep);
     RequestWindows w = request_windows(windows, r, keep);
     const int64_t all[1] = {r};
     if (!w.end) w.end = all;

@@ -10,7 +10,8 @@
 //       optionally an aligned aux frontier (the previous vertices of walks) for value lookups
 //   P   rows of one graph of the plan, valued by a ValueProgram when the rule is weighted;
 //       optionally cut at a time (temporal sampling: the graph's rows are sorted by entry time,
-//       and a row keeps its prefix of entries with time <= the minibatch's time)
+//       and a row keeps its prefix of entries with time <= the minibatch's time; times are
+//       int64, exact for integer timestamps of any size, or double, one kind per hop)
 //   S   a rule of select.h, or the last s entries (S_LAST, no randomness), the row's stream
 //       keyed by its vertex (K_VERTEX) or its stable row id (K_ROW) under the hop's own counter
 //       word 2 and Philox key (per relation for heterogeneous graphs), fanout per hop or per
@@ -50,6 +51,27 @@ enum SelectKind : int32_t {
 };
 enum StreamKey : int32_t { K_VERTEX = 0, K_ROW = 1 };
 
+// The times of a temporal hop: int64 (integer timestamps: exact at any size, e.g. nanoseconds
+// beyond 2**53) or double, one kind per hop. The cut times are of the entries' kind: spsample
+// converts them without changing any comparison (spsample/_times.py: cut_times).
+struct TimeVec {
+    const double* f = nullptr;
+    const int64_t* i = nullptr;
+    explicit operator bool() const { return f != nullptr || i != nullptr; }
+};
+
+// How many of the sorted entry times entries[first .. first + deg) are <= cut[at]: the length of
+// the row's prefix a temporal hop keeps (upper_bound; O(log deg), exact comparisons).
+inline int64_t time_prefix(const TimeVec& entries, int64_t first, int64_t deg, const TimeVec& cut,
+                           int64_t at) {
+    if (entries.i) {
+        const int64_t* p = entries.i + first;
+        return std::upper_bound(p, p + deg, cut.i[at]) - p;
+    }
+    const double* p = entries.f + first;
+    return std::upper_bound(p, p + deg, cut.f[at]) - p;
+}
+
 struct FrontierSpec {
     int32_t kind = F_NEW_NODES;
     int32_t hop = 0;                        // F_NEW_NODES: node hop; F_EDGE_*: edge hop (>= 1)
@@ -73,8 +95,8 @@ struct HopSpec {
     bool keep_row_ids = false;            // a later hop reads this hop's edge ends
     uint32_t hop_word = 0;                // counter word 2 of the rows' streams
     Key rng_key{0, 0};                    // Philox key of the rows' streams
-    const double* entry_time = nullptr;   // per entry of the graph, non-decreasing within rows
-    const double* batch_time = nullptr;   // per bulk position: the time rows are cut at
+    TimeVec entry_time;                   // per entry of the graph, non-decreasing within rows
+    TimeVec batch_time;                   // per bulk position: the time rows are cut at (same kind)
 };
 
 struct RowWisePlan {
@@ -446,11 +468,8 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
             sc.deg[r] = g.indptr[fv[r] + 1] - st;
         }
         if (hs.entry_time) {  // temporal: each row's prefix of entries no later than the time
-            const double t = hs.batch_time[j];
-            for (int64_t r = 0; r < m; ++r) {
-                const double* first = hs.entry_time + sc.start[r];
-                sc.deg[r] = std::upper_bound(first, first + sc.deg[r], t) - first;
-            }
+            for (int64_t r = 0; r < m; ++r)
+                sc.deg[r] = time_prefix(hs.entry_time, sc.start[r], sc.deg[r], hs.batch_time, j);
         }
         // passes 2-3: selection, with the sampled neighbours gathered as the rows are selected
         HopOut& ho = out.hops[h - 1];
@@ -482,7 +501,7 @@ struct RequestRows {
     const int64_t* key;  // nullptr: requests keyed by vertex
     const int64_t* batch;
     int64_t r;
-    const double* time = nullptr;  // temporal hops: per request
+    TimeVec time;  // temporal hops: per request, of the entry times' kind
 };
 
 // Room for m frontier rows (vertex, local id, row id, extents) in the scratch.
@@ -506,10 +525,8 @@ static void select_request_run(const HopSpec& hs, const CSRView& g, const Reques
         sc.fr[i] = q.key ? q.key[a + i] : i;
         sc.start[i] = g.indptr[row];
         sc.deg[i] = g.indptr[row + 1] - sc.start[i];
-        if (hs.entry_time) {  // temporal: the prefix of the row no later than the request's time
-            const double* first = hs.entry_time + sc.start[i];
-            sc.deg[i] = std::upper_bound(first, first + sc.deg[i], q.time[a + i]) - first;
-        }
+        if (hs.entry_time)  // temporal: the prefix of the row no later than the request's time
+            sc.deg[i] = time_prefix(hs.entry_time, sc.start[i], sc.deg[i], q.time, a + i);
     }
     select_pass(hs, g, m, hw, static_cast<uint32_t>(q.batch[a]), key, sc, ho, budget);
 }

@@ -78,6 +78,11 @@ def run(args):
                  compression=None if args.no_compression else "gzip", **options)
     if hasattr(ds.graph, "relations"):
         print(_hetero_summary(ds, args.dst))
+        if args.format is None and _format_of(args.src) == "temporal":
+            print("spsample convert: note: detected a temporal edge list (times in the last "
+                  "column); ids renumbered 0 .. n-1 in increasing order of the file's ids "
+                  "(-o relabel=false keeps them); --format edge_list reads it as a static "
+                  "graph", file=sys.stderr)
         return 0
     print(_summary(ds, args.dst))
     hint = _direction_hint(ds, args.format or _format_of(args.src), options)
@@ -99,9 +104,14 @@ def _run_streaming(args, options):
     if unknown:
         raise ArgumentError(f"spsample convert: argument '--option' {sorted(unknown)} is not "
                             "supported with --memory-budget (directed, comment are)")
-    info = stream_edge_list(args.src, args.dst, memory_budget=args.memory_budget,
+    src = args.src
+    if os.path.isdir(src):
+        from .io._convert import _single_file
+        from pathlib import Path
+        src = _single_file("spsample convert", Path(src))
+    info = stream_edge_list(src, args.dst, memory_budget=args.memory_budget,
                             name=args.name, **options)
-    print(f"{args.name or os.path.basename(args.dst)}: {info['num_nodes']} nodes, "
+    print(f"{info['name']}: {info['num_nodes']} nodes, "
           f"{info['num_edges']} edges, streamed in {info['runs']} sorted runs -> {args.dst}")
     return 0
 
@@ -134,7 +144,7 @@ def _hetero_summary(ds, dst):
     edges = sum(g.num_edges.values())
     extra = []
     if g.is_temporal:
-        extra.append("temporal")
+        extra.append("temporal" + _time_range(g))
     if ds.target_type:
         extra.append(f"{ds.num_classes} classes of {ds.target_type}")
     if ds.features:
@@ -147,6 +157,16 @@ def _hetero_summary(ds, dst):
                                                 for p, r in ds.edge_splits.items()))
     return (f"{ds.name or '(unnamed)'}: heterogeneous, nodes: {nodes}; {len(g.relations)} "
             f"relations, {edges} edges; {'; '.join(extra) or 'graph only'} -> {dst}")
+
+
+def _time_range(graph):
+    """`` (int64 times 1082040961 .. 1098777142)``: the kind and span of the edge times."""
+    times = [graph.edge_time(r) for r in graph.relations if graph.edge_time(r) is not None]
+    times = [t for t in times if t.size]
+    if not times:
+        return ""
+    lo, hi = min(t.min() for t in times), max(t.max() for t in times)
+    return f" ({times[0].dtype} times {lo.item()} .. {hi.item()})"
 
 
 def _symmetric(graph):

@@ -33,6 +33,12 @@ def run(args):
     out = Path(args.out) if args.out else typed.with_name(f"{typed.stem}.{args.method}"
                                                           f"{args.parts}.h5")
     ds = load_dataset("partition", args.dataset)
+    if hasattr(ds.graph, "relations"):
+        fail(ArgumentError, "spsample partition", "dataset", "is a heterogeneous dataset "
+             f"({len(ds.graph.relations)} relations over the node types "
+             f"{list(ds.graph.node_types)}): partition relabels homogeneous datasets (one "
+             "Graph); DistHeteroGraph splits each node type into contiguous blocks as stored, "
+             "so train or sample the heterogeneous file as it is", args.dataset)
     old_id = partition(ds.graph, args.parts, method=args.method, seed=args.seed)
     new = relabel(ds, old_id)
     spsample.save(new, out)

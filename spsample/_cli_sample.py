@@ -5,14 +5,22 @@ prints, per hop, the nodes and edges sampled, then the throughput in sampled edg
 and the path that ran (the native kernels or NumPy). DATASET is an spsample HDF5 file, an
 embedded dataset name (default: cora), or ``rmat:SCALE`` for a synthetic R-MAT graph.
 Needs neither torch nor MPI.
+
+A heterogeneous file (HeCo, a temporal SNAP list, a knowledge graph, ``convert``'s output) is
+sampled node-wise per relation: ``--fanouts`` for every relation, ``--relation-fanouts
+REL=F1,F2,...`` for some (``REL`` a relation name or ``SRC:NAME:DST``), seeds of
+``--node-type`` (default the labelled target type); the report adds nodes per type and edges
+per relation (a temporal graph is sampled without seed times: every entry).
 """
 
+import argparse
 import json
 import time
 
 import numpy as np
 
 from ._cli_common import check_int, check_output, load_dataset
+from ._errors import ArgumentError
 
 #: The samplers this command runs, and their default fanouts (hop 1 first): neighbours per
 #: vertex for node-wise sampling, nodes per layer for the layer-wise samplers.
@@ -55,6 +63,14 @@ def add_arguments(parser):
                         help="use the native kernels (auto: when built)")
     parser.add_argument("--json", default=None, metavar="PATH",
                         help="also write the statistics as JSON to PATH")
+    parser.add_argument("--node-type", default=None, metavar="TYPE",
+                        help="heterogeneous datasets: the seeds' node type (default: the "
+                             "labelled target type, else the type with the most vertices)")
+    parser.add_argument("--relation-fanouts", action="append", default=[],
+                        metavar="REL=F1,F2,...",
+                        help="heterogeneous datasets: fanouts of one relation, REL its name "
+                             "or SRC:NAME:DST (repeatable; 0 skips it at a hop; the others "
+                             "take --fanouts)")
 
 
 def run(args):
@@ -62,7 +78,13 @@ def run(args):
     from . import _native
 
     _check_flags(args)
-    graph, seeds, label = _graph_and_seeds(args.dataset, args.seeds)
+    graph, seeds, label = _graph_and_seeds(args.dataset, args.seeds, args.node_type)
+    if hasattr(graph, "relations"):
+        return _run_hetero(args, graph, seeds, label)
+    if args.node_type is not None or args.relation_fanouts:
+        flag = "--node-type" if args.node_type is not None else "--relation-fanouts"
+        raise ArgumentError(f"spsample sample: argument '{flag}' applies to heterogeneous "
+                            f"datasets only; {label!r} is homogeneous")
     sampler = _make_sampler(args.sampler, args.fanouts)
     previous = _native.enabled()
     if args.native != "auto":
@@ -145,16 +167,162 @@ def _print_stats(stats):
           f"({stats['path']} path, {_plural(stats['threads'], 'thread')})")
 
 
-def _graph_and_seeds(name, which):
+def _graph_and_seeds(name, which, node_type=None):
+    """``(graph, seeds, label)``; on a heterogeneous dataset ``seeds`` is ``(type, ids)``."""
     if name.startswith("rmat:"):
         graph = _rmat(name)
         return graph, np.arange(graph.num_nodes, dtype=np.int64), name
     dataset = load_dataset("sample", name, features=False)
+    if hasattr(dataset.graph, "relations"):
+        return dataset.graph, _hetero_seeds(dataset, which, node_type), dataset.name or name
     if which == "train" and dataset.splits:
         seeds = dataset.train_idx
     else:
         seeds = np.arange(dataset.num_nodes, dtype=np.int64)
     return dataset.graph, seeds, dataset.name or name
+
+
+# ---------------------------------------------------------------------- heterogeneous datasets
+def _hetero_seeds(dataset, which, node_type):
+    """``(type, ids)``: the target type's training split (``--seeds train`` and the dataset
+    has splits of the chosen type), else every vertex of the type."""
+    g = dataset.graph
+    if node_type is None:
+        node_type = dataset.target_type or max(g.node_types, key=lambda t: g.num_nodes[t])
+    elif node_type not in g.node_types:
+        raise ArgumentError(f"spsample sample: argument '--node-type' must be one of "
+                            f"{list(g.node_types)} (got {node_type!r})")
+    if which == "train" and dataset.splits and node_type == dataset.target_type:
+        return node_type, np.asarray(dataset.split()[0], dtype=np.int64)
+    return node_type, np.arange(g.num_nodes[node_type], dtype=np.int64)
+
+
+def _hetero_sampler(args, graph):
+    """NodeWise with per-relation fanouts: ``--relation-fanouts`` for the relations it names,
+    ``--fanouts`` (default 15,10,5) for every other."""
+    from ._cli_train import _int_list
+    from .samplers import NodeWise
+
+    if args.sampler != "nodewise":
+        raise ArgumentError(f"spsample sample: argument '--sampler' {args.sampler} samples "
+                            "homogeneous graphs; heterogeneous datasets are sampled node-wise "
+                            "per relation (--sampler nodewise)")
+    default = tuple(DEFAULT_FANOUTS["nodewise"] if args.fanouts is None else args.fanouts)
+    fanouts = {rel: default for rel in graph.relations}
+    for text in args.relation_fanouts:
+        key, sep, values = text.partition("=")
+        try:
+            hops = _int_list(values)
+        except argparse.ArgumentTypeError:
+            hops = None
+        if not sep or hops is None or min(hops) < -1:
+            raise ArgumentError(f"spsample sample: argument '--relation-fanouts' must look "
+                                f"like REL=F1,F2,... with fanouts >= -1 (got {text!r})")
+        parts = tuple(key.split(":"))
+        rel = graph.relation(parts if len(parts) == 3 else key, where="spsample sample",
+                             argname="--relation-fanouts")
+        fanouts[rel] = hops
+    if len({len(f) for f in fanouts.values()}) != 1:
+        raise ArgumentError("spsample sample: argument '--relation-fanouts' must give as many "
+                            f"hops as --fanouts ({len(default)})")
+    return NodeWise(fanouts)
+
+
+def _run_hetero(args, graph, seeds, label):
+    """``spsample sample`` on a heterogeneous dataset: node-wise per relation, statistics per
+    node type and per relation."""
+    from . import _native
+
+    sampler = _hetero_sampler(args, graph)
+    previous = _native.enabled()
+    if args.native != "auto":
+        _native.set_enabled(args.native == "on")
+    try:
+        stats = _sample_epoch_hetero(args, graph, seeds, sampler)
+        path = _native.active_path()
+    finally:
+        _native.set_enabled(previous)
+    rels = sampler.fanouts_for(graph)
+    stats.update(dataset=label, heterogeneous=True, node_type=seeds[0],
+                 num_nodes=int(sum(graph.num_nodes.values())),
+                 num_edges=int(sum(graph.num_edges.values())),
+                 num_nodes_per_type=dict(graph.num_nodes),
+                 num_edges_per_relation={_rel_key(r): int(e) for r, e in
+                                         graph.num_edges.items()},
+                 sampler=args.sampler, fanouts=list(sampler.fanouts),
+                 relation_fanouts={_rel_key(r): list(f) for r, f in rels.items()},
+                 temporal=bool(graph.is_temporal), batch_size=args.batch_size,
+                 bulk_size=args.bulk_size, path=path,
+                 threads=_native.get_num_threads() if path == "native" else 1)
+    _print_stats(stats)
+    _print_hetero(stats)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(stats, fh, indent=2)
+    return 0
+
+
+def _rel_key(rel):
+    return ":".join(rel)
+
+
+def _sample_epoch_hetero(args, graph, seeds, sampler):
+    """The epoch's minibatches of ``seeds`` (``(type, ids)``) in bulks; counts per type and
+    relation, and their sums per hop (the homogeneous fields)."""
+    from ._sample import sample
+
+    node_type, ids = seeds
+    order = np.random.default_rng([args.seed, 0]).permutation(ids)
+    num_batches = -(-order.size // args.batch_size)
+    if args.max_batches is not None:
+        num_batches = min(num_batches, args.max_batches)
+        order = order[: num_batches * args.batch_size]
+    hops = len(sampler.fanouts)
+    nodes = {t: np.zeros(hops + 1, dtype=np.int64) for t in graph.node_types}
+    edges = {r: np.zeros(hops, dtype=np.int64) for r in graph.relations}
+    step = args.batch_size * args.bulk_size
+    t0 = time.perf_counter()
+    for j, lo in enumerate(range(0, order.size, step)):
+        batches = sample(graph, (node_type, order[lo: lo + step]), sampler=sampler,
+                         batch_size=args.batch_size, seed=args.seed, epoch=0,
+                         batch_offset=j * args.bulk_size)
+        for mb in batches:
+            for t, counts in mb.num_sampled_nodes.items():
+                nodes[t] += np.asarray(counts, dtype=np.int64)
+            for r, counts in mb.num_sampled_edges.items():
+                edges[r] += np.asarray(counts, dtype=np.int64)
+    seconds = time.perf_counter() - t0
+    per_hop_nodes = sum(nodes.values())
+    per_hop_edges = sum(edges.values())
+    total_edges = int(per_hop_edges.sum())
+    return dict(batches=num_batches, seeds=int(order.size),
+                sampled_nodes_per_hop=per_hop_nodes.tolist(),
+                sampled_edges_per_hop=per_hop_edges.tolist(),
+                sampled_nodes_per_type={t: v.tolist() for t, v in nodes.items()},
+                sampled_edges_per_relation={_rel_key(r): v.tolist() for r, v in edges.items()},
+                sampled_nodes=int(per_hop_nodes.sum()), sampled_edges=total_edges,
+                seconds=seconds,
+                sampled_edges_per_s=total_edges / seconds if seconds > 0 else 0.0)
+
+
+def _print_hetero(stats):
+    """Per node type and per relation: the counts of every hop, per minibatch."""
+    batches = max(1, stats["batches"])
+    note = " (temporal graph sampled without seed times: every entry)" \
+        if stats["temporal"] else ""
+    print(f"seeds of type {stats['node_type']!r}{note}")
+    hops = len(stats["sampled_edges_per_hop"])
+    heads = "".join(f"{'hop ' + str(h):>12}" for h in range(hops + 1))
+    width = max([24] + [len(t) for t in stats["sampled_nodes_per_type"]]
+                + [len(r) for r in stats["sampled_edges_per_relation"]])
+    print(f"{'nodes per batch, type':<{width}}{heads}")
+    for t, counts in stats["sampled_nodes_per_type"].items():
+        print(f"{t:<{width}}" + "".join(f"{c / batches:>12,.1f}" for c in counts))
+    heads = "".join(f"{'hop ' + str(h):>12}" for h in range(1, hops + 1))
+    print(f"{'edges per batch, relation':<{width}}{heads}{'fanouts':>14}")
+    for r, counts in stats["sampled_edges_per_relation"].items():
+        print(f"{r:<{width}}" + "".join(f"{c / batches:>12,.1f}" for c in counts)
+              + f"{_show(stats['relation_fanouts'][r]):>14}")
 
 
 def _rmat(name):

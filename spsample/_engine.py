@@ -40,7 +40,7 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY
 
     ``schedule`` (a heterogeneous graph's :class:`~spsample._hetero_sample.Schedule`) runs one
     engine hop per (hop, relation) step on the relations' blocks (``graph`` is then the first
-    step's block); ``seed_time`` (float64, one per minibatch) is the temporal cut;
+    step's block); ``seed_time`` (int64 or float64, one per minibatch) is the temporal cut;
     ``minibatch_major``: the native row-wise engine lays the edges out per minibatch
     (:class:`~spsample._minibatch.MinibatchMajorBulk`; the NumPy path ignores it).
 

@@ -10,8 +10,9 @@ every lazy view of the engine works on a relation unchanged, and the per-type (b
 is a slice of it (:meth:`HeteroGraph.csr`).
 
 Optional per-relation edge times and per-type node times make the graph temporal (see
-:func:`spsample.sample`'s ``seed_time``). Times are float64 (integer timestamps up to 2**53
-are exact); repeated ``(src, dst)`` pairs of a relation are merged into one edge that keeps
+:func:`spsample.sample`'s ``seed_time``). Integer times are kept as int64 and real times as
+float64 (:mod:`spsample._times`), so integer timestamps of any size (nanoseconds included) stay
+exact through storage, sorting and every comparison; repeated ``(src, dst)`` pairs of a relation are merged into one edge that keeps
 the *earliest* time (the edge exists from its first event on) and the sum of the weights.
 """
 
@@ -22,7 +23,14 @@ from ._graph import MAX_NODES, Graph, frozen_array
 from ._validate import as_float_array, as_index_array, as_int, fail
 
 __all__ = ["HeteroGraph", "HeteroSchema", "TimeSortedGraph", "relation_name", "merge_entries",
-           "time_order", "entry_times", "check_time"]
+           "time_order", "entry_times", "check_time", "RELATION_BLOCK_BYTES",
+           "RELATION_FIXED_BYTES"]
+
+#: Bytes per vertex each relation's block takes whatever its edges (its int64 row pointers
+#: over all the graph's vertices, and their transient copy while the block is built), and
+#: bytes per relation besides (its Graph and arrays as Python objects: measured 1.4 KiB).
+RELATION_BLOCK_BYTES = 16
+RELATION_FIXED_BYTES = 2048
 
 
 def relation_name(rel):
@@ -38,8 +46,8 @@ class TimeSortedGraph(Graph):
 
     Attributes
     ----------
-    entry_time : float64, shape (nnz,)
-        Non-decreasing within every row.
+    entry_time : int64 or float64, shape (nnz,)
+        Non-decreasing within every row (the kind of the relation's times).
     canonical_edge : int64, shape (nnz,)
         The position of each entry in the canonical graph's ``indices`` (its edge id).
     """
@@ -50,7 +58,7 @@ class TimeSortedGraph(Graph):
         order = time_order(graph.indptr, graph.indices, entry_time)
         weights = None if graph.weights is None else graph.weights[order]
         super().__init__(graph.indptr, graph.indices[order], weights)
-        self.entry_time = frozen_array(np.asarray(entry_time, dtype=np.float64)[order])
+        self.entry_time = frozen_array(np.asarray(entry_time)[order])
         self.canonical_edge = frozen_array(order.astype(np.int64))
 
     def __reduce__(self):
@@ -71,14 +79,14 @@ def entry_times(edge_time, source_time, sources):
 
     Parameters
     ----------
-    edge_time : float64, shape (nnz,), or None
-    source_time : float64, shape (num_nodes[src],), or None
+    edge_time : int64 or float64, shape (nnz,), or None
+    source_time : int64 or float64, shape (num_nodes[src],), or None
     sources : int64, shape (nnz,)
         The entries' source ids, local to the source type.
 
     Returns
     -------
-    float64, shape (nnz,), or None
+    int64 or float64, shape (nnz,), or None
     """
     if edge_time is not None or source_time is None:
         return edge_time
@@ -92,7 +100,8 @@ def merge_entries(row, column, weights, time):
     Parameters
     ----------
     row, column : int64, shape (E,)
-    weights, time : float64, shape (E,), or None
+    weights : float64, shape (E,), or None
+    time : int64 or float64, shape (E,), or None
 
     Returns
     -------
@@ -268,9 +277,10 @@ class HeteroGraph(HeteroSchema):
         weights : dict of relation to array of shape (E,), optional
             Non-negative finite edge weights (summed over repeated pairs).
         edge_time : dict of relation to array of shape (E,), optional
-            Edge timestamps (finite numbers); a repeated pair keeps the earliest.
+            Edge timestamps; a repeated pair keeps the earliest. Integers (any width) are
+            kept exactly as int64, real numbers (finite) as float64.
         node_time : dict of str to array of shape (num_nodes[type],), optional
-            Node timestamps (finite numbers).
+            Node timestamps, integers or finite real numbers as ``edge_time``.
 
         Raises
         ------
@@ -287,6 +297,7 @@ class HeteroGraph(HeteroSchema):
         pairs = {_check_relation_key(where, "edge_index", r): _pair(where, r, v)
                  for r, v in edge_index.items()}
         counts = _node_counts(where, pairs, num_nodes)
+        _check_block_memory(where, pairs, counts)
         weights = _per_relation(where, "weights", weights, pairs)
         edge_time = _per_relation(where, "edge_time", edge_time, pairs)
         blocks, times = {}, {}
@@ -346,11 +357,12 @@ class HeteroGraph(HeteroSchema):
         return bool(self._edge_time or self._node_time)
 
     def edge_time(self, relation):
-        """The relation's edge times (float64, aligned with its CSR entries) or ``None``."""
+        """The relation's edge times (int64 or float64 as given, aligned with its CSR entries)
+        or ``None``."""
         return self._edge_time.get(self.relation(relation))
 
     def node_time(self, node_type):
-        """The type's node times (float64) or ``None``."""
+        """The type's node times (int64 or float64 as given) or ``None``."""
         return self._node_time.get(self.node_type(node_type))
 
     # ------------------------------------------------------------------ lookups
@@ -448,7 +460,32 @@ def _check_relation_key(where, argname, rel):
             and all(isinstance(x, str) and x for x in rel)):
         fail(GraphError, where, argname, "keys must be (src_type, name, dst_type) triples of "
              "non-empty strings", rel)
+    for x in rel:
+        check_name(where, argname, x)
     return rel
+
+
+def check_name(where, argname, name):
+    """A type or relation name must be valid Unicode (UTF-8 encodable: no lone surrogate such
+    as ``"\\udc80"``), as files store it: refused here, not only when the graph is saved."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        fail(GraphError, where, argname, "holds a name that is not valid Unicode text (a lone "
+             "surrogate): names must be encodable as UTF-8", name)
+
+
+def _check_block_memory(where, pairs, counts):
+    """Each relation's block has row pointers over all the vertices: refuse, before any is
+    built, relations x vertices that cannot fit (thousands of relations over millions of
+    vertices need gigabytes whatever their edges)."""
+    from ._validate import check_memory
+    n = sum(counts.values())
+    edges = sum(src.size for src, _ in pairs.values())
+    check_memory(where, "edge_index", len(pairs) * ((n + 1) * RELATION_BLOCK_BYTES
+                                                    + RELATION_FIXED_BYTES) + 32 * edges,
+                 f"{len(pairs):,d} relation blocks over {n:,d} vertices (row pointers over "
+                 "every vertex per relation)", "use fewer relations or node types")
 
 
 def _pair(where, rel, value):
@@ -489,6 +526,7 @@ def _node_counts(where, pairs, num_nodes):
     for t in set(seen) | set(num_nodes):
         if not isinstance(t, str) or not t:
             fail(GraphError, where, "num_nodes", "keys must be non-empty strings", t)
+        check_name(where, "num_nodes", t)
         if t in num_nodes:
             n = as_int(where, f"num_nodes[{t!r}]", num_nodes[t], minimum=0,
                        error_cls=GraphError)
@@ -532,13 +570,12 @@ def _check_weights(where, rel, weights, size):
 
 
 def check_time(where, name, time, size):
-    """Times as a new float64 array of ``size`` finite values (sortable)."""
-    t = as_float_array(where, name, time, error_cls=GraphError)
+    """Times as a new array of ``size`` values: int64 for integers (exact), float64 for finite
+    real numbers (:func:`spsample._times.as_times`)."""
+    from ._times import as_times
+    t = as_times(where, name, time, error_cls=GraphError)
     if t.size != size:
         fail(GraphError, where, name, f"must have one timestamp per entry ({size})", t.size)
-    if t.size and not np.isfinite(t).all():
-        fail(GraphError, where, name, "must hold finite (sortable) timestamps: no NaN or inf",
-             show_value=False)
     return t
 
 

@@ -32,7 +32,7 @@ from ._engine import run_bulk, run_numpy
 from ._errors import ArgumentError, ArgumentTypeError, SamplerError, SeedError
 from ._hetero import HeteroGraph, HeteroSchema, TimeSortedGraph
 from ._minibatch import Bulk, HopEdges
-from ._validate import as_float_array, as_index_array, fail
+from ._validate import as_index_array, fail
 
 __all__ = ["Step", "Schedule", "relation_key", "build_schedule", "sample_hetero",
            "run_scheduled", "is_disjoint", "disjoint_ids", "run_disjoint", "merge_disjoint",
@@ -140,20 +140,20 @@ def resolve_seeds(where, graph, seeds, *, allow_empty=False):
 
 
 def check_seed_time(where, graph, seed_time, size):
-    """``seed_time`` as a new float64 array of ``size`` finite times, or ``None``, on a
-    temporal :class:`~spsample.HeteroGraph` or :class:`~spsample.distributed.DistHeteroGraph`
+    """``seed_time`` as a new array of ``size`` times (int64 for integers, exact; float64 for
+    finite reals: :func:`spsample._times.as_times`), or ``None``, on a temporal
+    :class:`~spsample.HeteroGraph` or :class:`~spsample.distributed.DistHeteroGraph`
     (sharded or whole)."""
+    from ._times import as_times
     if seed_time is None:
         return None
     if not getattr(graph, "is_temporal", False):
         fail(ArgumentError, where, "seed_time", "needs a temporal HeteroGraph (edge_time or "
              "node_time)", show_value=False)
-    t = as_float_array(where, "seed_time", seed_time)
+    t = as_times(where, "seed_time", seed_time)
     if t.shape != (size,):
         fail(ArgumentError, where, "seed_time", f"must have one time per seed ({size})",
              t.shape)
-    if t.size and not np.isfinite(t).all():
-        fail(ArgumentError, where, "seed_time", "must hold finite times", show_value=False)
     return t
 
 

@@ -343,24 +343,24 @@ class RowView:
 
         Parameters
         ----------
-        time : float64, shape (nnz,)
+        time : int64 or float64, shape (nnz,)
             A time per entry of the graph, non-decreasing within every row (so the kept
             entries are a prefix of each row: the rows of a
             :class:`~spsample._hetero.TimeSortedGraph`). Checked once per array.
-        batch_time : float64, shape (k,)
-            The time of each minibatch of the bulk (``ctx.seed_time``).
+        batch_time : int64 or float64, shape (k,)
+            The time of each minibatch of the bulk (``ctx.seed_time``). Compared with
+            ``time`` exactly whatever the two kinds (:func:`spsample._times.cut_times`).
 
         Raises
         ------
         ArgumentError
             Wrong lengths, non-finite times, or times not sorted within a row.
         """
+        from ._times import as_times, cut_times
         where = "RowView.until"
         time = _sorted_entry_time(where, self.graph, time)
-        bt = np.array(batch_time, dtype=np.float64)       # a copy: the caller's stays as is
-        if bt.ndim != 1 or (bt.size and not np.isfinite(bt).all()):
-            fail(ArgumentError, where, "batch_time", "must be a 1-D array of finite times",
-                 bt.shape)
+        bt = as_times(where, "batch_time", batch_time)    # a copy: the caller's stays as is
+        bt = cut_times(where, "batch_time", bt, time.dtype)
         bt.flags.writeable = False
         return RowView(self.graph, self.frontier, self.expr, (time, bt))
 
@@ -461,9 +461,9 @@ def _sorted_entry_time(where, graph, time):
     every row."""
     def check():
         arr = np.asarray(time)
-        if arr.shape != (graph.num_edges,) or arr.dtype != np.float64:
-            fail(ArgumentError, where, "time", f"must be float64 of shape ({graph.num_edges},)",
-                 arr.shape)
+        if arr.shape != (graph.num_edges,) or arr.dtype not in (np.int64, np.float64):
+            fail(ArgumentError, where, "time", f"must be int64 or float64 of shape "
+                 f"({graph.num_edges},)", arr.shape)
         if arr.size and not np.isfinite(arr).all():
             fail(ArgumentError, where, "time", "must hold finite (sortable) times",
                  show_value=False)
@@ -471,7 +471,7 @@ def _sorted_entry_time(where, graph, time):
         if arr.size > 1 and np.any((row[1:] == row[:-1]) & (arr[1:] < arr[:-1])):
             fail(ArgumentError, where, "time", "must be non-decreasing within every row (rows "
                  "sorted by time: HeteroGraph.time_sorted)", show_value=False)
-        return time
+        return arr
     cached = getattr(graph, "cached", None)
     if cached is None:
         return check()

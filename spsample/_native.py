@@ -442,10 +442,13 @@ def _lower_rows(plans, graph, k, indices32=True, arrays=True):
             raise _NotLowered("select", f"{type(sel).__name__} in a node-wise hop")
         spec["hop_word"], spec["rng_key"] = int(streams.hop_word), tuple(streams.key)
         spec["time"] = spec["batch_time"] = -1
-        if P.cutoff is not None:
+        spec["time_int"] = False
+        if P.cutoff is not None:              # entry and cut times of one kind (RowView.until)
             time, batch_time = P.cutoff
-            spec["time"] = tables.vector(time, tables.f64)
-            spec["batch_time"] = tables.vector(batch_time, tables.f64)
+            spec["time_int"] = time.dtype == np.int64
+            table = tables.i64 if spec["time_int"] else tables.f64
+            spec["time"] = tables.vector(time, table)
+            spec["batch_time"] = tables.vector(batch_time, table)
         spec["fanout"] = int(sel.fanout) if sel.fanout_vector is None else 0
         spec["fanout_vec"] = -1 if sel.fanout_vector is None else tables.vector(
             np.ascontiguousarray(sel.fanout_vector, dtype=np.int64), tables.i64)
@@ -618,7 +621,8 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
         Whose rows the requests read, unless ``rows`` is given.
     rows : tuple (indptr, indices, weights, time), optional
         Other rows to read (rows fetched from their owners, in arrival order); the hop may
-        then not read per-edge vectors. ``time`` (float64, one per entry, non-decreasing
+        then not read per-edge vectors. ``time`` (int64 or float64 as the traced hop's
+        entry times, one per entry, non-decreasing
         within rows, or ``None``): the entries' times, which a temporal hop (a view cut by
         :meth:`~spsample._lazy.RowView.until`) reads instead of the traced graph's.
     edges : slice or int64 array of shape (nnz,), optional
@@ -637,7 +641,7 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
     hop = dict(spec["hops"][0], keep_row_ids=False)
     if hop["aux"] is not None or hop["graph"] != 0:
         raise _NotLowered("probabilities", "values looked up in other rows or graphs")
-    f64, program = list(spec["f64"]), list(hop["program"])
+    f64, i64, program = list(spec["f64"]), list(spec["i64"]), list(hop["program"])
     nnz = len(graph.indices) if rows is None else len(rows[1])
     for i, (op, ctx, arg, value) in enumerate(program):
         if op != _V_EDGE:
@@ -649,13 +653,22 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
     hop["program"] = program
     hop["batch_time"] = -1                   # requests carry their own times
     if hop["time"] >= 0 and rows is not None:
-        if rows[3] is None:
-            raise _NotLowered("probabilities", "a temporal hop over fetched rows without times")
-        f64.append(_f64(rows[3]))
-        hop["time"] = len(f64) - 1
+        if rows[3] is None or (np.asarray(rows[3]).dtype == np.int64) != hop["time_int"]:
+            raise _NotLowered("probabilities", "a temporal hop over fetched rows without times "
+                              "of the traced kind")
+        table = i64 if hop["time_int"] else f64
+        table.append(_i64(rows[3]) if hop["time_int"] else _f64(rows[3]))
+        hop["time"] = len(table) - 1
     arrays = spec["graphs"][0] if rows is None else (
         _i64(rows[0]), _i64(rows[1]), _f64(rows[2]), None)
-    return RequestHop(arrays, hop, f64, spec["i64"], graph.num_nodes)
+    return RequestHop(arrays, hop, f64, i64, graph.num_nodes)
+
+
+def _request_times(lowered, times):
+    """The requests' cut times in the kind of the hop's entry times (exactly converted)."""
+    from ._times import cut_times
+    kind = np.int64 if lowered.hop.get("time_int") else np.float64
+    return np.ascontiguousarray(cut_times("sample", "seed_time", np.asarray(times), kind))
 
 
 def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, num_threads=None,
@@ -685,9 +698,9 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, nu
         its requests are done (``release[w]``: pairs of page-aligned byte offsets into
         ``map``, a uint8 view of a read-only shared file mapping, or ``None``); request ``i``'s
         samples become row ``order[i]`` (a permutation). See :mod:`spsample._disk_map`.
-    times : float64, shape (r,), optional
+    times : int64 or float64, shape (r,), optional
         A temporal hop's cut (and only then): request ``i`` reads the prefix of its row whose
-        entry times are ``<= times[i]``.
+        entry times are ``<= times[i]`` (compared exactly whatever the two kinds).
 
     Returns
     -------
@@ -707,7 +720,7 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, nu
             _i64(vertex), _i64(row), None if keys is None else _i64(keys), _i64(batch),
             int(hop_word), k0, k1, budget,
             _THREADS if num_threads is None else int(num_threads), windows,
-            None if times is None else _f64(times))
+            None if times is None else _request_times(lowered, times))
     except MemoryError as exc:
         raise ResourceLimitError(f"sample: argument 'sampler': {exc} (the memory this process may "
                                  "use); lower the fanouts, batch_size or bulk size") from None

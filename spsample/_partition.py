@@ -13,7 +13,7 @@ import hashlib
 
 import numpy as np
 
-from ._errors import ArgumentError, DatasetError
+from ._errors import ArgumentError, ArgumentTypeError, DatasetError
 from ._validate import as_int, fail
 
 __all__ = ["partition", "relabel", "cut_edges", "save_partition", "load_partition",
@@ -40,6 +40,7 @@ def partition(graph, parts, *, method="metis", seed=0):
         Bad ``parts`` or ``method``; ``method="metis"`` without pymetis installed.
     """
     where = "partition"
+    _check_homogeneous(where, graph)
     parts = as_int(where, "parts", parts, minimum=1)
     if not isinstance(method, str) or method not in METHODS:
         fail(ArgumentError, where, "method", f"must be one of {METHODS}", method)
@@ -59,6 +60,16 @@ def partition(graph, parts, *, method="metis", seed=0):
         result = pymetis.part_graph(parts, xadj=xadj, adjncy=adjncy, options=opts)
     membership = result[1]
     return np.argsort(np.asarray(membership, dtype=np.int64), kind="stable")
+
+
+def _check_homogeneous(where, graph):
+    """Partitions relabel one :class:`~spsample.Graph`; refuse anything else by type."""
+    from ._graph import Graph
+    if not isinstance(graph, Graph):
+        kind = "a heterogeneous graph" if hasattr(graph, "relations") else type(graph).__name__
+        fail(ArgumentTypeError, where, "graph", f"must be a spsample.Graph (homogeneous), not "
+             f"{kind}: DistHeteroGraph splits each node type into contiguous blocks as stored",
+             type(graph).__name__)
 
 
 def _symmetric(graph):
@@ -82,6 +93,7 @@ def relabel(dataset, old_id):
     from ._graph import Graph
 
     g = dataset.graph
+    _check_homogeneous("relabel", g)
     n = g.num_nodes
     old_id = np.asarray(old_id, dtype=np.int64)
     if old_id.shape != (n,) or not np.array_equal(np.sort(old_id), np.arange(n)):
@@ -143,6 +155,9 @@ def load_partition(path, graph, *, where="load_partition", argname="partition"):
         Naming ``partition``: unreadable, not a permutation of the graph's vertices, or written
         for another graph.
     """
+    if hasattr(graph, "relations"):
+        fail(DatasetError, where, argname, "belongs to a homogeneous dataset; this dataset is "
+             "heterogeneous (partitions relabel one Graph)", str(path))
     return read_partition(path, graph.num_nodes, _fingerprint(graph), where=where,
                           argname=argname)
 

@@ -120,7 +120,7 @@ class _Minibatch:
             if P.cutoff is not None:         # temporal: the row's entries up to the time
                 time, batch_time = P.cutoff
                 d = bisect.bisect_right(time[start:start + d].tolist(),
-                                        float(batch_time[self.position]))
+                                        batch_time[self.position].item())
             s = sel.fanout if sel.fanout_vector is None else int(sel.fanout_vector[v])
             if isinstance(sel, ThresholdSelection):
                 positions = _threshold(d, s, [indices[start + p] for p in range(d)],

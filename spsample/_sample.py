@@ -53,10 +53,11 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
         ``RandomWalk``, compositions of the same vocabulary); the result's ``n_id`` and edge
         arrays are CuPy arrays, bit-identical to the CPU's. ``"emulated"``: the same GPU
         kernels run on the host (testing). Plain ``Graph`` only.
-    seed_time : array_like of float, shape (m,), optional
+    seed_time : array_like of int or float, shape (m,), optional
         Temporal sampling (a temporal ``HeteroGraph``): each seed's time; only entries no
         later than it are sampled (edge times, else the source type's node times), and each
-        seed gets its own subgraph (disjoint, as PyG).
+        seed gets its own subgraph (disjoint, as PyG). Integer times (e.g. nanoseconds) are
+        compared exactly, never rounded through float64.
     **options
         Passed to the graph's distributed implementation (e.g. ``strategy="pull"``);
         rejected for a plain ``Graph``.

@@ -120,10 +120,47 @@ _CHILD = textwrap.dedent("""
         if kind == "csr":
             with np.load(path) as z:
                 return spsample.Graph.from_csr(z["indptr"], z["indices"])
+        if kind == "temporal":
+            return io.from_temporal_edges(path)
+        if kind == "kg":
+            return io.from_kg(path)
+        if kind == "heco":
+            return io.from_heco(path)
+        if kind == "partition":      # a .perm.npz against the dataset beside it
+            from pathlib import Path
+            from spsample._partition import load_partition
+            base = spsample.load(Path(path).parent / "perm_base.h5")
+            return load_partition(path, base.graph)
         raise SystemExit("unknown kind " + kind)
 
+    def use_hetero(graph):  # node-wise per relation; temporally too, when it has times
+        for t in graph.node_types:
+            seeds = np.arange(min(graph.num_nodes[t], 6))
+            if seeds.size == 0:
+                continue
+            spsample.sample(graph, (t, seeds), sampler=spsample.NodeWise([3, 2]),
+                            batch_size=3)
+            if graph.is_temporal:
+                times = [graph.edge_time(r) for r in graph.relations] + \
+                    [graph.node_time(u) for u in graph.node_types]
+                times = [x for x in times if x is not None and x.size]
+                cut = np.full(seeds.size, times[0][times[0].size // 2]) if times else \
+                    np.zeros(seeds.size)
+                for strategy in ("uniform", "last"):
+                    spsample.sample(graph, (t, seeds), batch_size=3, seed_time=cut,
+                                    sampler=spsample.NodeWise([3, 2],
+                                                              temporal_strategy=strategy))
+
     def use(out):  # sample what loaded (native kernels included), touch its features
+        if isinstance(out, np.ndarray):          # a permutation
+            out.sum()
+            return
         graph = getattr(out, "graph", out)
+        if hasattr(graph, "relations"):
+            use_hetero(graph)
+            for f in getattr(out, "features", {}).values():
+                f.sum()
+            return
         seeds = np.arange(min(graph.num_nodes, 6))
         for sampler in (spsample.NodeWise([3, 2]), spsample.LADIES([4])):
             spsample.sample(graph, seeds, sampler=sampler, batch_size=3)
@@ -138,7 +175,8 @@ _CHILD = textwrap.dedent("""
             out = load(kind, path)
             if sample:
                 use(out)
-            print("LOADED", i, getattr(out, "num_nodes", None), flush=True)
+            print("LOADED", i, getattr(out, "num_nodes", None) if not
+                  isinstance(out, np.ndarray) else out.size, flush=True)
         except spsample.SpsampleError as exc:
             text = str(exc)[:300].replace("\\n", " ")
             print("TYPED", i, type(exc).__name__, text, flush=True)
@@ -176,3 +214,74 @@ def load_in_child(items, *, memory_mib=1536, timeout=120, sample=False):
             index, _, text = rest.partition(" ")
             verdicts[int(index)] = f"{word} {text}"
     return verdicts, proc.returncode, proc.stderr
+
+
+# ---------------------------------------------------------------------- heterogeneous sources
+def write_heco(directory):
+    """A HeCo-style folder ``acm``: 4 papers, 3 authors, 2 subjects; ``pa.txt``, ``ps.txt``,
+    paper features (CSR npz), author features (COO npz), labels, one split of size 20::
+
+        paper 0 - author 0, 1;  paper 1 - author 1;  paper 2 - author 2;  paper 3 - author 0
+        papers 0, 1 - subject 0;  papers 2, 3 - subject 1
+    """
+    directory = Path(directory) / "acm"
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "pa.txt").write_text("0\t0\n0\t1\n1\t1\n2\t2\n3\t0\n")
+    (directory / "ps.txt").write_text("0\t0\n1\t0\n2\t1\n3\t1\n")
+    sp.save_npz(directory / "p_feat.npz", sp.csr_matrix(np.eye(4, 5, dtype=np.float64)))
+    sp.save_npz(directory / "a_feat.npz", sp.coo_matrix(np.eye(3, 5, dtype=np.float64)))
+    np.save(directory / "labels.npy", np.array([0.0, 1.0, 2.0, 1.0]))
+    for part, ids in (("train", [0, 1]), ("val", [2]), ("test", [3])):
+        np.save(directory / f"{part}_20.npy", np.array(ids, dtype=np.int64))
+    return directory
+
+
+KG_TRIPLES = {"train": "a\tr\tb\nb\tr\tc\nc\ts\ta\nd\ts\tb\n", "val": "a\ts\tc\n",
+              "test": "b\tr\td\n"}
+
+
+def write_kg(path, texts=None):
+    """A ConvE-style ``.tar.gz`` of ``train.txt``, ``valid.txt``, ``test.txt`` (bytes or str
+    per part; default :data:`KG_TRIPLES`: entities a-d, relations r and s)."""
+    import io
+    import tarfile
+
+    names = {"train": "train.txt", "val": "valid.txt", "test": "test.txt"}
+    with tarfile.open(path, "w:gz") as tar:
+        for part, text in (KG_TRIPLES if texts is None else texts).items():
+            data = text.encode() if isinstance(text, str) else text
+            info = tarfile.TarInfo(names[part])
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return Path(path)
+
+
+def write_hetero_hdf5(path, *, compression="gzip"):
+    """An spsample heterogeneous HDF5 file: authors and papers with integer edge times,
+    features, labels, a node split and an edge split (every group the layout has)."""
+    rng = np.random.default_rng(11)
+    writes, cites = ("author", "writes", "paper"), ("paper", "cites", "paper")
+    edges = {writes: (rng.integers(0, 8, 30), rng.integers(0, 12, 30)),
+             cites: (rng.integers(0, 12, 40), rng.integers(0, 12, 40))}
+    g = spsample.HeteroGraph.from_edge_index(
+        edges, num_nodes={"author": 8, "paper": 12},
+        weights={cites: rng.random(40) + 0.1},
+        edge_time={writes: 2**60 + rng.integers(0, 50, 30), cites: rng.random(40) * 50},
+        node_time={"paper": rng.integers(0, 50, 12)})
+    ds = spsample.io.HeteroDataset(
+        g, features={"paper": rng.random((12, 3)).astype(np.float32),
+                     "author": sp.csr_matrix(np.eye(8, 4, dtype=np.float32))},
+        labels={"paper": rng.integers(0, 3, 12)}, target_type="paper",
+        splits={"a": {"train": np.arange(6), "val": np.arange(6, 9), "test": np.arange(9, 12)}},
+        edge_splits={"test": {cites: np.array([[0, 1], [2, 3]])}}, name="hetero")
+    spsample.save(ds, path, compression=compression)
+    return path
+
+
+def write_temporal(path):
+    """A SNAP temporal edge list (``SRC DST UNIXTS``, ids from 1)."""
+    rng = np.random.default_rng(5)
+    t = 1082040961 + np.cumsum(rng.integers(0, 1000, 60))
+    src, dst = rng.integers(1, 20, 60), rng.integers(1, 20, 60)
+    Path(path).write_text("".join(f"{a} {b} {c}\n" for a, b, c in zip(src, dst, t)))
+    return Path(path)

@@ -573,6 +573,21 @@ def test_edge_list_options(tmp_path):
     assert rows_of(io.from_edge_list(tmp_path / "pct.tsv", comment="%").graph) == {1: [0]}
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_edge_list_ids_are_parsed_as_integers(tmp_path, weighted):
+    """Issue 27 item 4: through float64, 2**53 + 1 became 2**53 (two vertices merged)."""
+    big = 2**53
+    w = " 1.5" if weighted else ""
+    (tmp_path / "big.txt").write_text(f"{big} {big + 1}{w}\n{big + 1} {big + 2}{w}\n")
+    ds = io.from_edge_list(tmp_path / "big.txt", weighted=weighted, relabel=True)
+    assert ds.num_nodes == 3 and ds.num_edges == 2
+    (tmp_path / "dec.txt").write_text(f"{big + 2}.0 1{w}\n")     # a decimal beyond 2**53
+    with pytest.raises(DatasetError, match="dec.txt.*beyond 2\\*\\*53"):
+        io.from_edge_list(tmp_path / "dec.txt", weighted=weighted, relabel=True)
+    (tmp_path / "exact.txt").write_text(f"0.0 1.0{w}\n")          # exact decimals: read
+    assert io.from_edge_list(tmp_path / "exact.txt", weighted=weighted).num_edges == 1
+
+
 def test_edge_list_bad_input(tmp_path):
     with pytest.raises(DatasetNotFoundError, match="'path'.*nope.txt"):
         io.from_edge_list(tmp_path / "nope.txt")

@@ -125,3 +125,122 @@ def test_wn18rr(shared_datasets, tmp_path):
     assert ds.graph.num_nodes == {"entity": 40943} and len(ds.graph.relations) == 11
     sizes = {p: sum(e.shape[1] for e in r.values()) for p, r in ds.edge_splits.items()}
     assert sizes == {"train": 86835, "val": 3034, "test": 3134}
+
+
+# ---------------------------------------------------------------------- issue 27
+def _duplicate_group(path, part, index):
+    """Copy ``/hetero/<part>/<index>`` to a new last group (same attributes: a duplicate)."""
+    with h5py.File(path, "r+") as f:
+        grp = f[f"hetero/{part}"]
+        grp.copy(grp[str(index)], str(len(grp)))
+
+
+def test_two_relation_groups_of_one_triple_are_refused(tmp_path):
+    """Both groups hold (author, writes, paper); the second used to replace the first."""
+    path = spsample.save(small_dataset(), tmp_path / "tiny.h5")
+    _duplicate_group(path, "relations", 0)
+    with pytest.raises(spsample.DatasetError, match=r"tiny\.h5.*two relation groups of "
+                       r"\('author', 'writes', 'paper'\)"):
+        spsample.load(path)
+    with pytest.raises(spsample.DatasetError, match="two relation groups"):
+        from spsample.io._hdf5 import _open
+        from spsample.io._hetero_hdf5 import read_hetero_parts
+        with _open("load", path) as f:
+            read_hetero_parts("load", path, f)
+
+
+def test_two_node_types_of_one_name_are_refused(tmp_path):
+    """Two groups named 'paper': their features used to overwrite each other."""
+    path = spsample.save(small_dataset(), tmp_path / "tiny.h5")
+    with h5py.File(path, "r+") as f:
+        names = [f[f"hetero/node_types/{k}"].attrs["name"] for k in f["hetero/node_types"]]
+    _duplicate_group(path, "node_types", names.index("paper"))
+    with pytest.raises(spsample.DatasetError, match=r"tiny\.h5.*two node types named 'paper'"):
+        spsample.load(path)
+
+
+def test_two_edge_splits_of_one_relation_are_refused(tmp_path):
+    path = spsample.save(small_dataset(), tmp_path / "tiny.h5")
+    _duplicate_group(path, "edge_splits/test", 0)
+    with pytest.raises(spsample.DatasetError, match=r"two 'test' edge splits of"):
+        spsample.load(path)
+
+
+def _write_collegemsg_like(folder, name="msg.txt"):
+    """SNAP CollegeMsg's layout: ``SRC DST UNIXTS``, ids from 1, sorted by time."""
+    folder.mkdir(exist_ok=True)
+    lines = ["1 2 1082040961", "3 4 1082155839", "5 2 1082414391", "2 1 1082418952",
+             "1 2 1082419000", "4 3 1082420000"]
+    (folder / name).write_text("\n".join(lines) + "\n")
+    (folder / "README.md").write_text("a temporal list\n")
+    return folder
+
+
+def test_snap_temporal_folder_is_detected_with_its_times(tmp_path):
+    folder = _write_collegemsg_like(tmp_path / "msg")
+    assert spsample.io.detect_format(folder) == "temporal"
+    ds = spsample.convert(folder, tmp_path / "msg.h5")
+    rel = ("node", "to", "node")
+    assert ds.graph.num_nodes == {"node": 5}             # ids 1..5: no made-up vertex 0
+    back = spsample.load(tmp_path / "msg.h5").graph
+    assert back.edge_time(rel).dtype == np.int64
+    indptr, indices, _ = back.csr(rel)                   # new id = old id - 1 here
+    pairs = {(int(indices[e]), int(v)): int(back.edge_time(rel)[e])
+             for v in range(5) for e in range(indptr[v], indptr[v + 1])}
+    assert pairs == {(0, 1): 1082040961, (2, 3): 1082155839, (4, 1): 1082414391,
+                     (1, 0): 1082418952, (3, 2): 1082420000}
+    again = spsample.convert(folder, tmp_path / "again.h5", format="temporal")   # the folder
+    assert again.graph == ds.graph
+
+
+def test_static_and_weighted_lists_are_not_detected_as_temporal(tmp_path):
+    (tmp_path / "s.txt").write_text("0 1\n1 2\n2 0\n")
+    (tmp_path / "w.txt").write_text("0 1 0.5\n1 2 2.0\n2 0 1.0\n")
+    (tmp_path / "ones.txt").write_text("0 1 1\n1 2 1\n2 0 1\n")
+    for name in ("s.txt", "w.txt", "ones.txt"):
+        assert spsample.io.detect_format(tmp_path / name) == "edge_list", name
+    (tmp_path / "sorted.csv").write_text("4,7,-1,0\n7,4,3,15\n4,5,2,15\n5,7,1,99\n")
+    assert spsample.io.detect_format(tmp_path / "sorted.csv") == "temporal"
+
+
+def test_temporal_ids_and_times_are_parsed_as_integers(tmp_path):
+    """2**53 and 2**53 + 1 are two vertices, and times 1 ns apart stay apart."""
+    big = 2**53
+    t = 1_700_000_000_000_000_000                        # nanoseconds, 2023
+    (tmp_path / "ns.txt").write_text(f"{big} {big + 1} {t}\n{big + 1} {big} {t + 1}\n"
+                                     f"{big} {big + 2} {t + 2}\n")
+    ds = spsample.io.from_temporal_edges(tmp_path / "ns.txt")
+    rel = ("node", "to", "node")
+    assert ds.graph.num_nodes == {"node": 3} and ds.graph.num_edges[rel] == 3
+    assert ds.graph.edge_time(rel).dtype == np.int64
+    assert sorted(ds.graph.edge_time(rel).tolist()) == [t, t + 1, t + 2]
+    (tmp_path / "dec.txt").write_text(f"{big + 2}.0 1 5\n")
+    with pytest.raises(spsample.DatasetError, match="dec.txt"):
+        spsample.io.from_temporal_edges(tmp_path / "dec.txt")
+    (tmp_path / "small.txt").write_text("1.0 2.0 5\n2.0 3 6.5\n")       # exact decimals
+    ds = spsample.io.from_temporal_edges(tmp_path / "small.txt")
+    assert ds.graph.num_nodes == {"node": 3} and ds.graph.edge_time(rel).dtype == np.float64
+
+
+def test_convert_cli_of_a_snap_temporal_folder(tmp_path):
+    from spsample.cli import main
+    folder = _write_collegemsg_like(tmp_path / "msg")
+    assert main(["convert", str(folder), str(tmp_path / "m.h5")]) == 0
+    g = spsample.load(tmp_path / "m.h5").graph
+    assert g.is_temporal and g.num_nodes == {"node": 5}
+    assert main(["convert", str(folder), str(tmp_path / "m2.h5"), "--format", "temporal"]) == 0
+    assert spsample.load(tmp_path / "m2.h5").graph == g
+
+
+@pytest.mark.parametrize("folder, nodes, pairs", [
+    ("snap-collegemsg", 1899, 20296),
+    ("snap-email-eu-core-temporal", 986, 24929),
+])
+def test_shared_snap_temporal_folders_convert_with_times(shared_datasets, tmp_path, folder,
+                                                         nodes, pairs):
+    from spsample.cli import main
+    assert main(["convert", str(shared_datasets / folder), str(tmp_path / "t.h5")]) == 0
+    g = spsample.load(tmp_path / "t.h5").graph
+    rel = ("node", "to", "node")
+    assert g.num_nodes == {"node": nodes} and g.num_edges[rel] == pairs
+    assert g.edge_time(rel).dtype == np.int64 and g.edge_time(rel).min() >= 0

@@ -222,3 +222,107 @@ def _npy(arr):
     out = bytes_io.BytesIO()
     np.save(out, arr)
     return out.getvalue()
+
+
+# ---------------------------------------------------------------------- issue 27, item 5
+@pytest.mark.parametrize("container", ["folder", "archive"])
+def test_kg_file_with_a_non_utf8_byte_names_the_file_and_line(tmp_path, container):
+    texts = dict(crafted.KG_TRIPLES, train=b"a\tr\tb\nb\tr\tc\nc\ts\t\xffa\n")
+    if container == "archive":
+        path = crafted.write_kg(tmp_path / "kg.tar.gz", texts)
+    else:
+        path = tmp_path / "kg"
+        path.mkdir()
+        for part, name in (("train", "train.txt"), ("val", "valid.txt"), ("test", "test.txt")):
+            data = texts[part]
+            (path / name).write_bytes(data.encode() if isinstance(data, str) else data)
+    with pytest.raises(DatasetError, match=r"train\.txt of .*kg.*not UTF-8 text: line 3, "
+                                           r"column 5 holds the byte 0xff"):
+        io.from_kg(path)
+
+
+def _many_relations(path, relations, entities):
+    """A KG whose triples use ``relations`` relation names over ``entities`` entities."""
+    lines = [f"e{2 * i}\tr{i % relations}\te{2 * i + 1}" for i in range(entities // 2)]
+    (path / "train.txt").write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_kg_with_many_relations_is_refused_before_allocating(tmp_path, monkeypatch):
+    """3,000 relations over 30,000 entities: one CSR per relation needs 1.4 GB of row
+    pointers for a 0.6 MB file -- refused against the memory limit before a block is built."""
+    folder = _many_relations(tmp_path, 3000, 30000)
+    monkeypatch.setenv("SPSAMPLE_MEMORY_LIMIT", "256M")
+    with pytest.raises(ResourceLimitError, match=r"3,000 relations over 30,000 vertices"):
+        io.from_kg(folder)
+    with pytest.raises(ResourceLimitError, match="relation blocks"):
+        spsample.HeteroGraph.from_edge_index(
+            {("e", f"r{i}", "e"): ([0], [29999]) for i in range(3000)})
+
+
+def test_heco_with_one_huge_id_is_refused_before_allocating(tmp_path):
+    folder = crafted.write_heco(tmp_path)
+    assert io.from_heco(folder).graph.num_nodes == {"author": 3, "paper": 4, "subject": 2}
+    (folder / "pa.txt").write_text("0\t0\n0\t300000000\n")
+    with pytest.raises(ResourceLimitError, match="ids up to 300,000,000 for type 'author'"):
+        io.from_heco(folder)
+
+
+def test_heco_npy_declaring_more_than_it_holds_is_refused(tmp_path):
+    folder = crafted.write_heco(tmp_path)
+    data = (folder / "labels.npy").read_bytes()                  # 4 labels; claim 9
+    (folder / "labels.npy").write_bytes(data.replace(b"(4,)", b"(9,)"))
+    with pytest.raises(DatasetError, match=r"labels\.npy.*declares"):
+        io.from_heco(folder)
+
+
+def test_small_archive_decompressing_to_gigabytes_is_refused(tmp_path, monkeypatch):
+    """A 60 KB tar.gz whose train.txt is 60 MB of one line repeated: its text would take
+    more than 1 GB once split into triples; SPSAMPLE_MEMORY_LIMIT refuses it before reading."""
+    line = b"entity_one\trelation\tentity_two\n"
+    path = crafted.write_kg(tmp_path / "bomb.tar.gz", dict(crafted.KG_TRIPLES,
+                                                           train=line * (60_000_000 // len(line))))
+    assert path.stat().st_size < 200_000
+    monkeypatch.setenv("SPSAMPLE_MEMORY_LIMIT", "256M")
+    with pytest.raises(ResourceLimitError, match="bomb.tar.gz"):
+        io.from_kg(path)
+
+
+def test_gzip_edge_list_is_checked_as_it_decompresses(tmp_path, monkeypatch):
+    import gzip
+    (tmp_path / "bomb.txt.gz").write_bytes(gzip.compress(b"0 1 5\n" * 20_000_000))
+    monkeypatch.setenv("SPSAMPLE_MEMORY_LIMIT", "64M")
+    with pytest.raises(ResourceLimitError, match=r"bomb\.txt\.gz.*decompresses to more than"):
+        io.from_edge_list(tmp_path / "bomb.txt.gz")
+    with pytest.raises(ResourceLimitError, match=r"bomb\.txt\.gz"):
+        io.from_temporal_edges(tmp_path / "bomb.txt.gz")
+
+
+@pytest.mark.parametrize("where", ["dataset", "hetero", "file"])
+def test_a_huge_label_is_refused_on_read(tmp_path, where):
+    """One label of 2**40 made num_classes 2**40 + 1 (torch then asked for 512 TiB)."""
+    labels = np.zeros(40, dtype=np.int64)
+    labels[7] = 2**40
+    with pytest.raises(DatasetError, match=r"labels.*below the number of nodes.*1099511627776"):
+        if where == "dataset":
+            spsample.Dataset(spsample.rmat(5, seed=0), labels=labels[:32])
+        elif where == "hetero":
+            g = spsample.HeteroGraph.from_edge_index({("p", "c", "p"): ([0], [39])})
+            io.HeteroDataset(g, labels={"p": labels})
+        else:
+            path = crafted.write_hdf5(tmp_path / "h.h5")
+            with h5py.File(path, "r+") as f:
+                f["labels"][7] = 2**40
+            spsample.load(path)
+
+
+def test_lone_surrogate_names_are_refused_on_construction(tmp_path):
+    with pytest.raises(spsample.GraphError, match="not valid Unicode"):
+        spsample.HeteroGraph.from_edge_index({("a", "r\udc80", "a"): ([0], [1])})
+    with pytest.raises(spsample.GraphError, match="not valid Unicode"):
+        spsample.HeteroGraph.from_edge_index({("a\ud800", "r", "a\ud800"): ([0], [1])})
+    g = spsample.HeteroGraph.from_edge_index({("a", "r", "a"): ([0], [1])})
+    with pytest.raises(DatasetError, match="not valid Unicode"):
+        io.HeteroDataset(g, name="x\udc80")
+    with pytest.raises(DatasetError, match="not valid Unicode"):
+        spsample.Dataset(spsample.rmat(3, seed=0), name="\udc80")

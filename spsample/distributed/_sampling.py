@@ -9,7 +9,8 @@ does, and each hop runs where its plan allows (DESIGN §7), the same on every ra
   frontier row ``(minibatch, v)`` goes to the owner of row ``v``, which samples it with the
   very RNG stream the single-process code uses and returns one ``(vertex, edge id)`` per
   sample. Wire format per owner: ``[runs, batch id × runs, rows × runs(, time × runs), v ×
-  rows(, row key × rows)]`` int64 out (the times, float64 bits, only for temporal hops: one
+  rows(, row key × rows)]`` int64 out (the times, the bits of the relation's int64 or float64
+  entry times, only for temporal hops: one
   per run of a minibatch's rows, which the owner cuts its time-sorted rows at; the row keys
   only for streams keyed per row); back, the per-row sample
   counts in the narrowest unsigned type that holds the largest, then one uint64 per sample
@@ -56,8 +57,8 @@ def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
     ``schedule`` (a heterogeneous bulk's :class:`~spsample._hetero_sample.Schedule`) runs one
     engine hop per (hop, relation) step, each on its relation's block of rows (a
     :class:`DistGraph`, the step's ``graph``), exactly as a homogeneous hop runs on ``dg``;
-    ``dg`` then only gives the grid; ``seed_time`` (float64, one per minibatch) is a temporal
-    bulk's cut."""
+    ``dg`` then only gives the grid; ``seed_time`` (int64 or float64, one per minibatch) is
+    a temporal bulk's cut."""
     from .._engine import run_hops
     blocks = [dg] * sampler.num_hops if schedule is None else [st.graph for st in schedule.steps]
     plans = _trace(dg, sampler, batch_ids, seed, epoch, schedule, seed_time)
@@ -249,7 +250,8 @@ def _owner_select(sel, block, vertex, keys, batch, batch_ids, ctx, run_time=None
     """The hop's own selection, evaluated by NumPy on the requested rows of a block of rows
     (a :class:`_Block`: this rank's, or rows read from disk): ``S`` with block-local edge ids
     (the oracle of the native row sampler). ``batch`` numbers the requests' runs (their
-    minibatch ids are ``batch_ids[batch]``); ``run_time`` (float64, one per run): a temporal
+    minibatch ids are ``batch_ids[batch]``); ``run_time`` (one per run, of the kind of
+    ``block.entry_time``): a temporal
     hop's cut, each row's entries with time ``<= run_time[batch]`` (``block.entry_time``)."""
     Q = Frontier(batch, vertex, np.zeros(vertex.size, dtype=np.int64), row_id=keys)
     expr = _rebased(sel.P.expr, sel.P.frontier, Q, block)
@@ -377,12 +379,17 @@ class _PushHop:
             run_batch, run_len = _runs(batch[lo:hi])
             pieces = [[run_batch.size], ctx.batch_ids[run_batch], run_len]
             if self.timed:
-                pieces.append(np.asarray(ctx.seed_time, dtype=np.float64)[run_batch].view(np.int64))
+                pieces.append(self._cut_times()[run_batch].view(np.int64))
             pieces.append(vertex[lo:hi])
             if keys is not None:
                 pieces.append(keys[lo:hi])
             parts.append(np.concatenate(pieces).astype(np.int64))
         return np.concatenate(parts), np.array([p.size for p in parts], dtype=np.int64)
+
+    def _cut_times(self):
+        """The bulk's cut times in the kind of this hop's entry times (``RowView.until``
+        converted them exactly), as every rank's block of the relation stores them."""
+        return np.ascontiguousarray(self.plan.selection.P.cutoff[1])
 
     def _serve(self, ctx, received, rcounts):
         """Owner side: sample the rows requested by every source, reply per source."""
@@ -404,7 +411,7 @@ class _PushHop:
             pos += int(count)
         batch_ids = np.concatenate(batch_ids)
         run_lengths = np.concatenate(run_lengths)
-        run_time = np.concatenate(run_times).view(np.float64) if self.timed else None
+        run_time = np.concatenate(run_times).view(dg.entry_time.dtype) if self.timed else None
         vertex = np.concatenate(vertices)
         key_words = np.concatenate(keys) if width == 2 else vertex
         batch = np.repeat(np.arange(batch_ids.size, dtype=np.int64), run_lengths)
@@ -540,7 +547,7 @@ class _FetchHop:
         self.start = np.zeros(0, dtype=np.int64)         # global edge id of each row's entry 0
         self.indices = np.zeros(0, dtype=np.int64)       # rows in the order of self.ids
         self.weights = None if dg.weights is None else np.zeros(0)
-        self.time = np.zeros(0) if self.timed else None
+        self.time = np.zeros(0, dtype=dg.entry_time.dtype) if self.timed else None
         self.edge = np.zeros(0, dtype=np.int64) if self.timed else None
         # native_rows: self.start, self.indices, ... (per entry) are in arrival (slot) order
         self.slot = np.zeros(0, dtype=np.int64)          # slot of each of self.ids
@@ -615,7 +622,7 @@ class _FetchHop:
         timed = lowered.hop["time"] >= 0
         S = _native.select_requests(lowered, Q.vertex, rows, ctx.batch_ids[Q.batch],
                                     ctx.hop_word, ctx.key, keys=Q.row_id if keyed_by_row else None,
-                                    times=np.asarray(ctx.seed_time)[Q.batch] if timed else None)
+                                    times=plan.selection.P.cutoff[1][Q.batch] if timed else None)
         if self.timed:                          # buffer position -> canonical edge id
             S.edge_id = self.edge[S.edge_id]
         else:                                   # buffer position -> edge id
@@ -639,7 +646,7 @@ class _FetchHop:
         columns = [a for a in (dg.indices, dg.weights, getattr(dg, "entry_time", None))
                    if a is not None]
         body = np.empty((entry.size, len(columns)), dtype=np.int64)
-        for i, a in enumerate(columns):               # floats travel as their bits
+        for i, a in enumerate(columns):               # floats (and times) travel as their bits
             body[:, i] = a.view(np.int64)[entry]
         source = np.repeat(np.arange(col.size), asked_counts)
         send_entries = np.bincount(source, weights=degree, minlength=col.size).astype(np.int64)
@@ -650,7 +657,7 @@ class _FetchHop:
                                                     got_body)
         parts = [np.ascontiguousarray(got_body[:, i]) for i in range(len(columns))]
         weights = parts.pop(1).view(np.float64) if dg.weights is not None else None
-        time = parts.pop(1).view(np.float64) if self.timed else None
+        time = parts.pop(1).view(dg.entry_time.dtype) if self.timed else None
         return degree, start, parts[0], weights, time
 
     def _merge(self, need, degree, start, indices, weights, time=None):

@@ -32,12 +32,13 @@ class TimeSortedBlock(DistGraph):
     ----------
     block : DistGraph
         This rank's rows of the relation, canonical (columns ascending in rows, no repeats).
-    entry_time : float64, shape (len(block.indices),)
-        The time of each entry of ``block`` (finite, checked by the caller).
+    entry_time : int64 or float64, shape (len(block.indices),)
+        The time of each entry of ``block`` (checked by the caller; integer times stay
+        int64, exact).
 
     Attributes
     ----------
-    entry_time : float64, shape (nnz,)
+    entry_time : int64 or float64, shape (nnz,)
         Non-decreasing within every row.
     canonical_edge : int64, shape (nnz,)
         The canonical CSR's global edge id of each entry (what samples report).
@@ -51,7 +52,7 @@ class TimeSortedBlock(DistGraph):
         order = time_order(block.indptr, block.indices, entry_time)
         self.indices = frozen_array(block.indices[order])
         self.weights = None if block.weights is None else frozen_array(block.weights[order])
-        self.entry_time = frozen_array(np.asarray(entry_time, dtype=np.float64)[order])
+        self.entry_time = frozen_array(np.asarray(entry_time)[order])
         self.canonical_edge = frozen_array(block.global_edges(order))
         if block._full is not None:        # every row held here (one process row)
             self._full = Graph(self.indptr, self.indices, self.weights)

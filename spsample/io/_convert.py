@@ -18,7 +18,8 @@ from ._converters import (
 )
 from ._files import as_file, fail_path
 from ._hdf5 import load, save
-from ._hetero_converters import from_heco, from_kg, from_temporal_edges, is_heco_folder
+from ._hetero_converters import (EDGE_LIST_SUFFIXES, IGNORED_FILES, from_heco, from_kg,
+                                 from_temporal_edges, is_heco_folder, looks_temporal)
 from ._planetoid import from_planetoid, planetoid_names
 
 __all__ = ["convert", "detect_format", "FORMATS"]
@@ -40,10 +41,10 @@ FORMATS = {
 _ALIASES = {"npz_gnnbench": "gnnbench", "heterophilous_npz": "heterophilous", "snap": "edge_list",
             "hdf5": "spsample", "h5": "spsample", "temporal_edges": "temporal",
             "knowledge_graph": "kg"}
-_EDGE_LIST_SUFFIXES = (".txt", ".txt.gz", ".tsv", ".tsv.gz", ".edges", ".edges.gz", ".el",
-                       ".csv", ".csv.gz")
-#: Files a dataset folder may hold besides the dataset itself.
-_IGNORED = ("README", "README.md", "README.txt", "SHA256SUMS", "LICENSE", "LICENSE.txt")
+_EDGE_LIST_SUFFIXES = EDGE_LIST_SUFFIXES
+_IGNORED = IGNORED_FILES
+#: Readers of one file: given a folder (format named), they read its one dataset file.
+_FILE_FORMATS = ("gnnbench", "heterophilous", "edge_list", "csr_npz", "temporal", "spsample")
 
 
 def detect_format(src):
@@ -56,8 +57,11 @@ def detect_format(src):
     ``.h5``/``.hdf5`` -> ``"spsample"``; ``.npz``
     by its member names (``adj_indptr`` -> ``"gnnbench"``, ``edges`` + ``node_features`` ->
     ``"heterophilous"``, ``indptr`` + ``indices`` -> ``"csr_npz"``); ``.txt``, ``.tsv``,
-    ``.csv``, ``.edges`` (optionally ``.gz``) -> ``"edge_list"`` (temporal edge lists need
-    ``format="temporal"``).
+    ``.csv``, ``.edges`` (optionally ``.gz``) -> ``"temporal"`` when its lines hold three or
+    more numeric columns whose last one holds times (Unix times, or integers sorted in
+    increasing order: SNAP's CollegeMsg, email-Eu-core-temporal, bitcoin; see
+    :func:`~spsample.io._hetero_converters.looks_temporal`), else ``"edge_list"``; pass
+    ``format="edge_list"`` to read a temporal list as a static graph.
 
     Raises
     ------
@@ -103,6 +107,18 @@ def _detect_folder(where, path):
               f"MUSAE, or one dataset file); pass format= one of {sorted(FORMATS)}", path)
 
 
+def _single_file(where, path):
+    """The one dataset file of a folder (a format that reads files was named)."""
+    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")
+                   and p.name not in _IGNORED)
+    known = [p for p in files if p.name.lower().endswith((".npz", ".h5", ".hdf5")
+                                                         + _EDGE_LIST_SUFFIXES)]
+    if len(known) != 1:
+        fail_path(DatasetError, where, "src", f"is a folder holding {len(known)} dataset files "
+                  f"({', '.join(p.name for p in known) or 'none'}); pass one of them", path)
+    return known[0]
+
+
 def _detect_file(where, path):
     lower = path.name.lower()
     if lower.endswith((".h5", ".hdf5")):
@@ -112,7 +128,7 @@ def _detect_file(where, path):
     if lower.endswith(".npz"):
         return _detect_npz(where, path)
     if lower.endswith(_EDGE_LIST_SUFFIXES):
-        return "edge_list"
+        return "temporal" if looks_temporal(path) else "edge_list"
     fail_path(DatasetError, where, "src", "has an unknown format; pass format= one of "
               f"{sorted(FORMATS)}", path)
 
@@ -195,6 +211,8 @@ def convert(src, dst, *, format=None, name=None, features_dtype=None, compressio
         fail(ArgumentTypeError, where, "name", "must be a str", name)
     if features_dtype is not None:
         features_dtype = _as_dtype(where, features_dtype)
+    if key in _FILE_FORMATS and Path(src).is_dir():
+        src = _single_file(where, Path(src))
     if key == "planetoid" and name is not None and "name" not in options:
         if Path(src).is_dir() and name in planetoid_names(src):
             options["name"] = name

@@ -21,7 +21,8 @@ from .._errors import (
 from .._graph import Graph
 from .._validate import as_int, check_memory, fail, format_bytes
 from ._dataset import Dataset, check_sparse_option, features_as
-from ._files import as_bool, as_dir, as_file, fail_path, read_npz, read_table
+from ._files import (as_bool, as_dir, as_file, data_lines, fail_path, read_integer_columns,
+                     read_npz, read_table)
 from ._untrusted import csr_from_parts
 
 __all__ = ["from_npz_gnnbench", "from_heterophilous_npz", "from_musae", "from_edge_list",
@@ -216,19 +217,14 @@ def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=
     first = _first_line(path, comment)
     if skiprows is None:
         skiprows = int(_is_header(first, delimiter))
-    cols = (0, 1, 2) if weighted else (0, 1)
+    options = dict(delimiter=delimiter, comment=comment, skiprows=skiprows)
     try:
-        table = read_table(where, path, dtype=np.float64 if weighted else np.int64,
-                           delimiter=delimiter, comment=comment, skiprows=skiprows,
-                           usecols=cols)
+        table = read_integer_columns(where, path, (0, 1), **options)   # int64: ids exact
+        weights = read_table(where, path, dtype=np.float64, usecols=(2,), **options)[:, 0] \
+            if weighted else None
     except DatasetError as exc:
         raise DatasetError(f"{exc}; {_layout_hint(first, delimiter)}") from exc
     src, dst = table[:, 0], table[:, 1]
-    weights = table[:, 2] if weighted else None
-    if weighted:
-        if not (np.array_equal(src, np.round(src)) and np.array_equal(dst, np.round(dst))):
-            raise DatasetError(f"{where}: node ids in {str(path)!r} must be integers")
-        src, dst = src.astype(np.int64), dst.astype(np.int64)
     if relabel:
         ids, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
         src, dst = inverse[:src.size], inverse[src.size:]
@@ -241,18 +237,10 @@ def from_edge_list(path, *, directed=True, comment="#", relabel=False, weighted=
 
 
 def _first_line(path, comment):
-    """The first line of a text file (plain or ``.gz``) that is not a comment, or ``""``."""
-    import gzip
-
-    opener = gzip.open if path.name.endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.strip() and not (comment and line.lstrip().startswith(comment)):
-                    return line.strip()
-    except (OSError, EOFError):
-        pass  # read_table reports it
-    return ""
+    """The first line of a text file (plain or ``.gz``) that is not a comment, or ``""``
+    (at most 64 KiB of it: :func:`~spsample.io._files.data_lines`)."""
+    lines = data_lines(path, comment, limit=1)
+    return lines[0] if lines else ""
 
 
 def _is_header(line, delimiter):

@@ -75,6 +75,7 @@ class Dataset:
                  type(self.graph))
         if not isinstance(self.name, str):
             fail(ArgumentTypeError, where, "name", "must be a str", self.name)
+        check_name(where, "name", self.name)
         n = self.graph.num_nodes
         if self.features is not None:
             self.features = _check_features(where, self.features, n)
@@ -244,12 +245,29 @@ def _check_features(where, features, n):
 
 
 def _check_labels(where, labels, n):
+    """Labels as int64, one per node, ``-1 <= label < n``: ``num_classes`` (the largest label
+    + 1) is the width of every model's output layer and logits, so a single huge label (e.g.
+    2**40) would make a model ask for terabytes; with at most ``n`` classes it stays within
+    the graph's size."""
     labels = as_index_array(where, "labels", labels, error_cls=DatasetError)
     if labels.size != n:
         fail(DatasetError, where, "labels", f"must have one entry per node ({n})", labels.shape)
     if labels.size and labels.min() < -1:
         fail(DatasetError, where, "labels", "must be >= -1 (-1 = unlabelled)", int(labels.min()))
+    if labels.size and labels.max() >= max(n, 2):
+        fail(DatasetError, where, "labels", f"must be class ids below the number of nodes "
+             f"({max(n, 2)}): num_classes = the largest label + 1 sizes the model's output, "
+             "so renumber the classes 0 .. C-1", int(labels.max()))
     return labels
+
+
+def check_name(where, argname, name):
+    """``name`` (a dataset or split name) must be UTF-8 encodable, as files store it."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        fail(DatasetError, where, argname, "is not valid Unicode text (a lone surrogate): "
+             "names must be encodable as UTF-8", name)
 
 
 def _check_splits(where, splits, n):
@@ -260,6 +278,7 @@ def _check_splits(where, splits, n):
     for name, part in splits.items():
         if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
             fail(DatasetError, where, "splits", "must have non-empty str names without '/'", name)
+        check_name(where, "splits", name)
         if not isinstance(part, dict) or set(part) != set(SPLIT_PARTS):
             keys = sorted(part) if isinstance(part, dict) else type(part)
             fail(DatasetError, where, f"splits[{name!r}]",

@@ -11,7 +11,7 @@ from .._errors import ArgumentTypeError, DatasetError
 from .._hetero import HeteroGraph, HeteroSchema
 from .._validate import as_index_array, fail
 from ._dataset import (SPLIT_PARTS, _check_features, _check_labels, _check_splits, _is_sparse,
-                       split_of)
+                       check_name, split_of)
 
 __all__ = ["HeteroDataset"]
 
@@ -55,6 +55,9 @@ class HeteroDataset:
 
     def __post_init__(self):
         where = "HeteroDataset"
+        if not isinstance(self.name, str):
+            fail(ArgumentTypeError, where, "name", "must be a str", self.name)
+        check_name(where, "name", self.name)
         if not isinstance(self.graph, HeteroSchema):
             fail(ArgumentTypeError, where, "graph", "must be a spsample.HeteroGraph or "
                  "distributed.DistHeteroGraph", type(self.graph))

@@ -6,18 +6,19 @@ of ``_hdf5.py`` is unchanged). Groups are numbered, names are attributes::
     /hetero/node_types/<i>         attrs: name (str), num_nodes (int)
     /hetero/node_types/<i>/features      dense (n_t, f) or a CSR group as /features
     /hetero/node_types/<i>/labels        int64 (n_t,)
-    /hetero/node_types/<i>/time          float64 (n_t,)
+    /hetero/node_types/<i>/time          int64 or float64 (n_t,)  integer times stay int64
     /hetero/relations/<i>          attrs: src, name, dst (str)
     /hetero/relations/<i>/indptr   int64 (n_dst + 1,)   rows = destination (local ids)
     /hetero/relations/<i>/indices  int64 (nnz,)         source ids local to src, sorted in rows
     /hetero/relations/<i>/weights  float64 (nnz,)       optional
-    /hetero/relations/<i>/time     float64 (nnz,)       optional edge times
+    /hetero/relations/<i>/time     int64 or float64 (nnz,)  optional edge times
     /hetero/splits/<name>/{train,val,test}              int64 ids of target_type
     /hetero/edge_splits/<part>/<i> attrs: src, name, dst; dataset edge_index int64 (2, E)
 
 Every array is checked before use, as for the homogeneous layout: declared sizes against the
 stored bytes and the memory limit, CSR structure, id ranges (through
-:meth:`HeteroGraph.from_edge_index`), times finite.
+:meth:`HeteroGraph.from_edge_index`), times finite (integers within int64), and no node type,
+relation or edge split stored twice (one would silently replace the other).
 """
 
 import numpy as np
@@ -118,7 +119,7 @@ def read_hetero_parts(where, path, f, features=True):
     dict
         ``num_nodes`` (``{type: int}``), ``relations`` (``{relation: group path}``, e.g.
         ``"hetero/relations/0"``), ``temporal`` (edge or node times stored), ``node_time``
-        (``{type: float64 array}``, one finite time per vertex), ``features`` and ``labels``
+        (``{type: int64 or float64 array}``, one time per vertex), ``features`` and ``labels``
         (``{type: array}``; no features when ``features=False``), ``splits``,
         ``edge_splits``, ``target_type``, ``name``.
 
@@ -204,6 +205,10 @@ def _read_types(where, path, root, features):
     out = {}
     for grp in _groups(where, path, root, "node_types"):
         t = _as_name(grp.attrs["name"])
+        if t in out:
+            raise DatasetError(f"{where}: {str(path)!r} has two node types named {t!r} "
+                               f"({grp.name} repeats an earlier group): their features, labels "
+                               "and times would overwrite each other")
         entry = _arrays(where, path, grp, ("labels", "time"))
         entry["num_nodes"] = _count(where, path, grp.attrs.get("num_nodes"))
         if features and "features" in grp:
@@ -236,6 +241,9 @@ def _relation_groups(where, path, root, types):
         if rel[0] not in types or rel[2] not in types:
             raise DatasetError(f"{where}: relation {rel} of {str(path)!r} names a node type "
                                "the file does not have")
+        if rel in out:
+            raise DatasetError(f"{where}: {str(path)!r} has two relation groups of {rel} "
+                               f"({out[rel].name} and {grp.name}): one would be dropped")
         out[rel] = grp
     return out
 
@@ -292,5 +300,9 @@ def _read_edge_splits(where, path, root):
         out[part] = {}
         for grp in _groups(where, path, root["edge_splits"], part):
             rel = tuple(_as_name(grp.attrs[k]) for k in ("src", "name", "dst"))
+            if rel in out[part]:
+                raise DatasetError(f"{where}: {str(path)!r} has two {part!r} edge splits of "
+                                   f"{rel} (under /hetero/edge_splits/{part}): one would be "
+                                   "dropped")
             out[part][rel] = _arrays(where, path, grp, ("edge_index",))["edge_index"]
     return out

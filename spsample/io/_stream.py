@@ -173,7 +173,7 @@ def stream_edge_list(path, dst, *, memory_budget="1GB", directed=True, comment="
 
     Returns
     -------
-    dict with ``num_nodes``, ``num_edges``, ``runs``.
+    dict with ``num_nodes``, ``num_edges``, ``runs`` and ``name`` (the name stored).
 
     Raises
     ------
@@ -215,7 +215,7 @@ def stream_edge_list(path, dst, *, memory_budget="1GB", directed=True, comment="
                 dset = grp.create_dataset("indices", shape=(num_edges,), dtype=np.int64)
                 _copy_raw(cols, dset, chunk // 8)
             os.replace(part, dst)
-        return {"num_nodes": n, "num_edges": num_edges, "runs": len(runs)}
+        return {"num_nodes": n, "num_edges": num_edges, "runs": len(runs), "name": name}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -157,8 +157,8 @@ class LinkLoader(Loader):
                             exclude_seed_edges, strategy)
             self.edge_label = None if edge_label is None else _per_edge(
                 "edge_label", edge_label, self.seeds.size)
-            self.edge_time = None if edge_time is None else _per_edge(
-                "edge_time", edge_time, self.seeds.size)
+            self.edge_time = None if edge_time is None else _per_edge_time(
+                edge_time, self.seeds.size)
             self._check_time()
             self._features(features, self._dataset)
         self._grids = _grids_of(self._shared, self.features) if not self.hetero else \
@@ -677,6 +677,16 @@ def _flag(name, value):
     if not isinstance(value, (bool, np.bool_)):
         fail(ArgumentTypeError, _WHERE, name, "must be a bool", value)
     return bool(value)
+
+
+def _per_edge_time(value, size):
+    """Seed edge times: int64 for integers (exact, as the graph's times), float64 for reals."""
+    from .._times import as_times
+    arr = as_times(_WHERE, "edge_time", value)
+    if arr.shape != (size,):
+        fail(ArgumentError, _WHERE, "edge_time", f"must have one value per seed edge ({size})",
+             arr.shape)
+    return arr
 
 
 def _per_edge(name, value, size):

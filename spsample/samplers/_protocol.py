@@ -56,7 +56,7 @@ class HopContext:
         The relation's source and destination node types.
     step : int
         The engine hop (1-based): equals ``hop`` on a plain graph.
-    seed_time : float64 array of shape (k,), or None
+    seed_time : int64 or float64 array of shape (k,), or None
         Temporal sampling: the time of each minibatch of the bulk (entries later than it are
         masked out, :meth:`~spsample._lazy.RowView.until`).
     """
