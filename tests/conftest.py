@@ -1,5 +1,6 @@
 """Shared fixtures. Graphs are drawn in ASCII so a reader sees them."""
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -20,8 +21,12 @@ def pytest_configure(config):
     reported as an error when pytest exits, failing a run whose tests all passed."""
     rank = os.environ.get("PMI_RANK", os.environ.get("OMPI_COMM_WORLD_RANK"))
     if rank is not None and config.option.basetemp is None:
-        config.option.basetemp = os.path.join(tempfile.gettempdir(),
-                                              f"spsample-pytest-{os.getuid()}-rank{rank}")
+        # keyed by checkout and world size too: runs from two checkouts (or -n 2 beside -n 4)
+        # on one machine must not clear each other's directories
+        size = os.environ.get("PMI_SIZE", os.environ.get("OMPI_COMM_WORLD_SIZE", "0"))
+        checkout = hashlib.sha1(str(config.rootpath).encode()).hexdigest()[:8]
+        config.option.basetemp = os.path.join(
+            tempfile.gettempdir(), f"spsample-pytest-{os.getuid()}-{checkout}-n{size}-rank{rank}")
 
 
 @pytest.fixture(autouse=True)
