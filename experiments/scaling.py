@@ -14,6 +14,8 @@ samples its ``k`` minibatches of ``--batch-size`` seeds (global minibatch ids
 communicators' counters), sampled edges, remote frontier rows and samples, and where each hop
 ran (``modes``: push, pull). The row push ideal is ``8 × (remote frontier rows + remote
 samples)`` summed over ranks; layer-wise push reports its rows, draws, member ids and edges.
+Each (c, sampler, strategy) starts with ``--warmup`` untimed runs at the smallest k: a
+process's first bulk pays one-time costs that no later bulk pays (experiments/README.md).
 """
 
 import argparse
@@ -42,6 +44,9 @@ def parse_args():
     ap.add_argument("--strategies", default="push,pull")
     ap.add_argument("--features", type=int, default=64, help="feature width (float32)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="untimed runs (smallest k) per c, sampler and strategy before the "
+                         "timed ones: a process's first bulk pays one-time costs")
     ap.add_argument("--out", required=True)
     return ap.parse_args()
 
@@ -156,6 +161,9 @@ def main():
         store = FeatureStore(grid, dg.num_nodes, lo, shard)
         for name in args.samplers.split(","):
             for strategy in args.strategies.split(","):
+                for _ in range(args.warmup):
+                    one_run(dg, store, grid, make[name](), min(ks), args.batch_size, strategy,
+                            args.seed)
                 for k in ks:
                     per_rank = comm.allgather_object(
                         one_run(dg, store, grid, make[name](), k, args.batch_size, strategy,
