@@ -18,7 +18,7 @@
 #   OUT=/some/dir bash experiments/device_run.sh             # the real run, about 6 minutes
 #   OUT=/some/dir bash experiments/device_run.sh --dry-run   # tiny sizes, well under a minute
 #
-# Options: --dry-run (R-MAT 10 / 12, p = 2, 1, one repeat: what CI runs, so the script cannot
+# Options: --dry-run (R-MAT 10 / 12, p = 4, 2, 1, one repeat: what CI runs, so the script cannot
 # rot); --deadline SECONDS (default 450: every part's timeout is cut to end before it);
 # --only PARTS (comma-separated among gpu_tests, gpu_bench, cpu_sweep -- calibrate and
 # validate go with cpu_sweep -- for a second call after a fix; setup and build always run, and
@@ -50,12 +50,12 @@ WHEELS=${WHEELS:-.whl}
 MPIEXEC=${MPIEXEC:-mpiexec}
 
 if [ "$DRY" = 1 ]; then
-  MODE=dry-run; SWEEP_SCALE=10; GPU_SCALE=12; RANKS="2 1"; KS=1; BATCH=32; FIT_BELOW=
+  MODE=dry-run; SWEEP_SCALE=10; GPU_SCALE=12; RANKS="4 2 1"; KS=1; BATCH=32; FIT_BELOW=4
   CAL_ARGS=(--scale 10 --ranks 2 --batch-size 32)
   GPU_ARGS=(--scales 12 --repeat 1 --batches 4 --batch-size 64 --layer-fanouts "64,64,64"
             --probe-mb 64)
 else
-  MODE=device; SWEEP_SCALE=20; GPU_SCALE=22; RANKS="16 8 4 2 1"; KS=1,4,16; BATCH=256
+  MODE=device; SWEEP_SCALE=20; GPU_SCALE=22; RANKS="16 8 4 2 1"; KS=1,16; BATCH=256
   FIT_BELOW=8                          # also fit the overheads on p = 2, 4 and test p = 8, 16
   CAL_ARGS=(--scale 18 --ranks "2,4,8,16")
   GPU_ARGS=(--scales 22 --repeat 3)
@@ -114,19 +114,16 @@ budget() {
   echo $((left < $2 ? left : $2))
 }
 
-# gate PART T: false, with PART recorded as skipped, when --only leaves it out; false, with
-# PART recorded as timed out, when T seconds are too few to start it
-gate() {
-  if ! asked "$1"; then
-    echo "skipped: not asked for (--only $ONLY)"
-    record "$1" --status skipped --reason "skipped: not asked for (--only $ONLY)"
-    return 1
-  fi
-  if [ "$2" -lt 5 ]; then
-    echo "not run: out of time before the ${DEADLINE} s deadline"
-    record "$1" --status timeout --reason "not run: out of time before the ${DEADLINE} s deadline"
-    return 1
-  fi
+not_asked() {       # part: true, with the part recorded as skipped, when --only leaves it out
+  asked "$1" && return 1
+  echo "skipped: not asked for (--only $ONLY)"
+  record "$1" --status skipped --reason "skipped: not asked for (--only $ONLY)"
+}
+
+no_time() {         # part seconds: true, with the part recorded as timed out, when too few
+  [ "$2" -lt 5 ] || return 1
+  echo "not run: out of time before the ${DEADLINE} s deadline"
+  record "$1" --status timeout --reason "not run: out of time before the ${DEADLINE} s deadline"
 }
 
 # ---------------------------------------------------------------------------- setup: MPI
@@ -264,9 +261,10 @@ no_device() {       # part: recorded as skipped when there is no GPU
 part_gpu_tests() {
   local t0=$SECONDS t rc files=() flag=()
   banner "gpu tests: pytest -m gpu"
+  not_asked gpu_tests && return
   no_device gpu_tests && return
   t=$(budget gpu_tests 150)
-  gate gpu_tests "$t" || return
+  no_time gpu_tests "$t" && return
   mapfile -t files < <(grep -l "mark\.gpu" tests/test_*.py tests/*/test_*.py 2>/dev/null)
   python3 -c "import pytest_timeout" 2>/dev/null && flag=(--timeout=120)
   timeout -k 10 "$t" python3 -m pytest -q -p no:cacheprovider -rs -m gpu "${flag[@]}" \
@@ -279,10 +277,11 @@ part_gpu_tests() {
 part_gpu_bench() {
   local t0=$SECONDS t rc cugraph
   banner "gpu benchmark: experiments/gpu/run.py ${GPU_ARGS[*]}"
+  not_asked gpu_bench && return
   no_device gpu_bench && return
-  asked gpu_bench && wait_graph "$GPU_SCALE"
+  wait_graph "$GPU_SCALE"
   t=$(budget gpu_bench 200)
-  gate gpu_bench "$t" || return
+  no_time gpu_bench "$t" && return
   cugraph=$(python3 -c "import pylibcugraph as p; print('pylibcugraph', p.__version__)" 2>&1 |
     tail -n 1)
   echo "cuGraph: $cugraph"
@@ -306,11 +305,12 @@ sweep_files() { compgen -G "$WORK/scaling/rmat${SWEEP_SCALE}_p*.json"; }
 part_sweep() {
   local t0=$SECONDS p t cs rc failed=() timed_out=() not_run=() status=ok
   banner "CPU scaling sweep: p = $RANKS, node-wise and LABOR push, R-MAT $SWEEP_SCALE"
+  not_asked cpu_sweep && return
   no_mpi cpu_sweep && return
-  gate cpu_sweep "$(budget cpu_sweep 75)" || return
+  no_time cpu_sweep "$(budget cpu_sweep 75)" && return
   wait_graph "$SWEEP_SCALE"
   for p in $RANKS; do
-    t=$(budget cpu_sweep 75)
+    t=$(budget cpu_sweep 90)
     if [ "$t" -lt 15 ]; then not_run+=("$p"); continue; fi
     cs=1; [ "$p" -ge 4 ] && cs=1,2
     echo "-- mpiexec -n $p (c = $cs, k = $KS; timeout $t s)"
@@ -333,9 +333,10 @@ part_sweep() {
 part_calibrate() {
   local t0=$SECONDS t rc
   banner "model calibrate: ${CAL_ARGS[*]}"
+  not_asked calibrate && return
   no_mpi calibrate && return
   t=$(budget calibrate 90)
-  gate calibrate "$t" || return
+  no_time calibrate "$t" && return
   if ! sweep_files >/dev/null; then
     record calibrate --status skipped --reason "skipped: the sweep wrote no results"; return
   fi
@@ -349,9 +350,10 @@ part_calibrate() {
 part_validate() {
   local t0=$SECONDS t rc fit_rc runs=() fit=()
   banner "model validate on the sweep's times"
+  not_asked validate && return
   no_mpi validate && return
   t=$(budget validate 60)
-  gate validate "$t" || return
+  no_time validate "$t" && return
   if [ ! -f "$WORK/scaling/machine.json" ]; then
     record validate --status skipped --reason "skipped: no calibrated machine file"; return
   fi
@@ -361,7 +363,8 @@ part_validate() {
     tee "$OUT/validation.txt"
   rc=$?
   if [ -n "$FIT_BELOW" ] && [ "$(budget validate 40)" -ge 5 ]; then
-    echo "-- with the overheads fitted to the runs with p < $FIT_BELOW" | tee -a "$OUT/validation.txt"
+    echo "-- with the overheads fitted to the runs with p < $FIT_BELOW" |
+      tee -a "$OUT/validation.txt"
     timeout -k 5 "$(budget validate 40)" python3 experiments/model.py validate "${runs[@]}" \
       --machine "$WORK/scaling/machine.json" --fit-below "$FIT_BELOW" \
       --fitted-out "$WORK/scaling/machine_fitted.json" \

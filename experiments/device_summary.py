@@ -132,7 +132,7 @@ def sweep_numbers(directory):
                     ("sample_s_max", "fetch_s_max", "sampling_bytes", "feature_bytes",
                      "edges_per_s", "ratio_to_push_ideal")}} for r in doc["runs"]]
         per_p[str(doc["config"]["p"])] = {"file": f.name, "cores": doc["config"].get("cores"),
-                                          "runs": runs}
+                                          "complete": doc.get("complete", True), "runs": runs}
     return {"ranks_done": sorted(int(p) for p in per_p), "per_p": per_p}
 
 

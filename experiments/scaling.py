@@ -16,6 +16,7 @@ ran (``modes``: push, pull). The row push ideal is ``8 × (remote frontier rows 
 samples)`` summed over ranks; layer-wise push reports its rows, draws, member ids and edges.
 Each (c, sampler, strategy) starts with ``--warmup`` untimed runs at the smallest k: a
 process's first bulk pays one-time costs that no later bulk pays (experiments/README.md).
+Rank 0 rewrites ``--out`` after every run (``"complete": false`` until the sweep ends).
 """
 
 import argparse
@@ -174,16 +175,25 @@ def main():
                     runs.append(run)
                     if comm.rank == 0:
                         report(run)
+                        write(args, p, dg, runs, complete=False)
         grid.free()
-    fill_pull_ideal(runs)
     if comm.rank == 0:
-        out = {"config": {**vars(args), "p": p, "num_nodes": dg.num_nodes,
-                          "num_edges": dg.num_edges, "host": platform.node(),
-                          "cores": os.cpu_count()}, "runs": runs}
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1)
+        write(args, p, dg, runs, complete=True)
         print("wrote", args.out)
+
+
+def write(args, p, dg, runs, complete):
+    """The JSON of the runs so far (rewritten after each run, so a sweep stopped by a time
+    limit keeps what it measured; ``complete`` says whether it ended)."""
+    fill_pull_ideal(runs)
+    out = {"config": {**vars(args), "p": p, "num_nodes": dg.num_nodes,
+                      "num_edges": dg.num_edges, "host": platform.node(),
+                      "cores": os.cpu_count()}, "complete": complete, "runs": runs}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    tmp = f"{args.out}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(out, f, indent=1)
+    os.replace(tmp, args.out)
 
 
 if __name__ == "__main__":
