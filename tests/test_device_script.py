@@ -1,7 +1,8 @@
 """experiments/device_run.sh, the one prepared run for a machine with a GPU and 16 cores
 (issue 29), and the pieces it runs: its dry run end to end here (no GPU: the GPU parts say
-"skipped: no device"), without an MPI runtime, past its deadline; the summary's readers of the
-GPU parts' files (which cannot be produced here); and the fixes its dry run led to.
+"skipped: no device"), without an MPI runtime and with a CuPy that only claims a GPU, with
+--only and past its deadline; the summary's readers of the GPU parts' files (which cannot be
+produced here); and the fixes its dry run led to.
 
 The dry run takes seconds on a quiet machine (about a minute on a loaded 2-core one)."""
 
@@ -104,38 +105,75 @@ def test_dry_run_end_to_end(tmp_path):
 
 def check_sweep(parts, out):
     sweep = parts["cpu_sweep"]
-    assert sweep["status"] == "ok" and sweep["ranks_done"] == [1, 2]
-    runs = sweep["per_p"]["2"]["runs"]
-    assert {r["sampler"] for r in runs} == {"nodewise", "labor"}
+    assert sweep["status"] == "ok" and sweep["ranks_done"] == [1, 2, 4]
+    assert all(sweep["per_p"][p]["complete"] for p in ("1", "2", "4"))
+    runs = sweep["per_p"]["4"]["runs"]
+    assert {(r["sampler"], r["c"]) for r in runs} == {(s, c) for s in ("nodewise", "labor")
+                                                      for c in (1, 2)}
     assert all(r["strategy"] == "push" and r["sampling_bytes"] > 0 for r in runs)
     assert parts["calibrate"]["status"] == "ok"
     assert parts["calibrate"]["alpha_peer_s"] > 0 and parts["calibrate"]["sample_rate"]["labor"] > 0
     validate = parts["validate"]
     assert validate["status"] == "ok"
-    errors = validate["median_abs_error_pct_by_p"]["2"]
-    assert errors["runs"] == 2 and errors["sample_s"] is not None
-    assert errors["bytes"] < 50                     # the byte formulas hold even on R-MAT 10
-    assert "median |error| by p" in (out / "validation.txt").read_text()
+    errors = validate["median_abs_error_pct_by_p"]
+    assert (errors["2"]["runs"], errors["4"]["runs"]) == (2, 4)
+    assert errors["4"]["sample_s"] is not None
+    assert errors["4"]["bytes"] < 50                # the byte formulas hold even on R-MAT 10
+    fit = validate["fit_below"]                     # overheads fitted on p = 2, tested on 4
+    assert fit["p"] == 4 and validate["fit_exit"] == 0
+    assert fit["median_abs_error_pct_by_p"]["2"]["fitted"] is True
+    assert fit["median_abs_error_pct_by_p"]["4"]["fitted"] is False
+    assert "fitted to the runs with p < 4" in (out / "validation.txt").read_text()
     with tarfile.open(out / "results.tar.gz") as tar:
         names = set(tar.getnames())
-    assert {"scaling/rmat10_p1.json", "scaling/rmat10_p2.json", "scaling/machine.json",
-            "scaling/validation.json"} <= names
+    assert {"scaling/rmat10_p1.json", "scaling/rmat10_p4.json", "scaling/machine.json",
+            "scaling/machine_fitted.json", "scaling/validation.json",
+            "scaling/validation_fit.json", "scaling/mpi_smoke.log"} <= names
+
+
+FAKE_CUPY = '''"""Imports and reports one GPU, and has nothing else: device_run.sh's GPU parts
+start (and then fail), so their plumbing runs where there is no GPU."""
+__version__ = "0+fake"
+
+
+class cuda:
+    class runtime:
+        @staticmethod
+        def getDeviceCount():
+            return 1
+'''
 
 
 @needs_native
-def test_dry_run_without_an_mpi_runtime_skips_the_sweep_and_runs_the_rest(tmp_path):
-    wheels = tmp_path / "no-wheels"
-    wheels.mkdir()
-    run = run_script(tmp_path / "out", MPIEXEC=str(tmp_path / "none" / "mpiexec"),
-                     WHEELS=str(wheels))
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    summary, parts = summary_of(tmp_path / "out")
+def test_without_mpi_and_with_a_gpu_that_fails_the_parts_say_so_and_the_rest_runs(tmp_path):
+    """No MPI runtime (MPIEXEC points nowhere, no wheels): the sweep, calibrate and validate
+    are skipped with "skipped: no MPI runtime". A CuPy that only claims a GPU: the GPU parts
+    start -- pytest -m gpu runs (its tests fail without a real CuPy), run.py exits 1 -- and
+    are recorded as failed with their numbers; the exit status is 1. On the device the same
+    plumbing runs with the real CuPy."""
+    fake = tmp_path / "fake" / "cupy"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(FAKE_CUPY)
+    out = tmp_path / "out"
+    run = run_script(out, MPIEXEC=str(tmp_path / "none" / "mpiexec"), WHEELS=str(tmp_path),
+                     PYTHONPATH=str(fake.parent))
+    assert run.returncode == 1, run.stdout[-3000:]
+    summary, parts = summary_of(out)
+    assert summary["failed_parts"] == ["gpu_tests", "gpu_bench"]
     assert parts["setup"]["mpi_ok"] == 0 and parts["build"]["status"] == "ok"
     for name in ("cpu_sweep", "calibrate", "validate"):
         assert parts[name]["status"] == "skipped"
         assert parts[name]["reason"].startswith("skipped: no MPI runtime"), parts[name]
-    check_gpu_parts(parts)
     assert "skipped: no MPI runtime" in run.stdout
+    tests = parts["gpu_tests"]
+    assert tests["status"] == "failed" and "tests/test_gpu_cuda.py" in tests["files"]
+    assert tests["tests"] > 10 and tests["failures"] + tests["errors"] > 0
+    assert tests["failed_tests"][0].startswith("tests.test_gpu_cuda::")
+    bench = parts["gpu_bench"]
+    assert bench["status"] == "failed" and bench["run_py_exit"] == 1 and bench["runs"] == []
+    assert "rmat12: 4096 nodes" in run.stdout          # the graph made while the build ran
+    assert (out / "gpu_tests.xml").is_file()
+    check_device_tool_limits(out)
 
 
 @needs_native
