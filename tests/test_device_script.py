@@ -195,6 +195,9 @@ def test_unknown_argument_and_missing_out_are_refused(tmp_path):
     bad = subprocess.run(["bash", str(SCRIPT), "--no-such-flag"], capture_output=True,
                          text=True, env={**os.environ, "OUT": str(tmp_path)}, timeout=60)
     assert bad.returncode == 2 and "unknown argument" in bad.stderr
+    bad = subprocess.run(["bash", str(SCRIPT), "--deadline", "7m"], capture_output=True,
+                         text=True, env={**os.environ, "OUT": str(tmp_path)}, timeout=60)
+    assert bad.returncode == 2 and "whole seconds" in bad.stderr
     env = {k: v for k, v in os.environ.items() if k != "OUT"}
     no_out = subprocess.run(["bash", str(SCRIPT), "--dry-run"], capture_output=True, text=True,
                             env=env, timeout=60)
