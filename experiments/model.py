@@ -122,6 +122,11 @@ def probe(args):
         Path(args.out).write_text(json.dumps(result))
 
 
+# Machine.load wants every latency > 0: a probe at one p, or latencies that do not grow with
+# p, leave α_peer at this floor (1 ns per peer, nothing next to α's microseconds).
+MIN_ALPHA_PEER_S = 1e-9
+
+
 def fit_network(net):
     """α + (p − 1) α_peer from the smallest messages, β from the largest (bytes a rank sends
     to its p − 1 peers over the time beyond α)."""
@@ -132,7 +137,7 @@ def fit_network(net):
     for n, a in zip(net, small):
         size, t = max(n["seconds"].items(), key=lambda kv: int(kv[0]))
         betas.append((n["p"] - 1) * int(size) / max(t - a, 1e-9))
-    return max(float(intercept), 1e-6), max(float(slope), 0.0), float(betas[0])
+    return max(float(intercept), 1e-6), max(float(slope), MIN_ALPHA_PEER_S), float(betas[0])
 
 
 # ------------------------------------------------------------------------------ validate

@@ -14,6 +14,9 @@ samples its ``k`` minibatches of ``--batch-size`` seeds (global minibatch ids
 communicators' counters), sampled edges, remote frontier rows and samples, and where each hop
 ran (``modes``: push, pull). The row push ideal is ``8 × (remote frontier rows + remote
 samples)`` summed over ranks; layer-wise push reports its rows, draws, member ids and edges.
+Each (c, sampler, strategy) starts with ``--warmup`` untimed runs at the smallest k: a
+process's first bulk pays one-time costs that no later bulk pays (experiments/README.md).
+Rank 0 rewrites ``--out`` after every run (``"complete": false`` until the sweep ends).
 """
 
 import argparse
@@ -42,6 +45,9 @@ def parse_args():
     ap.add_argument("--strategies", default="push,pull")
     ap.add_argument("--features", type=int, default=64, help="feature width (float32)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="untimed runs (smallest k) per c, sampler and strategy before the "
+                         "timed ones: a process's first bulk pays one-time costs")
     ap.add_argument("--out", required=True)
     return ap.parse_args()
 
@@ -156,6 +162,9 @@ def main():
         store = FeatureStore(grid, dg.num_nodes, lo, shard)
         for name in args.samplers.split(","):
             for strategy in args.strategies.split(","):
+                for _ in range(args.warmup):
+                    one_run(dg, store, grid, make[name](), min(ks), args.batch_size, strategy,
+                            args.seed)
                 for k in ks:
                     per_rank = comm.allgather_object(
                         one_run(dg, store, grid, make[name](), k, args.batch_size, strategy,
@@ -166,16 +175,25 @@ def main():
                     runs.append(run)
                     if comm.rank == 0:
                         report(run)
+                        write(args, p, dg, runs, complete=False)
         grid.free()
-    fill_pull_ideal(runs)
     if comm.rank == 0:
-        out = {"config": {**vars(args), "p": p, "num_nodes": dg.num_nodes,
-                          "num_edges": dg.num_edges, "host": platform.node(),
-                          "cores": os.cpu_count()}, "runs": runs}
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1)
+        write(args, p, dg, runs, complete=True)
         print("wrote", args.out)
+
+
+def write(args, p, dg, runs, complete):
+    """The JSON of the runs so far (rewritten after each run, so a sweep stopped by a time
+    limit keeps what it measured; ``complete`` says whether it ended)."""
+    fill_pull_ideal(runs)
+    out = {"config": {**vars(args), "p": p, "num_nodes": dg.num_nodes,
+                      "num_edges": dg.num_edges, "host": platform.node(),
+                      "cores": os.cpu_count()}, "complete": complete, "runs": runs}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    tmp = f"{args.out}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(out, f, indent=1)
+    os.replace(tmp, args.out)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,9 @@ def parse_args(argv=None):
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--probe-mb", type=int, default=4096, help="size of the random-gather probe")
     p.add_argument("--skip-tests", action="store_true")
+    p.add_argument("--graph-dir", default=None,
+                   help="read R-MAT <scale> from DIR/rmat<scale>.h5 when there "
+                        "(experiments/rmat_h5.py writes it) instead of generating it")
     p.add_argument("--out", default=str(ROOT / "experiments" / "results" / "gpu" / "run.json"))
     return p.parse_args(argv)
 
@@ -151,6 +154,17 @@ def cugraph_epoch(g, seeds, fanouts, repeat, sync):
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
+def rmat_graph(scale, graph_dir):
+    """R-MAT ``scale`` (edge factor 16, seed 1) and where it came from: ``graph_dir``'s
+    ``rmat<scale>.h5`` when that exists (the same graph, written by experiments/rmat_h5.py),
+    else generated here."""
+    import spsample
+    path = Path(graph_dir, f"rmat{scale}.h5") if graph_dir else None
+    if path is not None and path.exists():
+        return spsample.load(str(path)).graph, f"read from {path}"
+    return spsample.rmat(scale, seed=1), "generated"
+
+
 def bench(args, cupy):
     import spsample
     from spsample import _native
@@ -160,8 +174,8 @@ def bench(args, cupy):
     rows = []
     for scale in [int(s) for s in args.scales.split(",") if s]:
         t0 = time.perf_counter()
-        g = spsample.rmat(scale, seed=1)
-        print(f"rmat{scale}: {g.num_nodes} nodes, {g.num_edges} edges "
+        g, source = rmat_graph(scale, args.graph_dir)
+        print(f"rmat{scale}: {g.num_nodes} nodes, {g.num_edges} edges, {source} "
               f"({time.perf_counter() - t0:.1f} s)", flush=True)
         seeds = np.random.default_rng(0).permutation(g.num_nodes)[:args.batches * args.batch_size]
         for name in args.samplers.split(","):
