@@ -373,3 +373,32 @@ def test_docstring_examples_run():
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0 and result.attempted > 0, module.__name__
     assert sys.modules["spsample.distributed._threadcomm"] is _threadcomm
+
+
+@serial_only
+def test_typed_errors_are_one_class_per_builtin_whatever_the_threads():
+    """agree() builds ``Distributed<Builtin>`` classes on first use; ranks that are threads
+    reach that first use together, and must get one class (else errors pickle as another
+    class and ``type(a) is type(b)`` fails between ranks). Without the lock 19 of 64 classes
+    differed between 8 threads."""
+    import builtins
+    from spsample.distributed import _collective
+    names = [n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
+             and issubclass(getattr(builtins, n), Exception) and n not in _collective._TYPED]
+    barrier, got = threading.Barrier(8), [dict() for _ in range(8)]
+
+    def rank(r):
+        for name in names:
+            barrier.wait()
+            got[r][name] = _collective._typed(name)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)           # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=rank, args=(r,)) for r in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not [n for n in names if len({id(g.get(n)) for g in got}) > 1]
