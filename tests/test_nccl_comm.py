@@ -22,7 +22,9 @@ import pytest
 import spsample
 from spsample.distributed import (DistGraph, FeatureStore, Grid, NcclComm, SelfComm, ThreadComm,
                                   run_threads)
-from spsample._errors import ArgumentError, ArgumentTypeError, MissingDependencyError
+from spsample._errors import (ArgumentError, ArgumentTypeError, DistributedError,
+                              MissingDependencyError)
+from spsample.distributed._threadcomm import PEER_FAILURE, is_peer_failure
 
 from graphs import random_graph
 
@@ -72,7 +74,18 @@ class FakeNccl(types.SimpleNamespace):
         self.hubs, self.local = {}, threading.local()
         self.lock = threading.Lock()
         self.peer_calls = 0
+        self.failed = threading.Event()     # a rank failed: pending operations give up
         self.NcclCommunicator = lambda size, uid, rank: _FakeComm(self, size, uid, rank)
+
+    def fail(self):
+        """A rank failed: every waiting operation raises (a transport that notices)."""
+        self.failed.set()
+        with self.lock:
+            hubs = [h for h in self.hubs.values() if h is not None]
+        for hub in hubs:
+            hub.barrier.abort()
+            with hub.cv:
+                hub.cv.notify_all()
 
     def get_unique_id(self):
         with self.lock:
@@ -123,7 +136,10 @@ class _FakeComm:
 
         def complete():
             with self.hub.cv:
-                self.hub.cv.wait_for(lambda: self.hub.mail.get((peer, self.rank)), timeout=10)
+                self.hub.cv.wait_for(lambda: self.hub.mail.get((peer, self.rank))
+                                     or self.nccl.failed.is_set(), timeout=10)
+                if not self.hub.mail.get((peer, self.rank)):
+                    raise _peer_failed("recv")
                 data = self.hub.mail[(peer, self.rank)].pop(0)
             assert len(data) == nbytes, "send and recv counts differ"
             ctypes.memmove(ptr, data, nbytes)
@@ -131,9 +147,12 @@ class _FakeComm:
 
     def _collective(self, ptr, nbytes):
         self.hub.slots[self.rank] = ctypes.string_at(ptr, nbytes)
-        self.hub.barrier.wait()
-        parts = list(self.hub.slots)
-        self.hub.barrier.wait()
+        try:
+            self.hub.barrier.wait()
+            parts = list(self.hub.slots)
+            self.hub.barrier.wait()
+        except threading.BrokenBarrierError:
+            raise _peer_failed("collective") from None
         assert len({len(p) for p in parts}) == 1, "collective counts differ between ranks"
         return parts
 
@@ -151,12 +170,26 @@ class _FakeComm:
         pass
 
 
+def _peer_failed(what):
+    """What a rank's pending NCCL operation raises once another rank failed."""
+    error = DistributedError(f"fake NCCL {what}: another rank failed")
+    setattr(error, PEER_FAILURE, True)
+    return error
+
+
 def run_ranks(size, body):
     """body(comm) on `size` threads (spsample.distributed.run_threads), each with an NcclComm
     over the stand-ins bootstrapped by its rank's ThreadComm; the results and the stand-in."""
     backend = (_fake_cupy(), FakeNccl())
-    out = run_threads(size, lambda comm: body(NcclComm(comm, _backend=backend)), timeout=60)
-    return out, backend[1]
+
+    def rank(comm):
+        try:
+            return body(NcclComm(comm, _backend=backend))
+        except BaseException as exc:
+            if not is_peer_failure(exc):
+                backend[1].fail()
+            raise
+    return run_threads(size, rank, timeout=60), backend[1]
 
 
 # ------------------------------------------------------------------------------ tests
@@ -270,3 +303,26 @@ def test_grid_distgraph_and_featurestore_accept_it(size):
             assert all(a.equals(b) for a, b in zip(bulk, plain[per * rank:per * (rank + 1)]))
             assert modes == ([strategy] * 2 if size > 1 else ["local"] * 2)
             assert np.array_equal(x, feats[bulk[0].n_id])
+
+
+def test_a_rank_failing_alone_makes_the_others_raise(monkeypatch):
+    """Over a ThreadComm bootstrap, a rank failing alone inside a distributed operation makes
+    the other ranks raise (as over ThreadComm itself), even with MPI initialised: the process
+    is never aborted."""
+    pytest.importorskip("mpi4py.MPI")
+    from spsample.distributed import _sampling
+    g = random_graph(100, 600, seed=2)
+    real = _sampling._PushHop._serve
+
+    def serve(self, ctx, received, rcounts):
+        if self.dg.grid.rank == 2:
+            raise MemoryError("rank 2 ran out of memory")
+        return real(self, ctx, received, rcounts)
+    monkeypatch.setattr(_sampling._PushHop, "_serve", serve)
+
+    def body(comm):
+        dg = DistGraph.from_graph(g, Grid(comm))
+        return spsample.sample(dg, [comm.rank], sampler=spsample.NodeWise([3]), batch_size=1,
+                               batch_offset=comm.rank)
+    with pytest.raises(MemoryError, match="rank 2 ran out"):
+        run_ranks(3, body)
