@@ -407,3 +407,30 @@ def test_typed_errors_are_one_class_per_builtin_whatever_the_threads():
             if cls is not None:
                 setattr(_collective, f"Distributed{name}", cls)
     assert not [n for n in names if len({id(g.get(n)) for g in got}) > 1]
+
+
+@serial_only
+def test_an_interrupted_run_stops_its_ranks(monkeypatch):
+    """Ctrl-C (or a test's timeout) while run_threads waits: it raises at once, and the ranks
+    waiting in a collective raise too instead of waiting on (their threads end)."""
+    def interrupted(world, timeout):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(_threadcomm, "_wait_for_ranks", interrupted)
+    seen, release = [], threading.Event()
+
+    def body(comm):
+        if comm.rank == 0:
+            release.wait(30)           # ranks 1 and 2 wait for it in the barrier
+        try:
+            comm.barrier()
+        except DistributedError as exc:
+            seen.append(str(exc))
+            raise
+    with pytest.raises(KeyboardInterrupt):
+        run_threads(3, body, timeout=None)
+    release.set()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(t.name.endswith("-of-3") and t.is_alive()
+                                              for t in threading.enumerate()):
+        time.sleep(0.05)
+    assert len(seen) == 3 and all("the caller failed" in m for m in seen), seen
