@@ -1,8 +1,9 @@
 """NcclComm without GPUs: the communicator's logic (grouped send/recv all-to-all, counts
 exchange, allgatherv, reductions, host <-> device round trips, byte counters, argument checks,
 split) over an in-process stand-in for ``cupy`` and ``cupy.cuda.nccl`` whose ranks are
-threads and whose "device memory" is NumPy memory, bootstrapped by a threaded stand-in for the
-MPI communicator; Grid, DistGraph and FeatureStore run on it at world size 1.
+threads and whose "device memory" is NumPy memory, bootstrapped (MPI's role) by
+``spsample.distributed.ThreadComm`` (ranks that are threads, run by ``run_threads``); Grid,
+DistGraph and FeatureStore run on it at world sizes 1 and 3.
 
 What this cannot show: that NCCL itself moves the bytes (that needs GPUs and NCCL; run the
 ``gpu`` tests and ``experiments/gpu`` on such a machine). The stand-in implements NCCL's
@@ -19,8 +20,11 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample.distributed import Communicator, DistGraph, FeatureStore, Grid, NcclComm, SelfComm
-from spsample._errors import ArgumentError, ArgumentTypeError, MissingDependencyError
+from spsample.distributed import (DistGraph, FeatureStore, Grid, NcclComm, SelfComm, ThreadComm,
+                                  run_threads)
+from spsample._errors import (ArgumentError, ArgumentTypeError, DistributedError,
+                              MissingDependencyError)
+from spsample.distributed._threadcomm import PEER_FAILURE, is_peer_failure
 
 from graphs import random_graph
 
@@ -70,7 +74,18 @@ class FakeNccl(types.SimpleNamespace):
         self.hubs, self.local = {}, threading.local()
         self.lock = threading.Lock()
         self.peer_calls = 0
+        self.failed = threading.Event()     # a rank failed: pending operations give up
         self.NcclCommunicator = lambda size, uid, rank: _FakeComm(self, size, uid, rank)
+
+    def fail(self):
+        """A rank failed: every waiting operation raises (a transport that notices)."""
+        self.failed.set()
+        with self.lock:
+            hubs = [h for h in self.hubs.values() if h is not None]
+        for hub in hubs:
+            hub.barrier.abort()
+            with hub.cv:
+                hub.cv.notify_all()
 
     def get_unique_id(self):
         with self.lock:
@@ -121,7 +136,10 @@ class _FakeComm:
 
         def complete():
             with self.hub.cv:
-                self.hub.cv.wait_for(lambda: self.hub.mail.get((peer, self.rank)), timeout=10)
+                self.hub.cv.wait_for(lambda: self.hub.mail.get((peer, self.rank))
+                                     or self.nccl.failed.is_set(), timeout=10)
+                if not self.hub.mail.get((peer, self.rank)):
+                    raise _peer_failed("recv")
                 data = self.hub.mail[(peer, self.rank)].pop(0)
             assert len(data) == nbytes, "send and recv counts differ"
             ctypes.memmove(ptr, data, nbytes)
@@ -129,9 +147,12 @@ class _FakeComm:
 
     def _collective(self, ptr, nbytes):
         self.hub.slots[self.rank] = ctypes.string_at(ptr, nbytes)
-        self.hub.barrier.wait()
-        parts = list(self.hub.slots)
-        self.hub.barrier.wait()
+        try:
+            self.hub.barrier.wait()
+            parts = list(self.hub.slots)
+            self.hub.barrier.wait()
+        except threading.BrokenBarrierError:
+            raise _peer_failed("collective") from None
         assert len({len(p) for p in parts}) == 1, "collective counts differ between ranks"
         return parts
 
@@ -149,62 +170,26 @@ class _FakeComm:
         pass
 
 
-class ThreadComm(Communicator):
-    """The bootstrap communicator (MPI's role) for ranks that are threads."""
-
-    def __init__(self, shared, rank, size):
-        super().__init__()
-        self.shared, self.rank, self.size = shared, rank, size
-
-    def _round(self, value):
-        self.shared["barrier"].wait()
-        self.shared["slots"][self.rank] = value
-        self.shared["barrier"].wait()
-        out = list(self.shared["slots"])
-        self.shared["barrier"].wait()
-        return out
-
-    def bcast(self, obj, root=0):
-        return self._round(obj)[root]
-
-    def allgather_object(self, obj):
-        return self._round(obj)
-
-    def barrier(self):
-        self.shared["barrier"].wait()
-
-    def split(self, color, key=0):
-        members = sorted((k, r) for r, (c, k) in enumerate(self._round((color, key))) if c == color)
-        ranks = [r for _, r in members]
-        groups = self._round(tuple(ranks) if ranks[0] == self.rank else None)
-        shared = {}
-        for r, g in enumerate(groups):
-            if g is not None:
-                shared[g] = {"barrier": threading.Barrier(len(g)), "slots": [None] * len(g)}
-        mine = self._round(shared)[ranks[0]][tuple(ranks)]
-        return ThreadComm(mine, ranks.index(self.rank), len(ranks))
+def _peer_failed(what):
+    """What a rank's pending NCCL operation raises once another rank failed."""
+    error = DistributedError(f"fake NCCL {what}: another rank failed")
+    setattr(error, PEER_FAILURE, True)
+    return error
 
 
 def run_ranks(size, body):
-    """body(comm) on `size` threads, each with an NcclComm over the stand-ins; the results."""
+    """body(comm) on `size` threads (spsample.distributed.run_threads), each with an NcclComm
+    over the stand-ins bootstrapped by its rank's ThreadComm; the results and the stand-in."""
     backend = (_fake_cupy(), FakeNccl())
-    shared = {"barrier": threading.Barrier(size), "slots": [None] * size}
-    out, errors = [None] * size, []
 
-    def rank(r):
+    def rank(comm):
         try:
-            out[r] = body(NcclComm(ThreadComm(shared, r, size), _backend=backend))
-        except BaseException as exc:  # reported below, with the rank
-            errors.append((r, exc))
-            shared["barrier"].abort()
-    threads = [threading.Thread(target=rank, args=(r,)) for r in range(size)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    if errors:
-        raise errors[0][1]
-    return out, backend[1]
+            return body(NcclComm(comm, _backend=backend))
+        except BaseException as exc:
+            if not is_peer_failure(exc):
+                backend[1].fail()
+            raise
+    return run_threads(size, rank, timeout=60), backend[1]
 
 
 # ------------------------------------------------------------------------------ tests
@@ -288,20 +273,56 @@ def test_without_cupy_says_what_to_install(monkeypatch):
         NcclComm(SelfComm())
 
 
-def test_grid_distgraph_and_featurestore_accept_it():
-    """At world size 1 over the stand-ins: distributed sampling and feature fetches through
-    an NcclComm give what a plain process gives."""
+@pytest.mark.parametrize("size", [1, 3])
+def test_grid_distgraph_and_featurestore_accept_it(size):
+    """Over the stand-ins: distributed sampling (push and pull across the process rows at
+    size 3) and feature fetches through an NcclComm give what a plain process gives."""
     g = random_graph(200, 1500, seed=4)
     feats = np.random.default_rng(0).random((200, 3))
-    seeds = np.random.default_rng(1).permutation(200)[:40]
+    seeds = np.random.default_rng(1).permutation(200)[:60]
+    plain = spsample.sample(g, seeds, sampler=spsample.NodeWise([4, 3]), batch_size=10, seed=2)
 
     def body(comm):
         grid = Grid(comm)
         dg = DistGraph.from_graph(g, grid)
         fs = FeatureStore.from_array(feats, grid)
-        bulk = spsample.sample(dg, seeds, sampler=spsample.NodeWise([4, 3]), batch_size=10, seed=2)
-        return bulk, fs.fetch(bulk[0].n_id), isinstance(grid.comm, NcclComm)
-    (bulk, x, is_nccl), = run_ranks(1, body)[0]
-    plain = spsample.sample(g, seeds, sampler=spsample.NodeWise([4, 3]), batch_size=10, seed=2)
-    assert is_nccl and all(a.equals(b) for a, b in zip(bulk, plain))
-    assert np.array_equal(x, feats[plain[0].n_id])
+        per = 6 // comm.size
+        mine = seeds[10 * per * comm.rank:10 * per * (comm.rank + 1)]
+        out = []
+        for strategy in ("push", "pull"):
+            bulk = spsample.sample(dg, mine, sampler=spsample.NodeWise([4, 3]), batch_size=10,
+                                   seed=2, batch_offset=per * comm.rank, strategy=strategy)
+            modes = dg.last_stats["modes"]
+            out.append((bulk, modes, fs.fetch(bulk[0].n_id)))
+        return out, isinstance(grid.comm, NcclComm) and isinstance(grid.comm._boot, ThreadComm)
+    results, _ = run_ranks(size, body)
+    per = 6 // size
+    for rank, (out, is_nccl) in enumerate(results):
+        assert is_nccl
+        for (bulk, modes, x), strategy in zip(out, ("push", "pull")):
+            assert all(a.equals(b) for a, b in zip(bulk, plain[per * rank:per * (rank + 1)]))
+            assert modes == ([strategy] * 2 if size > 1 else ["local"] * 2)
+            assert np.array_equal(x, feats[bulk[0].n_id])
+
+
+def test_a_rank_failing_alone_makes_the_others_raise(monkeypatch):
+    """Over a ThreadComm bootstrap, a rank failing alone inside a distributed operation makes
+    the other ranks raise (as over ThreadComm itself), even with MPI initialised: the process
+    is never aborted."""
+    pytest.importorskip("mpi4py.MPI")
+    from spsample.distributed import _sampling
+    g = random_graph(100, 600, seed=2)
+    real = _sampling._PushHop._serve
+
+    def serve(self, ctx, received, rcounts):
+        if self.dg.grid.rank == 2:
+            raise MemoryError("rank 2 ran out of memory")
+        return real(self, ctx, received, rcounts)
+    monkeypatch.setattr(_sampling._PushHop, "_serve", serve)
+
+    def body(comm):
+        dg = DistGraph.from_graph(g, Grid(comm))
+        return spsample.sample(dg, [comm.rank], sampler=spsample.NodeWise([3]), batch_size=1,
+                               batch_offset=comm.rank)
+    with pytest.raises(MemoryError, match="rank 2 ran out"):
+        run_ranks(3, body)

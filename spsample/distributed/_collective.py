@@ -13,6 +13,7 @@ Errors raised this way carry :data:`RAISED_ON_EVERY_RANK`; the abort-on-failure 
 
 import builtins
 import hashlib
+import threading
 
 from .. import _errors
 from .._errors import DistributedError, SpsampleError
@@ -102,6 +103,7 @@ def _disagreement(comm, where, same):
 
 
 _TYPED = {}
+_TYPED_LOCK = threading.Lock()      # ranks that are threads (ThreadComm) build them at once
 
 
 def _builtin_of(error):
@@ -116,6 +118,11 @@ def _builtin_of(error):
 def _typed(builtin_name):
     """``DistributedError`` subclass that is also the built-in ``builtin_name`` (cached), or
     None when the two cannot be combined or the result cannot take a message alone."""
+    with _TYPED_LOCK:
+        return _typed_locked(builtin_name)
+
+
+def _typed_locked(builtin_name):
     if builtin_name not in _TYPED:
         base = getattr(builtins, builtin_name)
         name = f"Distributed{builtin_name}"

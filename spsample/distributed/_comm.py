@@ -474,6 +474,12 @@ class NcclComm(Communicator):
         self._count("alltoallv", sc.sum() - sc[self.rank], rc.sum() - rc[self.rank])
         return self._back(recv, host), recvcounts
 
+    @property
+    def lone_failure(self):
+        """The bootstrap's ``lone_failure`` (ranks in one process: a ThreadComm's), or None
+        (MPI: a rank failing alone aborts the job)."""
+        return getattr(self._boot, "lone_failure", None)
+
     def bcast(self, obj, root=0):
         return self._boot.bcast(obj, root=root)
 

@@ -2,13 +2,16 @@
 
 import hashlib
 import time
+from functools import partial
 
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DistributedError, SeedError
 from .._graph import Graph, frozen_array
+from .._engine import run_numpy
+from .._hetero_sample import disjoint_ids, is_disjoint, run_scheduled
 from .._sample import check_sample_args, check_unique_per_batch, run_bulk, split_batches
-from .._validate import as_index_array, check_range, fail
+from .._validate import as_index_array, as_int, check_range, fail
 from ..samplers._layerwise import column_weights as _serial_column_weights
 from ._checks import GraphFile
 from ._collective import agree, check_same, mark_raised_on_every_rank, open_rows_everywhere
@@ -412,7 +415,9 @@ class DistGraph:
             float sums across owners (LADIES on an unweighted graph, FastGCN) move degrees,
             drawn entries and the layer's edges instead of rows; other hops fetch the rows they
             need. ``"pull"``: every hop fetches the frontier's rows of ``A`` and samples
-            locally. ``last_stats["modes"]`` says where each hop ran.
+            locally. ``last_stats["modes"]`` says where each hop ran. A disjoint sampler
+            (``NodeWise(..., disjoint=True)``) gives every seed its own subgraph, as one
+            process does.
 
         Raises
         ------
@@ -429,29 +434,41 @@ class DistGraph:
             return self._sample(seeds, sampler, batch_size, seed, epoch, batch_offset, strategy)
 
     def _sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy):
-        from ._sampling import run_distributed
-
         t0 = time.perf_counter()
         args = agree(self.grid.comm, "sample",
                      lambda: self._check_sample(seeds, sampler, batch_size, seed, epoch,
                                                 batch_offset, strategy),
                      same=_describe(sampler, batch_size, seed, epoch, strategy))
-        seeds, sizes, batch_ids, seed, epoch = args
+        seeds, sizes, batch_ids, seed, epoch, batch_size = args
         t1 = time.perf_counter()
         stats = {"validate_s": t1 - t0, "num_batches": int(sizes.size), "strategy": strategy}
-        if self._full is not None:
-            out = run_bulk(self._full, seeds, sizes, batch_ids, sampler, seed, epoch) \
-                if sizes.size else []
-            stats["mode"] = "replicated"
-            stats["modes"] = ["local"] * sampler.num_hops
-            stats["selection"] = ["native" if getattr(out, "path", None) == "native" else "numpy"
-                                  ] * sampler.num_hops
+        engine = partial(self._engine, strategy, stats)
+        if is_disjoint(sampler, None):      # every seed its own subgraph, merged per minibatch
+            out = run_scheduled(self, None, seeds, sizes, batch_ids, batch_size, sampler, seed,
+                                epoch, engine=engine)
         else:
-            out = run_distributed(self, seeds, sizes, batch_ids, sampler, seed, epoch,
-                                  strategy, stats)
+            out = engine(self, None, seeds, sizes, batch_ids, sampler, seed, epoch, None)
         stats["sample_s"] = time.perf_counter() - t1
         stats["sampled_edges"] = int(sum(sum(mb.num_sampled_edges) for mb in out))
         self.last_stats = stats
+        return out
+
+    def _engine(self, strategy, stats, graph, schedule, seeds, sizes, batch_ids, sampler, seed,
+                epoch, seed_time):
+        """One engine bulk (the engine of :func:`~spsample._hetero_sample.run_scheduled`):
+        the one-process engine on the whole graph held here, else the distributed hops."""
+        from ._sampling import run_distributed
+        if self._full is None:
+            return run_distributed(self, seeds, sizes, batch_ids, sampler, seed, epoch,
+                                   strategy, stats)
+        if sizes.size:
+            out = run_bulk(self._full, seeds, sizes, batch_ids, sampler, seed, epoch)
+        else:               # no minibatch here: the NumPy evaluation takes none (kernels do not)
+            out = run_numpy(self._full, seeds, sizes, batch_ids, sampler, seed, epoch)
+        stats["mode"] = "replicated"
+        stats["modes"] = ["local"] * sampler.num_hops
+        stats["selection"] = ["native" if getattr(out, "path", None) == "native" else "numpy"
+                              ] * sampler.num_hops
         return out
 
     def _check_sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy):
@@ -459,6 +476,7 @@ class DistGraph:
             fail(ArgumentError, "sample", "strategy", f"must be one of {STRATEGIES}", strategy)
         seeds = as_index_array("sample", "seeds", seeds, error_cls=SeedError)
         empty = seeds.size == 0            # a rank may have no seeds: checked with a probe
+        requested = batch_size             # disjoint ids count positions in minibatches of it
         checked, batch_size, seed, epoch, batch_offset = check_sample_args(
             self.num_nodes, [0] if empty else seeds, sampler, batch_size, seed, epoch,
             batch_offset)
@@ -467,10 +485,13 @@ class DistGraph:
         sampler.check_graph(self)
         # a batch_size beyond the seeds makes one minibatch, as does any value above it
         sizes = split_batches(checked.size, min(batch_size, max(checked.size, 1)))
-        if checked.size:
-            check_unique_per_batch(checked, sizes)
         batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
-        return checked, sizes, batch_ids, seed, epoch
+        batch_size = as_int("sample", "batch_size", requested, minimum=1)
+        if is_disjoint(sampler, None):      # seeds may repeat; ids of positions checked
+            disjoint_ids(sizes, batch_ids, batch_size)
+        elif checked.size:
+            check_unique_per_batch(checked, sizes)
+        return checked, sizes, batch_ids, seed, epoch, batch_size
 
     def __repr__(self):
         mode = ", replicated" if self.replicated else ""

@@ -244,8 +244,9 @@ class ThreadComm(Communicator):
 
     def _peer_failed(self, kind):
         rank, text = self._world.failure
+        who = f"rank {rank}" if isinstance(rank, int) else rank
         error = DistributedError(
-            f"ThreadComm.{kind} on rank {self.world_rank}: rank {rank} failed ({text}); the "
+            f"ThreadComm.{kind} on rank {self.world_rank}: {who} failed ({text}); the "
             "other ranks cannot go on without it")
         setattr(error, PEER_FAILURE, True)
         return error
@@ -505,7 +506,11 @@ def run_threads(size, body, *args, timeout=120.0, **kwargs):
     threads = [threading.Thread(target=rank_main, args=(r,), daemon=True,
                                 name=f"spsample-rank-{r}-of-{size}") for r in range(size)]
     _start(threads, world)
-    stuck = _wait_for_ranks(world, timeout)
+    try:
+        stuck = _wait_for_ranks(world, timeout)
+    except BaseException:       # e.g. Ctrl-C, a test's timeout: the ranks stop at their next
+        world.fail("the caller", "run_threads was interrupted")     # collective
+        raise
     if stuck:
         world.fail(stuck[0], f"still running {timeout} s after another rank ended")
         cause = _first_failure(errors)

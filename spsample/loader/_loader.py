@@ -106,8 +106,9 @@ class Loader:
         Data-parallel training: the epoch's minibatches are split into ``world_size``
         contiguous ranges and this loader yields range ``rank``. Default: from ``comm``, else
         a single process.
-    comm : mpi4py communicator, optional
-        Supplies ``rank`` and ``world_size``.
+    comm : mpi4py or spsample.distributed communicator, optional
+        Supplies ``rank`` and ``world_size`` (e.g. a ``ThreadComm`` of
+        :func:`spsample.distributed.run_threads`).
     epoch : int
         The epoch the first ``iter(loader)`` yields.
 
@@ -519,10 +520,16 @@ def _resolve_dtype(dtype):
 
 def _resolve_world(rank, world_size, comm):
     if comm is not None:
+        # an mpi4py communicator, or a spsample one (MPIComm, ThreadComm: rank and size)
+        mpi = callable(getattr(comm, "Get_rank", None))
+        if not mpi and not (isinstance(getattr(comm, "rank", None), int)
+                            and isinstance(getattr(comm, "size", None), int)):
+            fail(ArgumentTypeError, _WHERE, "comm",
+                 "must be an mpi4py or spsample.distributed communicator", type(comm))
         if rank is None:
-            rank = comm.Get_rank()
+            rank = comm.Get_rank() if mpi else comm.rank
         if world_size is None:
-            world_size = comm.Get_size()
+            world_size = comm.Get_size() if mpi else comm.size
     rank = 0 if rank is None else as_int(_WHERE, "rank", rank, minimum=0)
     world_size = 1 if world_size is None else as_int(_WHERE, "world_size", world_size,
                                                      minimum=1)

@@ -43,17 +43,18 @@ def layouts(thread_layouts=None):
     return job_layouts() + list(THREAD_LAYOUTS if thread_layouts is None else thread_layouts)
 
 
-def spread(cases, per_case=2, pool=None):
-    """``[(*case, p, c)]``: every case on the job's layouts and, serially, on ``per_case``
-    thread layouts of ``pool`` (default :data:`THREAD_LAYOUTS`), rotating over the cases so
-    that together they cover the whole pool at a fraction of the cost."""
+def spread(cases, per_case=2, pool=None, every=1):
+    """``[(*case, p, c)]``: every case on the job's layouts and, serially, every ``every``-th
+    case on ``per_case`` thread layouts of ``pool`` (default :data:`THREAD_LAYOUTS`),
+    rotating so that together they cover the whole pool at a fraction of the cost."""
     pool = THREAD_LAYOUTS if pool is None else pool
     out = []
     for i, case in enumerate(cases):
         case = case if isinstance(case, tuple) else (case,)
         out += [(*case, p, c) for p, c in job_layouts()]
-        if not launched_under_mpi():
-            out += [(*case, *pool[(i * per_case + k) % len(pool)]) for k in range(per_case)]
+        if not launched_under_mpi() and i % every == 0:
+            j = i // every
+            out += [(*case, *pool[(j * per_case + k) % len(pool)]) for k in range(per_case)]
     return out
 
 
@@ -65,13 +66,13 @@ def on_ranks(ranks, fn, *args, **kwargs):
         return [fn(*args, **kwargs)]
 
     def rank(comm):
-        _RANK.comm, _RANK.grids = comm, {}
+        _RANK.comm, _RANK.grids, _RANK.cache = comm, {}, {}
         try:
             return fn(*args, **kwargs)
         finally:
             for grid in _RANK.grids.values():
                 grid.free()
-            _RANK.comm = _RANK.grids = None
+            _RANK.comm = _RANK.grids = _RANK.cache = None
     return run_threads(ranks, rank, timeout=60)
 
 
@@ -95,6 +96,17 @@ def mpi_timeout(seconds):
     process instead, and ``mpiexec`` then ends the job. Serially the ``signal`` method, which
     fails only the test."""
     return pytest.mark.timeout(seconds, method="thread" if launched_under_mpi() else "signal")
+
+
+def rank_cache():
+    """A dict private to this rank of the current world (the job's, or a thread world's), for
+    caches whose misses run collectives: every rank of a world misses and hits together."""
+    if getattr(_RANK, "comm", None) is not None:
+        return _RANK.cache
+    return _JOB_CACHE
+
+
+_JOB_CACHE = {}
 
 
 def world_comm():

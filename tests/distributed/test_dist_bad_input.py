@@ -12,8 +12,8 @@ from spsample import (ArgumentError, ArgumentTypeError, DatasetNotFoundError, Di
 from spsample.distributed import DistGraph, FeatureStore, Grid
 from spsample.distributed._collective import agree
 
-from _dist_helpers import (assert_all, grid_for, mpi_timeout, raised, rmat10,  # noqa: F401
-                           rmat10_weighted, world_comm)
+from _dist_helpers import (assert_all, grid_for, layouts, mpi_timeout, raised,  # noqa: F401
+                           rank_cache, rmat10, rmat10_weighted, threaded, world_comm)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
@@ -29,31 +29,49 @@ def same_error_everywhere(exc, cls, *words):
     return ok and len(set(messages)) == 1
 
 
-@pytest.fixture(scope="module")
-def dg(rmat10):
-    return DistGraph.from_graph(rmat10, grid_for(1))
+#: The job's world, and serially three threads (where the ranks really disagree).
+LAYOUTS = layouts([(3, 1)])
 
 
-def test_replication_not_dividing_world_size():
+def dist(rmat10, c):
+    """The DistGraph of ``rmat10`` over this world's grid of replication ``c`` (once)."""
+    cache = rank_cache()
+    if ("dg", c) not in cache:
+        cache[("dg", c)] = DistGraph.from_graph(rmat10, grid_for(c))
+    return cache[("dg", c)]
+
+
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_replication_not_dividing_world_size(p, c):
     p = world_comm().size
     exc = raised(lambda: Grid(world_comm(), replication=p + 1))
     assert_all(same_error_everywhere(exc, DistributedError, "replication", str(p + 1)), str(exc))
 
 
-def test_seed_out_of_range_on_one_rank(dg):
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_seed_out_of_range_on_one_rank(rmat10, p, c):
+    dg = dist(rmat10, c)
     seeds = [dg.num_nodes + 5] if last_rank() else [1, 2]
     exc = raised(lambda: spsample.sample(dg, seeds, sampler=spsample.NodeWise([2]), batch_size=2))
     assert_all(same_error_everywhere(exc, SeedError, "seeds", str(dg.num_nodes)), str(exc))
 
 
-def test_duplicate_seed_in_a_minibatch_on_one_rank(dg):
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_duplicate_seed_in_a_minibatch_on_one_rank(rmat10, p, c):
+    dg = dist(rmat10, c)
     seeds = [4, 4] if last_rank() else [1, 2]
     exc = raised(lambda: spsample.sample(dg, seeds, sampler=spsample.NodeWise([2]), batch_size=2))
     assert_all(same_error_everywhere(exc, SeedError, "repeats"), str(exc))
 
 
 @pytest.mark.parametrize("what", ["sampler", "seed", "fanouts", "strategy", "batch_size"])
-def test_ranks_disagreeing(dg, what):
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_ranks_disagreeing(rmat10, what, p, c):
+    dg = dist(rmat10, c)
     odd = last_rank() and world_comm().size > 1
     args = dict(sampler=spsample.NodeWise([2, 2]), batch_size=2, seed=1, strategy="push")
     if odd:
@@ -69,7 +87,10 @@ def test_ranks_disagreeing(dg, what):
         assert_all(same_error_everywhere(exc, DistributedError, "disagree"), str(exc))
 
 
-def test_bad_strategy_and_unweighted_graph(dg):
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_bad_strategy_and_unweighted_graph(rmat10, p, c):
+    dg = dist(rmat10, c)
     e1 = raised(lambda: spsample.sample(dg, [1], sampler=spsample.NodeWise([2]), batch_size=1,
                                         strategy="broadcast"))
     e2 = raised(lambda: spsample.sample(dg, [1], sampler=spsample.NodeWise([2], weighted=True),
@@ -78,15 +99,19 @@ def test_bad_strategy_and_unweighted_graph(dg):
     assert_all(same_error_everywhere(e2, SamplerError, "weighted"), str(e2))
 
 
-def test_missing_feature_rows_on_one_rank():
-    store = FeatureStore.from_array(np.zeros((10, 2)), grid_for(1))
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_missing_feature_rows_on_one_rank(p, c):
+    store = FeatureStore.from_array(np.zeros((10, 2)), grid_for(c))
     exc = raised(lambda: store.fetch([3, 10] if last_rank() else [1]))
     assert_all(same_error_everywhere(exc, ArgumentError, "n_id", "10"), str(exc))
     exc = raised(lambda: store.fetch([-1] if last_rank() else [1]))
     assert_all(same_error_everywhere(exc, ArgumentError, "n_id"), str(exc))
 
 
-def test_path_existing_on_some_ranks_only(rmat10, tmp_path):
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_path_existing_on_some_ranks_only(rmat10, tmp_path, p, c):
     comm = world_comm()
     path = tmp_path / f"rank{comm.rank}.h5"
     if not last_rank() or comm.size == 1:
@@ -94,30 +119,38 @@ def test_path_existing_on_some_ranks_only(rmat10, tmp_path):
                       path)
     if comm.size == 1:
         path = tmp_path / "absent.h5"
-    e1 = raised(lambda: DistGraph.load(path, grid_for(1)))
-    e2 = raised(lambda: FeatureStore.load(path, grid_for(1)))
+    e1 = raised(lambda: DistGraph.load(path, grid_for(c)))
+    e2 = raised(lambda: FeatureStore.load(path, grid_for(c)))
     assert_all(same_error_everywhere(e1, DatasetNotFoundError, "does not exist"), str(e1))
     assert_all(same_error_everywhere(e2, DatasetNotFoundError, "does not exist"), str(e2))
 
 
-def test_bad_constructor_arguments(rmat10):
-    e1 = raised(lambda: DistGraph.from_graph("graph", grid_for(1)))
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_bad_constructor_arguments(rmat10, p, c):
+    e1 = raised(lambda: DistGraph.from_graph("graph", grid_for(c)))
     e2 = raised(lambda: DistGraph.from_graph(rmat10, "grid"))
-    e3 = raised(lambda: DistGraph.from_graph(rmat10, grid_for(1), root=world_comm().size))
+    e3 = raised(lambda: DistGraph.from_graph(rmat10, grid_for(c), root=world_comm().size))
     assert_all(isinstance(e1, spsample.ArgumentTypeError) and "graph" in str(e1))
     assert_all(isinstance(e2, spsample.ArgumentTypeError) and "grid" in str(e2))
     assert_all(same_error_everywhere(e3, ArgumentError, "root"), str(e3))
-    e4 = raised(lambda: DistGraph.from_graph(rmat10, grid_for(1)).owner([rmat10.num_nodes]))
+    e4 = raised(lambda: DistGraph.from_graph(rmat10, grid_for(c)).owner([rmat10.num_nodes]))
     assert_all(isinstance(e4, ArgumentError) and "ids" in str(e4))
 
 
-def test_ragged_seeds_on_one_rank(dg):
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_ragged_seeds_on_one_rank(rmat10, p, c):
+    dg = dist(rmat10, c)
     seeds = [[1, 2], [3]] if last_rank() else [1, 2]
     exc = raised(lambda: spsample.sample(dg, seeds, sampler=spsample.NodeWise([2]), batch_size=2))
     assert_all(same_error_everywhere(exc, ArgumentTypeError, "seeds"), str(exc))
 
 
-def test_batch_size_beyond_int64_on_one_rank(dg):
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_batch_size_beyond_int64_on_one_rank(rmat10, p, c):
+    dg = dist(rmat10, c)
     batch_size = 10**30 if last_rank() else 2
     exc = raised(lambda: spsample.sample(dg, [1, 2], sampler=spsample.NodeWise([2]),
                                          batch_size=batch_size))
@@ -127,14 +160,17 @@ def test_batch_size_beyond_int64_on_one_rank(dg):
         assert_all(same_error_everywhere(exc, SpsampleError, "batch_size"), str(exc))
 
 
-def test_bad_file_attribute_on_one_rank(rmat10, tmp_path):
-    """A file whose ``version`` attribute is not a number (read with ``int()``)."""
-    path = tmp_path / "g.h5"
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_bad_file_attribute_on_one_rank(rmat10, tmp_path, p, c):
+    """A file whose ``version`` attribute is not a number (read with ``int()``), on the last
+    rank (each rank its own copy)."""
+    path = tmp_path / f"g{world_comm().rank}.h5"
     spsample.save(spsample.Dataset(rmat10, name="g"), path)
     if last_rank():
         with h5py.File(path, "r+") as f:
             f.attrs["version"] = "one"
-    exc = raised(lambda: DistGraph.load(path, grid_for(1)))
+    exc = raised(lambda: DistGraph.load(path, grid_for(c)))
     assert_all(same_error_everywhere(exc, SpsampleError) and isinstance(exc, ValueError),
                f"{type(exc).__name__}: {exc}")
 
@@ -143,7 +179,9 @@ def test_bad_file_attribute_on_one_rank(rmat10, tmp_path):
                                    KeyError("no key"), MemoryError("no memory"),
                                    UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad byte")],
                          ids=lambda e: type(e).__name__)
-def test_any_exception_of_a_check_fails_every_rank_with_one_typed_error(error):
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_any_exception_of_a_check_fails_every_rank_with_one_typed_error(error, p, c):
     """Not only spsample's errors: the rank raising goes through the exchange too."""
     def check():
         if last_rank():
@@ -158,7 +196,9 @@ def test_any_exception_of_a_check_fails_every_rank_with_one_typed_error(error):
     assert_all(ok, f"{type(exc).__name__}: {exc}")
 
 
-def test_ranks_passing_different_replication():
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_ranks_passing_different_replication(p, c):
     p = world_comm().size
     exc = raised(lambda: Grid(world_comm(), replication=p if last_rank() else 1))
     if p == 1:
@@ -186,13 +226,15 @@ def altered(graph, change):
 
 
 @pytest.mark.parametrize("change", ["indptr", "indices", "weights"])
-def test_ranks_passing_different_graphs_of_the_same_size(rmat10_weighted, change):
+@pytest.mark.parametrize("p, c", LAYOUTS)
+@threaded
+def test_ranks_passing_different_graphs_of_the_same_size(rmat10_weighted, change, p, c):
     graph = rmat10_weighted
     if last_rank() and world_comm().size > 1:
         graph = altered(graph, change)
     same_sizes = (graph.num_nodes, graph.num_edges) == (rmat10_weighted.num_nodes,
                                                         rmat10_weighted.num_edges)
-    exc = raised(lambda: DistGraph.from_graph(graph, grid_for(1)))
+    exc = raised(lambda: DistGraph.from_graph(graph, grid_for(c)))
     if world_comm().size == 1:
         assert_all(exc is None, str(exc))
     else:
@@ -200,8 +242,9 @@ def test_ranks_passing_different_graphs_of_the_same_size(rmat10_weighted, change
         assert_all(same_sizes and same_error, str(exc))
 
 
-def test_the_grid_still_works_after_errors(dg, rmat10):
-    """No rank was left behind in a collective by the tests above."""
+def test_the_grid_still_works_after_errors(rmat10):
+    """No rank was left behind in a collective by the tests above (the job's world)."""
+    dg = dist(rmat10, 1)
     out = spsample.sample(dg, [1, 2], sampler=spsample.NodeWise([2]), batch_size=2)
     ref = spsample.sample(rmat10, [1, 2], sampler=spsample.NodeWise([2]), batch_size=2)
     assert_all(out[0].equals(ref[0]))

@@ -1,5 +1,5 @@
 """Communicators: results and byte counts of every collective (SelfComm serially, MPIComm
-under mpiexec)."""
+under mpiexec; ThreadComm worlds serially)."""
 
 import numpy as np
 import pytest
@@ -7,12 +7,15 @@ import pytest
 from spsample import ArgumentError, ArgumentTypeError
 from spsample.distributed import MPIComm, SelfComm
 
-from _dist_helpers import assert_all, comm, mpi_timeout, raised  # noqa: F401 (fixtures)
+from _dist_helpers import assert_all, layouts, mpi_timeout, raised, threaded, world_comm
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
 
-def test_alltoallv_rows_and_bytes(comm):
+@pytest.mark.parametrize("p, c", layouts([(3, 1), (8, 1)]))
+@threaded
+def test_alltoallv_rows_and_bytes(p, c):
+    comm = world_comm()
     p, me = comm.size, comm.rank
     counts = np.arange(1, p + 1, dtype=np.int64)          # d + 1 rows for rank d
     send = np.concatenate([np.full((d + 1, 3), 100 * me + d, dtype=np.float32) for d in range(p)])
@@ -34,7 +37,10 @@ def test_alltoallv_rows_and_bytes(comm):
     assert_all(ok)
 
 
-def test_allgather_allreduce_bcast(comm):
+@pytest.mark.parametrize("p, c", layouts([(3, 1), (8, 1)]))
+@threaded
+def test_allgather_allreduce_bcast(p, c):
+    comm = world_comm()
     p, me = comm.size, comm.rank
     ok = comm.allgather(np.array([me, 2 * me])).tolist() == [[r, 2 * r] for r in range(p)]
     v = comm.allgatherv(np.arange(me + 1, dtype=np.int16))
@@ -47,7 +53,10 @@ def test_allgather_allreduce_bcast(comm):
     assert_all(ok)
 
 
-def test_split_and_stats(comm):
+@pytest.mark.parametrize("p, c", layouts([(3, 1), (8, 1)]))
+@threaded
+def test_split_and_stats(p, c):
+    comm = world_comm()
     sub = comm.split(comm.rank % 2, comm.rank)
     ok = sub.size == len(range(comm.rank % 2, comm.size, 2))
     ok &= sub.allgather_object(comm.rank) == list(range(comm.rank % 2, comm.size, 2))
@@ -61,7 +70,10 @@ def test_split_and_stats(comm):
     assert_all(ok)
 
 
-def test_bad_arguments(comm):
+@pytest.mark.parametrize("p, c", layouts([(3, 1), (8, 1)]))
+@threaded
+def test_bad_arguments(p, c):
+    comm = world_comm()
     e1 = raised(lambda: comm.alltoallv(np.zeros(3), [1] * comm.size + [1]))
     e2 = raised(lambda: comm.alltoallv([1, 2], [2] + [0] * (comm.size - 1)))
     e3 = raised(lambda: comm.allreduce(np.zeros(1), op="prod"))

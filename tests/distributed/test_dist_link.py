@@ -13,9 +13,8 @@ import spsample
 from spsample import ArgumentError, DistributedError, SamplerError, _native
 from spsample.distributed import DistGraph, DistHeteroGraph, ShardedDataset
 
-from _dist_helpers import (SHARDED_LAYOUTS, assert_all, grid_for, layouts,  # noqa: F401
-                           mpi_timeout, raised, spread, threaded, valid_replications,
-                           world_comm)
+from _dist_helpers import (SHARDED_LAYOUTS, assert_all, grid_for, layouts, mpi_timeout,
+                           raised, spread, threaded, world_comm)
 
 torch = pytest.importorskip("torch")
 

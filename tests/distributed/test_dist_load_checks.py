@@ -12,8 +12,8 @@ import spsample
 from spsample import DatasetError
 from spsample.distributed import DistGraph
 
-from _dist_helpers import (assert_all, grid_for, mpi_timeout, raised,  # noqa: F401
-                           replace_dataset, valid_replications, world_comm, write_shared)
+from _dist_helpers import (assert_all, grid_for, layouts, mpi_timeout, raised,  # noqa: F401
+                           replace_dataset, spread, threaded, world_comm, write_shared)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
@@ -138,28 +138,33 @@ DAMAGE = {
 }
 
 
-@pytest.mark.parametrize("replicate", [False, True])
-@pytest.mark.parametrize("damage", sorted(DAMAGE))
-def test_damaged_file_fails_on_every_rank(tmp_path, damage, replicate):
+@pytest.mark.parametrize("damage, replicate, p, c",
+                         spread([(d, r) for d in sorted(DAMAGE) for r in (False, True)],
+                                per_case=1, every=2, pool=[(3, 1), (4, 2), (2, 1)]))
+@threaded
+def test_damaged_file_fails_on_every_rank(tmp_path, damage, replicate, p, c):
     mutate, words = DAMAGE[damage]
     path = shared_file(tmp_path, "damaged.h5", mutate)
-    exc = raised(lambda: DistGraph.load(path, grid_for(1), replicate_graph=replicate))
+    exc = raised(lambda: DistGraph.load(path, grid_for(c), replicate_graph=replicate))
     messages = world_comm().allgather_object(str(exc))
     ok = isinstance(exc, DatasetError) and all(w in str(exc) for w in words + [str(path)])
     assert_all(ok and len(set(messages)) == 1, f"{type(exc).__name__}: {exc}")
 
 
-def test_damage_only_one_rank_reads_is_reported_by_it(tmp_path):
+@pytest.mark.parametrize("p, c", layouts([(3, 1), (8, 1)]))
+@threaded
+def test_damage_only_one_rank_reads_is_reported_by_it(tmp_path, p, c):
     """The bad id sits in the last block: every rank names the last rank."""
     path = shared_file(tmp_path, "damaged.h5", DAMAGE["index-too-large"][0])
-    exc = raised(lambda: DistGraph.load(path, grid_for(1)))
+    exc = raised(lambda: DistGraph.load(path, grid_for(c)))
     p = world_comm().size
     assert_all(isinstance(exc, DatasetError) and (p == 1 or f"rank {p - 1}:" in str(exc)),
                str(exc))
 
 
-@pytest.mark.parametrize("c", valid_replications())
-def test_unsorted_rows_with_duplicates_load_like_spsample_load(tmp_path, c):
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (4, 2)]))
+@threaded
+def test_unsorted_rows_with_duplicates_load_like_spsample_load(tmp_path, p, c):
     """Rows written unsorted with a repeated entry are sorted and merged on every rank as
     ``spsample.load`` does, so sampling gives the single-process minibatches."""
     def unsort(f):
@@ -180,15 +185,17 @@ def test_unsorted_rows_with_duplicates_load_like_spsample_load(tmp_path, c):
     ok &= dg.num_edges == graph.num_edges == 3 * N - 1
     sampler = spsample.NodeWise([3, 2], weighted=True)
     seeds = [0, N - 1, 7]
-    out = spsample.sample(dg, seeds, sampler=sampler, batch_size=2)
+    out = spsample.sample(dg, seeds, sampler=sampler, batch_size=2)    # every rank the same
     ref = spsample.sample(graph, seeds, sampler=sampler, batch_size=2)
     ok &= all(a.equals(b) for a, b in zip(out, ref)) and len(out) == len(ref)
     assert_all(ok)
 
 
-def test_valid_file_still_loads_every_row_once(tmp_path):
+@pytest.mark.parametrize("p, c", layouts([(3, 1)]))
+@threaded
+def test_valid_file_still_loads_every_row_once(tmp_path, p, c):
     path = shared_file(tmp_path, "ok.h5")
-    dg = DistGraph.load(path, grid_for(1))
+    dg = DistGraph.load(path, grid_for(c))
     rows = world_comm().allgather_object((dg.lo, dg.hi, dg.indices.size))
     ok = sum(hi - lo for lo, hi, _ in rows) == N and sum(e for _, _, e in rows) == 3 * N
     ok &= dg.num_edges == 3 * N and dg.num_nodes == N

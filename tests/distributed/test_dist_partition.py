@@ -11,15 +11,15 @@ import spsample
 from spsample._partition import have_metis, partition, relabel, save_partition
 from spsample.distributed import DistGraph, FeatureStore, ShardedDataset
 
-from _dist_helpers import (assert_all, grid_for, mpi_timeout, my_batches, raised,  # noqa: F401
-                           rmat10, rmat10_weighted, valid_replications, world_comm)
-from test_dist_sampling import SAMPLERS, WEIGHTED_SAMPLERS, matches
+from _dist_helpers import (SHARDED_LAYOUTS, assert_all, distributed_modes,  # noqa: F401
+                           grid_for, layouts, mpi_timeout, my_batches, raised, rank_cache,
+                           rmat10, rmat10_weighted, spread, threaded, world_comm)
+from test_dist_sampling import EXPECTED_MODES, SAMPLERS, WEIGHTED_SAMPLERS, matches
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(180)]
 
 BATCH = 32
 NUM_SEEDS = 300
-REPLICATIONS = valid_replications()
 METHODS = ["random", "block"] + (["metis"] if have_metis() else [])
 
 
@@ -29,12 +29,10 @@ def _old_id(graph, method):
     return partition(graph, 4, method=method)
 
 
-_FILES = {}
-
-
 def files(graph, method, tmp_path_factory):
     """``(original path, relabelled path, permutation path, old_id)``, written by rank 0 once
-    per graph and method."""
+    per graph, method and world."""
+    _FILES = rank_cache().setdefault("partition files", {})
     key = (id(graph), method)
     if key not in _FILES:
         comm = world_comm()
@@ -68,27 +66,31 @@ def sample_both(graph, dg, make, strategy):
     return out, ref, b0, b1
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("method", METHODS)
-@pytest.mark.parametrize("name", sorted(SAMPLERS))
+@pytest.mark.parametrize("name, method, strategy, p, c",
+                         spread([(n, m, st) for n in sorted(SAMPLERS) for m in METHODS
+                                 for st in ("push", "pull")], per_case=1, every=3,
+                                pool=SHARDED_LAYOUTS))
+@threaded
 def test_relabelled_file_samples_the_original_minibatches(rmat10, tmp_path_factory, name,
-                                                          method, strategy, c):
+                                                          method, strategy, p, c):
     _, new, perm, old_id = files(rmat10, method, tmp_path_factory)
     grid = grid_for(c)
     dg = DistGraph.load(new, grid, permutation=perm)
     out, ref, b0, b1 = sample_both(rmat10, dg, SAMPLERS[name], strategy)
     assert_all(matches(out, ref, b0, b1), (name, method, strategy, c))
+    assert_all(distributed_modes(dg, EXPECTED_MODES[name](strategy)), dg.last_stats["modes"])
     if c < grid.size:       # one contiguous block of the relabelled file per process row
         lo, hi = grid.block(rmat10.num_nodes)
         assert_all(np.array_equal(np.sort(dg.placement.vertices()), np.sort(old_id[lo:hi])))
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("name", sorted(WEIGHTED_SAMPLERS))
+@pytest.mark.parametrize("name, strategy, p, c",
+                         spread([(n, st) for n in sorted(WEIGHTED_SAMPLERS)
+                                 for st in ("push", "pull")], per_case=1,
+                                pool=SHARDED_LAYOUTS))
+@threaded
 def test_weighted_relabelled_file_same_bits(rmat10_weighted, tmp_path_factory, name, strategy,
-                                            c):
+                                            p, c):
     """Float sums (LADIES, FastGCN's column weights) in the serial order on any placement."""
     _, new, perm, _ = files(rmat10_weighted, "random", tmp_path_factory)
     dg = DistGraph.load(new, grid_for(c), permutation=perm)
@@ -104,8 +106,9 @@ def _same_weights(a, b):
     return all(w1.tobytes() == w2.tobytes() for w1, w2 in zip(a.weight, b.weight))
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-def test_replicated_relabelled_graph_is_the_original(rmat10_weighted, tmp_path_factory, c):
+@pytest.mark.parametrize("p, c", layouts([(4, 2)]))
+@threaded
+def test_replicated_relabelled_graph_is_the_original(rmat10_weighted, tmp_path_factory, p, c):
     _, new, perm, _ = files(rmat10_weighted, "random", tmp_path_factory)
     dg = DistGraph.load(new, grid_for(c), replicate_graph=True, permutation=perm)
     ok = np.array_equal(dg.indptr, rmat10_weighted.indptr)
@@ -114,8 +117,9 @@ def test_replicated_relabelled_graph_is_the_original(rmat10_weighted, tmp_path_f
     assert_all(ok)
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-def test_edge_ids_are_those_of_the_original_csr(rmat10_weighted, tmp_path_factory, c):
+@pytest.mark.parametrize("p, c", layouts([(3, 1), (8, 2)]))
+@threaded
+def test_edge_ids_are_those_of_the_original_csr(rmat10_weighted, tmp_path_factory, p, c):
     _, new, perm, _ = files(rmat10_weighted, "random", tmp_path_factory)
     dg = DistGraph.load(new, grid_for(c), permutation=perm)
     rows = dg.placement.vertices() if dg.edge_offset is None else \
@@ -131,8 +135,9 @@ def test_edge_ids_are_those_of_the_original_csr(rmat10_weighted, tmp_path_factor
     assert_all(ok)
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-def test_features_fetched_by_original_id(rmat10, tmp_path_factory, c):
+@pytest.mark.parametrize("p, c", layouts([(4, 1), (8, 4)]))
+@threaded
+def test_features_fetched_by_original_id(rmat10, tmp_path_factory, p, c):
     orig, new, perm, old_id = files(rmat10, "random", tmp_path_factory)
     grid = grid_for(c)
     plain = FeatureStore.load(orig, grid)
@@ -146,20 +151,24 @@ def test_features_fetched_by_original_id(rmat10, tmp_path_factory, c):
     assert_all(ok)
 
 
-def test_sharded_dataset_in_original_ids(rmat10, tmp_path_factory):
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (4, 2)]))
+@threaded
+def test_sharded_dataset_in_original_ids(rmat10, tmp_path_factory, p, c):
     orig, new, perm, _ = files(rmat10, "random", tmp_path_factory)
-    grid = grid_for(1)
+    grid = grid_for(c)
     a = ShardedDataset.load(orig, grid)
     b = ShardedDataset.load(new, grid, permutation=perm)
     ok = np.array_equal(a.labels, b.labels) and np.array_equal(a.train_idx, b.train_idx)
     ids = np.arange(0, rmat10.num_nodes, 7)
     ok &= a.features.fetch(ids).tobytes() == b.features.fetch(ids).tobytes()
     out, ref, b0, b1 = sample_both(rmat10, b.graph, SAMPLERS["nodewise"], "push")
-    ok &= matches(out, ref, b0, b1)
+    ok &= matches(out, ref, b0, b1) and distributed_modes(b.graph, ["push"] * 2)
     assert_all(ok)
 
 
-def test_wrong_or_damaged_permutation_fails_on_every_rank(rmat10, tmp_path_factory):
+@pytest.mark.parametrize("p, c", layouts([(3, 1)]))
+@threaded
+def test_wrong_or_damaged_permutation_fails_on_every_rank(rmat10, tmp_path_factory, p, c):
     comm = world_comm()
     _, new, perm, _ = files(rmat10, "random", tmp_path_factory)
     _, _, other_perm, _ = files(rmat10, "block", tmp_path_factory)   # fits another file
@@ -169,7 +178,7 @@ def test_wrong_or_damaged_permutation_fails_on_every_rank(rmat10, tmp_path_facto
         with open(bad, "wb") as f:
             f.write(b"PK\x03\x04 not a zip")
     comm.barrier()
-    grid = grid_for(1)
+    grid = grid_for(c)
     cases = {"another dataset": other_perm, "readable partition file": bad,
              "readable partition file ": bad + ".missing"}
     ok = True
@@ -188,8 +197,9 @@ def test_wrong_or_damaged_permutation_fails_on_every_rank(rmat10, tmp_path_facto
     assert_all(ok, messages)
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-def test_owner_order_deals_each_rank_its_own_rows(rmat10, tmp_path_factory, c):
+@pytest.mark.parametrize("p, c", layouts([(4, 1), (8, 2)]))
+@threaded
+def test_owner_order_deals_each_rank_its_own_rows(rmat10, tmp_path_factory, p, c):
     """``Loader(order="owner")``: with the seeds spread evenly over the process rows, every
     minibatch of a rank holds seeds of its own process row only (a random permutation places
     them), every seed is dealt once, and push sampling sends fewer bytes than in a random

@@ -79,6 +79,7 @@ SAMPLERS = {
     "colscaled": lambda: ColumnScaled([4, 3]),
     "tree": lambda: Tree([3, 2]),
     "per-vertex-fanout": lambda: PerVertexFanout(),
+    "disjoint": lambda: spsample.NodeWise([3, 2], disjoint=True),
 }
 # Where each hop runs: pushed to the rows' owners when its selection is row-local (node-wise
 # rules, LABOR, walks keyed per row) or layer-wise without float sums across owners (LADIES on
@@ -95,6 +96,7 @@ EXPECTED_MODES = {
     "colscaled": lambda st: [st] * 2,
     "tree": lambda st: [st] * 2,
     "per-vertex-fanout": lambda st: [st] * 2,
+    "disjoint": lambda st: [st] * 2,
 }
 
 
@@ -250,6 +252,26 @@ def test_ranks_without_minibatches_take_part(rmat10, p, c):
         ok &= matches(out, ref, min(comm.rank, 3), min(comm.rank + 1, 3))
         ok &= distributed_modes(dg, [strategy] * 2)
     assert_all(ok)
+
+
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (4, 2), (3, 3)]))
+@threaded
+def test_disjoint_minibatches_with_repeated_seeds(rmat10, p, c):
+    """A disjoint sampler gives every seed its own subgraph (vertices repeat across a
+    minibatch's seeds; a seed may repeat): a DistGraph ignored ``disjoint`` and merged the
+    seeds' subgraphs, at every p (one process included)."""
+    comm = world_comm()
+    dg = DistGraph.from_graph(rmat10, grid_for(c))
+    seeds = np.random.default_rng(4).permutation(rmat10.num_nodes)[:40]
+    seeds[1] = seeds[0]                     # a repeated seed, allowed when disjoint
+    make = lambda: spsample.NodeWise([4, 3], disjoint=True)     # noqa: E731
+    ref = spsample.sample(rmat10, seeds, sampler=make(), batch_size=8, seed=3)
+    b0, b1 = my_batches(len(ref))
+    out = spsample.sample(dg, seeds[8 * b0:8 * b1], sampler=make(), batch_size=8, seed=3,
+                          batch_offset=b0)
+    ok = matches(out, ref, b0, b1) and distributed_modes(dg, ["push"] * 2)
+    ok &= all(mb.batch is not None for mb in out)
+    assert_all(ok and any(np.unique(mb.n_id).size < mb.n_id.size for mb in ref))
 
 
 @pytest.mark.parametrize("p, c", layouts([(2, 1), (8, 1)]))

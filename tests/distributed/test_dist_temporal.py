@@ -1,7 +1,7 @@
 """Temporal sampling on a sharded ``DistHeteroGraph`` == the single-process call restricted to
 this rank's minibatches, bit for bit: uniform and ``"last"``, LABOR, weighted, edge times and
-node times, push and pull, every replication factor of the world size (p = 1, 2, 4), bulk
-sizes 1 to 3, native kernels on and off; no sampled entry later than its seed's time; the
+node times, push and pull, every replication factor of the world size (p = 1, 2, 4; serially
+also worlds of p threads, p in {2, 3, 4, 8}), bulk sizes 1 to 3, native kernels on and off; no sampled entry later than its seed's time; the
 time-sorted blocks against ``TimeSortedGraph``; times read from a file (each rank its rows),
 damaged times giving the same typed error on every rank."""
 
@@ -14,16 +14,16 @@ from spsample.distributed import DistGraph, DistHeteroGraph
 from spsample.distributed._sampling import _canonical_edges
 from spsample.distributed._timesorted import TimeSortedBlock
 
-from _dist_helpers import (CITES, HAS, IN, WRITES, WRITTEN_BY, assert_all, grid_for, matches,
-                           mpi_timeout, my_batches, raised, replace_dataset, sample_share,
-                           valid_replications, world_comm, write_shared)
+from _dist_helpers import (CITES, HAS, IN, SHARDED_LAYOUTS, WRITES, WRITTEN_BY,  # noqa: F401
+                           assert_all, grid_for, layouts, matches, mpi_timeout, my_batches,
+                           raised, replace_dataset, sample_share, spread, threaded, world_comm,
+                           write_shared)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(120)]
 
 COUNTS = {"author": 24, "paper": 60, "term": 10}
 BATCH = 4
 NUM_SEEDS = 26             # 7 minibatches of papers, the last one of 2 seeds
-REPLICATIONS = valid_replications()
 
 
 def bibliography(kind):
@@ -84,10 +84,11 @@ def sample_mine(dg, name, strategy, bulk=None, seed=5, epoch=2):
                         bulk=bulk, seed_time=TIMES, seed=seed, epoch=epoch)
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("name,kind", CASES)
-def test_equals_single_process(name, kind, strategy, c):
+@pytest.mark.parametrize("name, kind, strategy, p, c",
+                         spread([(n, k, st) for n, k in CASES for st in ("push", "pull")],
+                                per_case=1))
+@threaded
+def test_equals_single_process(name, kind, strategy, p, c):
     dg = DistHeteroGraph.from_graph(GRAPHS[kind], grid_for(c))
     out, b0, b1 = sample_mine(dg, name, strategy)
     assert_all(matches(out, reference(name, kind), b0, b1), (name, kind, strategy, c))
@@ -96,18 +97,22 @@ def test_equals_single_process(name, kind, strategy, c):
                dg.last_stats["modes"])
 
 
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("bulk", [1, 2, 3])
-def test_bulk_size_does_not_change_the_minibatches(bulk, strategy):
+@pytest.mark.parametrize("bulk, strategy, p, c",
+                         spread([(b, st) for b in (1, 2, 3) for st in ("push", "pull")],
+                                per_case=1, pool=SHARDED_LAYOUTS))
+@threaded
+def test_bulk_size_does_not_change_the_minibatches(bulk, strategy, p, c):
     for name, kind in (("uniform", "node"), ("last", "edge")):
-        dg = DistHeteroGraph.from_graph(GRAPHS[kind], grid_for(1))
+        dg = DistHeteroGraph.from_graph(GRAPHS[kind], grid_for(c))
         out, b0, b1 = sample_mine(dg, name, strategy, bulk=bulk)
         assert_all(matches(out, reference(name, kind), b0, b1), (name, kind, bulk, strategy))
 
 
 @pytest.mark.skipif(not _native.AVAILABLE, reason="native kernels not built")
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-def test_steps_run_natively_with_the_numpy_bits(strategy):
+@pytest.mark.parametrize("strategy, p, c", spread(["push", "pull"], per_case=1,
+                                                  pool=[(3, 1), (4, 2)]))
+@threaded
+def test_steps_run_natively_with_the_numpy_bits(strategy, p, c):
     """On a sharded graph each step's rows are cut and selected by the native request kernel
     (on the owners with push, on the fetched rows with pull); with the kernels off, the NumPy
     evaluation gives the same bits."""
@@ -116,13 +121,14 @@ def test_steps_run_natively_with_the_numpy_bits(strategy):
         for native in (True, False):
             _native.set_enabled(native)
             for name, kind in CASES:
-                dg = DistHeteroGraph.from_graph(GRAPHS[kind], grid_for(1))
+                dg = DistHeteroGraph.from_graph(GRAPHS[kind], grid_for(c))
                 out, b0, b1 = sample_mine(dg, name, strategy)
                 assert_all(matches(out, reference(name, kind), b0, b1), (name, kind, native))
                 want = "native" if native and dg.whole is None else (
                     "numpy" if dg.whole is None else None)
                 selection = dg.last_stats["selection"]
                 assert_all(want is None or selection == [want] * len(selection), selection)
+            world_comm().barrier()      # every rank done before the kernels are switched
     finally:
         _native.set_enabled(previous)
 
@@ -136,13 +142,15 @@ def entry_time(graph, rel):
     return t
 
 
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("kind", sorted(GRAPHS))
-def test_no_sampled_entry_is_later_than_its_seed(kind, strategy):
+@pytest.mark.parametrize("kind, strategy, p, c",
+                         spread([(k, st) for k in sorted(GRAPHS) for st in ("push", "pull")],
+                                per_case=1, pool=[(2, 1), (4, 1), (8, 2), (8, 4)]))
+@threaded
+def test_no_sampled_entry_is_later_than_its_seed(kind, strategy, p, c):
     """Every sampled edge is an entry of its relation (its canonical edge id) no later than the
     time of the seed whose subgraph holds it; ``"last"`` takes a row's latest entries."""
     graph = GRAPHS[kind]
-    dg = DistHeteroGraph.from_graph(graph, grid_for(1))
+    dg = DistHeteroGraph.from_graph(graph, grid_for(c))
     ok = True
     for name in ("uniform", "last", "labor"):
         out, b0, _ = sample_mine(dg, name, strategy)
@@ -177,13 +185,15 @@ def _latest(t, indptr, dst, v, eid, bound):
     return bool(ok)
 
 
-def test_time_sorted_blocks_are_rows_of_the_time_sorted_graph():
+@pytest.mark.parametrize("p, c", layouts([(3, 1), (4, 2)]))
+@threaded
+def test_time_sorted_blocks_are_rows_of_the_time_sorted_graph(p, c):
     """Each rank's time-sorted rows (TimeSortedBlock) are, entry for entry, those rows of the
     one-process TimeSortedGraph, with its canonical edge ids; the ids a requester derives from
     fetched rows (_canonical_edges) are the same."""
     ok = True
     for kind, graph in GRAPHS.items():
-        dg = DistHeteroGraph.from_graph(graph, grid_for(1))
+        dg = DistHeteroGraph.from_graph(graph, grid_for(c))
         for rel in graph.relations:
             whole = graph.time_sorted(rel)
             block = dg.time_sorted(rel)
@@ -274,10 +284,12 @@ def reversed_rows_with_repeats(f):
         replace_dataset(grp, name, data)
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-@pytest.mark.parametrize("kind,mutate", [("edge", None), ("node", None),
-                                         ("edge", reversed_rows_with_repeats)])
-def test_loaded_from_a_file_equals_one_process(tmp_path, kind, mutate, c):
+@pytest.mark.parametrize("kind, mutate, p, c",
+                         spread([("edge", None), ("node", None),
+                                 ("edge", reversed_rows_with_repeats)], per_case=1,
+                                pool=[(2, 1), (4, 2), (8, 1)]))
+@threaded
+def test_loaded_from_a_file_equals_one_process(tmp_path, kind, mutate, p, c):
     """Each rank reads its rows' entries and times (node times whole), merged as
     spsample.load merges the whole file: the samples are one process's on the loaded graph."""
     path = shared_file(tmp_path, GRAPHS[kind], f"t{kind}.h5", mutate)
@@ -351,11 +363,13 @@ def test_seed_time_on_a_graph_without_times_fails_on_every_rank():
                    and len(set(messages)) == 1, f"{type(exc).__name__}: {exc}")
 
 
-def test_bad_or_missing_seed_time_on_one_rank_fails_every_rank():
+@pytest.mark.parametrize("p, c", layouts([(3, 1)]))
+@threaded
+def test_bad_or_missing_seed_time_on_one_rank_fails_every_rank(p, c):
     """A NaN time on the last rank, then times on every rank but the last: every rank raises
     the same error (an ArgumentError naming seed_time, a DistributedError)."""
     comm = world_comm()
-    dg = DistHeteroGraph.from_graph(GRAPHS["edge"], grid_for(1))
+    dg = DistHeteroGraph.from_graph(GRAPHS["edge"], grid_for(c))
     last = comm.rank == comm.size - 1
     kw = dict(sampler=spsample.NodeWise([2]), batch_size=2, batch_offset=comm.rank)
     exc = raised(lambda: spsample.sample(dg, ("paper", [0, 1]),
@@ -372,10 +386,12 @@ def test_bad_or_missing_seed_time_on_one_rank_fails_every_rank():
                f"{type(exc).__name__}: {exc}")
 
 
-def test_ranks_without_minibatches_take_part():
+@pytest.mark.parametrize("p, c", layouts([(4, 1)]))
+@threaded
+def test_ranks_without_minibatches_take_part(p, c):
     """Two minibatches over every rank: the others pass ("paper", []) with no times."""
     comm = world_comm()
-    dg = DistHeteroGraph.from_graph(GRAPHS["node"], grid_for(1))
+    dg = DistHeteroGraph.from_graph(GRAPHS["node"], grid_for(c))
     seeds, times = SEEDS[:2 * BATCH], TIMES[:2 * BATCH]
     ref = spsample.sample(GRAPHS["node"], ("paper", seeds), sampler=SAMPLERS["uniform"](),
                           batch_size=BATCH, seed_time=times)
@@ -390,35 +406,41 @@ def test_ranks_without_minibatches_take_part():
     assert_all(ok)
 
 
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-def test_loader_with_seed_times(strategy):
+@pytest.mark.parametrize("strategy, p, c", spread(["push", "pull"], per_case=1,
+                                                  pool=[(2, 1), (8, 2)]))
+@threaded
+def test_loader_with_seed_times(strategy, p, c):
     """Each rank's temporal batches are those of the loader over the whole graph with the
     same rank and world size."""
     pytest.importorskip("torch")
     comm = world_comm()
-    dg = DistHeteroGraph.from_graph(GRAPHS["node"], grid_for(1))
+    dg = DistHeteroGraph.from_graph(GRAPHS["node"], grid_for(c))
     kw = dict(sampler=SAMPLERS["uniform"](), batch_size=BATCH, bulk_size=2, seed=7,
               rank=comm.rank, world_size=comm.size, pipeline=False, seed_time=TIMES)
     mine = list(spsample.Loader(dg, ("paper", SEEDS), strategy=strategy, **kw))
     want = list(spsample.Loader(GRAPHS["node"], ("paper", SEEDS), **kw))
-    ok = len(mine) == len(want) > 0 and all(a.minibatch.equals(b.minibatch)
-                                            for a, b in zip(mine, want))
+    ok = len(mine) == len(want) and all(a.minibatch.equals(b.minibatch)
+                                        for a, b in zip(mine, want))
     assert_all(ok, (len(mine), len(want)))
+    every = comm.allgather_object(len(mine))     # at p = 8 the last rank has none: it pads
+    assert_all(sum(every) == -(-NUM_SEEDS // BATCH), every)
 
 
-def test_push_moves_fewer_bytes_than_pull_and_counts_them():
+@pytest.mark.parametrize("p, c", layouts([(4, 1)]))
+@threaded
+def test_push_moves_fewer_bytes_than_pull_and_counts_them(p, c):
     """Push sends one time per run of a minibatch's rows; pull fetches whole rows with their
     times. On rows longer than the fanouts push moves fewer bytes; last_stats counts what the
     grid counted."""
     comm = world_comm()
-    if comm.size == 1:
-        pytest.skip("one process samples the whole graph locally: nothing is sent")
+    if grid_for(c).num_rows == 1:
+        pytest.skip("one process row samples the whole graph locally: nothing is sent")
     r = np.random.default_rng(8)
     rel = ("a", "to", "a")
     graph = spsample.HeteroGraph.from_edge_index(
         {rel: (r.integers(0, 200, 8000), r.integers(0, 200, 8000))}, num_nodes={"a": 200},
         edge_time={rel: r.random(8000)})
-    grid = grid_for(1)
+    grid = grid_for(c)
     dg = DistHeteroGraph.from_graph(graph, grid)
     b0, b1 = my_batches(8)
     seeds, times = r.permutation(200)[:8 * 8], r.random(64) * 0.5 + 0.5

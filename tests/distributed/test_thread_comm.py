@@ -373,3 +373,64 @@ def test_docstring_examples_run():
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0 and result.attempted > 0, module.__name__
     assert sys.modules["spsample.distributed._threadcomm"] is _threadcomm
+
+
+@serial_only
+def test_typed_errors_are_one_class_per_builtin_whatever_the_threads():
+    """agree() builds ``Distributed<Builtin>`` classes on first use; ranks that are threads
+    reach that first use together, and must get one class (else errors pickle as another
+    class and ``type(a) is type(b)`` fails between ranks). Without the lock 19 of 64 classes
+    differed between 8 threads."""
+    import builtins
+    from spsample.distributed import _collective
+    names = [n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
+             and issubclass(getattr(builtins, n), Exception)]
+    saved = {n: _collective._TYPED.pop(n) for n in names if n in _collective._TYPED}
+    barrier, got = threading.Barrier(8), [dict() for _ in range(8)]
+
+    def rank(r):
+        for name in names:
+            barrier.wait()
+            got[r][name] = _collective._typed(name)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)           # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=rank, args=(r,)) for r in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(interval)
+        for name, cls in saved.items():   # the classes made before stay the ones that pickle
+            _collective._TYPED[name] = cls
+            if cls is not None:
+                setattr(_collective, f"Distributed{name}", cls)
+    assert not [n for n in names if len({id(g.get(n)) for g in got}) > 1]
+
+
+@serial_only
+def test_an_interrupted_run_stops_its_ranks(monkeypatch):
+    """Ctrl-C (or a test's timeout) while run_threads waits: it raises at once, and the ranks
+    waiting in a collective raise too instead of waiting on (their threads end)."""
+    def interrupted(world, timeout):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(_threadcomm, "_wait_for_ranks", interrupted)
+    seen, release = [], threading.Event()
+
+    def body(comm):
+        if comm.rank == 0:
+            release.wait(30)           # ranks 1 and 2 wait for it in the barrier
+        try:
+            comm.barrier()
+        except DistributedError as exc:
+            seen.append(str(exc))
+            raise
+    with pytest.raises(KeyboardInterrupt):
+        run_threads(3, body, timeout=None)
+    release.set()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(t.name.endswith("-of-3") and t.is_alive()
+                                              for t in threading.enumerate()):
+        time.sleep(0.05)
+    assert len(seen) == 3 and all("the caller failed" in m for m in seen), seen
