@@ -429,8 +429,6 @@ class DistGraph:
             return self._sample(seeds, sampler, batch_size, seed, epoch, batch_offset, strategy)
 
     def _sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy):
-        from ._sampling import run_distributed
-
         t0 = time.perf_counter()
         args = agree(self.grid.comm, "sample",
                      lambda: self._check_sample(seeds, sampler, batch_size, seed, epoch,
@@ -439,19 +437,31 @@ class DistGraph:
         seeds, sizes, batch_ids, seed, epoch = args
         t1 = time.perf_counter()
         stats = {"validate_s": t1 - t0, "num_batches": int(sizes.size), "strategy": strategy}
-        if self._full is not None:
-            out = run_bulk(self._full, seeds, sizes, batch_ids, sampler, seed, epoch) \
-                if sizes.size else []
-            stats["mode"] = "replicated"
-            stats["modes"] = ["local"] * sampler.num_hops
-            stats["selection"] = ["native" if getattr(out, "path", None) == "native" else "numpy"
-                                  ] * sampler.num_hops
+        if getattr(sampler, "disjoint", False):      # each seed its own engine minibatch
+            from .._hetero_sample import run_disjoint
+            engine = lambda _g, _s, s, z, ids, smp, sd, ep, _t: self._engine(  # noqa: E731
+                s, z, ids, smp, sd, ep, strategy, stats)
+            out = run_disjoint(self, None, seeds, sizes, batch_ids, int(batch_size), sampler,
+                               seed, epoch, None, engine=engine)
         else:
-            out = run_distributed(self, seeds, sizes, batch_ids, sampler, seed, epoch,
-                                  strategy, stats)
+            out = self._engine(seeds, sizes, batch_ids, sampler, seed, epoch, strategy, stats)
         stats["sample_s"] = time.perf_counter() - t1
         stats["sampled_edges"] = int(sum(sum(mb.num_sampled_edges) for mb in out))
         self.last_stats = stats
+        return out
+
+    def _engine(self, seeds, sizes, batch_ids, sampler, seed, epoch, strategy, stats):
+        """One engine bulk: on the whole graph when replicated, else distributed."""
+        from ._sampling import run_distributed
+        if self._full is None:
+            return run_distributed(self, seeds, sizes, batch_ids, sampler, seed, epoch,
+                                   strategy, stats)
+        out = run_bulk(self._full, seeds, sizes, batch_ids, sampler, seed, epoch) \
+            if sizes.size else []
+        stats["mode"] = "replicated"
+        stats["modes"] = ["local"] * sampler.num_hops
+        stats["selection"] = ["native" if getattr(out, "path", None) == "native" else "numpy"
+                              ] * sampler.num_hops
         return out
 
     def _check_sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy):
@@ -467,7 +477,7 @@ class DistGraph:
         sampler.check_graph(self)
         # a batch_size beyond the seeds makes one minibatch, as does any value above it
         sizes = split_batches(checked.size, min(batch_size, max(checked.size, 1)))
-        if checked.size:
+        if checked.size and not getattr(sampler, "disjoint", False):
             check_unique_per_batch(checked, sizes)
         batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
         return checked, sizes, batch_ids, seed, epoch

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._bulk import BulkState
 from .._errors import SamplerError, SpsampleError
-from .._lazy import Frontier
+from .._lazy import Frontier, RowView
 from .._validate import as_int, fail
 
 __all__ = ["Sampler", "BulkState", "Frontier", "HopContext"]
@@ -169,9 +169,11 @@ class Sampler:
         raise NotImplementedError
 
     def sample_hop(self, graph, state, ctx):
-        """One hop for the whole bulk: the composition of the four constructors."""
+        """One hop for the whole bulk: the composition of the four constructors. In a
+        temporal bulk, ``P`` keeps only the entries no later than each minibatch's time
+        whether or not ``probabilities`` cut it (:func:`cut_in_time`)."""
         Q = self.frontier(state, ctx)
-        P = self.probabilities(graph, Q, ctx)
+        P = cut_in_time(self.probabilities(graph, Q, ctx), graph, ctx)
         S = self.select(P, Q, ctx)
         self.extract(state, Q, S, ctx)
 
@@ -183,6 +185,17 @@ class Sampler:
         return type(self) is type(other) and self.config() == other.config()
 
     __hash__ = None
+
+
+def cut_in_time(P, graph, ctx):
+    """``P`` cut at the minibatch times of a temporal bulk (``P.until``) when it is a view of
+    the step's time-sorted rows that its constructor left uncut (a user's ``probabilities``
+    need not know about time); ``P`` itself otherwise."""
+    time = getattr(graph, "entry_time", None)
+    if ctx.seed_time is None or time is None or not isinstance(P, RowView) or \
+            P.cutoff is not None or P.graph is not graph:
+        return P
+    return P.until(time, ctx.seed_time)
 
 
 def check_fanouts(where, fanouts, *, allow_zero=False):
