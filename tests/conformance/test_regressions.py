@@ -63,3 +63,18 @@ def test_a_disjoint_sampler_on_a_dist_graph_gives_each_seed_its_subgraph():
             got = spsample.sample(dg, seeds, sampler=sampler, batch_size=4, seed=3,
                                   batch_offset=2, strategy=strategy)
             testing.assert_same_bulk(got, expected)
+
+
+@pytest.mark.parametrize("path", ["disk-map", "disk-cache"])
+@pytest.mark.parametrize("graph", [testing.isolated_vertices, testing.one_vertex])
+def test_a_hop_with_an_empty_frontier_on_a_disk_graph(graph, path):
+    """A row-local hop whose frontier is empty (every seed isolated, so hop 2 has no rows;
+    or a graph of one vertex and no edge) crashed on a ``DiskGraph`` read through the block
+    cache with an ``IndexError`` (a mask of one entry over no rows)."""
+    g = graph(0)
+    seeds = np.arange(min(10, g.num_nodes))
+    for sampler in (spsample.NodeWise([3, 2]), spsample.LABOR([3, 2]),
+                    spsample.RandomWalk(3)):
+        expected = spsample.sample(g, seeds, sampler=sampler, batch_size=4, seed=1)
+        got = PATHS[path](g, seeds, sampler, batch_size=4, seed=1)
+        testing.assert_same_bulk(got, expected)
