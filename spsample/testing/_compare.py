@@ -130,8 +130,7 @@ def _one(where, x, y):
             hasattr(x, "n_id") and hasattr(y, "n_id") and
             isinstance(x.n_id, dict) == isinstance(y.n_id, dict)):
         raise AssertionError(f"{where}: {type(x).__name__} != {type(y).__name__}")
-    if dataclasses.is_dataclass(x) and hasattr(x, "edge_index") and \
-            not callable(getattr(x, "edge_index")):
+    if dataclasses.is_dataclass(x) and hasattr(x, "minibatch"):     # a loader's batch
         return _batch(where, x, y)
     if isinstance(x.n_id, dict):
         return _hetero_minibatch(where, x, y)

@@ -256,7 +256,9 @@ def _hetero_plans(graph, sampler, mb, seed, epoch, temporal):
     """``{(relation, hop): (plan, step graph)}`` of the traced heterogeneous bulk."""
     from .._engine import trace
     from .._hetero_sample import build_schedule
-    schedule = build_schedule(graph, sampler, {mb.input_type}, seed, temporal)
+    types = {mb.input_type} if mb.input_type is not None else \
+        {t for t, counts in mb.num_sampled_nodes.items() if counts[0] > 0}   # link: both ends
+    schedule = build_schedule(graph, sampler, types, seed, temporal)
     if not schedule.steps:
         return {}
     plans = trace(sampler, schedule.steps[0].graph, np.array([mb.batch_id], dtype=np.int64),
@@ -320,4 +322,5 @@ def _relation_hop(graph, mb, rel, h, step, at, seed_time):
         at(np.unique(key).size == key.size, "a row drew an entry twice without replacement")
     rows, cnt = np.unique(dst, return_counts=True)
     glob = _host(mb.n_id[d])[rows] + graph.offsets[d]
-    _row_counts(block, glob, cnt, plan.selection, at, exact=seed_time is None)
+    cut = seed_time is not None or (graph.is_temporal and mb.batch is not None)
+    _row_counts(block, glob, cnt, plan.selection, at, exact=not cut)

@@ -17,6 +17,10 @@ LINK_SAMPLERS = ("nodewise", "nodewise-weighted", "disjoint", "labor", "ladies",
                  "node2vec", "walk-per-row", "column-scaled", "no-dedup", "given-rows")
 LINK_GRAPHS = ("random", "power-law", "weighted-zeros", "directed", "isolated")
 LINK_OPTIONS = dict(neg_ratio=1.5, strict=True)
+#: Heterogeneous link cells: seed edges of one relation (with times on temporal graphs).
+HETERO_LINK_SAMPLERS = ("nodewise", "labor", "disjoint", "column-scaled")
+HETERO_LINK_GRAPHS = ("hetero", "temporal", "temporal-nodes")
+LINK_RELATION = ("paper", "cites", "paper")
 
 CALL = dict(batch_size=8, seed=7, epoch=2, batch_offset=3)
 
@@ -42,6 +46,15 @@ def inputs(graph_name, mode):
         src, dst = g.edge_index()
         step = max(1, src.size // 40)
         return np.stack([src[::step], dst[::step]])[:, :40], dict(kw, link=LINK_OPTIONS)
+    if mode == "hetero-link":
+        indptr, src, _ = g.csr(LINK_RELATION)
+        dst = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+        pick = np.arange(0, src.size, max(1, src.size // 30))[:30]
+        time = None
+        if GRAPHS[graph_name].kind == "temporal":
+            time = np.random.default_rng(3).integers(0, 100, pick.size).astype(float)
+        return (LINK_RELATION, np.stack([src[pick], dst[pick]]), time), \
+            dict(kw, link=LINK_OPTIONS)
     if GRAPHS[graph_name].kind != "graph":
         seeds = testing.pick_seeds(g, 30, seed=1)
         if mode == "temporal":
@@ -77,7 +90,8 @@ def node_cells():
 
 def link_cells():
     return [(s, g, "link") for g in LINK_GRAPHS for s in LINK_SAMPLERS
-            if SAMPLERS[s].applies(GRAPHS[g])]
+            if SAMPLERS[s].applies(GRAPHS[g])] + \
+        [(s, g, "hetero-link") for g in HETERO_LINK_GRAPHS for s in HETERO_LINK_SAMPLERS]
 
 
 def refused_cells():

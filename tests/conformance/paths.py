@@ -28,7 +28,7 @@ from spsample import _disk_sampling, _gpu, _native
 from spsample._disk_graph import DiskGraph
 from spsample._errors import ResourceLimitError
 
-MODES = ("node", "disjoint", "hetero", "temporal", "link")
+MODES = ("node", "disjoint", "hetero", "temporal", "link", "hetero-link")
 
 
 # ---------------------------------------------------------------------- helpers
@@ -77,7 +77,8 @@ def _link(graph, edges, sampler, *, batch_size, seed, epoch, link, batch_offset=
     if isinstance(edges, tuple) and len(edges) == 3:        # (relation, edges, edge_time)
         relation, pairs, edge_time = edges
         edges = (relation, pairs)
-        options["edge_time"] = edge_time
+        if edge_time is not None:
+            options["edge_time"] = edge_time
     out = spsample.LinkLoader(graph, edges, sampler=sampler, batch_size=batch_size, seed=seed,
                               epoch=epoch, pipeline=False, **options, **loader)
     return list(out)
@@ -334,17 +335,17 @@ class Path:
 _DEVICE = (spsample.ArgumentError, r"'device'")
 _DISK_HETERO = (spsample.ArgumentError, r"'mmap'.*homogeneous")
 _DISK_LINK = (spsample.ArgumentTypeError, r"LinkLoader: argument 'data'")
+_DISK_REFUSALS = {"hetero": _DISK_HETERO, "temporal": _DISK_HETERO, "link": _DISK_LINK,
+                  "hetero-link": _DISK_HETERO}
 
 PATHS = {p.name: p for p in (
     Path("numpy", numpy_path, note="the oracle"),
     Path("native", native_path),
-    Path("reference", reference_path, {"link": None}),
-    Path("emulated", emulated_path,
-         {"disjoint": _DEVICE, "hetero": _DEVICE, "temporal": _DEVICE, "link": None}),
-    Path("disk-map", disk_path(True),
-         {"hetero": _DISK_HETERO, "temporal": _DISK_HETERO, "link": _DISK_LINK}),
-    Path("disk-cache", disk_path(False),
-         {"hetero": _DISK_HETERO, "temporal": _DISK_HETERO, "link": _DISK_LINK}),
+    Path("reference", reference_path, {"link": None, "hetero-link": None}),
+    Path("emulated", emulated_path, {"disjoint": _DEVICE, "hetero": _DEVICE, "temporal": _DEVICE,
+                                     "link": None, "hetero-link": None}),
+    Path("disk-map", disk_path(True), _DISK_REFUSALS),
+    Path("disk-cache", disk_path(False), _DISK_REFUSALS),
     Path("split-2", split_path(2)),
     Path("split-each", split_path(None)),
     Path("threads-1", threads_path(1)),

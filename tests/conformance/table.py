@@ -27,6 +27,7 @@ ROWS = (
     ("heterogeneous (`HeteroGraph`: `NodeWise`, `LABOR`, compositions)", "hetero"),
     ("temporal (`seed_time`)", "temporal"),
     ("link (`LinkLoader`)", "link"),
+    ("link on a `HeteroGraph` (a relation's edges; temporal: `edge_time`)", "hetero-link"),
 )
 
 _ALL = dict(PATHS, **DIST_PATHS)

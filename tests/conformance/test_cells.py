@@ -23,9 +23,11 @@ def test_oracle_passes_the_invariants(sampler_name, graph_name, mode):
     sampler, bulk = cells.oracle(sampler_name, graph_name, mode)
     seeds, kw = cells.inputs(graph_name, mode)
     g = cells.graph(graph_name)
-    if mode == "link":
-        testing.check_invariants(g, [b.minibatch for b in bulk], sampler,
-                                 seed=kw["seed"], epoch=kw["epoch"])
+    if mode in ("link", "hetero-link"):      # the seeds are the edges' ends and negatives
+        testing.check_invariants(g, [b.minibatch for b in bulk], sampler, seed=kw["seed"],
+                                 epoch=kw["epoch"])
+        edges = seeds[1] if mode == "hetero-link" else seeds
+        assert len(bulk) == -(-edges.shape[1] // kw["batch_size"])
         return
     testing.check_invariants(g, bulk, sampler, seeds=seeds[1] if isinstance(seeds, tuple)
                              else seeds, seed_time=kw.get("seed_time"), seed=kw["seed"],

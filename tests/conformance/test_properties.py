@@ -65,9 +65,11 @@ def fanouts(draw, case):
 
 
 @st.composite
-def calls(draw, size, *, repeat):
+def calls(draw, size, *, repeat, disjoint=False):
     """``(seeds, kw)``: seeds (repeats across minibatches; within them when ``repeat``),
-    batch size, seed, epoch and batch offset."""
+    batch size, seed, epoch and batch offset (for disjoint bulks -- ``repeat`` or
+    ``disjoint``, e.g. temporal ones -- below the limit of their ids: batch_id * batch_size
+    + position < 2**32)."""
     count = draw(st.integers(1, 50))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     batch_size = draw(st.integers(1, 20))
@@ -80,7 +82,7 @@ def calls(draw, size, *, repeat):
                                 for _ in range(-(-count // batch_size))])[:count]
     k = -(-seeds.size // batch_size)
     offset = draw(st.one_of(st.integers(0, 1000), st.just(2**32 - k)))
-    if repeat:                               # disjoint ids: batch_id * batch_size < 2**32
+    if repeat or disjoint:                   # disjoint ids: batch_id * batch_size < 2**32
         offset = min(offset, (2**32 - 1) // (batch_size * (k + 1)))
     kw = dict(batch_size=batch_size, batch_offset=offset,
               seed=draw(st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 3))),
@@ -126,7 +128,8 @@ def test_heterogeneous_and_temporal_cells(data, gseed, temporal, name, path):
     case = testing.samplers()[name]
     graph = (testing.temporal if temporal else testing.heterogeneous)(gseed)
     node_type = data.draw(st.sampled_from(["paper", "author", "venue"]))
-    ids, kw = data.draw(calls(graph.num_nodes[node_type], repeat=case.disjoint))
+    ids, kw = data.draw(calls(graph.num_nodes[node_type], repeat=case.disjoint,
+                              disjoint=temporal))
     per_relation = name == "nodewise-per-relation"          # its own fanouts
     sampler = case(graph, None if per_relation else data.draw(fanouts(case)))
     if temporal:
