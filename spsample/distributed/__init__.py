@@ -11,7 +11,8 @@ heterogeneous graph as one such block per relation (the rows of every node type 
 the process rows); :func:`load_hetero_dataset` gives it with its dataset for training.
 
 Run under ``mpiexec -n P python script.py``; in a plain ``python`` process everything works
-with a size-1 communicator (no MPI imported).
+with a size-1 communicator (no MPI imported), or at any ``p`` with ranks that are threads of
+the process: :func:`run_threads` (each rank gets a :class:`ThreadComm`).
 
 Failures: a bad argument on any rank raises the same typed error on every rank. A rank that
 fails alone inside a distributed operation (an exception, ``sys.exit``, ``MemoryError``), or
@@ -31,6 +32,20 @@ Examples
 >>> ref = spsample.sample(graph, [1, 2, 3], sampler=spsample.NodeWise([3, 2]), batch_size=2)
 >>> all(a.equals(b) for a, b in zip(mine, ref))
 True
+
+The same at ``p = 4`` (two process rows of two replicas), ranks as threads:
+
+>>> from spsample.distributed import run_threads
+>>> def rank(comm):
+...     dg = DistGraph.from_graph(graph, Grid(comm, replication=2))
+...     seeds = [1, 2, 3, 4, 5, 6, 7, 8][2 * comm.rank:2 * comm.rank + 2]
+...     return spsample.sample(dg, seeds, sampler=spsample.NodeWise([3, 2]), batch_size=2,
+...                            batch_offset=comm.rank)[0]
+>>> mine = run_threads(4, rank)
+>>> ref = spsample.sample(graph, [1, 2, 3, 4, 5, 6, 7, 8], sampler=spsample.NodeWise([3, 2]),
+...                       batch_size=2)
+>>> all(a.equals(b) for a, b in zip(mine, ref))
+True
 """
 
 from ._comm import Communicator, MPIComm, NcclComm, SelfComm, launched_under_mpi, world
@@ -40,6 +55,7 @@ from ._features import CachedFeatureStore, FeatureStore
 from ._graph import STRATEGIES, DistGraph
 from ._hetero import DistHeteroGraph, load_hetero_dataset
 from ._grid import Grid
+from ._threadcomm import ThreadComm, run_threads
 from ._layout import (
     block_bounds,
     block_range,
@@ -55,7 +71,8 @@ from ._layout import (
 )
 
 __all__ = [
-    "Communicator", "SelfComm", "MPIComm", "NcclComm", "world", "launched_under_mpi",
+    "Communicator", "SelfComm", "MPIComm", "NcclComm", "ThreadComm", "run_threads", "world",
+    "launched_under_mpi",
     "Grid", "DistGraph", "DistHeteroGraph", "FeatureStore", "CachedFeatureStore",
     "ShardedDataset", "load_hetero_dataset",
     "STRATEGIES",

@@ -308,7 +308,14 @@ def launched_under_mpi():
 def world():
     """The default communicator: ``MPIComm(MPI.COMM_WORLD)`` when the process was started by
     an MPI launcher with more than one rank, else :class:`SelfComm` (MPI is then not even
-    imported, so a plain ``python`` run needs no MPI)."""
+    imported, so a plain ``python`` run needs no MPI). Inside a rank of
+    :func:`~spsample.distributed.run_threads`: a duplicate of that rank's
+    :class:`~spsample.distributed.ThreadComm` (collective, as MPI's ``Dup``)."""
+    from ._threadcomm import current_thread_comm
+
+    threaded = current_thread_comm()
+    if threaded is not None:
+        return threaded.dup()
     if launched_under_mpi():
         MPI = _import_mpi()
         if MPI.COMM_WORLD.Get_size() > 1:

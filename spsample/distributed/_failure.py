@@ -104,7 +104,10 @@ def abort_if_failing_alone(comm, where):
     Any exception (``BaseException``: ``SystemExit`` and ``KeyboardInterrupt`` included)
     leaving the block ends the job through ``MPI.COMM_WORLD.Abort`` after printing it with the
     rank, unless every rank raises it together (marked by ``agree``), ``comm`` has a single
-    rank, or the abort is turned off (then it propagates unchanged).
+    rank, or the abort is turned off (then it propagates unchanged). A communicator whose
+    ranks share this process (:class:`~spsample.distributed.ThreadComm`, with a
+    ``lone_failure(where, exc)`` method) is told instead: its other ranks' collectives raise,
+    and the process is never aborted.
 
     Parameters
     ----------
@@ -116,7 +119,13 @@ def abort_if_failing_alone(comm, where):
     try:
         yield
     except BaseException as exc:
-        if getattr(exc, RAISED_ON_EVERY_RANK, False) or comm.size == 1 or not _enabled():
+        if getattr(exc, RAISED_ON_EVERY_RANK, False) or comm.size == 1:
+            raise
+        lone_failure = getattr(comm, "lone_failure", None)
+        if lone_failure is not None:   # ranks in one process (ThreadComm): the others raise
+            lone_failure(where, exc)
+            raise
+        if not _enabled():
             raise
         _abort(comm.rank, comm.size, f"failed in {where}", exc)
         raise

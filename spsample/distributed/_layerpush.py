@@ -59,9 +59,10 @@ class LayerPush:
     def __init__(self, dg):
         self.dg = dg
         self.col = dg.grid.col_comm
-        self.owners = {}        # owner side: batch id -> {"rows": [...], "members": sorted ids}
+        self.owners = {}        # owner side: (source, batch id) -> {"rows", "members"}
         self.rows_sent = None   # requester: per minibatch, rows of n_id registered so far
-        self.members_sent = None
+        self.members_sent = None    # requester: per minibatch and owner, members sent so far
+        self.holders = None     # requester: per minibatch, the owners holding rows of it
         self._table = None      # owner side: n-sized membership table, reused
         self.deg_bits = max(1, int(max(dg.max_degree, 1)).bit_length())
         self.edge_bits = max(1, int(max(dg.num_edges - 1, 1)).bit_length())
@@ -73,7 +74,8 @@ class LayerPush:
         k = state.k
         if self.rows_sent is None:
             self.rows_sent = np.zeros(k, dtype=np.int64)
-            self.members_sent = np.zeros(k, dtype=np.int64)
+            self.members_sent = np.zeros((k, self.col.size), dtype=np.int64)
+            self.holders = [set() for _ in range(k)]
             self.row_info = [[] for _ in range(k)]     # per minibatch: (first edge, degree) rows
         Q = state.all_nodes()
         distinct = self._register_rows(state, ctx, plan, stats)
@@ -89,7 +91,8 @@ class LayerPush:
     # ------------------------------------------------------------------ exchange 1: rows
     def _register_rows(self, state, ctx, plan, stats):
         """Send the rows new to each minibatch; get their degrees, first edge ids and the
-        owners' distinct-column reports. Returns per minibatch the distinct report list."""
+        owners' distinct-column reports. Every owner holding rows of a minibatch reports (with
+        this layer's fanout), new rows or not. Returns per minibatch the list of reports."""
         dg, col, k = self.dg, self.col, state.k
         n_id, offsets = state._flat_nodes()
         counts = np.diff(offsets)
@@ -98,7 +101,8 @@ class LayerPush:
         for j in range(k):
             new = n_id[offsets[j] + self.rows_sent[j]:offsets[j] + counts[j]]
             owner = dg.placement.owner(new)
-            for o in np.unique(owner):
+            self.holders[j].update(np.unique(owner).tolist())
+            for o in sorted(self.holders[j]):
                 per_dest[o].append((j, new[owner == o]))
         request, sizes = self._pack_groups(per_dest, ctx, extra=[s])
         received, rcounts = col.alltoallv(request, sizes)
@@ -143,11 +147,12 @@ class LayerPush:
     def _serve_rows(self, received, rcounts):
         dg = self.dg
         parts = []
-        for groups, head in self._groups(received, rcounts, extra=1):
+        for source, (groups, head) in enumerate(self._groups(received, rcounts, extra=1)):
             s = int(head[0]) if head.size else 0
             words, reports = [], []
-            for bid, ids in groups:
-                entry = self.owners.setdefault(bid, {"rows": [], "members": np.zeros(0, np.int64)})
+            for bid, ids in groups:         # ranks may sample the same minibatch: per source
+                entry = self.owners.setdefault((source, bid),
+                                               {"rows": [], "members": np.zeros(0, np.int64)})
                 entry["rows"].append(ids)
                 local = dg.local_rows(ids)
                 degree = dg.indptr[local + 1] - dg.indptr[local]
@@ -274,20 +279,18 @@ class LayerPush:
 
     # ------------------------------------------------------------------ exchange 3: edges
     def _edges(self, state, Q, plan, ctx, stats):
-        """Send the new members; get each registered row's member entries; record the layer."""
+        """Send each owner holding rows of a minibatch the members it has not seen (all of
+        them to an owner whose first rows came at this layer); get each registered row's
+        member entries; record the layer."""
         dg, col, k = self.dg, self.col, state.k
         n_id, offsets = state._flat_nodes()
         counts = np.diff(offsets)
         per_dest = [[] for _ in range(col.size)]
-        holders = [set() for _ in range(k)]
         for j in range(k):
-            for ids, _, _ in self.row_info[j]:
-                holders[j].update(np.unique(dg.placement.owner(ids)).tolist())
-        for j in range(k):
-            new = n_id[offsets[j] + self.members_sent[j]:offsets[j] + counts[j]]
-            for o in sorted(holders[j]):
-                per_dest[o].append((j, new))
-        self.members_sent = counts.copy()
+            for o in sorted(self.holders[j]):
+                per_dest[o].append((j, n_id[offsets[j] + self.members_sent[j, o]:
+                                            offsets[j] + counts[j]]))
+                self.members_sent[j, o] = counts[j]
         fastgcn = isinstance(plan.selection, GlobalSelection)
         request, sizes = self._pack_groups(per_dest, ctx)
         received, rcounts = col.alltoallv(request, sizes)
@@ -302,10 +305,10 @@ class LayerPush:
 
     def _serve_edges(self, received, rcounts, q):
         parts = []
-        for groups, _ in self._groups(received, rcounts):
+        for source, (groups, _) in enumerate(self._groups(received, rcounts)):
             out = []
             for bid, new in groups:
-                entry = self.owners[bid]
+                entry = self.owners[(source, bid)]
                 entry["members"] = np.union1d(entry["members"], new)
                 rows = np.concatenate(entry["rows"])
                 out.append(self._member_entries(rows, entry["members"], q))

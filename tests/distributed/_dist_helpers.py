@@ -1,18 +1,87 @@
 """Helpers and fixtures of the distributed suite (imported by the test modules; a second
 conftest.py here would shadow ``tests/conftest.py``, which the serial suite imports as
-``conftest``). The suite runs serially (world size 1, no MPI) and under
-``mpiexec -n 2`` / ``-n 4`` (tests/run.sh): every rank collects the same tests in the same
-order, and every assertion is reduced over the ranks (:func:`assert_all`), so all ranks fail
-together and the next test's collectives never meet a rank that has gone on."""
+``conftest``). The suite runs serially and under ``mpiexec -n 2`` / ``-n 4`` (tests/run.sh):
+every rank collects the same tests in the same order, and every assertion is reduced over the
+ranks (:func:`assert_all`), so all ranks fail together and the next test's collectives never
+meet a rank that has gone on.
+
+Serially, the job's world has one rank, which holds the whole graph and samples it with the
+single-process engine; so the tests marked :func:`threaded` also run on worlds of ``p``
+threads (:func:`spsample.distributed.run_threads`, ``p`` in {2, 3, 4, 8}, every ``c``
+dividing it: :data:`THREAD_LAYOUTS`), where push, pull and layer-wise push really run. Such a
+test takes parameters ``p`` (``None``: the job's own world) and ``c``; inside it,
+:func:`world_comm` and :func:`grid_for` are those of the rank the thread runs."""
+
+import functools
+import threading
 
 import numpy as np
 import pytest
 
 import spsample
-from spsample.distributed import Grid, launched_under_mpi, world
+from spsample.distributed import Grid, launched_under_mpi, run_threads, world
 
 _WORLD = None
 _GRIDS = {}
+_RANK = threading.local()        # .comm, .grids: the thread world's rank running this thread
+
+#: (p, c) of the thread worlds: every p of {2, 3, 4, 8} with every c dividing it.
+THREAD_LAYOUTS = [(p, c) for p in (2, 3, 4, 8) for c in range(1, p + 1) if p % c == 0]
+#: ... those with more than one process row (where rows are really exchanged).
+SHARDED_LAYOUTS = [(p, c) for p, c in THREAD_LAYOUTS if c < p]
+
+
+def job_layouts():
+    """``(None, c)`` for every ``c`` of the job's own world (serial: c = 1)."""
+    return [(None, c) for c in valid_replications()]
+
+
+def layouts(thread_layouts=None):
+    """The job's layouts, and serially the thread layouts (default: all of them)."""
+    if launched_under_mpi():
+        return job_layouts()
+    return job_layouts() + list(THREAD_LAYOUTS if thread_layouts is None else thread_layouts)
+
+
+def spread(cases, per_case=2, pool=None):
+    """``[(*case, p, c)]``: every case on the job's layouts and, serially, on ``per_case``
+    thread layouts of ``pool`` (default :data:`THREAD_LAYOUTS`), rotating over the cases so
+    that together they cover the whole pool at a fraction of the cost."""
+    pool = THREAD_LAYOUTS if pool is None else pool
+    out = []
+    for i, case in enumerate(cases):
+        case = case if isinstance(case, tuple) else (case,)
+        out += [(*case, p, c) for p, c in job_layouts()]
+        if not launched_under_mpi():
+            out += [(*case, *pool[(i * per_case + k) % len(pool)]) for k in range(per_case)]
+    return out
+
+
+def on_ranks(ranks, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` on the job's world (``ranks=None``: a list of one result) or on
+    ``ranks`` thread ranks (their results, rank order), each seeing its own
+    :func:`world_comm`."""
+    if ranks is None:
+        return [fn(*args, **kwargs)]
+
+    def rank(comm):
+        _RANK.comm, _RANK.grids = comm, {}
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            for grid in _RANK.grids.values():
+                grid.free()
+            _RANK.comm = _RANK.grids = None
+    return run_threads(ranks, rank, timeout=60)
+
+
+def threaded(test):
+    """Run ``test`` on ``p`` thread ranks when its parameter ``p`` is not None (see the
+    module's docstring); it must take parameters ``p`` and ``c``."""
+    @functools.wraps(test)
+    def wrapper(*args, **kwargs):
+        on_ranks(kwargs.get("p"), test, *args, **kwargs)
+    return wrapper
 
 # the relations of the heterogeneous tests' bibliography graphs
 WRITES, WRITTEN_BY = ("author", "writes", "paper"), ("paper", "written_by", "author")
@@ -29,17 +98,34 @@ def mpi_timeout(seconds):
 
 
 def world_comm():
+    """The communicator of this rank: a thread world's (inside :func:`on_ranks`), else the
+    job's (MPI's world, or a size-1 SelfComm)."""
     global _WORLD
+    threaded_comm = getattr(_RANK, "comm", None)
+    if threaded_comm is not None:
+        return threaded_comm
     if _WORLD is None:
         _WORLD = world()
     return _WORLD
 
 
 def grid_for(c):
-    """One cached Grid per replication factor (communicators are a finite resource)."""
-    if c not in _GRIDS:
-        _GRIDS[c] = Grid(world_comm(), replication=c)
-    return _GRIDS[c]
+    """One cached Grid per replication factor (communicators are a finite resource), per
+    world."""
+    grids = _GRIDS if getattr(_RANK, "comm", None) is None else _RANK.grids
+    if c not in grids:
+        grids[c] = Grid(world_comm(), replication=c)
+    return grids[c]
+
+
+def distributed_modes(dg, expected):
+    """Whether ``dg``'s latest sample ran ``expected`` per hop (``"push"``/``"pull"``) where
+    the grid has more than one process row, and ``"local"`` (the one-process engine on the
+    whole graph) where it has one."""
+    modes = dg.last_stats["modes"]
+    if dg.grid.num_rows == 1 or getattr(dg, "replicated", False):
+        return modes == ["local"] * len(modes)
+    return modes == list(expected)
 
 
 def valid_replications():

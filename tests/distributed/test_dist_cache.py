@@ -7,8 +7,7 @@ import pytest
 import spsample
 from spsample.distributed import CachedFeatureStore, FeatureStore
 
-from _dist_helpers import (assert_all, comm, grid_for, mpi_timeout,  # noqa: F401 (fixtures)
-                           valid_replications, world_comm)
+from _dist_helpers import assert_all, grid_for, layouts, mpi_timeout, threaded, world_comm
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
@@ -23,8 +22,9 @@ def _col_bytes(grid):
     return grid.col_comm.stats().get("alltoallv", {}).get("received", 0)
 
 
-@pytest.mark.parametrize("c", valid_replications())
-def test_cached_rows_exact_and_fewer_bytes_across_rows(c):
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (4, 2), (8, 4), (8, 2)]))
+@threaded
+def test_cached_rows_exact_and_fewer_bytes_across_rows(p, c):
     g = spsample.rmat(11, seed=5)
     x = np.random.default_rng(3).standard_normal((g.num_nodes, 6)).astype(np.float32)
     grid = grid_for(c)

@@ -6,8 +6,8 @@ import pytest
 import spsample
 from spsample.distributed import FeatureStore
 
-from _dist_helpers import (assert_all, comm, grid_for, mpi_timeout,  # noqa: F401 (fixtures)
-                           valid_replications, world_comm)
+from _dist_helpers import (assert_all, grid_for, layouts, mpi_timeout, spread,  # noqa: F401
+                           threaded, world_comm)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
@@ -27,9 +27,10 @@ def request():
     return np.concatenate([rng.integers(0, N, 40), [N - 1, 0, N - 1]])
 
 
-@pytest.mark.parametrize("c", valid_replications())
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32])
-def test_fetch_returns_exact_rows(dtype, c):
+@pytest.mark.parametrize("dtype, p, c", spread([np.float32, np.float64, np.int64, np.int32],
+                                               per_case=3))
+@threaded
+def test_fetch_returns_exact_rows(dtype, p, c):
     x, grid = features(dtype), grid_for(c)
     store = FeatureStore.from_array(x, grid)
     ids = request()
@@ -53,8 +54,10 @@ def _ids_received(grid, ids):
     return 8 * int(table[:, grid.row].sum() - table[grid.row, grid.row])
 
 
-def test_empty_request_and_one_dimensional(comm):
-    grid = grid_for(1)
+@pytest.mark.parametrize("p, c", layouts([(3, 1), (4, 2)]))
+@threaded
+def test_empty_request_and_one_dimensional(p, c):
+    grid = grid_for(c)
     x = np.arange(N, dtype=np.uint16)
     store = FeatureStore.from_array(x, grid)
     empty = store.fetch(np.zeros(0, dtype=np.int64))
@@ -62,8 +65,9 @@ def test_empty_request_and_one_dimensional(comm):
     assert_all(empty.shape == (0,) and some.tolist() == [N - 1, 3])
 
 
-@pytest.mark.parametrize("c", valid_replications())
-def test_scatter_from_root_and_load_from_file(tmp_path, c):
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (3, 3), (8, 2)]))
+@threaded
+def test_scatter_from_root_and_load_from_file(tmp_path, p, c):
     comm, grid = world_comm(), grid_for(c)
     x = features(np.float32)
     scattered = FeatureStore.from_array(x if comm.rank == 0 else None, grid, root=0)

@@ -1,7 +1,7 @@
 """Distributed heterogeneous sampling (``DistHeteroGraph``) == the single-process call restricted
 to this rank's minibatches, bit for bit: per-relation fanouts, LABOR, disjoint, push and pull,
-every replication factor of the current world size (the suite runs at p = 1, 2 and 4), any
-bulk size; invariants of the samples; loading each rank's rows from a heterogeneous file; the
+every replication factor of the current world size (the suite runs at p = 1, 2 and 4, and
+serially on worlds of p threads), any bulk size; invariants of the samples; loading each rank's rows from a heterogeneous file; the
 loader; bad input giving the same typed error on every rank."""
 
 import numpy as np
@@ -11,16 +11,15 @@ import spsample
 from spsample import _native, io
 from spsample.distributed import DistHeteroGraph, Grid, load_hetero_dataset
 
-from _dist_helpers import (CITES, HAS, IN, WRITES, WRITTEN_BY, assert_all,  # noqa: F401
-                           grid_for, matches, mpi_timeout, my_batches, raised, sample_share,
-                           valid_replications, world_comm, write_shared)
+from _dist_helpers import (CITES, HAS, IN, SHARDED_LAYOUTS, WRITES, WRITTEN_BY,  # noqa: F401
+                           assert_all, grid_for, layouts, matches, mpi_timeout, my_batches,
+                           raised, sample_share, spread, threaded, world_comm, write_shared)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(120)]
 
 COUNTS = {"author": 30, "paper": 80, "term": 12}
 BATCH = 8
 NUM_SEEDS = 70             # 9 minibatches of papers, the last one of 6 seeds
-REPLICATIONS = valid_replications()
 
 
 def bibliography(weighted=False):
@@ -83,10 +82,10 @@ def sample_mine(dg, name, strategy, bulk=None, seed=5, epoch=3):
                         bulk=bulk, seed=seed, epoch=epoch)
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("name", sorted(SAMPLERS))
-def test_equals_single_process(name, strategy, c):
+@pytest.mark.parametrize("name, strategy, p, c",
+                         spread([(n, st) for n in sorted(SAMPLERS) for st in ("push", "pull")]))
+@threaded
+def test_equals_single_process(name, strategy, p, c):
     dg = DistHeteroGraph.from_graph(GRAPHS[SAMPLERS[name][1]], grid_for(c))
     out, b0, b1 = sample_mine(dg, name, strategy)
     assert_all(matches(out, reference(name), b0, b1), (name, strategy, c))
@@ -95,19 +94,23 @@ def test_equals_single_process(name, strategy, c):
     assert_all(dg.last_stats["modes"] == [where] * len(steps), dg.last_stats["modes"])
 
 
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("bulk", [1, 2, 3])
-def test_bulk_size_does_not_change_the_minibatches(bulk, strategy):
+@pytest.mark.parametrize("bulk, strategy, p, c",
+                         spread([(b, st) for b in (1, 2, 3) for st in ("push", "pull")],
+                                per_case=1, pool=SHARDED_LAYOUTS))
+@threaded
+def test_bulk_size_does_not_change_the_minibatches(bulk, strategy, p, c):
     """k-invariance: this rank's minibatches sampled ``bulk`` at a time."""
     for name in ("per-relation", "labor"):
-        dg = DistHeteroGraph.from_graph(GRAPHS[False], grid_for(1))
+        dg = DistHeteroGraph.from_graph(GRAPHS[False], grid_for(c))
         out, b0, b1 = sample_mine(dg, name, strategy, bulk=bulk)
         assert_all(matches(out, reference(name), b0, b1), (name, bulk, strategy))
 
 
 @pytest.mark.skipif(not _native.AVAILABLE, reason="native kernels not built")
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-def test_steps_run_natively_with_the_numpy_bits(strategy):
+@pytest.mark.parametrize("strategy, p, c", spread(["push", "pull"], per_case=1,
+                                                  pool=[(4, 1), (8, 2)]))
+@threaded
+def test_steps_run_natively_with_the_numpy_bits(strategy, p, c):
     """Each relation's step is selected by the native row kernels (on the owners with push,
     on the fetched rows with pull); with the kernels off, the NumPy evaluation of the same
     steps gives the same bits."""
@@ -116,22 +119,25 @@ def test_steps_run_natively_with_the_numpy_bits(strategy):
         for native in (True, False):
             _native.set_enabled(native)
             for name in ("per-relation", "labor", "weighted", "replace"):
-                dg = DistHeteroGraph.from_graph(GRAPHS[SAMPLERS[name][1]], grid_for(1))
+                dg = DistHeteroGraph.from_graph(GRAPHS[SAMPLERS[name][1]], grid_for(c))
                 out, b0, b1 = sample_mine(dg, name, strategy)
                 want = ["native" if native else "numpy"] * len(dg.last_stats["relations"])
                 assert_all(matches(out, reference(name), b0, b1), (name, native))
                 assert_all(dg.last_stats["selection"] == want, dg.last_stats["selection"])
+            world_comm().barrier()      # every rank done before the kernels are switched
     finally:
         _native.set_enabled(previous)
 
 
-def test_samples_are_edges_of_their_relation_within_the_fanouts():
+@pytest.mark.parametrize("p, c", layouts([(4, 1)]))
+@threaded
+def test_samples_are_edges_of_their_relation_within_the_fanouts(p, c):
     """Every sampled edge is an entry of its relation; a destination draws min(fanout,
     degree) sources per relation and hop; relations with fanout 0 at a hop sample nothing."""
     graph = GRAPHS[False]
     make = SAMPLERS["per-relation"][0]
     fanouts = make().relation_fanouts
-    dg = DistHeteroGraph.from_graph(graph, grid_for(1))
+    dg = DistHeteroGraph.from_graph(graph, grid_for(c))
     out, _, _ = sample_mine(dg, "per-relation", "push")
     ok = True
     for mb in out:
@@ -149,10 +155,12 @@ def test_samples_are_edges_of_their_relation_within_the_fanouts():
     assert_all(ok)
 
 
-def test_ranks_without_minibatches_take_part():
+@pytest.mark.parametrize("p, c", layouts([(3, 1), (8, 2)]))
+@threaded
+def test_ranks_without_minibatches_take_part(p, c):
     """Two minibatches over every rank: the others pass ("paper", []) and join the steps."""
     comm = world_comm()
-    dg = DistHeteroGraph.from_graph(GRAPHS[False], grid_for(1))
+    dg = DistHeteroGraph.from_graph(GRAPHS[False], grid_for(c))
     seeds = SEEDS[:2 * BATCH]
     make = SAMPLERS["one-list"][0]
     ref = spsample.sample(GRAPHS[False], ("paper", seeds), sampler=make(), batch_size=BATCH)
@@ -165,9 +173,11 @@ def test_ranks_without_minibatches_take_part():
     assert_all(ok)
 
 
-def test_rows_are_split_per_node_type():
+@pytest.mark.parametrize("p, c", layouts([(3, 1), (4, 2)]))
+@threaded
+def test_rows_are_split_per_node_type(p, c):
     """Each relation's block holds the destination type's grid.block rows (global ids)."""
-    grid = grid_for(1)
+    grid = grid_for(c)
     dg = DistHeteroGraph.from_graph(GRAPHS[True], grid)
     g = GRAPHS[True]
     ok = dg.num_edges == g.num_edges and dg.total_nodes == g.total_nodes
@@ -186,19 +196,21 @@ def test_rows_are_split_per_node_type():
     assert_all(ok)
 
 
-def test_push_volume_near_ideal_and_below_pull():
+@pytest.mark.parametrize("p, c", layouts([(4, 1)]))
+@threaded
+def test_push_volume_near_ideal_and_below_pull(p, c):
     """Push moves one 8-byte id per remote frontier row and one packed word per sample (plus
     small headers); pull moves whole rows, more on a graph whose rows are longer than the
     fanout."""
     comm = world_comm()
-    if comm.size == 1:
-        pytest.skip("one process samples the whole graph locally: nothing is sent")
+    if grid_for(c).num_rows == 1:
+        pytest.skip("one process row samples the whole graph locally: nothing is sent")
     rng = np.random.default_rng(8)
     n = {"a": 300, "b": 200}
     edges = {("a", "to", "b"): (rng.integers(0, 300, 6000), rng.integers(0, 200, 6000)),
              ("b", "to", "a"): (rng.integers(0, 200, 6000), rng.integers(0, 300, 6000))}
     graph = spsample.HeteroGraph.from_edge_index(edges, num_nodes=n)
-    grid = grid_for(1)
+    grid = grid_for(c)
     dg = DistHeteroGraph.from_graph(graph, grid)
     b0, b1 = my_batches(8)
     seeds = rng.permutation(200)[:8 * 16]
@@ -219,8 +231,9 @@ def test_push_volume_near_ideal_and_below_pull():
     assert_all(counted == push, (counted, push))        # last_stats counts the same bytes
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-def test_loaded_from_a_file_equals_from_graph(tmp_path, c):
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (8, 4)]))
+@threaded
+def test_loaded_from_a_file_equals_from_graph(tmp_path, p, c):
     """Each rank reads only its rows of every relation; the samples are the same."""
     comm, grid = world_comm(), grid_for(c)
     graph = GRAPHS[True]
@@ -306,7 +319,9 @@ def test_damaged_file_fails_on_every_rank(tmp_path, damage, replicate):
     assert_all(ok and len(set(messages)) == 1, f"{type(exc).__name__}: {exc}")
 
 
-def test_a_file_damaged_on_one_rank_only(tmp_path):
+@pytest.mark.parametrize("p, c", layouts([(3, 1)]))
+@threaded
+def test_a_file_damaged_on_one_rank_only(tmp_path, p, c):
     """Rank 1 (rank 0 alone) reads a damaged copy (its cites row pointers one short), the
     others a good one: every rank raises the DatasetError that names the rank and the file."""
     comm = world_comm()
@@ -314,8 +329,8 @@ def test_a_file_damaged_on_one_rank_only(tmp_path):
     bad = shared_file(tmp_path, GRAPHS[False], "bad.h5", DAMAGE["short-indptr"][0])
     culprit = min(1, comm.size - 1)
     path = bad if comm.rank == culprit else good
-    for load in (lambda: DistHeteroGraph.load(path, grid_for(1)),
-                 lambda: load_hetero_dataset(path, grid_for(1))):
+    for load in (lambda: DistHeteroGraph.load(path, grid_for(c)),
+                 lambda: load_hetero_dataset(path, grid_for(c))):
         exc = raised(load)
         messages = comm.allgather_object(str(exc))
         ok = isinstance(exc, spsample.DatasetError) and "bad.h5" in str(exc)
@@ -355,9 +370,11 @@ def test_bad_arguments_fail_on_every_rank(name):
                f"{type(exc).__name__}: {exc}")
 
 
-def test_a_bad_seed_on_one_rank_fails_every_rank():
+@pytest.mark.parametrize("p, c", layouts([(2, 1)]))
+@threaded
+def test_a_bad_seed_on_one_rank_fails_every_rank(p, c):
     comm = world_comm()
-    dg = DistHeteroGraph.from_graph(GRAPHS[False], grid_for(1))
+    dg = DistHeteroGraph.from_graph(GRAPHS[False], grid_for(c))
     seeds = [0, 1] if comm.rank != comm.size - 1 else [0, COUNTS["paper"]]    # out of range
     exc = raised(lambda: spsample.sample(dg, ("paper", seeds), sampler=spsample.NodeWise([2]),
                                          batch_size=2, batch_offset=comm.rank))
@@ -365,11 +382,13 @@ def test_a_bad_seed_on_one_rank_fails_every_rank():
     assert_all(isinstance(exc, spsample.SeedError) and len(set(messages)) == 1, str(exc))
 
 
-def test_ranks_with_different_seed_types_or_graphs_fail_together():
+@pytest.mark.parametrize("p, c", layouts([(3, 1)]))
+@threaded
+def test_ranks_with_different_seed_types_or_graphs_fail_together(p, c):
     comm = world_comm()
     if comm.size == 1:
         pytest.skip("needs two ranks")
-    grid = grid_for(1)
+    grid = grid_for(c)
     dg = DistHeteroGraph.from_graph(GRAPHS[False], grid)
     kind = "paper" if comm.rank == 0 else "author"
     exc = raised(lambda: spsample.sample(dg, (kind, [0]), sampler=spsample.NodeWise([2]),
@@ -395,8 +414,9 @@ def temporal_graph():
                                                 edge_time={rel: rng.random(120)})
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-def test_temporal_sampling_in_every_layout(c):
+@pytest.mark.parametrize("p, c", layouts([(2, 2), (4, 2)]))
+@threaded
+def test_temporal_sampling_in_every_layout(p, c):
     """Temporal bulks give the one-process bits whether each rank holds the whole graph
     (replicate_graph=True, or c = p) or its rows (test_dist_temporal.py covers the sharded
     graph in depth)."""
@@ -417,14 +437,16 @@ def test_temporal_sampling_in_every_layout(c):
         assert_all((dg.whole is not None) == whole and dg.is_temporal, replicate)
 
 
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-def test_loader_over_a_dist_hetero_graph(strategy):
+@pytest.mark.parametrize("strategy, p, c", spread(["push", "pull"], per_case=1,
+                                                  pool=[(3, 1), (4, 2)]))
+@threaded
+def test_loader_over_a_dist_hetero_graph(strategy, p, c):
     """Each rank's batches are those of the loader over the whole graph with the same rank
     and world size (ranks with fewer bulks sample padding ones)."""
     pytest.importorskip("torch")
     comm = world_comm()
     graph = GRAPHS[False]
-    dg = DistHeteroGraph.from_graph(graph, grid_for(1))
+    dg = DistHeteroGraph.from_graph(graph, grid_for(c))
     feats = {"paper": np.arange(COUNTS["paper"] * 2, dtype=np.float32).reshape(-1, 2)}
     kw = dict(sampler=spsample.NodeWise([3, 2]), batch_size=BATCH, bulk_size=2, seed=7,
               features=feats, rank=comm.rank, world_size=comm.size, pipeline=False)

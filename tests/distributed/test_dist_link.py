@@ -2,8 +2,9 @@
 single-process loader's batches of the same global minibatch ids, bit for bit: binary and
 triplet negatives, uniform and degree-weighted, strict, ``exclude_seed_edges``, disjoint,
 temporal (seed edges with times), push and pull, every replication factor of the current
-world size (the suite runs at p = 1, 2 and 4), several bulk sizes; strict negatives never
-edges; the bytes of each phase; bad input giving the same typed error on every rank."""
+world size (the suite runs at p = 1, 2 and 4, and serially on worlds of p threads), several
+bulk sizes; strict negatives never edges; the bytes of each phase; bad input giving the same
+typed error on every rank."""
 
 import numpy as np
 import pytest
@@ -12,14 +13,14 @@ import spsample
 from spsample import ArgumentError, DistributedError, SamplerError, _native
 from spsample.distributed import DistGraph, DistHeteroGraph, ShardedDataset
 
-from _dist_helpers import (assert_all, grid_for, mpi_timeout, raised,  # noqa: F401
-                           valid_replications, world_comm)
+from _dist_helpers import (SHARDED_LAYOUTS, assert_all, grid_for, layouts,  # noqa: F401
+                           mpi_timeout, raised, spread, threaded, valid_replications,
+                           world_comm)
 
 torch = pytest.importorskip("torch")
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(300)]
 
-REPLICATIONS = valid_replications()
 WRITES, WRITTEN_BY = ("author", "writes", "paper"), ("paper", "written_by", "author")
 FIELDS = ("n_id", "edge_index", "e_id", "x", "edge_label_index", "edge_label", "src_index",
           "dst_pos_index", "dst_neg_index", "input_id", "batch_size", "batch_id",
@@ -105,10 +106,11 @@ def mine_of(loader_kw, data, *args, epoch=1, **more):
                                     epoch=epoch, **loader_kw, **more))
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_batches_equal_one_process(case, strategy, c):
+@pytest.mark.parametrize("case, strategy, p, c",
+                         spread([(k, st) for k in sorted(CASES) for st in ("push", "pull")],
+                                per_case=1))
+@threaded
+def test_batches_equal_one_process(case, strategy, p, c):
     kw = options(case)
     dg = DistGraph.from_graph(G, grid_for(c))
     loader = spsample.LinkLoader(dg, EDGES, features=X, strategy=strategy, epoch=1, **kw)
@@ -120,20 +122,24 @@ def test_batches_equal_one_process(case, strategy, c):
     assert_all(loader.collective == sharded and modes == [strategy] * 2, modes)
 
 
-@pytest.mark.parametrize("bulk_size", [1, 2, 5])
-@pytest.mark.parametrize("case", ["strict", "degree-triplet", "disjoint"])
-def test_bulk_size_does_not_change_the_batches(case, bulk_size):
+@pytest.mark.parametrize("case, bulk_size, p, c",
+                         spread([(k, b) for k in ["strict", "degree-triplet", "disjoint"]
+                                 for b in (1, 2, 5)], per_case=1, pool=SHARDED_LAYOUTS))
+@threaded
+def test_bulk_size_does_not_change_the_batches(case, bulk_size, p, c):
     kw = options(case, bulk_size)
-    dg = DistGraph.from_graph(G, grid_for(1))
+    dg = DistGraph.from_graph(G, grid_for(c))
     out = list(spsample.LinkLoader(dg, EDGES, features=X, epoch=1, **kw))
     bad = differences(out, mine_of(options(case), G, EDGES, features=X), FIELDS)
     assert_all(not bad, (case, bulk_size, bad[:4]))
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("case", ["binary", "strict", "degree-triplet", "excluded", "disjoint"])
-def test_heterogeneous_relation_equals_one_process(case, strategy, c):
+@pytest.mark.parametrize("case, strategy, p, c",
+                         spread([(k, st) for k in ["binary", "strict", "degree-triplet",
+                                                   "excluded", "disjoint"]
+                                 for st in ("push", "pull")], per_case=1))
+@threaded
+def test_heterogeneous_relation_equals_one_process(case, strategy, p, c):
     """Seed edges author -> paper: hop 1 expands both endpoint types, each relation's block
     asked only for its destination type's rows."""
     kw = dict(options(case), batch_size=30, features=HX)
@@ -145,25 +151,30 @@ def test_heterogeneous_relation_equals_one_process(case, strategy, c):
     assert_all(not bad, (case, strategy, c, bad[:4]))
 
 
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-def test_the_numpy_path_gives_the_same_batches(strategy):
+@pytest.mark.parametrize("strategy, p, c", spread(["push", "pull"], per_case=1,
+                                                  pool=[(3, 1), (4, 2)]))
+@threaded
+def test_the_numpy_path_gives_the_same_batches(strategy, p, c):
     """With the native kernels off (the NumPy link pass, owners and fetched rows selected by
     the NumPy evaluation) a heterogeneous relation's batches are still one process's."""
     kw = dict(options("strict"), batch_size=30, features=HX)
     edges = (WRITES, np.stack([H.csr(WRITES)[1], np.repeat(np.arange(50), np.diff(
         H.csr(WRITES)[0]))]))
     with _native.disabled():
-        dg = DistHeteroGraph.from_graph(H, grid_for(1))
+        dg = DistHeteroGraph.from_graph(H, grid_for(c))
         out = list(spsample.LinkLoader(dg, edges, strategy=strategy, epoch=1, **kw))
+        world_comm().barrier()          # every rank done before the kernels are back on
     bad = differences(out, mine_of(kw, H, edges), HETERO_FIELDS)
     assert_all(not bad, bad[:4])
 
 
-@pytest.mark.parametrize("hetero", [False, True])
-def test_every_edge_by_default(hetero):
+@pytest.mark.parametrize("hetero, p, c", spread([False, True], per_case=1,
+                                                pool=[(2, 1), (8, 2)]))
+@threaded
+def test_every_edge_by_default(hetero, p, c):
     """``edges=None``: every entry of the (sharded) relation, in its CSR order."""
-    data, whole, args = (DistGraph.from_graph(G, grid_for(1)), G, ()) if not hetero else \
-        (DistHeteroGraph.from_graph(H, grid_for(1)), H, (WRITES,))
+    data, whole, args = (DistGraph.from_graph(G, grid_for(c)), G, ()) if not hetero else \
+        (DistHeteroGraph.from_graph(H, grid_for(c)), H, (WRITES,))
     kw = dict(options("strict"), batch_size=64)
     loader = spsample.LinkLoader(data, *args, **kw)
     ref = spsample.LinkLoader(whole, *args, **kw)
@@ -174,13 +185,15 @@ def test_every_edge_by_default(hetero):
     assert_all(same and not bad, bad[:4])
 
 
-def test_strict_negatives_are_never_edges():
+@pytest.mark.parametrize("p, c", layouts([(3, 1)]))
+@threaded
+def test_strict_negatives_are_never_edges(p, c):
     """Dense graph (~40 % of the pairs are edges): many candidates are redrawn, by rounds in
     which every rank takes part; none of the negatives is an edge."""
     rng = np.random.default_rng(5)
     u, v = rng.integers(0, 40, 700), rng.integers(0, 40, 700)
     g = spsample.Graph.from_edge_index(u, v, num_nodes=40, symmetrize=True)
-    dg = DistGraph.from_graph(g, grid_for(1))
+    dg = DistGraph.from_graph(g, grid_for(c))
     loader = spsample.LinkLoader(dg, sampler=spsample.NodeWise([2]), batch_size=32,
                                  neg_ratio=3.0, strict=True, pipeline=False, seed=9)
     dense = g.to_scipy().toarray() != 0                 # row v holds u for an edge u -> v
@@ -196,10 +209,12 @@ def test_strict_negatives_are_never_edges():
     assert_all(ok and negatives > 0 and (redrawn > 0) == sharded, (negatives, redrawn))
 
 
-def test_bytes_per_phase():
+@pytest.mark.parametrize("p, c", layouts([(4, 2)]))
+@threaded
+def test_bytes_per_phase(p, c):
     """Strict negatives ask the rows' owners (bytes in ``negative_bytes``); uniform negatives
     move nothing; a FeatureStore's rows arrive by all-to-all, equal to the array's."""
-    grid = grid_for(1)
+    grid = grid_for(c)
     ds = ShardedDataset.from_dataset(spsample.io.Dataset(G, features=X, labels=np.zeros(
         G.num_nodes, dtype=np.int64)), grid)
     sharded = grid.num_rows > 1
@@ -218,18 +233,22 @@ def test_bytes_per_phase():
     assert_all(ok, stats)
 
 
-def test_ranks_without_minibatches_pad():
+@pytest.mark.parametrize("p, c", layouts([(3, 1), (8, 4)]))
+@threaded
+def test_ranks_without_minibatches_pad(p, c):
     """Fewer minibatches than ranks: the ranks without one join every collective call."""
     kw = dict(options("strict"), batch_size=100, neg_distribution="degree")
-    dg = DistGraph.from_graph(G, grid_for(1))
+    dg = DistGraph.from_graph(G, grid_for(c))
     out = list(spsample.LinkLoader(dg, EDGES[:, :150], features=X, **kw))
     bad = differences(out, mine_of(kw, G, EDGES[:, :150], features=X, epoch=0), FIELDS)
     assert_all(not bad, bad)
 
 
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("strict", [False, True])
-def test_temporal_link_batches_equal_one_process(strict, strategy):
+@pytest.mark.parametrize("strict, strategy, p, c",
+                         spread([(s, st) for s in (False, True) for st in ("push", "pull")],
+                                per_case=1, pool=[(2, 1), (4, 1), (4, 2), (8, 2)]))
+@threaded
+def test_temporal_link_batches_equal_one_process(strict, strategy, p, c):
     """Seed edges with times on a DistHeteroGraph (sharded for c < p): each endpoint's
     subgraph (and its negatives') cut at the edge's time by the rows' owners or the fetching
     ranks, as one process cuts it."""
@@ -243,11 +262,10 @@ def test_temporal_link_batches_equal_one_process(strict, strategy):
     kw = dict(sampler=spsample.NodeWise([3, 2]), batch_size=16, pipeline=False, strict=strict,
               edge_time=times)
     ref = mine_of(kw, g, edges, epoch=0)
-    for c in REPLICATIONS:
-        dg = DistHeteroGraph.from_graph(g, grid_for(c))
-        out = list(spsample.LinkLoader(dg, edges, strategy=strategy, **kw))
-        bad = differences(out, ref, HETERO_FIELDS + ("edge_label_time",))
-        assert_all(not bad and any(b.batch_dict for b in out) == bool(out), (c, bad[:4]))
+    dg = DistHeteroGraph.from_graph(g, grid_for(c))
+    out = list(spsample.LinkLoader(dg, edges, strategy=strategy, **kw))
+    bad = differences(out, ref, HETERO_FIELDS + ("edge_label_time",))
+    assert_all(not bad and any(b.batch_dict for b in out) == bool(out), (c, bad[:4]))
 
 
 # ---------------------------------------------------------------------- bad input
@@ -260,9 +278,10 @@ def same_error_everywhere(exc, cls, *words):
     return ok and len(set(world_comm().allgather_object(str(exc)))) == 1
 
 
-@pytest.mark.parametrize("ratio", [0.0, -1.0])
-def test_bad_negative_ratio_on_one_rank(ratio):
-    dg = DistGraph.from_graph(G, grid_for(1))
+@pytest.mark.parametrize("ratio, p, c", spread([0.0, -1.0], per_case=1, pool=[(3, 1)]))
+@threaded
+def test_bad_negative_ratio_on_one_rank(ratio, p, c):
+    dg = DistGraph.from_graph(G, grid_for(c))
     exc = raised(lambda: spsample.LinkLoader(dg, EDGES, sampler=spsample.NodeWise([2]),
                                              batch_size=8, neg_ratio=ratio if last_rank()
                                              else 1.0))
@@ -279,12 +298,15 @@ def test_seed_edges_that_are_not_edges_on_one_rank():
     assert_all(same_error_everywhere(exc, ArgumentError, "edges", "are not edges"), str(exc))
 
 
-@pytest.mark.parametrize("what, words", [("edges", ("'edges'", "disagree")),
-                                         ("strict", ("arguments", "disagree"))])
-def test_a_rank_with_other_seed_edges_or_arguments(what, words):
+@pytest.mark.parametrize("what, words, p, c",
+                         spread([("edges", ("'edges'", "disagree")),
+                                 ("strict", ("arguments", "disagree"))], per_case=1,
+                                pool=[(2, 1), (4, 4)]))
+@threaded
+def test_a_rank_with_other_seed_edges_or_arguments(what, words, p, c):
     """Seed edges of the same shape or another argument differing on one rank: a
     DistributedError naming it on every rank (nothing to compare on one process)."""
-    dg = DistGraph.from_graph(G, grid_for(1))
+    dg = DistGraph.from_graph(G, grid_for(c))
     odd = last_rank() and world_comm().size > 1
     edges = EDGES.copy()
     if odd and what == "edges":

@@ -1,5 +1,6 @@
 """Distributed sampling == the single-process call restricted to this rank's minibatches, bit
-for bit, for every sampler, strategy and valid replication factor of the current world size."""
+for bit, for every sampler, strategy and valid replication factor of the current world size,
+and serially on worlds of threads (p in {2, 3, 4, 8}, every c)."""
 
 import numpy as np
 import pytest
@@ -10,14 +11,14 @@ from spsample import _native
 from spsample import primitives as prim
 from spsample.primitives import Streams
 
-from _dist_helpers import (assert_all, grid_for, matches, mpi_timeout, my_batches,  # noqa: F401
-                           rmat10, rmat10_weighted, valid_replications, world_comm)
+from _dist_helpers import (SHARDED_LAYOUTS, assert_all, distributed_modes,  # noqa: F401
+                           grid_for, layouts, matches, mpi_timeout, my_batches, rmat10, rmat10_weighted, spread,
+                           threaded, world_comm)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(120)]
 
 BATCH = 32
 NUM_SEEDS = 300            # 10 minibatches, the last one of 12 seeds
-REPLICATIONS = valid_replications()
 
 
 class RandomWalk(spsample.NodeWise):
@@ -98,7 +99,8 @@ EXPECTED_MODES = {
 
 
 def expected_modes(name, strategy, c):
-    """c = p: one process row holds the whole graph, sampled locally by the one-process engine."""
+    """c = p: one process row holds the whole graph, sampled locally by the one-process engine
+    (never with more than one process row)."""
     if c == world_comm().size:
         return ["local"] * len(EXPECTED_MODES[name](strategy))
     return EXPECTED_MODES[name](strategy)
@@ -135,10 +137,10 @@ def distributed(dg, graph, make, strategy, seed=9, epoch=2):
     return out, b0, b1
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("name", sorted(SAMPLERS))
-def test_unweighted_equals_single_process(rmat10, name, strategy, c):
+@pytest.mark.parametrize("name, strategy, p, c",
+                         spread([(n, st) for n in sorted(SAMPLERS) for st in ("push", "pull")]))
+@threaded
+def test_unweighted_equals_single_process(rmat10, name, strategy, p, c):
     dg = DistGraph.from_graph(rmat10, grid_for(c))
     out, b0, b1 = distributed(dg, rmat10, SAMPLERS[name], strategy)
     assert_all(matches(out, reference(rmat10, name, SAMPLERS[name]), b0, b1), (name, strategy, c))
@@ -150,14 +152,16 @@ ROW_LOCAL = ["nodewise", "nodewise-replace", "randomwalk", "labor", "colscaled",
 
 
 @pytest.mark.skipif(not _native.AVAILABLE, reason="native kernels not built")
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("name", ROW_LOCAL)
-def test_row_local_hops_run_natively_with_the_numpy_bits(rmat10, name, strategy):
+@pytest.mark.parametrize("name, strategy, p, c",
+                         spread([(n, st) for n in ROW_LOCAL for st in ("push", "pull")],
+                                per_case=1, pool=SHARDED_LAYOUTS))
+@threaded
+def test_row_local_hops_run_natively_with_the_numpy_bits(rmat10, name, strategy, p, c):
     """Row-local hops (every rule the row-wise kernels implement, users' compositions too) are
     selected by the native kernels on the owners (push) or on the fetched rows (pull); with the
     kernels off, the NumPy evaluation of the same hop gives the same bits. (One process: the
     whole graph is local, sampled by the one-process engine, native or not.)"""
-    dg = DistGraph.from_graph(rmat10, grid_for(1))
+    dg = DistGraph.from_graph(rmat10, grid_for(c))
     ref = reference(rmat10, name, SAMPLERS[name])
     previous = _native.enabled()
     try:
@@ -167,26 +171,33 @@ def test_row_local_hops_run_natively_with_the_numpy_bits(rmat10, name, strategy)
             want = ["native" if native else "numpy"] * len(dg.last_stats["modes"])
             assert_all(matches(out, ref, b0, b1), (name, strategy, native))
             assert_all(dg.last_stats["selection"] == want, dg.last_stats["selection"])
+            assert_all(distributed_modes(dg, EXPECTED_MODES[name](strategy)))
+            world_comm().barrier()      # every rank done before the kernels are switched
     finally:
         _native.set_enabled(previous)
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-@pytest.mark.parametrize("strategy", ["push", "pull"])
-@pytest.mark.parametrize("name", sorted(WEIGHTED_SAMPLERS))
-def test_weighted_equals_single_process(rmat10_weighted, name, strategy, c):
+@pytest.mark.parametrize("name, strategy, p, c",
+                         spread([(n, st) for n in sorted(WEIGHTED_SAMPLERS)
+                                 for st in ("push", "pull")]))
+@threaded
+def test_weighted_equals_single_process(rmat10_weighted, name, strategy, p, c):
     dg = DistGraph.from_graph(rmat10_weighted, grid_for(c))
     make = WEIGHTED_SAMPLERS[name]
     out, b0, b1 = distributed(dg, rmat10_weighted, make, strategy)
     ref = reference(rmat10_weighted, name, make)
     assert_all(matches(out, ref, b0, b1), (name, strategy, c))
+    # LADIES on a weighted graph sums floats across owners: its hops fetch rows
+    expected = ["pull"] * 2 if name == "ladies" else [strategy] * 2
+    assert_all(distributed_modes(dg, expected), dg.last_stats["modes"])
     if name in ("ladies", "fastgcn"):   # float sums taken in the serial order: same bits
         assert_all(all(w1.tobytes() == w2.tobytes() for a, b in zip(out, ref[b0:b1])
                        for w1, w2 in zip(a.weight, b.weight)))
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-def test_replicated_graph_needs_no_sampling_communication(rmat10, c):
+@pytest.mark.parametrize("p, c", layouts([(3, 1), (4, 2)]))
+@threaded
+def test_replicated_graph_needs_no_sampling_communication(rmat10, p, c):
     grid = grid_for(c)
     dg = DistGraph.from_graph(rmat10, grid, replicate_graph=True)
     grid.reset_stats()
@@ -197,8 +208,9 @@ def test_replicated_graph_needs_no_sampling_communication(rmat10, c):
     assert_all(set(st) == {"allgather_object"})   # only the argument check
 
 
-@pytest.mark.parametrize("c", REPLICATIONS)
-def test_scattered_from_root_and_loaded_from_file(rmat10_weighted, tmp_path, c):
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (4, 2), (8, 4)]))
+@threaded
+def test_scattered_from_root_and_loaded_from_file(rmat10_weighted, tmp_path, p, c):
     comm, grid = world_comm(), grid_for(c)
     path = None
     if comm.rank == 0:
@@ -218,12 +230,15 @@ def test_scattered_from_root_and_loaded_from_file(rmat10_weighted, tmp_path, c):
     make = WEIGHTED_SAMPLERS["nodewise-weighted"]
     out, b0, b1 = distributed(loaded, rmat10_weighted, make, "push")
     ok &= matches(out, reference(rmat10_weighted, "nodewise-weighted", make), b0, b1)
+    ok &= distributed_modes(loaded, ["push"] * 2)
     assert_all(ok)
 
 
-def test_ranks_without_minibatches_take_part(rmat10):
+@pytest.mark.parametrize("p, c", layouts([(4, 1), (8, 2)]))
+@threaded
+def test_ranks_without_minibatches_take_part(rmat10, p, c):
     """Three minibatches over every rank: ranks past the third get none but join the hops."""
-    comm, grid = world_comm(), grid_for(1)
+    comm, grid = world_comm(), grid_for(c)
     dg = DistGraph.from_graph(rmat10, grid)
     seeds = seeds_of(rmat10)[:3 * BATCH]
     ref = spsample.sample(rmat10, seeds, sampler=spsample.NodeWise([4, 4]), batch_size=BATCH)
@@ -233,15 +248,18 @@ def test_ranks_without_minibatches_take_part(rmat10):
         out = spsample.sample(dg, mine, sampler=spsample.NodeWise([4, 4]), batch_size=BATCH,
                               batch_offset=min(comm.rank, 3), strategy=strategy)
         ok &= matches(out, ref, min(comm.rank, 3), min(comm.rank + 1, 3))
+        ok &= distributed_modes(dg, [strategy] * 2)
     assert_all(ok)
 
 
-def test_directed_rows_are_sampled_by_their_owner():
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (8, 1)]))
+@threaded
+def test_directed_rows_are_sampled_by_their_owner(p, c):
     r"""Row v lists whom v aggregates from; the reverse edges do not exist.
 
         0 <- 1 <- 2 <- 3 <- ... <- 15     (row v = [v + 1])
     """
-    grid = grid_for(1)
+    grid = grid_for(c)
     n = 16
     graph = spsample.Graph.from_edge_index(np.arange(1, n), np.arange(0, n - 1), num_nodes=n)
     dg = DistGraph.from_graph(graph, grid)
@@ -254,11 +272,13 @@ def test_directed_rows_are_sampled_by_their_owner():
     assert_all(ok)
 
 
-def test_push_volume_near_ideal(rmat10):
+@pytest.mark.parametrize("p, c", layouts([(4, 1), (8, 2)]))
+@threaded
+def test_push_volume_near_ideal(rmat10, p, c):
     """Push moves one 8-byte id per remote frontier row and one per sample (+ tiny headers)."""
-    if world_comm().size == 1:
-        pytest.skip("one process samples the whole graph locally: nothing is sent")
-    comm, grid = world_comm(), grid_for(1)
+    if grid_for(c).num_rows == 1:
+        pytest.skip("one process row samples the whole graph locally: nothing is sent")
+    comm, grid = world_comm(), grid_for(c)
     dg = DistGraph.from_graph(rmat10, grid)
     seeds = np.random.default_rng(0).permutation(rmat10.num_nodes)
     b0, b1 = my_batches(8)
@@ -272,12 +292,14 @@ def test_push_volume_near_ideal(rmat10):
     assert_all(sent <= 1.2 * ideal, (sent, ideal))
 
 
-def test_push_of_walks_keyed_per_row_near_ideal(rmat10):
+@pytest.mark.parametrize("p, c", layouts([(4, 1), (8, 2)]))
+@threaded
+def test_push_of_walks_keyed_per_row_near_ideal(rmat10, p, c):
     """Walks keyed per row send the row's key with its vertex: 16 bytes per remote row out,
     8 per step back."""
-    if world_comm().size == 1:
-        pytest.skip("one process samples the whole graph locally: nothing is sent")
-    comm, grid = world_comm(), grid_for(1)
+    if grid_for(c).num_rows == 1:
+        pytest.skip("one process row samples the whole graph locally: nothing is sent")
+    comm, grid = world_comm(), grid_for(c)
     dg = DistGraph.from_graph(rmat10, grid)
     seeds = np.random.default_rng(1).permutation(rmat10.num_nodes)
     b0, b1 = my_batches(8)
@@ -294,13 +316,15 @@ def test_push_of_walks_keyed_per_row_near_ideal(rmat10):
 
 @pytest.mark.parametrize("make", [lambda: spsample.LADIES([64, 64]), lambda: spsample.FastGCN([64, 64])],
                          ids=["ladies", "fastgcn"])
-def test_layerwise_push_volume_near_ideal_and_below_pull(make):
+@pytest.mark.parametrize("p, c", layouts([(4, 1), (8, 1)]))
+@threaded
+def test_layerwise_push_volume_near_ideal_and_below_pull(make, p, c):
     """Layer-wise push moves 8 bytes per registered row out and back, 16 per draw, 8 per member
     id and per returned edge (16 with FastGCN's values), plus the owners' small distinct sets;
     pull moves whole rows."""
-    if world_comm().size == 1:
-        pytest.skip("one process samples the whole graph locally: nothing is sent")
-    comm, grid = world_comm(), grid_for(1)
+    if grid_for(c).num_rows == 1:
+        pytest.skip("one process row samples the whole graph locally: nothing is sent")
+    comm, grid = world_comm(), grid_for(c)
     graph = spsample.rmat(12, seed=3)
     dg = DistGraph.from_graph(graph, grid)
     dg.column_weights()        # FastGCN's global q: computed once per graph, not per bulk

@@ -9,7 +9,8 @@ import spsample
 from spsample._plan import Workload, feature_bytes, sampling_bytes
 from spsample.distributed import DistGraph, FeatureStore
 
-from _dist_helpers import assert_all, grid_for, mpi_timeout, valid_replications, world_comm
+from _dist_helpers import (assert_all, grid_for, job_layouts, launched_under_mpi, mpi_timeout,
+                           threaded, world_comm)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(180)]
 
@@ -32,9 +33,16 @@ def graph():
     return spsample.rmat(12, seed=3)
 
 
+def _layouts():
+    """The job's c < p, and serially a few thread layouts (MINIBATCHES divisible by p)."""
+    job = [(p, c) for p, c in job_layouts() if c < world_comm().size]
+    return job if launched_under_mpi() else job + [(2, 1), (4, 2), (8, 1)]
+
+
 @pytest.mark.parametrize("name", sorted(SAMPLERS))
-@pytest.mark.parametrize("c", [c for c in valid_replications() if c < world_comm().size])
-def test_predicted_bytes_match_counted(graph, name, c):
+@pytest.mark.parametrize("p, c", _layouts())
+@threaded
+def test_predicted_bytes_match_counted(graph, name, p, c):
     comm, grid = world_comm(), grid_for(c)
     dg = DistGraph.from_graph(graph, grid)
     store = FeatureStore.from_array(np.ones((graph.num_nodes, WIDTH), np.float32), grid)
