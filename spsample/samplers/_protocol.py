@@ -48,7 +48,12 @@ class HopContext:
     symbolic : bool
         True while the engine traces the constructors (no sampled data exists yet).
     graph : Graph or None
-        The graph being sampled (on a heterogeneous graph: the hop's relation block).
+        The graph being sampled (on a heterogeneous graph: the hop's relation block). A hop
+        of a ``DiskGraph`` or a ``DistGraph`` that fetches its rows sees a view of the rows
+        it fetched (their ids as in the whole graph, but its arrays hold those rows only):
+        a constructor must not decide samples from its data (e.g. a rejection bound from
+        ``ctx.graph.weights.max()``), or the minibatches change with the path; take such
+        values from the graph given to the sampler's ``__init__``.
     relation : (str, str, str) or None
         Heterogeneous graphs: the relation this step samples (a hop is one step per relation
         whose destination type was reached at the hop before); ``None`` on a plain graph.

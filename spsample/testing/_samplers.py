@@ -175,7 +175,17 @@ class NoDedup(NodeWise):
 
 class WeightedWalk(RandomWalk):
     """node2vec on a weighted graph: the edge weights times the second-order bias, drawn by
-    rejection under a bound."""
+    rejection under a bound.
+
+    The bound comes from the graph given here, not from ``ctx.graph``: on a ``DiskGraph`` or
+    a ``DistGraph`` a hop may run on a view of the rows it fetched, whose weights are not the
+    whole graph's (a bound read there would change the draws with the path).
+    """
+
+    def __init__(self, walk_length, graph, p=1.0, q=1.0):
+        super().__init__(walk_length, p=p, q=q)
+        top = float(graph.weights.max()) if graph.num_edges else 1.0
+        self.bound = max(1.0, 1 / self.p, 1 / self.q) * max(top, 1e-300)
 
     def probabilities(self, graph, Q, ctx):
         P = super().probabilities(graph, Q, ctx)
@@ -184,10 +194,8 @@ class WeightedWalk(RandomWalk):
     def select(self, P, Q, ctx):
         if P.expr is None:
             return super().select(P, Q, ctx)
-        top = float(ctx.graph.weights.max()) if ctx.graph.num_edges else 1.0
-        bound = max(1.0, 1 / self.p, 1 / self.q) * max(top, 1e-300)
         return _prim.select_rows(P, 1, Streams.per_row(Q, ctx), replace=True, weighted=True,
-                                 method="rejection", bound=bound)
+                                 method="rejection", bound=self.bound)
 
 
 # ---------------------------------------------------------------------- the zoo
@@ -288,7 +296,7 @@ _ZOO = (
                  fanouts=(1, 1, 1, 1)),
     _homogeneous("node2vec-inward", lambda g, f: RandomWalk(len(f), p=4.0, q=0.25),
                  fanouts=(1, 1, 1)),
-    _homogeneous("weighted-walk", lambda g, f: WeightedWalk(len(f), p=0.5, q=2.0),
+    _homogeneous("weighted-walk", lambda g, f: WeightedWalk(len(f), g, p=0.5, q=2.0),
                  fanouts=(1, 1, 1), weighted=True),
     _homogeneous("walk-per-row", lambda g, f: WalkPerRow(len(f)), fanouts=(1, 1, 1, 1)),
 )

@@ -258,7 +258,7 @@ def disk_path(mapped):
                 finally:
                     dg.close()
             if out_edges(out):                  # else no row had entries to read
-                assert_read_from_disk(dg, mapped, sampler)
+                assert_read_from_disk(dg, mapped, smallest=factor == 4)
             return out
     path.__doc__ = disk_path.__doc__
     return path
@@ -294,13 +294,14 @@ def out_edges(out):
 PIECEWISE_EDGES = 200
 
 
-def assert_read_from_disk(dg, mapped, sampler):
+def assert_read_from_disk(dg, mapped, smallest=True):
     """The call read the file through the map's windows or the block cache, and (graphs of
-    :data:`PIECEWISE_EDGES` entries or more) neither could hold the whole graph, so rows
-    really came and went."""
+    :data:`PIECEWISE_EDGES` entries or more, at the ``smallest`` budget: not raised for a
+    hop that holds many rows at once) neither could hold the whole graph, so rows really
+    came and went."""
     stats = dg.last_stats or {}
     capacity = dg.cache_blocks * dg.block_entries
-    large = dg.num_edges >= PIECEWISE_EDGES
+    large = dg.num_edges >= PIECEWISE_EDGES and smallest
     if "window_span" in stats:
         assert stats["window_span"] < dg.num_edges or not large, \
             f"one map window held the graph {stats}"
