@@ -437,7 +437,7 @@ class DistGraph:
         seeds, sizes, batch_ids, seed, epoch = args
         t1 = time.perf_counter()
         stats = {"validate_s": t1 - t0, "num_batches": int(sizes.size), "strategy": strategy}
-        if getattr(sampler, "disjoint", False):      # each seed its own engine minibatch
+        if getattr(sampler, "disjoint", False) and sizes.size:   # a seed, an engine minibatch
             from .._hetero_sample import run_disjoint
             engine = lambda _g, _s, s, z, ids, smp, sd, ep, _t: self._engine(  # noqa: E731
                 s, z, ids, smp, sd, ep, strategy, stats)

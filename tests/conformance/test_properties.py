@@ -160,3 +160,28 @@ def test_link_cells(data, graph, name, path):
         expected = PATHS["numpy"](graph, edges, sampler, **kw)
         got = PATHS[path](graph, edges, sampler, **kw)
     testing.assert_same_bulk(got, expected)
+
+
+def _dist_examples():
+    """A third of the profile's examples: each runs p ranks in threads."""
+    return max(10, hypothesis.settings.default.max_examples // 3)
+
+
+@hypothesis.settings(max_examples=_dist_examples())
+@given(data=st.data(), graph=graphs(), name=st.sampled_from(HOMOGENEOUS),
+       p=st.sampled_from([2, 3, 4, 8]), strategy=st.sampled_from(["push", "pull"]),
+       replicated=st.booleans())
+def test_distributed_cells(data, graph, name, p, strategy, replicated):
+    """``DistGraph`` over p ranks in threads, every c dividing p, push / pull / replicated."""
+    from .paths import threads_dist_path
+    case = testing.samplers()[name]
+    if case.weighted and graph.weights is None:
+        return
+    c = data.draw(st.sampled_from([c for c in range(1, p + 1) if p % c == 0]))
+    sampler = case(graph, data.draw(fanouts(case)))
+    seeds, kw = data.draw(calls(graph.num_nodes, repeat=case.disjoint))
+    note(f"{sampler!r} on {graph!r}: p={p} c={c} {strategy} replicated={replicated}, "
+         f"seeds={seeds!r}, {kw}")
+    expected = PATHS["numpy"](graph, seeds, sampler, **kw)
+    got = threads_dist_path(p, c, strategy, replicated)(graph, seeds, sampler, **kw)
+    testing.assert_same_bulk(got, expected)

@@ -78,3 +78,47 @@ def test_a_hop_with_an_empty_frontier_on_a_disk_graph(graph, path):
         expected = spsample.sample(g, seeds, sampler=sampler, batch_size=4, seed=1)
         got = PATHS[path](g, seeds, sampler, batch_size=4, seed=1)
         testing.assert_same_bulk(got, expected)
+
+
+class EdgeValuedWalk(spsample.RandomWalk):
+    """node2vec whose values are also scaled by a per-edge array (a hop that is not row-local:
+    a DiskGraph or a pulling DistGraph runs it on a view of the rows it fetched)."""
+
+    def __init__(self, walk_length, graph):
+        super().__init__(walk_length, p=0.5, q=2.0)
+        self.edge = np.random.default_rng(0).random(graph.num_edges) + 0.1
+
+    def probabilities(self, graph, Q, ctx):
+        P = super().probabilities(graph, Q, ctx)
+        return P.scale_edges(self.edge) if P.expr is not None else P
+
+
+@pytest.mark.parametrize("path", ["disk-map", "disk-cache", "dist-p2-c1-pull",
+                                  "dist-p3-c1-push"])
+@pytest.mark.parametrize("make", [lambda g: EdgeValuedWalk(3, g),
+                                  lambda g: testing.EdgeValued([4, 3], g)],
+                         ids=["node2vec", "edge-valued"])
+def test_per_edge_arrays_on_fetched_rows(path, make):
+    """A per-edge array (``P.scale_edges(arr)``, ``arr`` of the graph's edges) on a hop that
+    runs on fetched rows (DiskGraph fetch hops, DistGraph pull) raised an ``ArgumentError``
+    ("'arr' must have shape (<fetched entries>,)"): the view's entries are a subset."""
+    from .paths import DIST_PATHS
+    g = testing.random_graph(0)
+    sampler = make(g)
+    kw = dict(batch_size=5, seed=4, epoch=1)
+    seeds = np.arange(0, 100, 3)
+    run = (dict(PATHS, **DIST_PATHS))[path]
+    testing.assert_same_bulk(run(g, seeds, sampler, **kw), PATHS["numpy"](g, seeds, sampler, **kw))
+
+
+def test_a_rank_without_minibatches_in_a_disjoint_distributed_call():
+    """A rank with no seeds of a disjoint call on a ``DistGraph`` failed (``AttributeError``:
+    the empty engine result is a list) after the disjoint fix above."""
+    from .paths import DIST_PATHS
+    g = testing.random_graph(0)
+    sampler = spsample.NodeWise([3, 2], disjoint=True)
+    seeds = np.array([4, 4, 9])                  # one minibatch: ranks 1..3 have none
+    expected = spsample.sample(g, seeds, sampler=sampler, batch_size=8, seed=2)
+    for path in ("dist-p4-c4-push", "dist-p4-c1-pull", "dist-p4-replicated"):
+        testing.assert_same_bulk(DIST_PATHS[path](g, seeds, sampler, batch_size=8, seed=2),
+                                 expected)
