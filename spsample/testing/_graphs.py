@@ -2,8 +2,9 @@
 shapes a sampler can trip over (hubs, zero weights, empty rows, isolated vertices, self-loops,
 one vertex, several node types, times).
 
-Every function returns a new graph; the same seed gives the same graph. Sizes are a few
-hundred vertices and edges at most, so that the scalar reference
+Every function takes ``seed`` (int, default 0) and returns a new
+:class:`~spsample.Graph` (or :class:`~spsample.HeteroGraph`); the same seed gives the same
+graph. Sizes are a few hundred vertices and edges at most, so that the scalar reference
 (:mod:`spsample._reference`) samples them in milliseconds.
 """
 

@@ -320,7 +320,10 @@ def _relation_hop(graph, mb, rel, h, step, at, seed_time):
     if not getattr(plan.selection, "replace", False):
         key = dst * (int(block.num_edges) + 1) + eid
         at(np.unique(key).size == key.size, "a row drew an entry twice without replacement")
-    rows, cnt = np.unique(dst, return_counts=True)
-    glob = _host(mb.n_id[d])[rows] + graph.offsets[d]
+    counts = mb.num_sampled_nodes[d]
+    lo, hi = int(sum(counts[:h - 1])), int(sum(counts[:h]))      # the type's hop h - 1
+    at(dst.min() >= lo and dst.max() < hi, "an edge leaves a vertex outside the hop's frontier")
+    cnt = np.bincount(dst - lo, minlength=hi - lo)
+    glob = _host(mb.n_id[d])[lo:hi] + graph.offsets[d]
     cut = seed_time is not None or (graph.is_temporal and mb.batch is not None)
     _row_counts(block, glob, cnt, plan.selection, at, exact=not cut)

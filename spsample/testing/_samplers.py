@@ -8,8 +8,8 @@ stream keying (per vertex, per row), given frontier rows, per-vertex fanouts, re
 sampling, and extraction without deduplication.
 """
 
-from dataclasses import dataclass, field
-from typing import Callable, Tuple
+from dataclasses import dataclass
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 
@@ -184,7 +184,8 @@ class WeightedWalk(RandomWalk):
 
     def __init__(self, walk_length, graph, p=1.0, q=1.0):
         super().__init__(walk_length, p=p, q=q)
-        top = float(graph.weights.max()) if graph.num_edges else 1.0
+        w = getattr(graph, "weights", None)          # a HeteroGraph has none: refused later
+        top = float(w.max()) if w is not None and w.size else 1.0
         self.bound = max(1.0, 1 / self.p, 1 / self.q) * max(top, 1e-300)
 
     def probabilities(self, graph, Q, ctx):
@@ -222,6 +223,9 @@ class SamplerCase:
         Every seed gets its own subgraph.
     min_fanout : int
         The smallest fanout it accepts (``-1``: all neighbours; FastGCN: 1).
+    refuses : tuple of str or None
+        The graph kinds on which :func:`spsample.sample` raises a typed error for it
+        (``None``: every kind not in ``kinds``); a kind in neither runs but is not covered.
     """
 
     name: str
@@ -231,11 +235,19 @@ class SamplerCase:
     weighted: bool = False
     disjoint: bool = False
     min_fanout: int = -1
-    tags: Tuple[str, ...] = field(default=())
+    refuses: Optional[Tuple[str, ...]] = None
 
     def __call__(self, graph, fanouts=None):
         """The sampler for ``graph`` (fanouts: the default ones unless given)."""
         return self.build(graph, tuple(self.fanouts if fanouts is None else fanouts))
+
+    def refused(self, graph_case):
+        """Whether :func:`spsample.sample` refuses it on ``graph_case`` with a typed error."""
+        if self.applies(graph_case):
+            return False
+        if graph_case.kind not in self.kinds:
+            return self.refuses is None or graph_case.kind in self.refuses
+        return True                           # weighted, on an unweighted graph
 
     def applies(self, graph_case):
         """Whether it samples ``graph_case`` (a :class:`GraphCase`): kind and weights."""
@@ -280,7 +292,10 @@ _ZOO = (
     _case("subclass", lambda g, f: Subclass(list(f))),
     _case("column-scaled", lambda g, f: ColumnScaled(list(f), g)),
     _case("row-scaled", lambda g, f: RowScaled(list(f), g)),
-    _case("given-rows", lambda g, f: GivenRows(list(f)), fanouts=(3, 2)),
+    # given rows on a HeteroGraph join the step that gives them, so a given vertex of another
+    # type than that step's is not expanded at the next hop: not covered there
+    _case("given-rows", lambda g, f: GivenRows(list(f)), fanouts=(3, 2), kinds=("graph",),
+          refuses=()),
     _case("no-dedup", lambda g, f: NoDedup(list(f)), fanouts=(3, 2)),
     _homogeneous("edge-valued", lambda g, f: EdgeValued(list(f), g)),
     _homogeneous("sum-of-squares", lambda g, f: SumOfSquares(list(f), g), fanouts=(3, 2)),

@@ -98,7 +98,7 @@ def refused_cells():
     """Sampler × graph pairs the samplers do not support: the kind (layer-wise samplers,
     walks and per-edge arrays on heterogeneous graphs) or the weights."""
     return [(s, g) for g, gc in GRAPHS.items() for s, sc in SAMPLERS.items()
-            if not sc.applies(gc)]
+            if sc.refused(gc)]
 
 
 def path_cells():
