@@ -66,6 +66,7 @@ _LAZY = {
     "io": ".io",
     "samplers": ".samplers",
     "primitives": ".primitives",
+    "testing": ".testing",
     "rng": "._rng",
     "rmat": "._generate",
 }

@@ -60,15 +60,22 @@ def sample_on_disk(dg, seeds, sampler, batch_size, seed, epoch, batch_offset):
     """:func:`spsample.sample` on a :class:`DiskGraph` (arguments checked as there)."""
     from ._sample import check_sample_args, check_unique_per_batch, split_batches
 
-    seeds, batch_size, seed, epoch, batch_offset = check_sample_args(
+    seeds, clamped, seed, epoch, batch_offset = check_sample_args(
         dg.num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset)
     sampler.check_graph(dg)
-    sizes = split_batches(seeds.size, batch_size)
+    sizes = split_batches(seeds.size, clamped)
     batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
-    check_unique_per_batch(seeds, sizes)
     stats = {}
     t0 = time.perf_counter()
-    out = run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats)
+    if getattr(sampler, "disjoint", False):      # each seed its own engine minibatch
+        from ._hetero_sample import run_disjoint
+        engine = lambda _g, _s, s, z, ids, smp, sd, ep, _t: run_on_disk(  # noqa: E731
+            dg, s, z, ids, smp, sd, ep, stats)
+        out = run_disjoint(dg, None, seeds, sizes, batch_ids, int(batch_size), sampler, seed,
+                           epoch, None, engine=engine)
+    else:
+        check_unique_per_batch(seeds, sizes)
+        out = run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats)
     stats["sample_s"] = time.perf_counter() - t0
     dg.last_stats = stats
     return out
@@ -262,7 +269,7 @@ class _ScanHop:
                 self._sample(Q, order, requests, window, ctx, pieces)
         stats["read_s"] += time.perf_counter() - t0
         stats["rows_read"] += int(np.unique(vertex[end > start]).size)
-        stats["entries_read"] += int((end - start)[np.r_[True, vertex[1:] != vertex[:-1]]].sum())
+        stats["entries_read"] += int((end - start)[distinct].sum())
         return pieces.matrix(len(Q))
 
     def _sample_mapped(self, Q, ctx, stats):

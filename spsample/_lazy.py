@@ -333,9 +333,17 @@ class RowView:
                                                      self.graph.num_nodes))
 
     def scale_edges(self, arr):
-        """Entry with edge id ``e`` (its position in ``A.indices``) times ``arr[e]``."""
-        return self * Expr("edge", vector=_as_vector("RowView.scale_edges", "arr", arr,
-                                                      self.graph.num_edges))
+        """Entry with edge id ``e`` (its position in ``A.indices``) times ``arr[e]``. On a view
+        of rows fetched from a larger graph (a ``DiskGraph``'s or a ``DistGraph``'s fetched
+        hop: ``whole_num_edges``, ``edge_ids``), ``arr`` is the whole graph's and is read at
+        the fetched entries' edge ids."""
+        whole = getattr(self.graph, "whole_num_edges", None)
+        vec = _as_vector("RowView.scale_edges", "arr", arr,
+                         self.graph.num_edges if whole is None else whole)
+        if whole is not None:
+            vec = vec[self.graph.edge_ids]
+            vec.flags.writeable = False
+        return self * Expr("edge", vector=vec)
 
     def until(self, time, batch_time):
         """The entries no later than their minibatch's time: row ``r`` keeps the entries

@@ -14,6 +14,30 @@ from graphs import random_graph  # noqa: F401  (re-exported for fixtures)
 SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
 
+def _hypothesis_profiles():
+    """``ci`` (the default): a bounded number of examples per property test, derandomized (the
+    same examples on every run, so CI is reproducible), no example database; ``soak``: many
+    random examples (``SPSAMPLE_HYPOTHESIS_EXAMPLES`` per test, default 100000), kept in the
+    database (``.hypothesis/``) so a failure replays. Select with
+    ``SPSAMPLE_HYPOTHESIS_PROFILE=soak`` (e.g. ``SPSAMPLE_HYPOTHESIS_PROFILE=soak
+    SPSAMPLE_HYPOTHESIS_EXAMPLES=500 nice python3 -m pytest tests/conformance/test_properties.py
+    --hypothesis-show-statistics``)."""
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:                      # the property tests skip themselves
+        return
+    slow = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+    settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True,
+                              database=None, suppress_health_check=slow, print_blob=True)
+    soak = int(os.environ.get("SPSAMPLE_HYPOTHESIS_EXAMPLES", "100000"))
+    settings.register_profile("soak", max_examples=soak, deadline=None,
+                              suppress_health_check=slow, print_blob=True)
+    settings.load_profile(os.environ.get("SPSAMPLE_HYPOTHESIS_PROFILE", "ci"))
+
+
+_hypothesis_profiles()
+
+
 def pytest_configure(config):
     """Under ``mpiexec`` each rank gets its own temporary-directory root (cleared by pytest at
     start). Ranks sharing the default root race in pytest's cleanup of old numbered

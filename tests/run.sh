@@ -10,7 +10,9 @@ echo "== serial suite"
 $PY -m pytest -p no:cacheprovider --timeout=900 tests || status=1
 
 mpi_dirs=()
-for d in tests/distributed tests/mpi; do [ -d "$d" ] && mpi_dirs+=("$d"); done
+for d in tests/distributed tests/mpi tests/conformance/test_world.py; do
+  [ -e "$d" ] && mpi_dirs+=("$d")
+done
 if [ ${#mpi_dirs[@]} -gt 0 ]; then
   for n in 2 4; do
     echo "== mpiexec -n $n ${mpi_dirs[*]}"

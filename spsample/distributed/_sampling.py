@@ -487,7 +487,8 @@ class _PushHop:
 class _FetchedRows:
     """The rows of ``A`` fetched so far, laid out as a graph over all ``n`` vertices (rows not
     fetched are empty), so that a sampler's constructors run on it unchanged. ``edge_ids``
-    maps each stored entry to the global edge id its samples report; ``entry_time`` (rows of
+    maps each stored entry to the global edge id its samples report (and per-edge arrays of
+    the whole graph, ``whole_num_edges`` long, are read through it); ``entry_time`` (rows of
     a time-sorted block, else ``None``) the entries' times, which temporal constructors cut
     the rows at (:meth:`~spsample._lazy.RowView.until`)."""
 
@@ -501,6 +502,7 @@ class _FetchedRows:
         self.indices, self.weights, self.edge_ids = indices, weights, edge_ids
         self.entry_time = entry_time
         self._whole_graph = whole_graph
+        self.whole_num_edges = int(whole_graph.num_edges)    # per-edge arrays index these
 
     @property
     def num_edges(self):

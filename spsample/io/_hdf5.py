@@ -273,7 +273,12 @@ def _check_mmap(where, mmap, memory_budget):
 def _load_on_disk(where, path, memory_budget):
     """The dataset with its graph opened as a DiskGraph; labels and splits read."""
     from .._disk_graph import DiskGraph
+    from ._hetero_hdf5 import is_hetero_file
 
+    with _open(where, path) as f:
+        if is_hetero_file(f):
+            fail(ArgumentError, where, "mmap", "opens homogeneous graphs only; read a "
+                 "heterogeneous file whole (mmap=False)", True)
     graph = DiskGraph.open(path, "1GB" if memory_budget is None else memory_budget,
                            where=where)
     try:

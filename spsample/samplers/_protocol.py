@@ -19,7 +19,7 @@ import numpy as np
 
 from .._bulk import BulkState
 from .._errors import SamplerError, SpsampleError
-from .._lazy import Frontier
+from .._lazy import Frontier, RowView
 from .._validate import as_int, fail
 
 __all__ = ["Sampler", "BulkState", "Frontier", "HopContext"]
@@ -48,7 +48,12 @@ class HopContext:
     symbolic : bool
         True while the engine traces the constructors (no sampled data exists yet).
     graph : Graph or None
-        The graph being sampled (on a heterogeneous graph: the hop's relation block).
+        The graph being sampled (on a heterogeneous graph: the hop's relation block). A hop
+        of a ``DiskGraph`` or a ``DistGraph`` that fetches its rows sees a view of the rows
+        it fetched (their ids as in the whole graph, but its arrays hold those rows only):
+        a constructor must not decide samples from its data (e.g. a rejection bound from
+        ``ctx.graph.weights.max()``), or the minibatches change with the path; take such
+        values from the graph given to the sampler's ``__init__``.
     relation : (str, str, str) or None
         Heterogeneous graphs: the relation this step samples (a hop is one step per relation
         whose destination type was reached at the hop before); ``None`` on a plain graph.
@@ -169,9 +174,11 @@ class Sampler:
         raise NotImplementedError
 
     def sample_hop(self, graph, state, ctx):
-        """One hop for the whole bulk: the composition of the four constructors."""
+        """One hop for the whole bulk: the composition of the four constructors. In a
+        temporal bulk, ``P`` keeps only the entries no later than each minibatch's time
+        whether or not ``probabilities`` cut it (:func:`cut_in_time`)."""
         Q = self.frontier(state, ctx)
-        P = self.probabilities(graph, Q, ctx)
+        P = cut_in_time(self.probabilities(graph, Q, ctx), graph, ctx)
         S = self.select(P, Q, ctx)
         self.extract(state, Q, S, ctx)
 
@@ -183,6 +190,17 @@ class Sampler:
         return type(self) is type(other) and self.config() == other.config()
 
     __hash__ = None
+
+
+def cut_in_time(P, graph, ctx):
+    """``P`` cut at the minibatch times of a temporal bulk (``P.until``) when it is a view of
+    the step's time-sorted rows that its constructor left uncut (a user's ``probabilities``
+    need not know about time); ``P`` itself otherwise."""
+    time = getattr(graph, "entry_time", None)
+    if ctx.seed_time is None or time is None or not isinstance(P, RowView) or \
+            P.cutoff is not None or P.graph is not graph:
+        return P
+    return P.until(time, ctx.seed_time)
 
 
 def check_fanouts(where, fanouts, *, allow_zero=False):
