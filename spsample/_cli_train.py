@@ -345,7 +345,17 @@ def _epoch_line(entry, epochs):
     return (f"epoch {entry['epoch'] + 1:3d}/{epochs}  loss {entry['loss']:.4f}  "
             f"val {entry['val_accuracy']:.4f}  {entry['seconds']:.2f}s  "
             f"{rate:,.0f} sampled edges/s while sampling  "
-            f"threads {entry['threads']}+{entry['sampler_threads']}")
+            f"{_threads_text(entry)}")
+
+
+def _threads_text(entry):
+    """``threads M+S of C cores`` (model and sampler side by side), or, when the producer runs
+    in the training thread, ``threads M, then S sampling, of C cores``."""
+    cores = entry.get("cores")
+    of = "" if cores is None else f" of {cores} core{'s' if cores != 1 else ''}"
+    if entry.get("pipeline", True):
+        return f"threads {entry['threads']}+{entry['sampler_threads']}{of}"
+    return f"threads {entry['threads']}, then {entry['sampler_threads']} sampling{of}"
 
 
 def _result_line(metrics):

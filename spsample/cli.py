@@ -77,12 +77,6 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(_chosen_command(argv)).parse_args(argv)
     # argparse has exited (help, usage error) unless a known sub-command was parsed.
-    if args.command == "train":
-        # Before any OpenMP runtime starts (the native kernels, torch): threads that wait
-        # sleep instead of spinning. The sampler's background thread and torch's threads share
-        # the cores; spinning waiters made 2-thread training 20x slower on a busy 2-core
-        # machine (experiments/README.md, "Time to accuracy"). A value the user set is kept.
-        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     try:
         with _warnings_as_lines(args.command):
             from ._threads import apply_env_threads
