@@ -102,6 +102,9 @@ def _run(args, world=None):
     from ._errors import SpsampleError
 
     args._world = world
+    # failures are gathered on a communicator of their own: the command's collectives on
+    # ``world`` (its agreed steps) must never meet another rank's error gathering
+    errors = None if world is None else world.mpi_comm.Dup()
     try:
         with _warnings_as_lines(args.command):
             from ._threads import apply_env_threads
@@ -111,7 +114,7 @@ def _run(args, world=None):
     except SpsampleError as exc:
         message = _speak_cli(args, str(exc))
         if world is not None:
-            return _failed_under_mpi(world, args.command, message)
+            return _failed_under_mpi(errors, args.command, message)
         print(f"spsample {args.command}: error: {_without_prefix(args.command, message)}",
               file=sys.stderr)
         return 2
@@ -234,21 +237,22 @@ def _flag_name(args, dest):
     return dest if dest.startswith("-") else f"--{dest.replace('_', '-')}"
 
 
-def _failed_under_mpi(world, command, message):
+def _failed_under_mpi(comm, command, message):
     """The run failed on this rank with ``message``: when every rank fails too (within
     :data:`GATHER_ERRORS_S` seconds), rank 0 prints the error once and every rank returns 2;
     a rank failing alone prints its error, naming itself, and ends the job (exit status 2)
-    so that no rank waits forever for it."""
+    so that no rank waits forever for it. ``comm``: an mpi4py communicator used only for
+    this."""
     import time
 
     from .distributed._failure import _FORWARD_S
 
-    comm = world.mpi_comm
+    rank = comm.Get_rank()
     request = comm.Ibarrier()
     deadline = time.monotonic() + GATHER_ERRORS_S
     while not request.Test():
         if time.monotonic() > deadline:
-            print(f"spsample {command}: error: rank {world.rank}: "
+            print(f"spsample {command}: error: rank {rank}: "
                   f"{_without_prefix(command, message)} (the other ranks went on without "
                   "it: the MPI job is aborted)", file=sys.stderr)
             for stream in (sys.stdout, sys.stderr):
@@ -260,7 +264,7 @@ def _failed_under_mpi(world, command, message):
                 os._exit(2)                 # in case the abort came back
         time.sleep(0.01)
     messages = comm.allgather(message)
-    if world.rank == 0:
+    if rank == 0:
         print(f"spsample {command}: error: {_together(command, messages)}", file=sys.stderr)
         sys.stderr.flush()
     return 2
