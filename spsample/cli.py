@@ -4,6 +4,16 @@ Each sub-command lives in its own module ``spsample/_cli_<name>.py`` that define
 ``add_arguments(parser)`` and ``run(args) -> int``; this file only dispatches. Only the chosen
 sub-command's module is imported, so a missing or broken one never breaks the others (and
 ``spsample --help`` lists every sub-command without importing any of them).
+
+This module is part of the package, so ``import spsample`` has run before it: idle OpenMP
+threads already sleep (``OMP_WAIT_POLICY=passive`` unless the user chose, see
+:mod:`spsample._threads`) when a sub-command imports torch or the native kernels.
+
+Under ``mpiexec`` a sub-command whose ranks work together (``train``) never ends on one rank
+alone: see :func:`main`. A sub-command module takes part by defining ``check(args)`` (this
+rank's flags and files, checked before any work) and ``PER_RANK_FLAGS`` (the flags that may
+differ between ranks); its ``run`` wraps the steps each rank does alone in
+:func:`spsample._cli_common.agreed`.
 """
 
 import argparse
