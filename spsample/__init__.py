@@ -14,7 +14,13 @@ SciPy and h5py.
 
 import importlib
 
-from ._errors import (
+from ._threads import set_passive_wait
+
+# First of all, before anything loads an OpenMP runtime (torch, the native kernels): idle
+# OpenMP threads sleep instead of spinning, unless the user chose (see spsample._threads).
+set_passive_wait()
+
+from ._errors import (  # noqa: E402
     ArgumentError,
     ArgumentTypeError,
     DatasetError,
@@ -29,8 +35,8 @@ from ._errors import (
     SeedError,
     SpsampleError,
 )
-from ._graph import Graph
-from ._hetero import HeteroGraph
+from ._graph import Graph  # noqa: E402
+from ._hetero import HeteroGraph  # noqa: E402
 
 __version__ = "0.1.0"
 

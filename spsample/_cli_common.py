@@ -7,6 +7,7 @@ user typed *flags* (``--batch-size``) or reader options (``-o prefix=...``).
 ``spsample train --batch-size 0`` answers ``argument '--batch-size' must be >= 1``.
 """
 
+import contextlib
 import math
 import os
 import re
@@ -14,7 +15,7 @@ import re
 from ._errors import ArgumentError, DatasetError, DatasetNotFoundError
 
 __all__ = ["check_output", "check_int", "check_finite", "cli_message", "load_dataset",
-           "DATASET_HINT"]
+           "agreed", "DATASET_HINT"]
 
 #: What to tell a user who passed a raw dataset where an spsample HDF5 file is needed.
 DATASET_HINT = ("run `spsample convert SRC DST.h5` first to make an spsample HDF5 file "
@@ -48,6 +49,62 @@ def check_finite(command, flag, value):
                             f"(got {value})")
 
 
+def agreed(args, where, work):
+    """``work()``, whose failure on any one rank fails every rank together when the command
+    runs over MPI (``args._world``, set by :func:`spsample.cli.main` under ``mpiexec``): for
+    the steps each rank does on its own (reading its copy of a file) before collective work.
+    """
+    world = getattr(args, "_world", None)
+    if world is None:
+        return work()
+    from .distributed._collective import agree
+
+    return agree(world, where, work)
+
+
+def same_everywhere(args, where, what, value):
+    """Under MPI (``args._world``), every rank fails with the same
+    :class:`~spsample.DistributedError` unless ``content_digest(value)`` is equal on every
+    rank (``what`` names the value in the message); nothing otherwise."""
+    world = getattr(args, "_world", None)
+    if world is None:
+        return
+    from ._errors import DistributedError
+    from .distributed._collective import mark_raised_on_every_rank
+
+    digests = world.allgather_object(content_digest(value))
+    other = next((r for r, d in enumerate(digests) if d != digests[0]), None)
+    if other is not None:
+        raise mark_raised_on_every_rank(DistributedError(
+            f"{where}: ranks disagree: {what} differs between rank 0 and rank {other} "
+            f"(CRC-32 of their arrays {digests[0][1]:08x} and {digests[other][1]:08x}); every "
+            "rank must read the same dataset"))
+
+
+def content_digest(value):
+    """``(bytes, CRC-32)`` of ``value``'s pickled content: arrays are hashed where they lie
+    (pickle protocol 5's out-of-band buffers), without a copy."""
+    import pickle
+    import zlib
+
+    state = [0, 0]
+
+    def update(data):
+        view = memoryview(data).cast("B")
+        state[0] += view.nbytes
+        state[1] = zlib.crc32(view, state[1])
+
+    class Sink:
+        write = staticmethod(update)
+
+    def buffer(pickled):
+        update(pickled.raw())
+        return None                         # out of band: hashed, not copied into the stream
+
+    pickle.Pickler(Sink(), protocol=5, buffer_callback=buffer).dump(value)
+    return state[0], state[1]
+
+
 def dataset_path(command, name):
     """The path of dataset ``name``: an existing file, or an embedded dataset's file.
 
@@ -79,8 +136,25 @@ def load_dataset(command, name, *, features=True):
     from .io import load
 
     path = dataset_path(command, name)
-    try:
+    with _convert_hint(command, name):
         return load(path, features=features)
+
+
+def dataset_layout(command, name):
+    """``"hetero"`` or ``"homogeneous"``: the layout of dataset ``name``
+    (:func:`dataset_path`), read from the file's header only."""
+    from .io._hdf5 import open_layout
+
+    path = dataset_path(command, name)
+    with _convert_hint(command, name):
+        return open_layout(path)
+
+
+@contextlib.contextmanager
+def _convert_hint(command, name):
+    """A file in another format gets a message that says to convert it first."""
+    try:
+        yield
     except DatasetError as exc:
         text = str(exc)
         foreign = "not a readable HDF5 file" in text or (

@@ -22,7 +22,14 @@ import sys
 
 import numpy as np
 
-from ._cli_common import check_finite, check_output, dataset_path, load_dataset
+from ._cli_common import (agreed, check_finite, check_output, dataset_layout, dataset_path,
+                          load_dataset, same_everywhere)
+
+#: Flags (parser destinations) that may differ between the ranks of an ``mpiexec`` job: paths
+#: to each rank's copy of a file, what each rank prints, its threads and device. Every other
+#: flag must be the same on every rank (checked before any work).
+PER_RANK_FLAGS = ("dataset", "metrics", "checkpoint", "resume", "permutation", "quiet",
+                  "threads", "sampler_threads", "device")
 
 
 def add_arguments(parser):
@@ -161,8 +168,10 @@ def run(args):
     config = _config(args)
     if _sharded(args, comm):
         dataset = _load_sharded(args, comm)
-    else:
-        dataset = _in_original_ids(load_dataset("train", args.dataset), args.permutation)
+    else:       # each rank reads its own copy: a damaged one fails every rank together
+        dataset = agreed(args, "spsample train", lambda: _in_original_ids(
+            load_dataset("train", args.dataset), args.permutation))
+        same_everywhere(args, "spsample train", "the dataset", dataset)
     from .io import HeteroDataset
 
     if args.task == "link" or isinstance(dataset, HeteroDataset):
@@ -171,7 +180,7 @@ def run(args):
         return run_task(args, dataset, comm)
     trainer = Trainer(dataset, config, comm=comm)
     if args.resume:
-        _resume(trainer, args.resume)
+        agreed(args, "spsample train", lambda: _resume(trainer, args.resume))
     say = (lambda text: print(text, flush=True)) if rank == 0 else (lambda text: None)
     say(_summary(args, dataset, trainer, comm))
     progress = not args.quiet and sys.stderr.isatty()
@@ -185,17 +194,34 @@ def run(args):
     return 0
 
 
+def check(args):
+    """This rank's flags and files, checked before any work (under ``mpiexec`` the command
+    line agrees on the outcome across the ranks, so that one rank's bad flag or missing file
+    ends every rank with the same error): outputs writable, numbers in range (every
+    :class:`~spsample.train.TrainConfig` field), the dataset present and readable, and the
+    task's flags."""
+    _check_flags(args)
+    _config(args)
+    hetero = dataset_layout("train", args.dataset) == "hetero"
+    if args.task == "link" or hetero:
+        from ._cli_tasks import _check
+
+        _check(args, hetero, None)
+
+
 def _check_flags(args):
     """Every flag checked before any work: outputs writable, numbers in range."""
     for flag in ("--lr", "--weight-decay", "--dropout"):
         check_finite("train", flag, getattr(args, flag[2:].replace("-", "_")))
     check_output("train", "--metrics", args.metrics)
     check_output("train", "--checkpoint", args.checkpoint)
-    if args.resume and not os.path.isfile(args.resume):
-        from ._errors import ArgumentError
+    for flag in ("--resume", "--permutation"):
+        path = getattr(args, flag[2:])
+        if path and not os.path.isfile(path):
+            from ._errors import ArgumentError
 
-        raise ArgumentError(f"spsample train: argument '--resume' is not a file "
-                            f"(got {args.resume!r})")
+            raise ArgumentError(f"spsample train: argument '{flag}' is not a file "
+                                f"(got {path!r})")
 
 
 def _sharded(args, comm):
@@ -345,7 +371,17 @@ def _epoch_line(entry, epochs):
     return (f"epoch {entry['epoch'] + 1:3d}/{epochs}  loss {entry['loss']:.4f}  "
             f"val {entry['val_accuracy']:.4f}  {entry['seconds']:.2f}s  "
             f"{rate:,.0f} sampled edges/s while sampling  "
-            f"threads {entry['threads']}+{entry['sampler_threads']}")
+            f"{_threads_text(entry)}")
+
+
+def _threads_text(entry):
+    """``threads M+S of C cores`` (model and sampler side by side), or, when the producer runs
+    in the training thread, ``threads M, then S sampling, of C cores``."""
+    cores = entry.get("cores")
+    of = "" if cores is None else f" of {cores} core{'s' if cores != 1 else ''}"
+    if entry.get("pipeline", True):
+        return f"threads {entry['threads']}+{entry['sampler_threads']}{of}"
+    return f"threads {entry['threads']}, then {entry['sampler_threads']} sampling{of}"
 
 
 def _result_line(metrics):

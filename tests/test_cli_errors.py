@@ -27,6 +27,27 @@ def run_cli(argv, capsys):
 def assert_one_line_error(err, command, flag):
     assert err.startswith(f"spsample {command}: error: ") and len(err.splitlines()) == 1, err
     assert f"'{flag}'" in err, err
+    assert f"error: spsample {command}: " not in err, err           # the prefix once
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["train", "--epochs", "1", "--resume", "missing.pt"], "--resume"),
+    (["train", "--epochs", "1", "--metrics", "no/such/dir/m.json"], "--metrics"),
+    (["train", "--epochs", "1", "--permutation", "p.npz"], "--permutation"),
+    (["sample", "nonexistent.h5"], "dataset"),
+    (["sample", "--json", "no/such/dir/x.json"], "--json"),
+])
+def test_error_lines_name_the_command_once(tmp_path, capsys, monkeypatch, argv, flag):
+    """``spsample train: error: spsample train: ...`` was printed for the command's own
+    checks: the prefix appears once."""
+    if argv[0] == "train":
+        pytest.importorskip("torch")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith(f"spsample {argv[0]}: error: "), err
+    assert not err.startswith(f"spsample {argv[0]}: error: spsample "), err
+    assert f"'{flag}'" in err, err
 
 
 # ---------------------------------------------------------------------- item 11: flags

@@ -11,7 +11,7 @@ from spsample import io
 from spsample._errors import ArgumentError, ArgumentTypeError
 from spsample.cli import main
 from spsample.loader import _threads as threads_mod
-from spsample.loader import balance_threads, plan_threads
+from spsample.loader import ThreadPlan, balance_threads, plan_threads
 
 torch = pytest.importorskip("torch")
 
@@ -31,12 +31,28 @@ def restore_threads():
 
 
 @pytest.mark.parametrize("share,cores,model,sampler", [
-    (None, 2, 2, 1), (0.0, 2, 2, 1), (0.05, 2, 2, 1), (0.3, 2, 1, 1), (0.9, 2, 1, 1),
-    (0.1, 8, 7, 1), (0.3, 8, 6, 2), (0.6, 8, 3, 5), (1.5, 4, 1, 3), (-1.0, 4, 4, 1),
-    (0.0, 1, 1, 1)])
+    (None, 2, 1, 1), (0.0, 2, 1, 1), (0.05, 2, 1, 1), (0.3, 2, 1, 1), (0.9, 2, 1, 1),
+    (0.1, 8, 7, 1), (0.3, 8, 6, 2), (0.6, 8, 3, 5), (1.5, 4, 1, 3), (-1.0, 4, 3, 1),
+    (None, 16, 15, 1)])
 def test_plan_gives_the_model_the_cores_the_producer_leaves(share, cores, model, sampler):
     plan = plan_threads(share, cores=cores)
-    assert (plan.model, plan.sampler, plan.cores) == (model, sampler, cores)
+    assert (plan.model, plan.sampler, plan.cores, plan.pipeline) == (model, sampler, cores,
+                                                                     True)
+    assert plan.model + plan.sampler <= plan.cores          # never more threads than cores
+
+
+@pytest.mark.parametrize("share", [None, 0.0, 0.5, 1.0])
+def test_one_core_runs_the_producer_in_the_training_thread(share):
+    """On one core a background producer could only take turns with the model: the plan
+    turns the pipeline off, so one thread runs at a time."""
+    assert plan_threads(share, cores=1) == ThreadPlan(1, 1, 1, share, pipeline=False)
+
+
+def test_an_explicit_count_leaves_the_other_the_cores_left():
+    assert plan_threads(None, cores=4, sampler_threads=2) == ThreadPlan(2, 2, 4, None)
+    assert plan_threads(None, cores=4, model_threads=1) == ThreadPlan(1, 3, 4, None)
+    assert plan_threads(None, cores=2, model_threads=2).model == 2      # kept as given
+    assert plan_threads(None, cores=2, sampler_threads=1) == ThreadPlan(1, 1, 2, None)
 
 
 def test_plan_keeps_explicit_settings_and_shares_nothing_without_pipeline():
@@ -87,7 +103,7 @@ def test_balance_measures_the_producer_share_of_the_last_epoch(monkeypatch):
     loader = spsample.Loader(ds, sampler=spsample.NodeWise([5]), batch_size=8, bulk_size=1,
                              features=SlowFeatures(ds.features))
     first = balance_threads(loader, ranks=1)
-    assert first.share is None and (first.model, first.sampler) == (4, 1)
+    assert first.share is None and (first.model, first.sampler) == (3, 1)
     for _ in loader:                       # the model waits for a slow producer
         pass
     stats = loader.last_stats
@@ -97,6 +113,21 @@ def test_balance_measures_the_producer_share_of_the_last_epoch(monkeypatch):
     assert plan.share > 0.6 and plan.model == 1 and plan.sampler == 3
     assert torch.get_num_threads() == 1
     assert balance_threads(loader, ranks=1, model_threads=2, apply=False).model == 2
+    assert loader.pipeline
+
+
+def test_balance_on_one_core_turns_the_loaders_background_thread_off(monkeypatch):
+    monkeypatch.setattr(threads_mod, "process_cores", lambda ranks: 1)
+    ds = io.load_cora()
+    loader = spsample.Loader(ds, sampler=spsample.NodeWise([5]), batch_size=64)
+    plan = balance_threads(loader, ranks=1, apply=False)
+    assert not plan.pipeline and loader.pipeline               # apply=False changes nothing
+    plan = balance_threads(loader, ranks=1)
+    assert (plan.model, plan.pipeline, loader.pipeline) == (1, False, False)
+    assert torch.get_num_threads() == 1
+    batches = [b.n_id for b in loader.iter_epoch(0)]
+    again = spsample.Loader(ds, sampler=spsample.NodeWise([5]), batch_size=64)
+    assert all(np.array_equal(a, b.n_id) for a, b in zip(batches, again.iter_epoch(0)))
 
 
 def test_trainer_respects_explicit_threads_and_restores_the_callers(monkeypatch):
@@ -124,10 +155,16 @@ def test_trainer_respects_explicit_threads_and_restores_the_callers(monkeypatch)
         Trainer(ds, sampler_threads="many")
 
 
-def test_cli_threads_flag(capsys):
+def test_cli_threads_flag(capsys, monkeypatch):
     assert main(["train", "--epochs", "1", "--hidden", "8", "--threads", "1",
                  "--sampler-threads", "1", "--quiet"]) == 0
-    assert "threads 1+1" in capsys.readouterr().out
+    assert "threads 1+1 of " in capsys.readouterr().out
+    monkeypatch.delenv("SPSAMPLE_THREADS", raising=False)
+    for cores, text in ((2, "threads 1+1 of 2 cores"), (4, "threads 3+1 of 4 cores"),
+                        (1, "threads 1, then 1 sampling of 1 core")):
+        monkeypatch.setattr(threads_mod, "process_cores", lambda ranks, c=cores: c)
+        assert main(["train", "--epochs", "1", "--hidden", "8", "--quiet"]) == 0
+        assert text in capsys.readouterr().out          # model + sampler <= cores
     with pytest.raises(SystemExit) as exc:
         main(["train", "--threads", "0"])
     assert exc.value.code == 2

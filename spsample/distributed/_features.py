@@ -1,6 +1,7 @@
 """``FeatureStore``: the n × f feature matrix in ``p / c`` shards by vertex id, each shard
 held by the ``c`` ranks of a process row (the same blocks as the graph's rows)."""
 
+import hashlib
 
 import numpy as np
 
@@ -223,7 +224,16 @@ class CachedFeatureStore:
     budget : int
         Bytes of cached rows per rank; the process row caches ``c * budget // row_bytes`` rows.
     scores : array_like, shape (n,)
-        Hotness per vertex, the same on every rank (in-degree, sampled counts).
+        Hotness per vertex, the same on every rank (in-degree, sampled counts): compared
+        across the ranks (SHA-256 of their float64 values), since ranks that ranked rows
+        differently would serve each other the wrong rows.
+
+    Raises
+    ------
+    ArgumentTypeError, ArgumentError
+        On every rank, when any rank's ``budget`` or ``scores`` is invalid.
+    DistributedError
+        On every rank, when the ranks' ``budget`` or ``scores`` differ (even slightly).
 
     Attributes
     ----------
@@ -239,21 +249,37 @@ class CachedFeatureStore:
         where = "CachedFeatureStore"
         if not isinstance(store, FeatureStore):
             fail(ArgumentTypeError, where, "store", "must be a FeatureStore", type(store))
-        if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, (int, np.integer)):
-            fail(ArgumentTypeError, where, "budget", "must be an int (bytes)", budget)
-        if budget < 0:
-            fail(ArgumentError, where, "budget", "must be >= 0", budget)
-        scores = np.asarray(scores)
+        with abort_if_failing_alone(store.grid.comm, where):
+            self._build(store, budget, scores)
+
+    def _build(self, store, budget, scores):
+        where, comm = "CachedFeatureStore", store.grid.comm
         n = store.num_nodes
-        if scores.shape != (n,) or scores.dtype.kind not in "biuf" or \
-                not np.all(np.isfinite(scores)):
-            fail(ArgumentError, where, "scores", f"must be {n} finite numbers", scores.shape)
+
+        def check():
+            if isinstance(budget, (bool, np.bool_)) or \
+                    not isinstance(budget, (int, np.integer)):
+                fail(ArgumentTypeError, where, "budget", "must be an int (bytes)", budget)
+            if budget < 0:
+                fail(ArgumentError, where, "budget", "must be >= 0", budget)
+            values = np.asarray(scores)
+            if values.shape != (n,) or values.dtype.kind not in "biuf" or \
+                    not np.all(np.isfinite(values)):
+                fail(ArgumentError, where, "scores", f"must be {n} finite numbers",
+                     values.shape)
+            return values.astype(np.float64) + 0.0          # -0.0 ranks as 0.0
+        values = agree(comm, where, check)
+        # Every rank must rank the same rows hot: a process row's replicas ask each other for
+        # rows by position, so scores that differ at all would return other rows' features.
+        check_same(comm, where, "budget", int(budget))
+        check_same(comm, where, "scores (SHA-256 of their float64 values)",
+                   hashlib.sha256(np.ascontiguousarray(values).view(np.uint8)).hexdigest())
         self.store, self.grid = store, store.grid
         self.num_nodes, self.shape, self.dtype = n, store.shape, store.dtype
         row_bytes = max(1, int(np.prod(store.shape[1:])) * store.dtype.itemsize)
         c = self.grid.replication
         k = min(n, c * (int(budget) // row_bytes))
-        ranked = np.lexsort((np.arange(n), -scores.astype(np.float64)))[:k]
+        ranked = np.lexsort((np.arange(n), -values))[:k]
         self._holder = np.full(n, -1, dtype=np.int64)
         self._holder[ranked] = np.arange(k) % c
         self.hot_ids = np.sort(ranked[self.grid.replica::c])
@@ -262,14 +288,17 @@ class CachedFeatureStore:
 
     def fetch(self, n_id):
         """The feature rows of ``n_id`` (collective); as :meth:`FeatureStore.fetch`."""
+        with abort_if_failing_alone(self.grid.comm, "CachedFeatureStore.fetch"):
+            return self._fetch(n_id)
+
+    def _fetch(self, n_id):
         where = "CachedFeatureStore.fetch"
 
         def check():
             ids = as_index_array(where, "n_id", n_id)
             check_range(where, "n_id", ids, 0, self.num_nodes)
             return ids
-        with abort_if_failing_alone(self.grid.comm, where):
-            ids = agree(self.grid.comm, where, check)
+        ids = agree(self.grid.comm, where, check)
         uniq, inverse = np.unique(ids, return_inverse=True)
         own = self.store.placement.owner(uniq) == self.grid.row
         holder = np.where(own, -1, self._holder[uniq])

@@ -144,6 +144,39 @@ class Loader:
                  pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0,
                  adjacency=False, strategy=None, order="random"):
         apply_env_threads()  # SPSAMPLE_THREADS, once per process
+        setup = partial(self._setup, data, seeds, sampler=sampler, batch_size=batch_size,
+                        bulk_size=bulk_size, features=features, labels=labels,
+                        shuffle=shuffle, seed=seed, device=device, dtype=dtype,
+                        pipeline=pipeline, queue_size=queue_size, rank=rank,
+                        world_size=world_size, comm=comm, epoch=epoch, adjacency=adjacency,
+                        strategy=strategy, order=order)
+        grid = _dist_grid(data)
+        if grid is None:
+            setup()
+            return
+        # Over a DistGraph every rank samples collectively: a bad argument on one rank, or
+        # ranks given different seeds (their minibatches would not line up), fails them all.
+        from ..distributed._collective import agree, check_same
+        from ..distributed._failure import abort_if_failing_alone
+
+        with abort_if_failing_alone(grid.comm, _WHERE):
+            agree(grid.comm, _WHERE, setup)
+            check_same(grid.comm, _WHERE, "seeds and batching (SHA-256 of the seeds; "
+                       "batch_size, bulk_size, seed, shuffle, epoch, order, world_size)",
+                       self._shared_digest())
+
+    def _shared_digest(self):
+        """What every rank of a distributed loader must have alike, hashed."""
+        import hashlib
+
+        seeds = np.ascontiguousarray(self.seeds, dtype=np.int64)
+        return (hashlib.sha256(seeds.view(np.uint8)).hexdigest()[:16], int(seeds.size),
+                self.batch_size, self.bulk_size, self.seed, self.shuffle, self._next_epoch,
+                self.seed_order, self.world_size)
+
+    def _setup(self, data, seeds, *, sampler, batch_size, bulk_size, features, labels,
+               shuffle, seed, device, dtype, pipeline, queue_size, rank, world_size, comm,
+               epoch, adjacency, strategy, order):
         self.graph, dataset = _resolve_data(data)
         self.num_nodes = int(self.graph.num_nodes)
         init_common(self, _WHERE, "NodeWise, LADIES, FastGCN", sampler, batch_size, bulk_size,
@@ -436,6 +469,16 @@ def _grids_of(graph, features):
                 and all(grid is not g for g in grids):
             grids.append(grid)
     return grids
+
+
+def _dist_grid(data):
+    """The process grid of a distributed graph (``DistGraph``) given as ``data``, or None."""
+    if isinstance(data, Graph) or isinstance(getattr(data, "graph", None), Graph):
+        return None
+    grid = getattr(data, "grid", None)
+    comm = getattr(grid, "comm", None)
+    return grid if comm is not None and callable(getattr(comm, "allgather_object", None)) \
+        else None
 
 
 def _resolve_data(data):

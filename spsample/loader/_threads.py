@@ -12,20 +12,26 @@ into a split of this process's cores; :func:`balance_threads` measures it from a
         for batch in loader:
             ...
 
-Rules (the model first, the sampler gets the rest):
+Rules (the model first, the sampler gets the rest, and together never more than the cores):
 
 * the process's cores: its CPU affinity (and cgroup CPU quota), divided by the ranks of an MPI
   job that share the node (``MPI_LOCALNRANKS``, ``OMPI_COMM_WORLD_LOCAL_SIZE``, or a shared-
   memory split of the communicator), and capped by ``OMP_NUM_THREADS`` when the user set it;
-  so ranks × model threads never exceed the cores of a node (when there are at least as many
-  cores as ranks; one thread per rank otherwise);
-* model threads = ``round(cores × (1 − share))``, at least 1, with ``share`` the producer's
-  busy seconds over the epoch's seconds (no measurement yet: share 0); sampler threads = the
-  cores left, at least 1 (a producer busy 5 % of the time then shares a core with the model);
-  with the pipeline off nothing overlaps and both get every core;
+* with the pipeline on and at least 2 cores, model threads = ``round(cores × (1 − share))``
+  kept within ``[1, cores − 1]``, with ``share`` the producer's busy seconds over the epoch's
+  seconds (no measurement yet: share 0), and sampler threads = the cores left: the model's
+  and the sampler's threads together are the process's cores, so ranks × threads never
+  exceed the cores of a node (when there are at least as many cores as ranks);
+* on one core (or with the pipeline off) nothing can overlap: the producer runs in the
+  training thread (:attr:`ThreadPlan.pipeline` is False; :func:`balance_threads` turns the
+  loader's background thread off) and model and sampler each get every core, one after the
+  other;
 * an explicit setting wins: ``model_threads`` / ``sampler_threads`` arguments (``Trainer``'s
   ``threads`` and ``sampler_threads``, ``spsample train --threads``), and ``SPSAMPLE_THREADS``
-  for the sampler.
+  for the sampler; the other count then takes the cores left (at least 1).
+
+The threads of an OpenMP runtime that wait for work sleep (``OMP_WAIT_POLICY=passive``, set by
+``import spsample``; see :mod:`spsample._threads`): an idle producer costs no core.
 """
 
 import math
@@ -56,12 +62,17 @@ class ThreadPlan:
         Cores of this process (the node's, divided among its ranks).
     share : float or None
         The producer's share of the epoch the plan was made from (None: not measured).
+    pipeline : bool
+        Whether the producer runs in its own thread beside the model (``model + sampler <=
+        cores``), or in the training thread, one after the other (one core, or the pipeline
+        off).
     """
 
     model: int
     sampler: int
     cores: int
     share: float = None
+    pipeline: bool = True
 
 
 def local_ranks(comm=None, environ=None):
@@ -122,36 +133,46 @@ def plan_threads(share=None, *, cores, model_threads=None, sampler_threads=None,
     cores : int
         This process's cores (:func:`process_cores`).
     model_threads, sampler_threads : int, optional
-        Explicit settings; they are kept as they are.
+        Explicit settings; they are kept as they are (the other count takes the cores left).
     pipeline : bool
-        Whether the producer overlaps the model (else both get every core).
+        Whether the producer may overlap the model in a background thread.
 
     Returns
     -------
     ThreadPlan
+        ``model + sampler <= cores`` when ``pipeline`` (``cores >= 2``, no explicit counts);
+        else the producer runs in the training thread and both get every core.
 
     Examples
     --------
     >>> plan_threads(0.05, cores=2)
-    ThreadPlan(model=2, sampler=1, cores=2, share=0.05)
-    >>> plan_threads(0.45, cores=2)
-    ThreadPlan(model=1, sampler=1, cores=2, share=0.45)
+    ThreadPlan(model=1, sampler=1, cores=2, share=0.05, pipeline=True)
+    >>> plan_threads(0.3, cores=8)
+    ThreadPlan(model=6, sampler=2, cores=8, share=0.3, pipeline=True)
+    >>> plan_threads(None, cores=1)
+    ThreadPlan(model=1, sampler=1, cores=1, share=None, pipeline=False)
     """
     where = "plan_threads"
     cores = as_int(where, "cores", cores, minimum=1)
     if share is not None and not (isinstance(share, (int, float)) and math.isfinite(share)):
         fail(ArgumentError, where, "share", "must be a finite number or None", share)
-    s = 0.0 if share is None else min(1.0, max(0.0, float(share)))
-    if pipeline:
-        model = min(cores, max(1, int(round(cores * (1.0 - s)))))
-        sampler = max(1, cores - model)
-    else:
-        model = sampler = cores
     if model_threads is not None:
-        model = as_int(where, "model_threads", model_threads, minimum=1)
+        model_threads = as_int(where, "model_threads", model_threads, minimum=1)
     if sampler_threads is not None:
-        sampler = as_int(where, "sampler_threads", sampler_threads, minimum=1)
-    return ThreadPlan(model, sampler, cores, None if share is None else float(share))
+        sampler_threads = as_int(where, "sampler_threads", sampler_threads, minimum=1)
+    s = 0.0 if share is None else min(1.0, max(0.0, float(share)))
+    background = bool(pipeline) and cores >= 2
+    if background:
+        model = min(cores - 1, max(1, int(round(cores * (1.0 - s)))))
+        if sampler_threads is not None:
+            model = max(1, min(model, cores - sampler_threads))
+        model = model if model_threads is None else model_threads
+        sampler = max(1, cores - model) if sampler_threads is None else sampler_threads
+    else:
+        model = cores if model_threads is None else model_threads
+        sampler = cores if sampler_threads is None else sampler_threads
+    return ThreadPlan(model, sampler, cores, None if share is None else float(share),
+                      background)
 
 
 def producer_share(stats):
@@ -174,7 +195,7 @@ def balance_threads(loader, *, model_threads=None, sampler_threads=None, ranks=N
     Parameters
     ----------
     loader : spsample.Loader or None
-        ``None``: no epoch measured yet (the model gets the cores, the sampler one thread).
+        ``None``: no epoch measured yet (the model gets the cores but one, the sampler one).
     model_threads, sampler_threads : int, optional
         Explicit settings (kept as they are). ``SPSAMPLE_THREADS``, when set, fixes the
         sampler's.
@@ -186,8 +207,11 @@ def balance_threads(loader, *, model_threads=None, sampler_threads=None, ranks=N
     Returns
     -------
     ThreadPlan
+        With ``apply``, its counts are set, and when its ``pipeline`` is False while the
+        loader's is on (a single core: the producer's thread could only take turns with the
+        model's), the loader's background thread is turned off (``loader.pipeline = False``).
     """
-    from .._threads import threads_from_env
+    from .._threads import threads_from_env, warn_if_spinning
 
     if sampler_threads is None:
         sampler_threads = threads_from_env() or None
@@ -196,7 +220,11 @@ def balance_threads(loader, *, model_threads=None, sampler_threads=None, ranks=N
                         model_threads=model_threads, sampler_threads=sampler_threads,
                         pipeline=getattr(loader, "pipeline", True))
     if apply:
+        if plan.model > 1 or plan.sampler > 1:
+            warn_if_spinning()          # torch imported before spsample: its threads spin
         apply_plan(plan)
+        if not plan.pipeline and getattr(loader, "pipeline", False):
+            loader.pipeline = False
     return plan
 
 

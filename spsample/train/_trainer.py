@@ -258,7 +258,9 @@ class Trainer:
         ``convert_seconds`` (the producer, overlapped with training when the pipeline is
         on), ``wait_seconds`` (training waiting for batches), ``forward_seconds``,
         ``backward_seconds``, ``optimizer_seconds`` (with the gradient all-reduce);
-        ``threads`` and ``sampler_threads`` (the epoch's split) and ``producer_share``;
+        ``threads`` and ``sampler_threads`` (the epoch's split), ``cores`` (this rank's),
+        ``pipeline`` (whether the producer ran beside the model, in its own thread) and
+        ``producer_share``;
         ``bytes``: what the ranks sent together during the epoch's training,
         ``{"sampling": {collective: bytes}, "feature_fetch": {...}, "gradient_allreduce":
         {"allreduce": bytes}}`` (the all-reduce counts each rank's buffer once).
@@ -453,8 +455,8 @@ class Trainer:
                      fetch_seconds=float(stats["fetch_seconds"]),
                      convert_seconds=float(stats["convert_seconds"]),
                      wait_seconds=float(stats["wait_seconds"]), **phases,
-                     threads=plan.model, sampler_threads=plan.sampler,
-                     producer_share=plan.share,
+                     threads=plan.model, sampler_threads=plan.sampler, cores=plan.cores,
+                     pipeline=plan.pipeline, producer_share=plan.share,
                      sampling_edges_per_s=totals[2] / mean_sample_seconds
                      if mean_sample_seconds > 0 else 0.0, bytes=traffic)
         self.epoch = epoch + 1

@@ -1,9 +1,12 @@
 """An MPI job for tests/distributed/test_dist_rank_failure.py (run under ``mpiexec -n P``).
 
-``python _rank_failure_job.py MODE SEED``: every rank samples a small graph with three
-samplers (push, pull, layer-wise). Unless MODE is ``none``, one rank (drawn from SEED) fails at
+``python _rank_failure_job.py MODE SEED [TARGET]``: with TARGET ``sample`` (the default) every
+rank samples a small graph with three samplers (push, pull, layer-wise); with ``cache`` every
+rank builds a ``FeatureStore`` and a ``CachedFeatureStore`` in front of it and fetches three
+sets of rows through the cache. Unless MODE is ``none``, one rank (drawn from SEED) fails at
 a point drawn from SEED among the *events* of that work: the calls its communicators make and
-the calls of the sampler's ``frontier`` and ``extract``, before or after the call. MODE:
+(sampling) the calls of the sampler's ``frontier`` and ``extract``, before or after the call.
+MODE:
 
 * ``raise``: ``RuntimeError``; ``exit``: ``sys.exit(message)``; ``memory``: a real
   ``MemoryError`` (an array of 1 EiB); ``kill``: ``SIGKILL`` to itself (nothing printed by it);
@@ -24,7 +27,7 @@ import time
 import numpy as np
 
 import spsample
-from spsample.distributed import DistGraph, Grid
+from spsample.distributed import CachedFeatureStore, DistGraph, FeatureStore, Grid, world
 
 _COLLECTIVES = ("allreduce", "allgather", "allgatherv", "alltoallv", "bcast",
                 "allgather_object", "barrier")
@@ -87,7 +90,7 @@ def samplers(injector):
             (spsample.LADIES([30, 20]), "push")]
 
 
-def work(dg, graph, injector, between=None):
+def sample_work(dg, graph, injector, between=None):
     """Three collective ``sample`` calls on this rank's minibatches; True if all are right."""
     comm = dg.grid.comm
     seeds = np.random.default_rng(0).permutation(graph.num_nodes)[:BATCH * 2 * comm.size]
@@ -105,14 +108,40 @@ def work(dg, graph, injector, between=None):
     return ok
 
 
-def main(mode, seed):
+def cache_work(grid, graph, injector, between=None):
+    """A FeatureStore, a CachedFeatureStore in front of it and three fetches through the
+    cache (all collective); True if every fetched row is the stored one."""
+    x = np.arange(graph.num_nodes * 4, dtype=np.float32).reshape(-1, 4)
+    scores = np.bincount(graph.indices, minlength=graph.num_nodes)
+    injector.active = True
+    cached = CachedFeatureStore(FeatureStore.from_array(x, grid),
+                                graph.num_nodes // 4 * 16 // grid.replication, scores)
+    ok = True
+    for i in range(3):
+        if between is not None and i == 1:
+            injector.active = False
+            between()
+            injector.active = True
+        ids = np.random.default_rng([i, grid.rank]).choice(graph.num_nodes, 100)
+        ok &= bool(np.array_equal(cached.fetch(ids), x[ids]))
+    injector.active = False
+    return ok
+
+
+def main(mode, seed, target="sample"):
     global RANK
-    grid = Grid()
+    grid = Grid(replication=2 if target == "cache" and world().size % 4 == 0 else 1)
     RANK = grid.rank
     graph = spsample.rmat(9, seed=5, symmetrize=False)
-    dg = DistGraph.from_graph(graph, grid)
     injector = Injector(mode)
     instrument(grid, injector)
+    if target == "cache":
+        dg = None
+        work = lambda dg, graph, injector, between=None: cache_work(  # noqa: E731
+            grid, graph, injector, between)
+    else:
+        dg = DistGraph.from_graph(graph, grid)
+        work = sample_work
     if mode == "none":
         ok = work(dg, graph, injector)
         say(f"rank {RANK}: {'ok' if ok else 'WRONG'}")
@@ -122,7 +151,7 @@ def main(mode, seed):
     rng = np.random.default_rng(seed)
     victim = int(rng.integers(grid.size))
     if mode == "every":
-        return every_rank_fails(dg, graph, injector)
+        return every_rank_fails(dg, graph, injector, work)
     if mode == "uncaught":
         def between():
             if RANK == victim:
@@ -137,7 +166,7 @@ def main(mode, seed):
     return 0
 
 
-def every_rank_fails(dg, graph, injector):
+def every_rank_fails(dg, graph, injector, work):
     injector.fail_at = 1
     try:
         work(dg, graph, injector)
@@ -158,4 +187,4 @@ def say(line):
 RANK = 0
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], int(sys.argv[2])))
+    sys.exit(main(sys.argv[1], int(sys.argv[2]), *sys.argv[3:]))

@@ -7,7 +7,8 @@ import pytest
 import spsample
 from spsample.distributed import CachedFeatureStore, FeatureStore
 
-from _dist_helpers import assert_all, grid_for, layouts, mpi_timeout, threaded, world_comm
+from _dist_helpers import (assert_all, grid_for, layouts, mpi_timeout, raised, threaded,
+                           valid_replications, world_comm)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
@@ -59,3 +60,73 @@ def test_bad_arguments():
         CachedFeatureStore(store, 10, np.ones(3))
     with pytest.raises(spsample.ArgumentTypeError, match="store"):
         CachedFeatureStore(np.zeros((10, 2)), 10, np.ones(10))
+
+
+# ------------------------------------------------- one rank differs (issue 27): every rank fails
+def _last_rank():
+    return world_comm().rank == world_comm().size - 1
+
+
+@pytest.mark.parametrize("budget, scores, error, text", [
+    (-1, None, spsample.ArgumentError, "budget"),
+    ("1k", None, spsample.ArgumentTypeError, "budget"),
+    (100, [np.nan] * 10, spsample.ArgumentError, "scores"),
+    (100, np.ones(3), spsample.ArgumentError, "scores"),
+])
+@pytest.mark.parametrize("c", valid_replications())
+def test_a_bad_budget_or_scores_on_one_rank_fails_every_rank(c, budget, scores, error, text):
+    """Checked on each rank alone, the last rank raised while the others waited in the
+    first fetch for ever."""
+    store = FeatureStore.from_array(np.arange(20.0).reshape(10, 2), grid_for(c))
+    mine = (budget, np.asarray(scores, dtype=float)) if _last_rank() else (100, np.ones(10))
+    exc = raised(lambda: CachedFeatureStore(store, *mine))
+    assert_all(isinstance(exc, error) and text in str(exc), repr(exc))
+    if world_comm().size > 1:
+        assert_all(f"rank {world_comm().size - 1}: " in str(exc), str(exc))
+
+
+@pytest.mark.parametrize("c", valid_replications())
+def test_scores_that_differ_slightly_between_ranks_are_refused(c):
+    """Different rankings made replicas ask each other for rows by the wrong position: the
+    fetch returned other rows' features. The scores are compared (SHA-256) instead."""
+    g = spsample.rmat(9, seed=2)
+    x = np.arange(g.num_nodes * 3, dtype=np.float32).reshape(-1, 3)
+    grid = grid_for(c)
+    store = FeatureStore.from_array(x, grid)
+    scores = np.bincount(g.indices, minlength=g.num_nodes).astype(np.float64)
+    if _last_rank():
+        scores = scores + np.linspace(0, 1e-9, g.num_nodes)   # ties broken the other way
+    budget = (g.num_nodes // 4) * 3 * 4 // c
+    exc = raised(lambda: CachedFeatureStore(store, budget, scores))
+    if world_comm().size == 1:
+        assert exc is None
+        return
+    assert_all(isinstance(exc, spsample.DistributedError) and "scores" in str(exc)
+               and "disagree" in str(exc), repr(exc))
+    exc = raised(lambda: CachedFeatureStore(store, budget + (4 if _last_rank() else 0),
+                                            np.bincount(g.indices, minlength=g.num_nodes)))
+    assert_all(isinstance(exc, spsample.DistributedError) and "budget" in str(exc), repr(exc))
+
+
+def test_loader_over_a_dist_graph_refuses_different_seeds_on_one_rank():
+    """Each rank would have cut different minibatches while sampling them together."""
+    from spsample.distributed import DistGraph
+
+    g = spsample.rmat(9, seed=2)
+    dg = DistGraph.from_graph(g, grid_for(1))
+    comm = world_comm()
+    seeds = np.arange(64)
+    mine = seeds + 1 if _last_rank() and comm.size > 1 else seeds
+    make = lambda s, **kw: spsample.Loader(dg, s, sampler=spsample.NodeWise([3]),  # noqa: E731
+                                           batch_size=kw.get("batch_size", 16),
+                                           rank=comm.rank, world_size=comm.size)
+    exc = raised(lambda: make(mine))
+    if comm.size > 1:
+        assert_all(isinstance(exc, spsample.DistributedError) and "seeds" in str(exc),
+                   repr(exc))
+    else:
+        assert exc is None
+    exc = raised(lambda: make(seeds, batch_size=0 if _last_rank() else 16))
+    assert_all(isinstance(exc, spsample.ArgumentError) and "batch_size" in str(exc), repr(exc))
+    loader = make(seeds)                             # the same everywhere: fine
+    assert_all(loader.num_batches == 4)

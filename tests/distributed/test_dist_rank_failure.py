@@ -1,9 +1,10 @@
 """A rank that fails alone ends the whole MPI job within 60 s with its error on stderr; it
-never leaves the other ranks waiting (issue 17, item 7).
+never leaves the other ranks waiting (issue 17, item 7; the feature caches: issue 27).
 
 The job tests spawn ``mpiexec -n 2`` and ``-n 4`` themselves on ``_rank_failure_job.py``, in
 which one rank (drawn from a seed) fails at a point drawn from the seed among the collective
-calls and sampler steps of three distributed ``sample`` calls. They run in the serial suite
+calls and sampler steps of three distributed ``sample`` calls, or among the collective calls
+of building a ``CachedFeatureStore`` and fetching through it. They run in the serial suite
 and are skipped inside an MPI job (a nested ``mpiexec`` would join its parent's job). The
 in-process tests of the switch and the guard run at every world size."""
 
@@ -40,7 +41,7 @@ FAILURES = {   # mode: what its rank's error puts on stderr (mpiexec: on stdout)
 }
 
 
-def run_job(n, mode, seed, **env):
+def run_job(n, mode, seed, target="sample", **env):
     """Run the job; returns ``(returncode, stdout, stderr, seconds)``; fails the test if it is
     still running after ``LIMIT_S`` seconds (a hang), killing it."""
     if launched_under_mpi():
@@ -53,7 +54,8 @@ def run_job(n, mode, seed, **env):
     child_env.update(OMP_NUM_THREADS="1", SPSAMPLE_THREADS="1", **env,
                      PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     start = time.monotonic()
-    proc = subprocess.Popen([mpiexec, "-n", str(n), sys.executable, str(JOB), mode, str(seed)],
+    proc = subprocess.Popen([mpiexec, "-n", str(n), sys.executable, str(JOB), mode, str(seed),
+                             target],
                             env=child_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     try:
@@ -77,6 +79,35 @@ def test_one_rank_failing_inside_sample_ends_the_job(n, mode):
     assert f"rank {victim}: finished" not in out
     if mode != "kill":      # a killed process prints nothing more; mpiexec reports the signal
         assert f"spsample: rank {victim} of {n} failed in DistGraph.sample" in err, err[-3000:]
+
+
+@pytest.mark.parametrize("mode", ["raise", "memory", "kill"])
+@pytest.mark.parametrize("n", [2, 4])
+def test_one_rank_failing_inside_the_feature_cache_ends_the_job(n, mode):
+    """A rank failing anywhere in building a CachedFeatureStore (and its FeatureStore) or in
+    a fetch through it (4 ranks: 2 process rows of 2 replicas, so rows come from the row's
+    cache and from the other process row) ends the job."""
+    seed = 3000 + 10 * n + sorted(FAILURES).index(mode)
+    code, out, err, seconds = run_job(n, mode, seed, target="cache")
+    assert code != 0 and seconds < LIMIT_S, (code, seconds, err[-3000:])
+    for text in FAILURES[mode]:
+        assert text in err + out, err[-3000:]
+    victim = re.search(r"about to fail: injected \w+ at event \d+ on rank (\d+)", err).group(1)
+    assert f"rank {victim}: finished" not in out
+    if mode != "kill":
+        assert re.search(rf"spsample: rank {victim} of {n} failed in (Cached)?FeatureStore",
+                         err), err[-3000:]
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_feature_cache_job_is_right_and_survives_a_caught_failure_everywhere(n):
+    code, out, err, _ = run_job(n, "none", 0, target="cache")
+    assert code == 0, err[-3000:]
+    assert sorted(re.findall(r"rank (\d+): ok", out)) == [str(r) for r in range(n)], out
+    code, out, err, _ = run_job(n, "uncaught", 1, target="cache")
+    assert code != 0 and "injected uncaught error between two samples" in err, err[-3000:]
+    code, out, err, _ = run_job(2, "every", 0, target="cache", SPSAMPLE_ABORT_ON_FAILURE="0")
+    assert code == 0 and out.count("ok after the failure") == 2, err[-3000:]
 
 
 @pytest.mark.parametrize("n", [2, 4])

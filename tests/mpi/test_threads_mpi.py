@@ -53,8 +53,11 @@ def test_ranks_times_threads_never_oversubscribe(share):
     cores = process_cores(local_ranks(COMM), environ={})
     plan = plan_threads(share, cores=cores)
     models, samplers = gather(plan.model), gather(plan.sampler)
+    side_by_side = gather(plan.model + plan.sampler if plan.pipeline else
+                          max(plan.model, plan.sampler))
     assert_all(sum(models) <= max(node_cores(), SIZE), f"model threads {models}")
     assert_all(sum(samplers) <= max(node_cores(), SIZE), f"sampler threads {samplers}")
+    assert_all(sum(side_by_side) <= max(node_cores(), SIZE), f"threads {side_by_side}")
 
 
 def test_trainer_under_mpiexec_splits_the_cores(monkeypatch):
@@ -65,6 +68,10 @@ def test_trainer_under_mpiexec_splits_the_cores(monkeypatch):
         everyone = gather([e[key] for e in trainer.history])
         per_epoch = np.array(everyone).sum(axis=0)
         assert_all(np.all(per_epoch <= max(node_cores(), SIZE)), f"{key}: {everyone}")
+    running = gather([e["threads"] + e["sampler_threads"] if e["pipeline"] else e["threads"]
+                      for e in trainer.history])      # threads that run at once, per epoch
+    per_epoch = np.array(running).sum(axis=0)
+    assert_all(np.all(per_epoch <= max(node_cores(), SIZE)), f"threads at once: {running}")
     explicit = Trainer(ds, comm=COMM, epochs=1, hidden=8, threads=1, sampler_threads=1)
     explicit.fit()
     assert_all([(e["threads"], e["sampler_threads"]) for e in explicit.history] == [(1, 1)])
