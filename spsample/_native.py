@@ -38,7 +38,7 @@ from ._errors import ArgumentError, MissingDependencyError, ResourceLimitError, 
 from ._graph import frozen_filled
 from ._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
                     RowSelection, ThresholdSelection)
-from ._validate import fail
+from ._validate import as_int, fail
 
 __all__ = ["AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
            "set_num_threads", "get_num_threads", "set_pool_limit", "pool_stats", "lower", "run",
@@ -98,11 +98,20 @@ def disabled():
 
 
 def set_num_threads(n):
-    """Threads of the native kernels (``0``: OpenMP's default); returns the previous value."""
+    """Threads of the native kernels (``0``: OpenMP's default); returns the previous value.
+
+    Raises
+    ------
+    ArgumentTypeError
+        ``n`` is not an integer.
+    ArgumentError
+        ``n`` is negative or above :func:`spsample._threads.max_threads` (an OpenMP runtime
+        asked for many more threads than it can create ends the process).
+    """
     global _THREADS
-    n = int(n)
-    if n < 0:
-        fail(ArgumentError, "set_num_threads", "n", "must be >= 0", n)
+    from ._threads import check_threads
+
+    n = check_threads("set_num_threads", "n", n, minimum=0)
     previous, _THREADS = _THREADS, n
     return previous
 
@@ -122,11 +131,9 @@ def set_pool_limit(nbytes):
     flattened), and later calls reuse it (already-resident memory, so no page faults; the
     least recently returned blocks are freed first). A block is never reused while an array views
     it. The default limit is 1 GiB; ``0`` turns pooling off and frees what is held. No-op
-    (returns 0) without the extension.
+    (returns 0) without the extension. A limit beyond ``2**63 - 1`` is that.
     """
-    nbytes = int(nbytes)
-    if nbytes < 0:
-        fail(ArgumentError, "set_pool_limit", "nbytes", "must be >= 0", nbytes)
+    nbytes = min(as_int("set_pool_limit", "nbytes", nbytes, minimum=0), 2**63 - 1)
     if not AVAILABLE:
         return 0
     previous = _kernels.pool_stats()[1]

@@ -509,8 +509,12 @@ def select_rows(P, fanout, streams, *, replace=False, weighted=False, method="ke
         Naming the argument: a fanout that is not ``>= 1`` or ``-1`` (or a vector of the wrong
         length or with entries below ``-1``), ``weighted`` on an unvalued view, an unknown
         ``method``, ``rejection`` without replacement or without a positive finite ``bound``.
+    SamplerError
+        ``weighted`` on a view whose values are provably ``<= 0`` (a negative factor such as
+        ``P * -2.0``: :func:`~spsample._lazy.check_values`). Entries whose value is ``<= 0``
+        are never drawn.
     """
-    from ._lazy import RowSelection, RowView, Streams
+    from ._lazy import RowSelection, RowView, Streams, check_values
     where = "select_rows"
     _check_type(where, "P", P, RowView, "a RowView (prim.gather(graph, Q))")
     _check_type(where, "streams", streams, Streams, "a Streams (Streams.per_vertex/per_row)")
@@ -524,6 +528,8 @@ def select_rows(P, fanout, streams, *, replace=False, weighted=False, method="ke
     if weighted and P.expr is None:
         fail(ArgumentError, where, "weighted", "needs a valued view (e.g. P.with_weights())",
              show_value=False)
+    if weighted:
+        check_values(where, "P", P)
     if method == "rejection":
         if not (weighted and replace):
             fail(ArgumentError, where, "method", "'rejection' draws weighted with replacement "
@@ -888,6 +894,10 @@ def select_global(P, fanout, ctx):
     """
     from ._lazy import GlobalColumns, GlobalSelection
     _check_type("select_global", "P", P, GlobalColumns, "a GlobalColumns (prim.global_columns(q))")
+    n = getattr(getattr(ctx, "graph", None), "num_nodes", None)
+    if n is not None and P.q.shape != (n,):
+        fail(ArgumentError, "select_global", "P", f"must weigh the graph's {n} columns",
+             P.q.shape)
     fanout = _check_fanout("select_global", fanout)
     if fanout < 1:
         fail(ArgumentError, "select_global", "fanout", "must be >= 1 (i.i.d. draws)", fanout)

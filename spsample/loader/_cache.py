@@ -13,7 +13,8 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError
 from .._validate import fail
-from ._features import FeatureSource, _as_numpy, _spread, as_feature_source
+from ._features import (FeatureSource, _as_numpy, _spread, as_feature_source, checked_bulk,
+                        checked_ids)
 
 __all__ = ["CachedFeatures", "in_degree_scores", "sampled_counts", "hit_rate_curve"]
 
@@ -120,10 +121,23 @@ class CachedFeatures(FeatureSource):
         return self.hits / max(1, self.hits + self.misses)
 
     def fetch(self, n_id):
-        return self.fetch_bulk([np.asarray(n_id, dtype=np.int64)])[0]
+        """Rows ``n_id`` (ids in ``[0, num_nodes)``, shape (N,)) as an array of shape (N, f).
+
+        Raises
+        ------
+        ArgumentTypeError, ArgumentError
+            ``n_id`` does not hold integers, is not 1-D, or has an id outside
+            ``[0, num_nodes)`` (``-1`` is not the last row).
+        """
+        return self._fetch_bulk([checked_ids("CachedFeatures.fetch", n_id, self.num_nodes)])[0]
 
     def fetch_bulk(self, n_ids):
-        allv = np.concatenate([np.asarray(a, dtype=np.int64) for a in n_ids])
+        """Rows of several minibatches (a list of id arrays), each vertex fetched once."""
+        return self._fetch_bulk(checked_bulk("CachedFeatures.fetch_bulk", n_ids,
+                                             self.num_nodes))
+
+    def _fetch_bulk(self, n_ids):
+        allv = np.concatenate(n_ids)
         uniq, inverse = np.unique(allv, return_inverse=True)
         slot = self._slot[uniq]
         hit = slot >= 0

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from .._errors import ArgumentError
 from .._validate import as_int, fail
+from .._threads import check_threads
 
 __all__ = ["ThreadPlan", "plan_threads", "balance_threads", "process_cores", "local_ranks"]
 
@@ -148,9 +149,9 @@ def plan_threads(share=None, *, cores, model_threads=None, sampler_threads=None,
     else:
         model = sampler = cores
     if model_threads is not None:
-        model = as_int(where, "model_threads", model_threads, minimum=1)
+        model = check_threads(where, "model_threads", model_threads)
     if sampler_threads is not None:
-        sampler = as_int(where, "sampler_threads", sampler_threads, minimum=1)
+        sampler = check_threads(where, "sampler_threads", sampler_threads)
     return ThreadPlan(model, sampler, cores, None if share is None else float(share))
 
 
