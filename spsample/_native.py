@@ -782,9 +782,11 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
     for name, arr in (("indptr", indptr), ("indices", indices), ("vertex", vertex), ("batch", batch)):
         if arr.ndim != 1:
             fail(ArgumentError, where, name, "must be one-dimensional", arr.shape)
-    if indptr.size < 1 or indptr[0] != 0 or indptr[-1] != indices.size:
-        fail(ArgumentError, where, "indptr", "must run from 0 to len(indices)", indptr.size)
-    n, row_offset = indptr.size - 1, int(row_offset)
+    if indptr.size < 1 or indptr[0] != 0 or indptr[-1] != indices.size or \
+            (indptr[1:] < indptr[:-1]).any():
+        fail(ArgumentError, where, "indptr", "must run from 0 to len(indices), non-decreasing",
+             indptr.size)
+    n, row_offset = indptr.size - 1, as_int(where, "row_offset", row_offset)
     if rows is not None:
         rows = _i64(np.asarray(rows))
         if rows.shape != vertex.shape:
@@ -800,10 +802,10 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
         fail(ArgumentError, where, "batch", f"must have one entry per request ({vertex.size})", batch.size)
     if batch.size and (batch.min() < 0 or batch.max() >= 2**32):
         fail(ArgumentError, where, "batch", "must be in [0, 2**32)", batch)
-    fanout = int(fanout)
-    if fanout < 1 and fanout != -1:
-        fail(ArgumentError, where, "fanout", "must be >= 1 or -1", fanout)
-    if not 0 <= int(hop_word) < 2**32:
+    fanout = as_int(where, "fanout", fanout)
+    if (fanout < 1 and fanout != -1) or fanout >= 2**31:
+        fail(ArgumentError, where, "fanout", "must be >= 1 (below 2**31) or -1", fanout)
+    if not 0 <= as_int(where, "hop_word", hop_word) < 2**32:
         fail(ArgumentError, where, "hop_word", "must be in [0, 2**32)", hop_word)
     k0, k1 = (int(k) for k in key)
     if not (0 <= k0 < 2**32 and 0 <= k1 < 2**32):
@@ -813,6 +815,8 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
         fail(ArgumentError, where, "weights", "must match indices", weights.shape)
     if weighted and weights is None:
         fail(ArgumentError, where, "weights", "are needed for weighted sampling", show_value=False)
+    if weighted and weights.size and (not np.isfinite(weights).all() or weights.min() < 0):
+        fail(ArgumentError, where, "weights", "must be finite and >= 0", show_value=False)
     if weighted:
         select, program = (_S_WEIGHTED_REP if replace else _S_WEIGHTED), [(_V_WEIGHT, 0, 0, 0.0)]
     else:

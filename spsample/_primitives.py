@@ -30,7 +30,7 @@ import numpy as np
 from . import _rng
 from ._errors import ArgumentError, SamplerError
 from ._lazy import Streams
-from ._validate import as_int, fail
+from ._validate import as_index_array, as_int, check_range, fail
 
 __all__ = [
     "RowMatrix", "Streams", "segment_arange", "row_select", "spgemm", "normalize_rows",
@@ -88,8 +88,15 @@ def segment_arange(counts, xp=np):
     -------
     offset : int64, shape (sum(counts),)
     segment : int64, shape (sum(counts),)
+
+    Raises
+    ------
+    ArgumentError
+        A negative count (checked on NumPy arrays; device arrays are the engine's own).
     """
     counts = xp.asarray(counts, dtype=xp.int64)
+    if xp is np and counts.size and counts.min() < 0:
+        fail(ArgumentError, "segment_arange", "counts", "must be >= 0", int(counts.min()))
     segment = xp.repeat(xp.arange(counts.size, dtype=xp.int64), counts)
     starts = xp.cumsum(counts) - counts
     return xp.arange(segment.size, dtype=xp.int64) - starts[segment], segment
@@ -117,9 +124,20 @@ def row_select(indptr, indices, weights, rows, *, row_offset=0, xp=np):
     -------
     RowMatrix with ``r`` rows; ``edge_id`` gives each entry's index into ``indices``.
 
+    Raises
+    ------
+    ArgumentError, ArgumentTypeError
+        ``rows`` (minus ``row_offset``) not integers in ``[0, indptr.size - 1)``: a negative
+        id is not a row counted from the end (checked on NumPy arrays).
+
     Complexity: O(r + nnz of the selected rows).
     """
-    rows = xp.asarray(rows, dtype=xp.int64) - row_offset
+    if xp is np:
+        rows = as_index_array("row_select", "rows", rows) - as_int("row_select", "row_offset",
+                                                                   row_offset)
+        check_range("row_select", "rows", rows, 0, indptr.size - 1)
+    else:
+        rows = xp.asarray(rows, dtype=xp.int64) - row_offset
     starts = indptr[rows]
     counts = indptr[rows + 1] - starts
     offset, segment = segment_arange(counts, xp)

@@ -521,3 +521,45 @@ def test_disk_graph_reads_are_checked(tmp_path):
             indptr, idx, _ = dg.read_rows([1, 4])
             assert np.array_equal(idx, np.r_[g.indices[g.indptr[1]:g.indptr[2]],
                                              g.indices[g.indptr[4]:g.indptr[5]]])
+
+
+def test_row_gathers_refuse_negative_ids():
+    g = spsample.rmat(4, seed=1)
+    with pytest.raises(ArgumentError, match="row_select: argument 'rows' has a value below 0"):
+        prim.row_select(g.indptr, g.indices, None, [-1])       # before: the last row
+    with pytest.raises(ArgumentError, match="'rows' has a value >= 16"):
+        prim.row_select(g.indptr, g.indices, None, [20], row_offset=4)
+    with pytest.raises(ArgumentTypeError, match="'rows' must hold integers"):
+        prim.row_select(g.indptr, g.indices, None, [0.5])
+    m = prim.row_select(g.indptr, g.indices, None, [7], row_offset=4)
+    assert np.array_equal(m.indices, g.indices[g.indptr[3]:g.indptr[4]])
+    with pytest.raises(ArgumentError, match="segment_arange: argument 'counts' must be >= 0"):
+        prim.segment_arange([2, -1])
+
+
+@needs_native
+def test_native_row_sampler_checks_what_the_kernels_would_trust():
+    base = dict(indptr=[0, 1, 2], indices=[1, 2], weights=None, vertex=[0, 1], batch=[0, 0],
+                fanout=1, hop_word=1, key=(1, 2))
+    bad = {"indptr": dict(indptr=[0, 5, 2]),
+           "weights": dict(weights=[-1.0, np.nan], weighted=True),
+           "fanout": dict(fanout=2**40)}
+    for name, change in bad.items():
+        with pytest.raises(ArgumentError, match=f"argument '{name}'"):
+            _native.sample_rows(**{**base, **change})
+    with pytest.raises(ArgumentTypeError, match="'fanout' must be an integer"):
+        _native.sample_rows(**{**base, "fanout": 2.5})
+
+
+def test_hit_rate_curve_checks_its_arrays():
+    from spsample.loader import hit_rate_curve
+
+    with pytest.raises(ArgumentError, match="'fractions' must be numbers in"):
+        hit_rate_curve([1, 2, 3], [1, 1, 1], [np.nan])
+    with pytest.raises(ArgumentError, match="'accesses' must have one count per score"):
+        hit_rate_curve([1, 2, 3], [1, 1], [0.5])
+    with pytest.raises(ArgumentError, match="'scores' must be finite"):
+        hit_rate_curve([1, 2, np.nan], [1, 1, 1], [0.5])
+    with pytest.raises(ArgumentError, match="'accesses' must be >= 0"):
+        hit_rate_curve([1, 2, 3], [-1, 1, 1], [0.5])
+    assert np.allclose(hit_rate_curve([3, 2, 1], [2, 1, 1], [0, 0.34, 1]), [0, 0.5, 1])

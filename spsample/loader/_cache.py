@@ -46,8 +46,29 @@ def sampled_counts(graph, seeds, *, sampler, batch_size, seed=0, epochs=(0,)):
 
 def hit_rate_curve(scores, accesses, fractions):
     """Hit rate of a cache holding the top ``fraction`` of rows by ``scores`` when the rows are
-    accessed ``accesses[v]`` times; float64, shape (len(fractions),)."""
-    scores, accesses = np.asarray(scores), np.asarray(accesses, dtype=np.int64)
+    accessed ``accesses[v]`` times; float64, shape (len(fractions),).
+
+    Raises
+    ------
+    ArgumentTypeError, ArgumentError
+        ``scores`` not finite numbers, ``accesses`` not integers ``>= 0`` of the same length,
+        or ``fractions`` not numbers in ``[0, 1]``.
+    """
+    from .._validate import as_float_array, as_index_array
+
+    where = "hit_rate_curve"
+    scores = as_float_array(where, "scores", scores)
+    if not np.isfinite(scores).all():
+        fail(ArgumentError, where, "scores", "must be finite", show_value=False)
+    accesses = as_index_array(where, "accesses", accesses)
+    if accesses.shape != scores.shape:
+        fail(ArgumentError, where, "accesses", f"must have one count per score ({scores.size})",
+             accesses.shape)
+    if accesses.size and accesses.min() < 0:
+        fail(ArgumentError, where, "accesses", "must be >= 0", int(accesses.min()))
+    fractions = as_float_array(where, "fractions", fractions)
+    if not ((fractions >= 0) & (fractions <= 1)).all():
+        fail(ArgumentError, where, "fractions", "must be numbers in [0, 1]", show_value=False)
     ranked = accesses[_ranking(scores)]
     served = np.concatenate([[0], np.cumsum(ranked)])
     total = max(1, int(served[-1]))
