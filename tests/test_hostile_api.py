@@ -134,6 +134,15 @@ def test_the_command_line_refuses_a_bad_memory_limit():
     one_error_line(proc, "SPSAMPLE_MEMORY_LIMIT")
 
 
+@pytest.mark.parametrize("budget", ["infGB", "1e30G", "nan"])
+def test_convert_memory_budget_is_checked(budget, tmp_path, capsys):
+    src = tmp_path / "e.txt"
+    src.write_text("0 1\n1 2\n")
+    code = main(["convert", str(src), str(tmp_path / "g.h5"), "--memory-budget", budget])
+    err = capsys.readouterr().err
+    assert code == 2 and "'--memory-budget' must be a size" in err, err
+
+
 def test_a_huge_budget_samples_as_the_default_does():
     path = spsample.io.embedded_path("cora")
     seeds = np.arange(64)
