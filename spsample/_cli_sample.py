@@ -38,8 +38,8 @@ def add_arguments(parser):
                              "(default: cora)")
     parser.add_argument("--sampler", choices=SAMPLERS, default="nodewise",
                         help="sampling algorithm: node-wise (GraphSAGE), LABOR, layer-wise "
-                             "(LADIES, FastGCN) or random walks (node2vec's with --p, --q) "
-                             "(default: nodewise)")
+                             "(LADIES, FastGCN) or random walks (node2vec's when p or q is "
+                             "not 1) (default: nodewise)")
     parser.add_argument("--fanouts", type=_int_list, default=None, metavar="F1,F2,...",
                         help="per-hop fanouts, hop 1 first: neighbours per vertex for "
                              "nodewise and labor, nodes per layer for ladies and fastgcn "
