@@ -56,7 +56,7 @@ def run(args):
     print(f"workload: {workload.edges:,.0f} sampled edges, {workload.rows:,.0f} rows, "
           f"{workload.unique:,.0f} vertices per minibatch of {args.batch_size} "
           f"({args.sampler}, measured on an R-MAT graph of mean degree {standin:.1f}"
-          + ("" if args.edges / args.nodes <= 1.5 * standin else
+          + ("" if workload.extra["row_degree_scale"] == 1.0 else
              f", row degrees scaled to the target's {args.edges / args.nodes:,.1f}") + ")")
     print(f"recommended: --replication {best['c']} --bulk-size {best['k']} "
           f"--strategy {best['strategy']}")

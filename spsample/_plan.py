@@ -237,7 +237,8 @@ class Workload:
         little memory whatever ``num_edges`` says. A target denser than that is measured at
         the stand-in's mean degree (recorded as ``extra["standin_degree"]``) and the rows' degrees
         (``row_degree``, the row entries of ``distinct``: what pull moves and layer-wise
-        samplers read) are scaled by the ratio of the mean degrees; the sampled counts are the
+        samplers read) are scaled by the ratio of the mean degrees (``extra["row_degree_scale"]``,
+        1 when not scaled); the sampled counts are the
         stand-in's (node-wise rows of degree above the fanout sample the fanout either way).
         """
         from . import samplers as built_in
@@ -262,7 +263,7 @@ class Workload:
         degree = graph.num_edges / graph.num_nodes
         denser = (num_edges / num_nodes) / degree if edge_factor << scale > STANDIN_EDGES \
             else 1.0
-        out.extra = dict(out.extra, standin_degree=degree)
+        out.extra = dict(out.extra, standin_degree=degree, row_degree_scale=max(1.0, denser))
         if denser > 1.0:
             out.row_degree *= denser
             out.distinct = {k: (r, e * denser, u) for k, (r, e, u) in out.distinct.items()}

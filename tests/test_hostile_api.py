@@ -420,7 +420,7 @@ def test_plan_never_builds_the_graph_it_plans_for(monkeypatch):
     assert w.extra["standin_degree"] < 100
     assert w.row_degree > 10 * w.extra["standin_degree"]     # scaled to the target's rows
     light = Workload.like(2**12, 2**12 * 8, fanouts=(5,), batch_size=64)
-    assert light.extra["standin_degree"] > 4                  # no scaling below the cap
+    assert light.extra["standin_degree"] > 4 and light.extra["row_degree_scale"] == 1.0
 
 
 # ------------------------------------------------------------------ 7. --device
