@@ -15,6 +15,8 @@ from ._errors import ArgumentError
 from ._validate import fail
 
 MACHINES = Path(__file__).resolve().parent / "data" / "machines"
+#: Arguments of :func:`spsample._plan.plan` named by the flags that set them.
+ARGUMENT_FLAGS = {"memory": "--memory-per-rank", "ranks": "--ranks"}
 
 
 def add_arguments(p):
@@ -50,10 +52,12 @@ def run(args):
                         memory=memory)
     best = result["best"]
     print(f"machine: {machine.name}" + ("" if machine.measured else " (assumed numbers)"))
+    standin = workload.extra["standin_degree"]
     print(f"workload: {workload.edges:,.0f} sampled edges, {workload.rows:,.0f} rows, "
           f"{workload.unique:,.0f} vertices per minibatch of {args.batch_size} "
-          f"({args.sampler}, measured on an R-MAT graph of mean degree "
-          f"{args.edges / args.nodes:.1f})")
+          f"({args.sampler}, measured on an R-MAT graph of mean degree {standin:.1f}"
+          + ("" if workload.extra["row_degree_scale"] == 1.0 else
+             f", row degrees scaled to the target's {args.edges / args.nodes:,.1f}") + ")")
     print(f"recommended: --replication {best['c']} --bulk-size {best['k']} "
           f"--strategy {best['strategy']}")
     print(f"predicted: {best['epoch_s']:.3g} s per epoch of {minibatches} minibatches "
@@ -63,7 +67,11 @@ def run(args):
         print(f"  - {line}")
     print("(a model: bytes are what spsample sends; times follow the machine file's rates)")
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1, default=float))
+        try:
+            Path(args.json).write_text(json.dumps(result, indent=1, default=float))
+        except OSError as exc:
+            fail(ArgumentError, "spsample plan", "--json", f"cannot be written ({exc})",
+                 args.json)
     return 0
 
 
@@ -89,14 +97,20 @@ def _machine_path(name):
 
 
 def _check(args):
+    from ._cli_common import check_output
+    from ._plan import MAX_RANKS
+
     for flag, value in (("--nodes", args.nodes), ("--edges", args.edges),
                         ("--features", args.features), ("--ranks", args.ranks),
                         ("--batch-size", args.batch_size)):
         if value < 1:
             fail(ArgumentError, "spsample plan", flag, "must be >= 1", value)
-    if args.memory_per_rank is not None and not args.memory_per_rank > 0:
-        fail(ArgumentError, "spsample plan", "--memory-per-rank", "must be > 0 GB",
-             args.memory_per_rank)
+    if args.ranks > MAX_RANKS:
+        fail(ArgumentError, "spsample plan", "--ranks", f"must be at most 2**24 = "
+             f"{MAX_RANKS:,d}", args.ranks)
+    if args.memory_per_rank is not None and not 0 < args.memory_per_rank < math.inf:
+        fail(ArgumentError, "spsample plan", "--memory-per-rank", "must be a finite number "
+             "> 0 (GB)", args.memory_per_rank)
     if not 0 < args.train_fraction <= 1:
         fail(ArgumentError, "spsample plan", "--train-fraction", "must be in (0, 1]",
              args.train_fraction)
@@ -107,6 +121,4 @@ def _check(args):
     if not fanouts or min(fanouts) < 1:
         fail(ArgumentError, "spsample plan", "--fanouts",
              "must be positive integers separated by commas", args.fanouts)
-    if args.json and not Path(args.json).resolve().parent.is_dir():
-        fail(ArgumentError, "spsample plan", "--json", "is in a directory that does not exist",
-             args.json)
+    check_output("plan", "--json", args.json)

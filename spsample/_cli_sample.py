@@ -15,6 +15,7 @@ per relation (a temporal graph is sampled without seed times: every entry).
 
 import argparse
 import json
+import math
 import time
 
 import numpy as np
@@ -22,11 +23,14 @@ import numpy as np
 from ._cli_common import check_int, check_output, load_dataset
 from ._errors import ArgumentError
 
-#: The samplers this command runs, and their default fanouts (hop 1 first): neighbours per
-#: vertex for node-wise sampling, nodes per layer for the layer-wise samplers.
-SAMPLERS = ("nodewise", "ladies", "fastgcn")
-DEFAULT_FANOUTS = {"nodewise": (15, 10, 5), "ladies": (1024, 1024, 1024),
-                   "fastgcn": (1024, 1024, 1024)}
+#: The samplers this command runs (every built-in one), and their default fanouts (hop 1
+#: first): neighbours per vertex for node-wise sampling and LABOR, nodes per layer for the
+#: layer-wise samplers; a random walk takes ``--walk-length`` steps instead.
+SAMPLERS = ("nodewise", "labor", "ladies", "fastgcn", "randomwalk")
+DEFAULT_FANOUTS = {"nodewise": (15, 10, 5), "labor": (15, 10, 5),
+                   "ladies": (1024, 1024, 1024), "fastgcn": (1024, 1024, 1024)}
+#: Steps of ``--sampler randomwalk`` unless ``--walk-length`` says otherwise.
+DEFAULT_WALK_LENGTH = 5
 #: R-MAT scales this command generates: 2**scale nodes, 16 * 2**scale drawn edges.
 _RMAT_SCALES = (1, 31)
 _RMAT_BYTES_PER_EDGE = 100   # the generator's arrays per drawn edge, roughly
@@ -40,13 +44,21 @@ def add_arguments(parser):
                         help="spsample HDF5 file, embedded dataset name or rmat:SCALE "
                              "(default: cora)")
     parser.add_argument("--sampler", choices=SAMPLERS, default="nodewise",
-                        help="sampling algorithm: node-wise (GraphSAGE) or layer-wise "
-                             "(LADIES, FastGCN) (default: nodewise)")
+                        help="sampling algorithm: node-wise (GraphSAGE), LABOR, layer-wise "
+                             "(LADIES, FastGCN) or random walks (node2vec's when p or q is "
+                             "not 1) (default: nodewise)")
     parser.add_argument("--fanouts", type=_int_list, default=None, metavar="F1,F2,...",
                         help="per-hop fanouts, hop 1 first: neighbours per vertex for "
-                             "nodewise, nodes per layer for ladies and fastgcn (default: "
-                             f"{_show(DEFAULT_FANOUTS['nodewise'])} for nodewise, "
-                             f"{_show(DEFAULT_FANOUTS['ladies'])} for the others)")
+                             "nodewise and labor, nodes per layer for ladies and fastgcn "
+                             f"(default: {_show(DEFAULT_FANOUTS['nodewise'])} for nodewise "
+                             f"and labor, {_show(DEFAULT_FANOUTS['ladies'])} for the others); "
+                             "not for randomwalk")
+    parser.add_argument("--walk-length", type=int, default=None, metavar="L",
+                        help=f"randomwalk: steps per walk (default: {DEFAULT_WALK_LENGTH})")
+    parser.add_argument("--p", type=float, default=None, metavar="P",
+                        help="randomwalk: node2vec's return parameter, > 0 (default: 1)")
+    parser.add_argument("--q", type=float, default=None, metavar="Q",
+                        help="randomwalk: node2vec's in-out parameter, > 0 (default: 1)")
     parser.add_argument("--batch-size", type=int, default=1024,
                         help="seeds per minibatch (default: 1024)")
     parser.add_argument("--bulk-size", type=int, default=16,
@@ -85,7 +97,7 @@ def run(args):
         flag = "--node-type" if args.node_type is not None else "--relation-fanouts"
         raise ArgumentError(f"spsample sample: argument '{flag}' applies to heterogeneous "
                             f"datasets only; {label!r} is homogeneous")
-    sampler = _make_sampler(args.sampler, args.fanouts)
+    sampler = _make_sampler(args)
     previous = _native.enabled()
     if args.native != "auto":
         _native.set_enabled(args.native == "on")
@@ -113,13 +125,32 @@ def _check_flags(args):
     check_int("sample", "--max-batches", args.max_batches, minimum=1)
     check_int("sample", "--seed", args.seed, minimum=0, below=2**64)
     check_output("sample", "--json", args.json)
+    walk = args.sampler == "randomwalk"
+    for flag, value in (("--walk-length", args.walk_length), ("--p", args.p), ("--q", args.q)):
+        if value is not None and not walk:
+            raise ArgumentError(f"spsample sample: argument '{flag}' applies to --sampler "
+                                f"randomwalk (got {value} with --sampler {args.sampler})")
+    if walk and args.fanouts is not None:
+        raise ArgumentError("spsample sample: argument '--fanouts' does not apply to --sampler "
+                            "randomwalk (one neighbour per step: use --walk-length)")
+    check_int("sample", "--walk-length", args.walk_length, minimum=1, below=2**31)
+    for flag, value in (("--p", args.p), ("--q", args.q)):
+        if value is not None and not 0 < value < math.inf:
+            raise ArgumentError(f"spsample sample: argument '{flag}' must be a finite number "
+                                f"> 0 (got {value})")
 
 
-def _make_sampler(name, fanouts):
-    from .samplers import LADIES, FastGCN, NodeWise
+def _make_sampler(args):
+    """The built-in sampler ``--sampler`` names, with its fanouts (or walk's options)."""
+    from .samplers import LABOR, LADIES, FastGCN, NodeWise, RandomWalk
 
-    classes = dict(nodewise=NodeWise, ladies=LADIES, fastgcn=FastGCN)
-    return classes[name](list(DEFAULT_FANOUTS[name] if fanouts is None else fanouts))
+    name = args.sampler
+    if name == "randomwalk":
+        length = DEFAULT_WALK_LENGTH if args.walk_length is None else args.walk_length
+        return RandomWalk(length, p=1.0 if args.p is None else args.p,
+                          q=1.0 if args.q is None else args.q)
+    classes = dict(nodewise=NodeWise, labor=LABOR, ladies=LADIES, fastgcn=FastGCN)
+    return classes[name](list(DEFAULT_FANOUTS[name] if args.fanouts is None else args.fanouts))
 
 
 def _sample_epoch(args, graph, seeds, sampler):

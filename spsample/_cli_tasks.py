@@ -62,6 +62,10 @@ def _apply_threads(args, comm):
 
 def _check(args, hetero, comm):
     where = "spsample train"
+    if str(args.device).split(":")[0] != "cpu":
+        raise ArgumentError(f"{where}: argument '--device' must be cpu with --task link and "
+                            f"on heterogeneous files (they train on the CPU; got "
+                            f"{args.device!r})")
     if args.task == "node" and args.sampler != "nodewise":
         raise ArgumentError(f"{where}: argument '--sampler' must be nodewise on a "
                             f"heterogeneous file (got {args.sampler!r})")

@@ -414,8 +414,10 @@ def _communicator(mode):
 
 
 def _threads_arg(text):
-    """``auto`` or an integer >= 1 (argparse type)."""
+    """``auto`` or an integer in ``[1, max_threads()]`` (argparse type)."""
     import argparse
+
+    from ._threads import max_threads
 
     if text == "auto":
         return text
@@ -423,8 +425,10 @@ def _threads_arg(text):
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected 'auto' or an integer >= 1, got {text!r}")
+    if not 1 <= value <= max_threads():
+        raise argparse.ArgumentTypeError(f"expected 'auto' or an integer in [1, "
+                                         f"{max_threads()}] (8 threads per CPU, at least 256), "
+                                         f"got {text[:40]!r}")
     return value
 
 

@@ -34,7 +34,8 @@ from ._disk_map import MAX_REGION_ENTRIES, MappedColumns, can_map
 from ._entries import NO_PROBLEM, entry_problems
 from ._errors import ArgumentError, ArgumentTypeError, DatasetError
 from ._graph import frozen_array
-from ._validate import _parse_size, fail, format_bytes
+from ._validate import (MAX_SIZE, as_index_array, as_int, check_range, fail, format_bytes,
+                        parse_size)
 
 __all__ = ["DiskGraph", "BlockCache", "as_budget", "MAX_BLOCK_BYTES"]
 
@@ -46,24 +47,24 @@ _READ_AHEAD = 4
 
 
 def as_budget(where, value):
-    """``memory_budget`` in bytes: a positive int, or a string such as ``"1GB"``, ``"512MiB"``.
+    """``memory_budget`` in bytes: an int in ``[1, 2**63 - 1]``, or a string such as ``"1GB"``,
+    ``"512MiB"`` (:func:`spsample._validate.parse_size`).
 
     Raises
     ------
     ArgumentTypeError, ArgumentError
-        Naming ``memory_budget``.
+        Naming ``memory_budget``: not an int or str; zero, negative, ``inf``, ``nan``, beyond
+        ``2**63 - 1`` bytes, or a unit other than K, M, G, T.
     """
     if isinstance(value, str):
-        parsed = _parse_size(value) if value.strip() else None
-        if parsed is None:
-            fail(ArgumentError, where, "memory_budget", "must be a number of bytes or a size "
-                 "such as '1GB' or '512MiB'", value)
-        return parsed
+        return parse_size(where, "memory_budget", value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         fail(ArgumentTypeError, where, "memory_budget", "must be an int (bytes) or a str such "
              "as '1GB'", value)
     if value < 1:
         fail(ArgumentError, where, "memory_budget", "must be positive", value)
+    if value > MAX_SIZE:
+        fail(ArgumentError, where, "memory_budget", "must be at most 2**63 - 1 bytes", value)
     return int(value)
 
 
@@ -548,7 +549,18 @@ class DiskGraph:
 
     def read_entries(self, start, stop):
         """Entries ``[start, stop)`` through the cache: ``{"indices": int64, "weights":
-        float64 or None}`` (new arrays)."""
+        float64 or None}`` (new arrays).
+
+        Raises
+        ------
+        ArgumentTypeError, ArgumentError
+            ``start``, ``stop`` not integers with ``0 <= start <= stop <= num_edges``.
+        """
+        where = "DiskGraph.read_entries"
+        start = as_int(where, "start", start, minimum=0)
+        stop = as_int(where, "stop", stop, minimum=start)
+        if stop > self.num_edges:
+            fail(ArgumentError, where, "stop", f"must be <= num_edges ({self.num_edges})", stop)
         out = {"indices": np.empty(stop - start, dtype=np.int64),
                "weights": np.empty(stop - start) if self.is_weighted else None}
         if stop <= start:
@@ -579,7 +591,19 @@ class DiskGraph:
     def read_rows(self, rows):
         """Rows ``rows`` (ascending, distinct) read range by range (:attr:`direct` files), not
         through the cache, and checked: ``(indptr (r + 1,), indices int64, weights float64 or
-        None)`` with the rows back to back."""
+        None)`` with the rows back to back.
+
+        Raises
+        ------
+        ArgumentTypeError, ArgumentError
+            ``rows`` not integers, not 1-D, out of ``[0, num_nodes)``, or not ascending and
+            distinct; or the file is not :attr:`direct`.
+        """
+        rows = self._checked_rows("DiskGraph.read_rows", rows)
+        if not self.direct:
+            fail(ArgumentError, "DiskGraph.read_rows", "path", "must be a contiguous, "
+                 "uncompressed file read with the native kernels on (DiskGraph.direct); "
+                 "read_entries reads any file", self.path)
         start, end = self.indptr[rows], self.indptr[rows + 1]
         indptr = np.zeros(rows.size + 1, dtype=np.int64)
         np.cumsum(end - start, out=indptr[1:])
@@ -593,6 +617,16 @@ class DiskGraph:
                 return int(start[r] + p - indptr[r])
             self._refuse(found, int(start[0]), int(end[-1]), idx, w, position=position)
         return indptr, idx, w
+
+    def _checked_rows(self, where, rows):
+        """``rows`` as int64 row ids, ascending and distinct (not copied when they are)."""
+        if not (isinstance(rows, np.ndarray) and rows.dtype == np.int64 and rows.ndim == 1):
+            rows = as_index_array(where, "rows", rows)
+        check_range(where, "rows", rows, 0, self.num_nodes)
+        if rows.size > 1 and not (rows[1:] > rows[:-1]).all():
+            fail(ArgumentError, where, "rows", "must be ascending and distinct",
+                 show_value=False)
+        return rows
 
     def _gather(self, src, start, end):
         from . import _native_kernels
@@ -639,12 +673,15 @@ class DiskGraph:
         return self._column_weights
 
     def layerwise_scale(self):
-        """The power of two layer-wise samplers scale the weights by (one pass)."""
+        """The power of two layer-wise samplers scale the weights by (one pass; see
+        :func:`spsample.samplers.layerwise_weights`)."""
+        from .samplers._layerwise import layerwise_scale
+
         if self._layerwise_scale is None:
             top = 0.0
             for _, _, w in self.cache.stream(range(self.cache.num_blocks)):
                 top = max(top, float(w.max()) if w.size else 0.0)
-            self._layerwise_scale = 2.0 ** -np.frexp(top)[1] if top > 0 else 1.0
+            self._layerwise_scale = layerwise_scale(top)
         return self._layerwise_scale
 
     # ------------------------------------------------------------------ sampling

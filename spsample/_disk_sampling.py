@@ -269,7 +269,7 @@ class _ScanHop:
                 self._sample(Q, order, requests, window, ctx, pieces)
         stats["read_s"] += time.perf_counter() - t0
         stats["rows_read"] += int(np.unique(vertex[end > start]).size)
-        stats["entries_read"] += int((end - start)[distinct].sum())
+        stats["entries_read"] += needed
         return pieces.matrix(len(Q))
 
     def _sample_mapped(self, Q, ctx, stats):

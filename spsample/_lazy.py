@@ -57,7 +57,9 @@ class Frontier:
 
     Built by the bulk state (``state.new_nodes(h)``, ``state.all_nodes()``,
     ``state.edge_sources(h)``, ``state.edge_destinations(h)``, ``state.rows(batch, vertex)``) or
-    directly from arrays (``Frontier(batch, vertex, local)``).
+    directly from arrays (``Frontier(batch, vertex, local)``: integer arrays of one entry per
+    row, ``batch`` and ``vertex`` ``>= 0``, ``batch`` non-decreasing unless ``row_id`` is
+    given; :func:`gather` checks ``vertex`` against the graph; a typed error otherwise).
 
     Attributes
     ----------
@@ -85,12 +87,23 @@ class Frontier:
     hop_last = None
 
     def __init__(self, batch, vertex, local=None, *, row_id=None):
+        where = "Frontier"
         self.kind, self.hop, self.hop_last = "arrays", 0, 0
-        self.batch = np.asarray(batch, dtype=np.int64)
-        self.vertex = np.asarray(vertex, dtype=np.int64)
-        self.local = self.vertex * 0 - 1 if local is None else np.asarray(local, dtype=np.int64)
+        self.batch = _int_vector(where, "batch", batch)
+        self.vertex = _int_vector(where, "vertex", vertex, self.batch.size)
+        if self.batch.size and self.batch.min() < 0:
+            fail(ArgumentError, where, "batch", "must be bulk positions >= 0",
+                 int(self.batch.min()))
+        if row_id is None and (self.batch[1:] < self.batch[:-1]).any():
+            fail(ArgumentError, where, "batch", "must be non-decreasing (rows grouped by "
+                 "minibatch) unless row_id is given", show_value=False)
+        if self.vertex.size and self.vertex.min() < 0:
+            fail(ArgumentError, where, "vertex", "must be vertex ids >= 0",
+                 int(self.vertex.min()))
+        self.local = self.vertex * 0 - 1 if local is None else \
+            _int_vector(where, "local", local, self.batch.size)
         self.row_id = (_positions(self.batch) if row_id is None
-                       else np.asarray(row_id, dtype=np.int64))
+                       else _int_vector(where, "row_id", row_id, self.batch.size))
 
     @classmethod
     def _of(cls, kind, hop, batch, vertex, local, row_id, hop_last=None):
@@ -170,6 +183,16 @@ class SymbolicFrontier(Frontier):
     vertex = property(lambda self: self._no_data("vertex"))
     local = property(lambda self: self._no_data("local"))
     row_id = property(lambda self: self._no_data("row_id"))
+
+
+def _int_vector(where, name, value, size=None):
+    """``value`` as a 1-D int64 array (not copied when it is one), of ``size`` entries."""
+    if not (isinstance(value, np.ndarray) and value.dtype == np.int64 and value.ndim == 1):
+        from ._validate import as_index_array
+        value = as_index_array(where, name, value)
+    if size is not None and value.size != size:
+        fail(ArgumentError, where, name, f"must have one entry per row ({size})", value.shape)
+    return value
 
 
 def _positions(batch):
@@ -259,6 +282,48 @@ def const(value):
     if not np.isfinite(value):
         fail(ArgumentError, "RowView", "value", "must be finite", value)
     return Expr("const", value=value)
+
+
+def signs(expr):
+    """``(may_be_positive, may_be_negative)`` of the values of ``expr``, from its tree alone.
+
+    Exact as far as it goes (no rounding, no false claim): constants have their own sign;
+    edge weights, checked vectors, indicators and unvalued views are ``>= 0``; a product is
+    negative where one factor is, a sum where either term may be, a square never. A view's
+    value counts 0 off its entries. ``(False, True)`` proves every value ``<= 0``.
+    """
+    op = expr.op
+    if op == "const":
+        return expr.value > 0, expr.value < 0
+    if op == "view":
+        view = expr.view
+        return (True, False) if view.expr is None else signs(view.expr)
+    if op == "mul":
+        (ap, an), (bp, bn) = signs(expr.args[0]), signs(expr.args[1])
+        return (ap and bp) or (an and bn), (ap and bn) or (an and bp)
+    if op == "add":
+        (ap, an), (bp, bn) = signs(expr.args[0]), signs(expr.args[1])
+        return ap or bp, an or bn
+    if op == "square":
+        positive, negative = signs(expr.args[0])
+        return positive or negative, False
+    return True, False          # weight, column, row, edge, indicator: checked >= 0
+
+
+def check_values(where, name, view):
+    """Refuse a view whose values are provably ``<= 0`` and not all 0 (e.g. ``P * -2.0``, or
+    ``-P``) as the distribution of a weighted selection or of column sums: entries are drawn ∝
+    their values and those ``<= 0`` never, so it would sample nothing.
+
+    Raises
+    ------
+    SamplerError
+        Naming ``name`` of ``where``.
+    """
+    if view.expr is not None and signs(view.expr) == (False, True):
+        fail(SamplerError, where, name, "has values <= 0 on every entry (a negative factor, "
+             "e.g. P * -2.0): entries are drawn in proportion to their values, so nothing "
+             "would be sampled; values must be >= 0", view.expr)
 
 
 def as_expr(x):
@@ -519,6 +584,9 @@ def gather(graph, Q):
     """
     if not isinstance(Q, Frontier):
         fail(ArgumentTypeError, "gather", "Q", "must be a Frontier", type(Q))
+    if Q.kind == "arrays" and not Q.symbolic and len(Q) and Q.vertex.max() >= graph.num_nodes:
+        fail(ArgumentError, "gather", "Q", f"selects a vertex >= num_nodes ({graph.num_nodes})",
+             int(Q.vertex.max()))
     return RowView(graph, Q)
 
 
@@ -665,6 +733,7 @@ def column_sums(view, ctx):
     if not isinstance(view, RowView):
         fail(ArgumentTypeError, "column_sums", "view", "must be a RowView (prim.gather(...))",
              type(view))
+    check_values("column_sums", "view", view)
     return ColumnSums(view, int(ctx.batch_ids.size))
 
 
@@ -682,17 +751,80 @@ class GlobalColumns:
     symbolic = False
 
     def __init__(self, q, cumulative=None):
-        self.q = np.asarray(q, dtype=np.float64)
-        self.cumulative = np.cumsum(self.q) if cumulative is None else np.asarray(cumulative,
-                                                                                 dtype=np.float64)
+        self.q, self.cumulative = _checked_columns("global_columns", q, cumulative)
 
     def value(self, batch, column):
         return self.q[column]
 
 
 def global_columns(q, cumulative=None):
-    """A batch-independent column distribution (see :class:`GlobalColumns`)."""
+    """A batch-independent column distribution (see :class:`GlobalColumns`).
+
+    Parameters
+    ----------
+    q : array_like of real numbers, shape (n,)
+        Column weights, finite and ``>= 0``.
+    cumulative : array_like, shape (n,), optional
+        Their prefix sums (default ``numpy.cumsum(q)``): finite and non-decreasing.
+
+    Raises
+    ------
+    ArgumentTypeError, ArgumentError
+        Naming ``q`` or ``cumulative``: not real numbers, not 1-D, different lengths, a value
+        that is not finite or (``q``) negative, or (``cumulative``) decreasing.
+    """
     return GlobalColumns(q, cumulative)
+
+
+#: ``(id(q), id(cumulative))`` of immutable pairs already checked, with weak references.
+_CHECKED_COLUMNS = {}
+
+
+def _checked_columns(where, q, cumulative):
+    """``(q, cumulative)`` as float64 arrays, checked (once per pair of immutable arrays: the
+    graphs' cached FastGCN weights come back every hop)."""
+    import weakref
+
+    key = (id(q), id(cumulative))
+    seen = _CHECKED_COLUMNS.get(key)
+    if seen is not None and seen[0]() is q and seen[1]() is cumulative:
+        return q, cumulative
+    q_arr = _real_vector(where, "q", q)
+    if q_arr.size and (not np.isfinite(q_arr).all() or q_arr.min() < 0):
+        fail(ArgumentError, where, "q", "must hold finite values >= 0", show_value=False)
+    if cumulative is None:
+        with np.errstate(over="ignore"):
+            c_arr = np.cumsum(q_arr)
+        if c_arr.size and not np.isfinite(c_arr[-1]):
+            fail(ArgumentError, where, "q", "must have a finite sum", float(c_arr[-1]))
+        return q_arr, c_arr
+    c_arr = _real_vector(where, "cumulative", cumulative)
+    if c_arr.shape != q_arr.shape:
+        fail(ArgumentError, where, "cumulative", f"must have the shape of q {q_arr.shape}",
+             c_arr.shape)
+    if c_arr.size and (not np.isfinite(c_arr).all() or (c_arr[1:] < c_arr[:-1]).any()):
+        fail(ArgumentError, where, "cumulative", "must be finite and non-decreasing (the "
+             "prefix sums of q)", show_value=False)
+    if _immutable(q) and _immutable(cumulative):
+        forget = (lambda _ref, key=key: _CHECKED_COLUMNS.pop(key, None))
+        _CHECKED_COLUMNS[key] = (weakref.ref(q, forget), weakref.ref(cumulative, forget))
+    return q_arr, c_arr
+
+
+def _real_vector(where, name, value):
+    """``value`` as a 1-D float64 array (no copy when it already is one)."""
+    arr = np.asarray(value)
+    if arr.dtype == object or arr.dtype.kind not in "iuf":
+        fail(ArgumentTypeError, where, name, "must hold real numbers", show_value=False)
+    if arr.ndim != 1:
+        fail(ArgumentError, where, name, "must be 1-dimensional", arr.shape)
+    return arr.astype(np.float64, copy=False)
+
+
+def _immutable(arr):
+    """Whether ``arr`` is a float64 array whose values cannot change (a frozen_array)."""
+    return (isinstance(arr, np.ndarray) and arr.dtype == np.float64 and arr.ndim == 1
+            and not arr.flags.writeable and isinstance(arr.base, bytes))
 
 
 # ------------------------------------------------------------------------------------ streams

@@ -38,7 +38,7 @@ from ._errors import ArgumentError, MissingDependencyError, ResourceLimitError, 
 from ._graph import frozen_filled
 from ._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
                     RowSelection, ThresholdSelection)
-from ._validate import fail
+from ._validate import as_int, fail
 
 __all__ = ["AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
            "set_num_threads", "get_num_threads", "set_pool_limit", "pool_stats", "lower", "run",
@@ -98,11 +98,20 @@ def disabled():
 
 
 def set_num_threads(n):
-    """Threads of the native kernels (``0``: OpenMP's default); returns the previous value."""
+    """Threads of the native kernels (``0``: OpenMP's default); returns the previous value.
+
+    Raises
+    ------
+    ArgumentTypeError
+        ``n`` is not an integer.
+    ArgumentError
+        ``n`` is negative or above :func:`spsample._threads.max_threads` (an OpenMP runtime
+        asked for many more threads than it can create ends the process).
+    """
     global _THREADS
-    n = int(n)
-    if n < 0:
-        fail(ArgumentError, "set_num_threads", "n", "must be >= 0", n)
+    from ._threads import check_threads
+
+    n = check_threads("set_num_threads", "n", n, minimum=0)
     previous, _THREADS = _THREADS, n
     return previous
 
@@ -122,11 +131,9 @@ def set_pool_limit(nbytes):
     flattened), and later calls reuse it (already-resident memory, so no page faults; the
     least recently returned blocks are freed first). A block is never reused while an array views
     it. The default limit is 1 GiB; ``0`` turns pooling off and frees what is held. No-op
-    (returns 0) without the extension.
+    (returns 0) without the extension. A limit beyond ``2**63 - 1`` is that.
     """
-    nbytes = int(nbytes)
-    if nbytes < 0:
-        fail(ArgumentError, "set_pool_limit", "nbytes", "must be >= 0", nbytes)
+    nbytes = min(as_int("set_pool_limit", "nbytes", nbytes, minimum=0), 2**63 - 1)
     if not AVAILABLE:
         return 0
     previous = _kernels.pool_stats()[1]
@@ -788,9 +795,11 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
     for name, arr in (("indptr", indptr), ("indices", indices), ("vertex", vertex), ("batch", batch)):
         if arr.ndim != 1:
             fail(ArgumentError, where, name, "must be one-dimensional", arr.shape)
-    if indptr.size < 1 or indptr[0] != 0 or indptr[-1] != indices.size:
-        fail(ArgumentError, where, "indptr", "must run from 0 to len(indices)", indptr.size)
-    n, row_offset = indptr.size - 1, int(row_offset)
+    if indptr.size < 1 or indptr[0] != 0 or indptr[-1] != indices.size or \
+            (indptr[1:] < indptr[:-1]).any():
+        fail(ArgumentError, where, "indptr", "must run from 0 to len(indices), non-decreasing",
+             indptr.size)
+    n, row_offset = indptr.size - 1, as_int(where, "row_offset", row_offset)
     if rows is not None:
         rows = _i64(np.asarray(rows))
         if rows.shape != vertex.shape:
@@ -806,10 +815,10 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
         fail(ArgumentError, where, "batch", f"must have one entry per request ({vertex.size})", batch.size)
     if batch.size and (batch.min() < 0 or batch.max() >= 2**32):
         fail(ArgumentError, where, "batch", "must be in [0, 2**32)", batch)
-    fanout = int(fanout)
-    if fanout < 1 and fanout != -1:
-        fail(ArgumentError, where, "fanout", "must be >= 1 or -1", fanout)
-    if not 0 <= int(hop_word) < 2**32:
+    fanout = as_int(where, "fanout", fanout)
+    if (fanout < 1 and fanout != -1) or fanout >= 2**31:
+        fail(ArgumentError, where, "fanout", "must be >= 1 (below 2**31) or -1", fanout)
+    if not 0 <= as_int(where, "hop_word", hop_word) < 2**32:
         fail(ArgumentError, where, "hop_word", "must be in [0, 2**32)", hop_word)
     k0, k1 = (int(k) for k in key)
     if not (0 <= k0 < 2**32 and 0 <= k1 < 2**32):
@@ -819,6 +828,8 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
         fail(ArgumentError, where, "weights", "must match indices", weights.shape)
     if weighted and weights is None:
         fail(ArgumentError, where, "weights", "are needed for weighted sampling", show_value=False)
+    if weighted and weights.size and (not np.isfinite(weights).all() or weights.min() < 0):
+        fail(ArgumentError, where, "weights", "must be finite and >= 0", show_value=False)
     if weighted:
         select, program = (_S_WEIGHTED_REP if replace else _S_WEIGHTED), [(_V_WEIGHT, 0, 0, 0.0)]
     else:

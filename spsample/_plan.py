@@ -39,9 +39,14 @@ from ._errors import ArgumentError
 from ._validate import fail
 
 __all__ = ["Machine", "Workload", "predict", "plan", "memory_per_rank", "sampling_bytes",
-           "feature_bytes"]
+           "feature_bytes", "divisors", "MAX_RANKS", "STANDIN_EDGES"]
 
 LAYERWISE = ("ladies", "fastgcn")
+#: The most ranks :func:`plan` and :func:`predict` model (a grid of 16.7 million ranks).
+MAX_RANKS = 1 << 24
+#: The most edges :meth:`Workload.like` draws for its R-MAT stand-in graph: a denser target is
+#: measured at the stand-in's degree, its row degrees scaled up (see there).
+STANDIN_EDGES = 1 << 22
 MACHINE_NUMBERS = ("cores_per_node", "ranks_per_node", "alpha_s", "alpha_peer_s", "beta_intra",
                    "beta_inter", "gather_rate", "memory_per_rank")
 
@@ -227,6 +232,14 @@ class Workload:
         counts scaled back up by ``n / n'``), so a neighbourhood covers the same share of the
         graph and a bulk repeats rows as often; layer-wise samplers (whose layers hold ``s``
         vertices whatever the graph) are measured at the full batch size.
+
+        The stand-in draws at most :data:`STANDIN_EDGES` edges, so planning takes seconds and
+        little memory whatever ``num_edges`` says. A target denser than that is measured at
+        the stand-in's mean degree (recorded as ``extra["standin_degree"]``) and the rows' degrees
+        (``row_degree``, the row entries of ``distinct``: what pull moves and layer-wise
+        samplers read) are scaled by the ratio of the mean degrees (``extra["row_degree_scale"]``,
+        1 when not scaled); the sampled counts are the
+        stand-in's (node-wise rows of degree above the fanout sample the fanout either way).
         """
         from . import samplers as built_in
         from ._generate import rmat
@@ -237,7 +250,8 @@ class Workload:
             fail(ArgumentError, "Workload.like", "sampler", f"must be one of {sorted(make)}",
                  sampler)
         scale = max(10, min(max_scale, math.ceil(math.log2(max(num_nodes, 2)))))
-        graph = rmat(scale, max(1, round(num_edges / num_nodes / 2)), seed=seed)
+        edge_factor = max(1, round(num_edges / num_nodes / 2))
+        graph = rmat(scale, min(edge_factor, max(1, STANDIN_EDGES >> scale)), seed=seed)
         layerwise = sampler in LAYERWISE
         share = min(1.0, graph.num_nodes / num_nodes)
         batch = batch_size if layerwise else max(1, round(batch_size * share))
@@ -245,7 +259,15 @@ class Workload:
         w = cls.measure(graph, make[sampler](list(fanouts)), name=sampler, batch_size=batch,
                         minibatches=16, feature_dim=feature_dim)
         up = 1.0 if layerwise else batch_size / batch
-        return w.scaled(up, num_nodes=num_nodes, num_edges=num_edges, batch_size=batch_size)
+        out = w.scaled(up, num_nodes=num_nodes, num_edges=num_edges, batch_size=batch_size)
+        degree = graph.num_edges / graph.num_nodes
+        denser = (num_edges / num_nodes) / degree if edge_factor << scale > STANDIN_EDGES \
+            else 1.0
+        out.extra = dict(out.extra, standin_degree=degree, row_degree_scale=max(1.0, denser))
+        if denser > 1.0:
+            out.row_degree *= denser
+            out.distinct = {k: (r, e * denser, u) for k, (r, e, u) in out.distinct.items()}
+        return out
 
     def per_bulk(self, k):
         """``(rows, row entries, vertices)`` per minibatch, each counted once per bulk of ``k``
@@ -377,7 +399,7 @@ def plan(w, machine, p, *, epochs_minibatches=None, ks=(1, 2, 4, 8, 16, 32), mem
     total = epochs_minibatches or math.ceil(w.num_nodes / w.batch_size)
     per_rank = math.ceil(total / p)
     feasible = []
-    for c in [d for d in range(1, p + 1) if p % d == 0]:
+    for c in divisors(p):
         for k in ks:
             for strategy in ("push", "pull"):
                 pred = predict(w, machine, p, c, k, strategy)
@@ -455,9 +477,17 @@ def _check_positive(where, name, value):
         fail(ArgumentError, where, name, "must be a finite number > 0", value)
 
 
+def divisors(p):
+    """The divisors of ``p``, ascending (``O(sqrt p)``)."""
+    small = [d for d in range(1, math.isqrt(p) + 1) if p % d == 0]
+    return small + [p // d for d in reversed(small) if d * d != p]
+
+
 def _check_grid(p, c, k):
-    if not isinstance(p, int) or p < 1:
+    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
         fail(ArgumentError, "plan", "ranks", "must be a positive integer", p)
+    if p > MAX_RANKS:
+        fail(ArgumentError, "plan", "ranks", f"must be at most 2**24 = {MAX_RANKS:,d}", p)
     if not isinstance(c, int) or c < 1 or p % c:
         fail(ArgumentError, "plan", "replication", f"must divide the ranks ({p})", c)
     if not isinstance(k, int) or k < 1:

@@ -30,7 +30,7 @@ import numpy as np
 from . import _rng
 from ._errors import ArgumentError, SamplerError
 from ._lazy import Streams
-from ._validate import as_int, fail
+from ._validate import as_index_array, as_int, check_range, fail
 
 __all__ = [
     "RowMatrix", "Streams", "segment_arange", "row_select", "spgemm", "normalize_rows",
@@ -88,8 +88,15 @@ def segment_arange(counts, xp=np):
     -------
     offset : int64, shape (sum(counts),)
     segment : int64, shape (sum(counts),)
+
+    Raises
+    ------
+    ArgumentError
+        A negative count (checked on NumPy arrays; device arrays are the engine's own).
     """
     counts = xp.asarray(counts, dtype=xp.int64)
+    if xp is np and counts.size and counts.min() < 0:
+        fail(ArgumentError, "segment_arange", "counts", "must be >= 0", int(counts.min()))
     segment = xp.repeat(xp.arange(counts.size, dtype=xp.int64), counts)
     starts = xp.cumsum(counts) - counts
     return xp.arange(segment.size, dtype=xp.int64) - starts[segment], segment
@@ -117,9 +124,20 @@ def row_select(indptr, indices, weights, rows, *, row_offset=0, xp=np):
     -------
     RowMatrix with ``r`` rows; ``edge_id`` gives each entry's index into ``indices``.
 
+    Raises
+    ------
+    ArgumentError, ArgumentTypeError
+        ``rows`` (minus ``row_offset``) not integers in ``[0, indptr.size - 1)``: a negative
+        id is not a row counted from the end (checked on NumPy arrays).
+
     Complexity: O(r + nnz of the selected rows).
     """
-    rows = xp.asarray(rows, dtype=xp.int64) - row_offset
+    if xp is np:
+        rows = as_index_array("row_select", "rows", rows) - as_int("row_select", "row_offset",
+                                                                   row_offset)
+        check_range("row_select", "rows", rows, 0, indptr.size - 1)
+    else:
+        rows = xp.asarray(rows, dtype=xp.int64) - row_offset
     starts = indptr[rows]
     counts = indptr[rows + 1] - starts
     offset, segment = segment_arange(counts, xp)
@@ -509,8 +527,12 @@ def select_rows(P, fanout, streams, *, replace=False, weighted=False, method="ke
         Naming the argument: a fanout that is not ``>= 1`` or ``-1`` (or a vector of the wrong
         length or with entries below ``-1``), ``weighted`` on an unvalued view, an unknown
         ``method``, ``rejection`` without replacement or without a positive finite ``bound``.
+    SamplerError
+        ``weighted`` on a view whose values are provably ``<= 0`` (a negative factor such as
+        ``P * -2.0``: :func:`~spsample._lazy.check_values`). Entries whose value is ``<= 0``
+        are never drawn.
     """
-    from ._lazy import RowSelection, RowView, Streams
+    from ._lazy import RowSelection, RowView, Streams, check_values
     where = "select_rows"
     _check_type(where, "P", P, RowView, "a RowView (prim.gather(graph, Q))")
     _check_type(where, "streams", streams, Streams, "a Streams (Streams.per_vertex/per_row)")
@@ -524,6 +546,8 @@ def select_rows(P, fanout, streams, *, replace=False, weighted=False, method="ke
     if weighted and P.expr is None:
         fail(ArgumentError, where, "weighted", "needs a valued view (e.g. P.with_weights())",
              show_value=False)
+    if weighted:
+        check_values(where, "P", P)
     if method == "rejection":
         if not (weighted and replace):
             fail(ArgumentError, where, "method", "'rejection' draws weighted with replacement "
@@ -888,6 +912,10 @@ def select_global(P, fanout, ctx):
     """
     from ._lazy import GlobalColumns, GlobalSelection
     _check_type("select_global", "P", P, GlobalColumns, "a GlobalColumns (prim.global_columns(q))")
+    n = getattr(getattr(ctx, "graph", None), "num_nodes", None)
+    if n is not None and P.q.shape != (n,):
+        fail(ArgumentError, "select_global", "P", f"must weigh the graph's {n} columns",
+             P.q.shape)
     fanout = _check_fanout("select_global", fanout)
     if fanout < 1:
         fail(ArgumentError, "select_global", "fanout", "must be >= 1 (i.i.d. draws)", fanout)

@@ -4,6 +4,7 @@ Every check goes through these helpers, so messages have one shape:
 ``"<function>: argument '<name>' <problem> (got <value>)"``.
 """
 
+import math
 import numbers
 
 import numpy as np
@@ -126,15 +127,45 @@ def format_bytes(nbytes):
     raise AssertionError("unreachable")
 
 
+#: The largest size :func:`parse_size` accepts (what an int64 byte count holds).
+MAX_SIZE = 2**63 - 1
+SIZE_FORMS = ("a size such as '1GB', '512MiB' or '1048576': a finite number of bytes > 0, "
+              "at most 2**63 - 1, with an optional unit K, M, G or T")
+
+
 def _parse_size(text):
-    """``"2G"``, ``"512M"``, ``"1048576"`` -> bytes; None when unreadable."""
+    """``"2G"``, ``"512MiB"``, ``"1048576"`` -> bytes (an int in ``[1, MAX_SIZE]``); None when
+    ``text`` is not such a size (garbage, a unit it does not know, ``inf``, ``nan``, zero,
+    negative, or beyond :data:`MAX_SIZE`)."""
     text = text.strip().upper().removesuffix("B").removesuffix("I")
     unit = text[-1:] if text[-1:] in _UNITS else ""
+    number = text[: len(text) - len(unit)].strip()
     try:
-        value = float(text[: len(text) - len(unit)])
+        value = float(number)
     except ValueError:
         return None
-    return int(value * _UNITS[unit]) if value > 0 else None
+    if not math.isfinite(value) or value * _UNITS[unit] >= MAX_SIZE + 1:
+        return None
+    nbytes = int(value * _UNITS[unit])
+    return nbytes if nbytes >= 1 else None
+
+
+def parse_size(where, name, text):
+    """``text`` (a ``str``) as bytes: see :func:`_parse_size`.
+
+    Raises
+    ------
+    ArgumentError
+        Naming ``name`` of ``where`` (or, with ``where=None``, the environment variable
+        ``name``), when ``text`` is not a size.
+    """
+    parsed = _parse_size(text) if text.strip() else None
+    if parsed is None:
+        if where is None:
+            raise ArgumentError(f"environment variable {name} must be {SIZE_FORMS} "
+                                f"(got {_show(text)})")
+        fail(ArgumentError, where, name, f"must be {SIZE_FORMS}", text)
+    return parsed
 
 
 def _system_limits():
@@ -156,9 +187,7 @@ def _system_limits():
     limits.extend(_rlimit_room())
     env = os.environ.get(MEMORY_LIMIT_ENV)
     if env:
-        parsed = _parse_size(env)
-        if parsed is not None:
-            limits.append(parsed)
+        limits.append(parse_size(None, MEMORY_LIMIT_ENV, env))
     return limits
 
 
@@ -193,7 +222,14 @@ def _mapped_bytes():
 def memory_limit():
     """The most bytes one input may make spsample allocate: the smallest of physical memory,
     the cgroup's ``memory.max``, the room under ``ulimit -v``/``-d`` and
-    ``$SPSAMPLE_MEMORY_LIMIT``."""
+    ``$SPSAMPLE_MEMORY_LIMIT``.
+
+    Raises
+    ------
+    ArgumentError
+        ``$SPSAMPLE_MEMORY_LIMIT`` is set to something other than a size (``infGB``, ``nan``,
+        ``-1G``, ``5X``, ``1e30G``), naming the variable.
+    """
     limits = _system_limits()
     return min(limits) if limits else 2**63 - 1
 

@@ -23,6 +23,8 @@ import os
 import sys
 import warnings
 
+from ._errors import SpsampleError
+
 COMMANDS = {
     "train": "Train a GNN (GraphSAGE, GCN) with spsample minibatches (default: the embedded Cora).",
     "sample": "Print sampling statistics for a dataset.",
@@ -98,7 +100,12 @@ def main(argv=None):
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _chosen_command(argv)
-    world = _mpi_world(command)
+    try:
+        world = _mpi_world(command)
+    except SpsampleError as exc:     # e.g. a bad SPSAMPLE_THREADS, read when the kernels load
+        print(f"{' '.join(['spsample'] + ([command] if command else []))}: error: {exc}",
+              file=sys.stderr)
+        return 2
     if world is not None:
         return _main_mpi(world, command, argv)
     args = build_parser(command).parse_args(argv)

@@ -278,14 +278,18 @@ def test_help_on_every_rank_prints_once(tmp_path):
 
 def damaged_copy(src, dst, array, position=-2):
     """``dst``: a copy of the spsample file ``src`` with entry ``position`` of ``array``
-    broken (an id out of range, a NaN time, a label of 10**7)."""
+    broken (an id out of range, a NaN time) or, for labels, changed to another valid class (a
+    copy that loads but differs)."""
     import h5py
     import numpy as np
 
     shutil.copy(src, dst)
     with h5py.File(dst, "r+") as f:
         values = f[array][...]
-        values[position] = np.nan if values.dtype.kind == "f" else 10**7
+        if array.endswith("labels"):
+            values[position] = (values[position] + 1) % (values.max() + 1)
+        else:
+            values[position] = np.nan if values.dtype.kind == "f" else 10**7
         f[array][...] = values
 
 

@@ -159,4 +159,4 @@ def test_cli_refuses_memory_that_holds_nothing(capsys):
     code = main(["plan", "--nodes", "100000", "--edges", "2000000", "--ranks", "4",
                  "--memory-per-rank", "0.000001"])
     err = capsys.readouterr().err
-    assert code == 2 and "'memory'" in err
+    assert code == 2 and "'--memory-per-rank'" in err

@@ -13,6 +13,7 @@ from .._hetero_sample import disjoint_ids, is_disjoint, run_scheduled
 from .._sample import check_sample_args, check_unique_per_batch, run_bulk, split_batches
 from .._validate import as_index_array, as_int, check_range, fail
 from ..samplers._layerwise import column_weights as _serial_column_weights
+from ..samplers._layerwise import layerwise_scale as _layerwise_scale
 from ._checks import GraphFile
 from ._collective import agree, check_same, mark_raised_on_every_rank, open_rows_everywhere
 from ._failure import abort_if_failing_alone
@@ -392,7 +393,7 @@ class DistGraph:
             w = self.weights
             local = np.array([w.max() if w is not None and w.size else 0.0])
             top = float(self.grid.comm.allreduce(local, op="max")[0])
-            self._layerwise_scale = 2.0 ** -np.frexp(top)[1] if top > 0 else 1.0
+            self._layerwise_scale = _layerwise_scale(top)
         return self._layerwise_scale
 
     # ------------------------------------------------------------------ sampling
@@ -594,5 +595,5 @@ def _distributed_column_weights(dg):
                           weights=recv[:, 1].copy().view(np.float64),
                           minlength=dg.hi - dg.lo).astype(np.float64)
     q = placement.by_vertex(col.allgatherv(q_block))
-    return q, np.cumsum(q)
+    return frozen_array(q), frozen_array(np.cumsum(q))
 

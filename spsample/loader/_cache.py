@@ -13,7 +13,8 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError
 from .._validate import fail
-from ._features import FeatureSource, _as_numpy, _spread, as_feature_source
+from ._features import (FeatureSource, _as_numpy, _spread, as_feature_source, checked_bulk,
+                        checked_ids)
 
 __all__ = ["CachedFeatures", "in_degree_scores", "sampled_counts", "hit_rate_curve"]
 
@@ -45,8 +46,29 @@ def sampled_counts(graph, seeds, *, sampler, batch_size, seed=0, epochs=(0,)):
 
 def hit_rate_curve(scores, accesses, fractions):
     """Hit rate of a cache holding the top ``fraction`` of rows by ``scores`` when the rows are
-    accessed ``accesses[v]`` times; float64, shape (len(fractions),)."""
-    scores, accesses = np.asarray(scores), np.asarray(accesses, dtype=np.int64)
+    accessed ``accesses[v]`` times; float64, shape (len(fractions),).
+
+    Raises
+    ------
+    ArgumentTypeError, ArgumentError
+        ``scores`` not finite numbers, ``accesses`` not integers ``>= 0`` of the same length,
+        or ``fractions`` not numbers in ``[0, 1]``.
+    """
+    from .._validate import as_float_array, as_index_array
+
+    where = "hit_rate_curve"
+    scores = as_float_array(where, "scores", scores)
+    if not np.isfinite(scores).all():
+        fail(ArgumentError, where, "scores", "must be finite", show_value=False)
+    accesses = as_index_array(where, "accesses", accesses)
+    if accesses.shape != scores.shape:
+        fail(ArgumentError, where, "accesses", f"must have one count per score ({scores.size})",
+             accesses.shape)
+    if accesses.size and accesses.min() < 0:
+        fail(ArgumentError, where, "accesses", "must be >= 0", int(accesses.min()))
+    fractions = as_float_array(where, "fractions", fractions)
+    if not ((fractions >= 0) & (fractions <= 1)).all():
+        fail(ArgumentError, where, "fractions", "must be numbers in [0, 1]", show_value=False)
     ranked = accesses[_ranking(scores)]
     served = np.concatenate([[0], np.cumsum(ranked)])
     total = max(1, int(served[-1]))
@@ -120,10 +142,23 @@ class CachedFeatures(FeatureSource):
         return self.hits / max(1, self.hits + self.misses)
 
     def fetch(self, n_id):
-        return self.fetch_bulk([np.asarray(n_id, dtype=np.int64)])[0]
+        """Rows ``n_id`` (ids in ``[0, num_nodes)``, shape (N,)) as an array of shape (N, f).
+
+        Raises
+        ------
+        ArgumentTypeError, ArgumentError
+            ``n_id`` does not hold integers, is not 1-D, or has an id outside
+            ``[0, num_nodes)`` (``-1`` is not the last row).
+        """
+        return self._fetch_bulk([checked_ids("CachedFeatures.fetch", n_id, self.num_nodes)])[0]
 
     def fetch_bulk(self, n_ids):
-        allv = np.concatenate([np.asarray(a, dtype=np.int64) for a in n_ids])
+        """Rows of several minibatches (a list of id arrays), each vertex fetched once."""
+        return self._fetch_bulk(checked_bulk("CachedFeatures.fetch_bulk", n_ids,
+                                             self.num_nodes))
+
+    def _fetch_bulk(self, n_ids):
+        allv = np.concatenate(n_ids)
         uniq, inverse = np.unique(allv, return_inverse=True)
         slot = self._slot[uniq]
         hit = slot >= 0

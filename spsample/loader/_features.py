@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
-from .._validate import fail
+from .._validate import as_index_array, check_range, fail
 from ._buffers import DEFAULT_POOL, gather_rows
 
 __all__ = ["FeatureSource", "ArrayFeatures", "HDF5Features", "FetchFeatures",
@@ -47,19 +47,54 @@ class FeatureSource:
     num_features = None
 
     def fetch(self, n_id):
-        """Rows ``n_id`` (int64, shape (N,)) as an array of shape (N, f)."""
+        """Rows ``n_id`` (int64, shape (N,)) as an array of shape (N, f).
+
+        Raises
+        ------
+        ArgumentTypeError, ArgumentError
+            (The built-in sources.) ``n_id`` does not hold integers, is not 1-D, or has an id
+            outside ``[0, num_nodes)`` (``-1`` is never "the last row").
+        """
         raise NotImplementedError
 
     def fetch_bulk(self, n_ids):
         """Rows of several minibatches, each vertex fetched once: a list of (N_i, f) arrays."""
         if len(n_ids) == 1:
             return [self.fetch(n_ids[0])]
+        n_ids = checked_bulk(f"{type(self).__name__}.fetch_bulk", n_ids, self.num_nodes)
         allv = np.concatenate(n_ids)
         uniq, inverse = np.unique(allv, return_inverse=True)
         return _spread(_as_numpy(self.fetch(uniq)), inverse, n_ids)
 
     def close(self):
         """Release files or handles (idempotent)."""
+
+
+def checked_ids(where, n_id, num_nodes, name="n_id"):
+    """``n_id`` as a 1-D int64 array of row ids in ``[0, num_nodes)`` (not copied when it
+    already is one; ``num_nodes=None``: any id >= 0).
+
+    Raises
+    ------
+    ArgumentTypeError
+        ``n_id`` does not hold integers (floats, bools, strings).
+    ArgumentError
+        ``n_id`` is not 1-D, or has a negative id or one ``>= num_nodes``.
+    """
+    if isinstance(n_id, np.ndarray) and n_id.dtype == np.int64 and n_id.ndim == 1:
+        ids = n_id
+    else:
+        ids = as_index_array(where, name, n_id)
+    check_range(where, name, ids, 0, np.iinfo(np.int64).max if num_nodes is None else num_nodes)
+    return ids
+
+
+def checked_bulk(where, n_ids, num_nodes):
+    """:func:`checked_ids` of each minibatch's ids, as a list."""
+    if isinstance(n_ids, np.ndarray) or not hasattr(n_ids, "__len__"):
+        fail(ArgumentTypeError, where, "n_ids", "must be a sequence of id arrays (one per "
+             "minibatch)", type(n_ids))
+    return [checked_ids(where, n_id, num_nodes, "n_ids") for n_id in n_ids]
 
 
 class ArrayFeatures(FeatureSource):
@@ -79,9 +114,12 @@ class ArrayFeatures(FeatureSource):
         self._cpu = _cpu_tensor(array)
 
     def fetch(self, n_id):
-        return self.fetch_bulk([np.asarray(n_id, dtype=np.int64)])[0]
+        return self._fetch_bulk([checked_ids("ArrayFeatures.fetch", n_id, self.num_nodes)])[0]
 
     def fetch_bulk(self, n_ids):
+        return self._fetch_bulk(checked_bulk("ArrayFeatures.fetch_bulk", n_ids, self.num_nodes))
+
+    def _fetch_bulk(self, n_ids):
         if self._cpu is None:                      # a GPU tensor: gather on its device
             import torch
 
@@ -203,9 +241,12 @@ class HDF5Features(FeatureSource):
             fail(DatasetError, where, "source", f"cannot be inspected ({exc})", dset.name)
 
     def fetch(self, n_id):
-        return self.fetch_bulk([np.asarray(n_id, dtype=np.int64)])[0]
+        return self._fetch_bulk([checked_ids("HDF5Features.fetch", n_id, self.num_nodes)])[0]
 
     def fetch_bulk(self, n_ids):
+        return self._fetch_bulk(checked_bulk("HDF5Features.fetch_bulk", n_ids, self.num_nodes))
+
+    def _fetch_bulk(self, n_ids):
         allv = np.concatenate(n_ids)
         if self._cache is not None:
             self._load_blocks(allv)

@@ -443,7 +443,7 @@ def init_common(loader, where, kinds, sampler, batch_size, bulk_size, queue_size
         if not isinstance(value, (bool, np.bool_)):
             fail(ArgumentTypeError, where, name, "must be a bool", value)
     loader.shuffle, loader.pipeline = bool(shuffle), bool(pipeline)
-    loader.device = _resolve_device(device)
+    loader.device = resolve_device(device, where)
     loader.dtype = _resolve_dtype(dtype)
     loader.rank, loader.world_size = _resolve_world(rank, world_size, comm)
 
@@ -531,22 +531,35 @@ def _resolve_labels(labels, n):
     return labels
 
 
-def _resolve_device(device):
+def resolve_device(device, where=_WHERE):
+    """``device`` as a ``torch.device`` that batches can be moved to and computed on.
+
+    Raises
+    ------
+    ArgumentTypeError
+        Not a ``str`` or ``torch.device``.
+    ArgumentError
+        A name torch does not know, a device that is not available here (``"cuda"``
+        without a GPU), or ``"meta"`` (tensors without data: no batch can be copied there).
+    """
     from .._optional import import_torch
 
-    torch = import_torch("spsample.Loader")
+    torch = import_torch(f"spsample.{where}")
     if not isinstance(device, (str, torch.device)):
-        fail(ArgumentTypeError, _WHERE, "device", "must be a str or torch.device", device)
+        fail(ArgumentTypeError, where, "device", "must be a str or torch.device", device)
     try:
         dev = torch.device(device)
     except (RuntimeError, ValueError):
-        fail(ArgumentError, _WHERE, "device", "is not a device torch knows", device)
+        fail(ArgumentError, where, "device", "is not a device torch knows", device)
     if dev.type == "cpu":
         return dev
+    if dev.type == "meta":
+        fail(ArgumentError, where, "device", "holds no data (torch's 'meta' device): batches "
+             "need a device such as 'cpu' or 'cuda'", str(device))
     try:
         torch.empty(0, device=dev)
     except (RuntimeError, AssertionError, AttributeError, ValueError) as exc:
-        fail(ArgumentError, _WHERE, "device", f"is not available here ({exc})", str(device))
+        fail(ArgumentError, where, "device", f"is not available here ({exc})", str(device))
     return dev
 
 

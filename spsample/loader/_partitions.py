@@ -26,7 +26,8 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError
 from .._validate import as_int, fail
-from ._features import FeatureSource, HDF5Features, _as_numpy, _spread, as_feature_source
+from ._features import (FeatureSource, HDF5Features, _as_numpy, _spread, as_feature_source,
+                        checked_bulk, checked_ids)
 
 __all__ = ["PartitionedFeatures", "buffer_aware_order", "owner_order", "partition_bounds",
            "ORDERS"]
@@ -150,10 +151,15 @@ class PartitionedFeatures(FeatureSource):
         self.loads = 0
 
     def fetch(self, n_id):
-        return self.fetch_bulk([np.asarray(n_id, dtype=np.int64)])[0]
+        return self._fetch_bulk([checked_ids("PartitionedFeatures.fetch", n_id,
+                                             self.num_nodes)])[0]
 
     def fetch_bulk(self, n_ids):
-        allv = np.concatenate([np.asarray(a, dtype=np.int64) for a in n_ids])
+        return self._fetch_bulk(checked_bulk("PartitionedFeatures.fetch_bulk", n_ids,
+                                             self.num_nodes))
+
+    def _fetch_bulk(self, n_ids):
+        allv = np.concatenate(n_ids)
         uniq, inverse = np.unique(allv, return_inverse=True)
         part = np.searchsorted(self.bounds, uniq, side="right") - 1
         touched = np.unique(part)

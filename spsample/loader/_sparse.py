@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._features import FeatureSource
+from ._features import FeatureSource, checked_bulk, checked_ids
 
 __all__ = ["SparseRows", "SparseFeatures"]
 
@@ -236,7 +236,8 @@ class SparseFeatures(FeatureSource):
         return self.matrix.nnz / max(1, self.num_nodes * self.num_features)
 
     def fetch(self, n_id):
-        return self.matrix[np.asarray(n_id, dtype=np.int64)]
+        return self.matrix[checked_ids("SparseFeatures.fetch", n_id, self.num_nodes)]
 
     def fetch_bulk(self, n_ids):
-        return [self.fetch(n_id) for n_id in n_ids]
+        return [self.matrix[ids] for ids in checked_bulk("SparseFeatures.fetch_bulk", n_ids,
+                                                         self.num_nodes)]

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 from .._errors import ArgumentError
 from .._validate import as_int, fail
+from .._threads import check_threads
 
 __all__ = ["ThreadPlan", "plan_threads", "balance_threads", "process_cores", "local_ranks"]
 
@@ -157,9 +158,9 @@ def plan_threads(share=None, *, cores, model_threads=None, sampler_threads=None,
     if share is not None and not (isinstance(share, (int, float)) and math.isfinite(share)):
         fail(ArgumentError, where, "share", "must be a finite number or None", share)
     if model_threads is not None:
-        model_threads = as_int(where, "model_threads", model_threads, minimum=1)
+        model_threads = check_threads(where, "model_threads", model_threads)
     if sampler_threads is not None:
-        sampler_threads = as_int(where, "sampler_threads", sampler_threads, minimum=1)
+        sampler_threads = check_threads(where, "sampler_threads", sampler_threads)
     s = 0.0 if share is None else min(1.0, max(0.0, float(share)))
     background = bool(pipeline) and cores >= 2
     if background:

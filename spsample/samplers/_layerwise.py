@@ -19,6 +19,7 @@ Layer ``l`` of minibatch ``j`` with current vertex set ``B_j`` (all its vertices
 import numpy as np
 
 from .. import _primitives as prim
+from .._graph import frozen_array
 from .._errors import SamplerError
 from .._lazy import Expr, column_sums, gather, global_columns
 from .._validate import check_no_unknown, fail
@@ -79,7 +80,9 @@ def layerwise_weights(graph):
     they produce is invariant to scaling ``A`` (sampling ∝ ``A∘A``, values row-normalised), and
     a power of two scales exactly, so any finite positive weights work (1e-200 and 1e200
     included) with the same bits as unscaled weights in the normal range. An entry whose scaled
-    weight squares to 0 (below ``2**-537`` of the largest) counts as weight 0.
+    weight squares to 0 (below ``2**-537`` of the largest) counts as weight 0. Subnormal weights
+    (all below ``2**-1022``) are scaled by ``2**1023`` (:func:`layerwise_scale`), exactly: the
+    largest lands in ``[2**-51, 1)`` and none squares to 0.
 
     Returns
     -------
@@ -88,10 +91,18 @@ def layerwise_weights(graph):
     def compute():
         w = graph.weights
         top = float(w.max()) if w.size else 0.0
-        out = w * 2.0 ** -np.frexp(top)[1] if top > 0 else w.copy()
+        out = w * layerwise_scale(top)
         out.flags.writeable = False
         return out
     return graph.cached("layerwise_weights", compute)
+
+
+def layerwise_scale(top):
+    """The power of two :func:`layerwise_weights` multiplies the weights by, given the largest
+    ``top``: ``2**-e`` with ``top = m * 2**e``, ``0.5 <= m < 1`` (1 when ``top <= 0``), at most
+    ``2**1023`` (the largest power of two a float64 holds; ``2**-e`` itself overflows for a
+    subnormal ``top``). The in-memory, on-disk and distributed graphs all scale by it."""
+    return 2.0 ** min(-int(np.frexp(top)[1]), 1023) if top > 0 else 1.0
 
 
 def column_weights(graph):
@@ -100,13 +111,13 @@ def column_weights(graph):
 
     Returns
     -------
-    (q, cumulative) : float64 arrays of shape (n,)
+    (q, cumulative) : float64 arrays of shape (n,), read-only
     """
     def compute():
         w = None if graph.weights is None else layerwise_weights(graph)
         sq = None if w is None else w * w
         q = np.bincount(graph.indices, weights=sq, minlength=graph.num_nodes).astype(np.float64)
-        return q, np.cumsum(q)
+        return frozen_array(q), frozen_array(np.cumsum(q))
     return graph.cached("fastgcn_column_weights", compute)
 
 

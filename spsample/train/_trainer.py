@@ -20,6 +20,7 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._optional import import_torch
+from .._threads import check_threads
 from .._validate import as_int, check_memory, fail
 from ..distributed import ShardedDataset
 from ..io._dataset import SPARSE_DENSITY
@@ -192,7 +193,10 @@ class TrainConfig:
                      getattr(self, name))
         for name in ("threads", "sampler_threads"):
             if getattr(self, name) != "auto":
-                setattr(self, name, as_int(where, name, getattr(self, name), minimum=1))
+                setattr(self, name, check_threads(where, name, getattr(self, name)))
+        from ..loader._loader import resolve_device
+
+        resolve_device(self.device, where)     # a device batches can be moved to, here
 
     @property
     def layerwise(self):
