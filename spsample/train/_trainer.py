@@ -507,7 +507,8 @@ class Trainer:
             ``best_epoch``, ``epochs``, ``seconds`` (this call), ``train_seconds``,
             ``sampled_edges``, ``sampled_edges_per_s`` (sampled edges per second of training,
             end to end), ``sampling_edges_per_s`` (per second spent sampling), ``loss``
-            (last epoch), ``world_size``, ``path`` (native or numpy), ``bytes_per_epoch``
+            (last epoch), ``losses`` (per epoch), ``history`` (:attr:`history`: every epoch's
+            entry, with its seconds per phase and thread split), ``world_size``, ``path`` (native or numpy), ``bytes_per_epoch``
             (the mean of the epochs' ``bytes`` over this call's epochs, with a ``total`` per
             phase), ``data`` (:meth:`data_layout`), ``config``.
 
@@ -562,7 +563,8 @@ class Trainer:
             sampled_edges=edges, sampled_edges_per_s=edges / train_seconds if train_seconds
             else 0.0, sampling_edges_per_s=edges / sample_seconds if sample_seconds else 0.0,
             loss=self.history[-1]["loss"] if self.history else None,
-            losses=[e["loss"] for e in self.history], world_size=self.world_size,
+            losses=[e["loss"] for e in self.history], history=list(self.history),
+            world_size=self.world_size,
             path=_native.active_path(), dataset=self.dataset.name,
             bytes_per_epoch=_mean_bytes(run), data=self.data_layout(),
             config=_plain(self.config))

@@ -145,6 +145,10 @@ class _Task:
         return sum(self.graph.num_edges.values()) / max(1, self.graph.total_nodes)
 
 
+#: Relations an error message lists at most.
+_SHOWN = 8
+
+
 def _stored_part(stored, part, rel, relation):
     """The stored ``(2, E)`` edges of ``rel`` in ``part``, or an :class:`ArgumentError`
     naming the relation and those the part holds."""
@@ -155,9 +159,11 @@ def _stored_part(stored, part, rel, relation):
         fail(ArgumentError, "fit_link", "split", "'stored' needs stored edge_splits; the "
              "data has none", "stored")
     present = sorted(r for r, e in held.items() if e.shape[1] > 0)
+    shown = "; ".join(",".join(r) for r in present[:_SHOWN])
+    more = f"; ... ({len(present)} in all)" if len(present) > _SHOWN else ""
     fail(ArgumentError, "fit_link", "relation" if relation is not None else "data",
-         f"{rel!r} has no {part} edges in the stored edge_splits (relations with {part} "
-         f"edges: {present})", show_value=False)
+         f"{','.join(rel)} has no {part} edges in the stored edge_splits; relations with "
+         f"{part} edges: {shown or 'none'}{more}", show_value=False)
 
 
 def _no_split(split, rel):
