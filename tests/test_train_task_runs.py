@@ -17,8 +17,8 @@ torch = pytest.importorskip("torch")
 from test_train_tasks import WRITES, authorship, communities, community_edges  # noqa: E402
 
 from spsample.train.hetero import fit_node  # noqa: E402
-from spsample.train.link import (SEED_VERTICES, TEMPORAL_FANOUTS, _measured_vertices,  # noqa: E402,E501
-                                 _Task, fit_link, link_settings)
+from spsample.train import link  # noqa: E402
+from spsample.train.link import _Task, fit_link  # noqa: E402
 
 PHASES = ("sample_seconds", "fetch_seconds", "convert_seconds", "wait_seconds",
           "forward_seconds", "backward_seconds", "optimizer_seconds", "threads",
@@ -65,7 +65,7 @@ def with_edge_splits(ds, drop=None):
 def settings(data, **given):
     kw = dict(fanouts=None, eval_negatives=None, eval_batch_size=None, batch_size=512,
               neg_ratio=1.0, seed=0)
-    return link_settings(_Task(data, None, "auto", 0), **dict(kw, **given))
+    return link.link_settings(_Task(data, None, "auto", 0), **dict(kw, **given))
 
 
 def test_temporal_link_settings_come_from_the_graph():
@@ -76,7 +76,8 @@ def test_temporal_link_settings_come_from_the_graph():
     epoch) and evaluation batches no larger in seeds than a training batch (disjoint:
     512 * 4 // 7 edges)."""
     dense = _Task(temporal(n=300, m=6000), None, "auto", 0)
-    assert all(_measured_vertices(dense, f, 0) > SEED_VERTICES for f in TEMPORAL_FANOUTS)
+    assert all(link._measured_vertices(dense, f, 0) > link.SEED_VERTICES
+               for f in link.TEMPORAL_FANOUTS)
     assert settings(temporal(n=300, m=6000)) == ((5, 5), 5, 512 * 4 // 7)
     assert settings(temporal(n=400, m=500))[0] == (10, 10)
     assert settings(temporal(n=400, m=500), neg_ratio=3.0)[1:] == (10, 512 * 8 // 12)
@@ -102,8 +103,8 @@ def test_chosen_settings_can_be_given():
 
 @pytest.mark.datasets
 def test_collegemsg_settings(shared_datasets, tmp_path):
-    """SNAP CollegeMsg (1,899 vertices, 20,296 temporal pairs): 10,10 took 20 minutes and
-    4.9 GB for 5 epochs, mostly evaluating 20 negatives per edge in batches of 1 M vertices."""
+    """SNAP CollegeMsg (1,899 vertices, 20,296 temporal pairs): fanouts 5,5, 5 evaluation
+    negatives, evaluation batches of 292 edges (experiments/README.md has the epochs)."""
     path = tmp_path / "msg.h5"
     assert main(["convert", "--format", "temporal",
                  str(shared_datasets / "snap-collegemsg" / "CollegeMsg.txt"), str(path)]) == 0

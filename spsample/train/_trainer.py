@@ -508,9 +508,10 @@ class Trainer:
             ``sampled_edges``, ``sampled_edges_per_s`` (sampled edges per second of training,
             end to end), ``sampling_edges_per_s`` (per second spent sampling), ``loss``
             (last epoch), ``losses`` (per epoch), ``history`` (:attr:`history`: every epoch's
-            entry, with its seconds per phase and thread split), ``world_size``, ``path`` (native or numpy), ``bytes_per_epoch``
-            (the mean of the epochs' ``bytes`` over this call's epochs, with a ``total`` per
-            phase), ``data`` (:meth:`data_layout`), ``config``.
+            entry, with its seconds per phase and thread split), ``world_size``, ``path``
+            (native or numpy), ``bytes_per_epoch`` (the mean of the epochs' ``bytes`` over
+            this call's epochs, with a ``total`` per phase), ``data`` (:meth:`data_layout`),
+            ``config``.
 
         The thread counts of torch and of the native sampler are balanced before each epoch
         (``config.threads``) and restored to the caller's when ``fit`` returns.
