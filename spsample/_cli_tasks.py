@@ -5,15 +5,16 @@ data-parallel under ``mpiexec``).
 GraphSAGE encoder + dot-product decoder; test AUC and MRR) or
 :func:`spsample.train.hetero.fit_node` (a heterogeneous GraphSAGE on the target type of a
 :class:`~spsample.io.HeteroDataset`; accuracy, macro- and micro-F1), prints one line per epoch
-and the result, and writes the metrics JSON.
+and the result, writes the metrics JSON (every epoch's seconds per phase in ``history``) and
+saves / resumes checkpoints (``--checkpoint``, ``--resume``).
 """
 
 import json
 import sys
 
-from ._errors import ArgumentError
+from ._errors import ArgumentError, DatasetError
 
-__all__ = ["run_task"]
+__all__ = ["run_task", "refuse_unlabelled"]
 
 #: Default fanouts and edges per minibatch of the two tasks.
 DEFAULT_FANOUTS = (10, 10)
@@ -64,7 +65,7 @@ def _apply_threads(args, comm):
 def _check(args, dataset, hetero):
     where = "spsample train"
     if args.task == "node" and not getattr(dataset, "target_type", None):
-        _no_labels(dataset, args.dataset)
+        refuse_unlabelled(dataset, args.dataset)
     if args.task == "node" and args.sampler != "nodewise":
         raise ArgumentError(f"{where}: argument '--sampler' must be nodewise on a "
                             f"heterogeneous file (got {args.sampler!r})")
@@ -87,10 +88,8 @@ def _check(args, dataset, hetero):
             raise ArgumentError(f"{where}: argument '{flag}' must be >= 1 (got {value})")
 
 
-def _no_labels(dataset, name):
+def refuse_unlabelled(dataset, name):
     """Raise the error of node classification on a file without node labels."""
-    from ._errors import DatasetError
-
     edges = getattr(dataset, "edge_splits", None)
     stored = (f"; it stores train/val/test edges of {len(edges.get('train', {}))} "
               f"relation(s)") if edges else ""

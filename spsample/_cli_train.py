@@ -188,9 +188,9 @@ def run(args):
 
         return run_task(args, dataset, comm)
     if getattr(dataset, "labels", None) is None:
-        from ._cli_tasks import _no_labels
+        from ._cli_tasks import refuse_unlabelled
 
-        _no_labels(dataset, args.dataset)
+        refuse_unlabelled(dataset, args.dataset)
     trainer = Trainer(dataset, config, comm=comm)
     if args.resume:
         _resume(trainer, args.resume)

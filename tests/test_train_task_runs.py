@@ -304,3 +304,26 @@ def test_negatives_memory_is_estimated_before_drawing(monkeypatch, tmp_path, cap
         code, err = run(["train", str(path), "--task", "link", flag, "1000000", "--epochs",
                          "1", "--quiet"], capsys)
         assert code == 2 and f"argument '{flag}'" in err and "would need" in err
+
+
+def test_hetero_sage_trims_layers_to_what_the_seeds_read():
+    """Layer l computes only the vertices within L - 1 - l hops (PyG's trim_to_layer): the
+    seeds' outputs equal those of the whole subgraph run through every layer."""
+    import dataclasses
+
+    from spsample.train.hetero import HeteroSAGE
+    ds = authorship()
+    loader = spsample.Loader(ds.graph, ("paper", np.arange(40)),
+                             sampler=spsample.NodeWise([3, 3, 3]), batch_size=16,
+                             features=ds.features, pipeline=False)
+    batch = next(iter(loader))
+    torch.manual_seed(0)
+    model = HeteroSAGE(ds.graph, {t: f.shape[1] for t, f in ds.features.items()}, 8, 2,
+                       num_layers=3).eval()
+    whole = dataclasses.replace(
+        batch, num_sampled_nodes_dict={t: [v.shape[0]] for t, v in batch.n_id_dict.items()},
+        num_sampled_edges_dict={r: [e.shape[1]] for r, e in batch.edge_index_dict.items()})
+    trimmed, full = model(batch), model(whole)
+    assert trimmed["paper"].shape[0] == batch.batch_size
+    assert torch.allclose(trimmed["paper"], full["paper"][:batch.batch_size], atol=1e-6)
+    assert sum(batch.num_sampled_nodes_dict["paper"]) > batch.batch_size

@@ -108,7 +108,11 @@ class LinkLoader(Loader):
     ArgumentError, ArgumentTypeError
         Naming the argument: ``neg_ratio <= 0``, an unknown ``neg_sampling``, seed edges of
         the wrong shape or with ids out of range, an unknown relation, ``edge_time`` of the
-        wrong length. On a distributed graph, on every rank.
+        wrong length, ``features`` without one row per node. On a distributed graph, on every
+        rank.
+    ResourceLimitError
+        Naming ``neg_ratio``: a bulk's negatives would not fit in memory (estimated before
+        any is drawn, :func:`check_negatives`).
     DistributedError
         On every rank, when the ranks pass different arguments or seed edges.
 

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from .._errors import ArgumentError
+from .._errors import ArgumentError, ArgumentTypeError
 from .._hetero import HeteroGraph, HeteroSchema
 from .._optional import import_torch
 from .._validate import as_int, fail
@@ -117,15 +117,15 @@ class _Task:
                           for p in ("train", "val", "test")}
             self.times = {p: None for p in self.edges}
             return
-        time_ = graph.edge_time(rel)
-        if split == "random" or time_ is None:
-            _no_split(split, rel)
-        if self.sharded:
+        if self.sharded and graph.is_temporal and split != "random":
             fail(ArgumentError, "fit_link", "data", "is a temporal graph sharded over the "
                  "ranks: its chronological split and reverse relation are built from the "
                  "whole graph, so temporal link training needs it on every rank "
                  "(replicate_graph=True, or replication = the number of ranks)",
                  show_value=False)
+        time_ = None if self.sharded else graph.edge_time(rel)
+        if split == "random" or time_ is None:
+            _no_split(split, rel)
         indptr, indices, _ = graph.csr(rel)
         dst = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
         parts = split_edges(indices, dst, time=time_, fractions=(0.70, 0.15, 0.15), seed=seed)
@@ -326,7 +326,7 @@ def link_settings(task, *, fanouts, eval_negatives, eval_batch_size, batch_size,
                     break
     train_edges = task.edges["train"][1].shape[1]
     val_edges = task.edges["val"][1].shape[1]
-    per_edge = 2 + 2 * math.ceil(neg_ratio)          # seeds of a training edge (binary)
+    per_edge = 2 + 2 * neg_ratio               # seeds per training edge (binary negatives)
     if eval_negatives is None:
         budget = EVAL_SHARE * train_edges * per_edge
         eval_negatives = next((k for k in EVAL_NEGATIVES if val_edges * (2 + k) <= budget),
@@ -444,10 +444,15 @@ def fit_link(data, *, relation=None, split="auto", fanouts=None, hidden=64, out=
     if split not in ("auto", "random", "time", "stored"):
         fail(ArgumentError, "fit_link", "split", "must be auto, random, time or stored", split)
     epochs = as_int("fit_link", "epochs", epochs, minimum=0)
+    batch_size = as_int("fit_link", "batch_size", batch_size, minimum=1)
     for name, value in (("eval_negatives", eval_negatives),
                         ("eval_batch_size", eval_batch_size)):
         if value is not None:
             as_int("fit_link", name, value, minimum=1)
+    if isinstance(neg_ratio, bool) or not isinstance(neg_ratio, (int, float, np.number)):
+        fail(ArgumentTypeError, "fit_link", "neg_ratio", "must be a number", neg_ratio)
+    if not (math.isfinite(neg_ratio) and neg_ratio > 0):
+        fail(ArgumentError, "fit_link", "neg_ratio", "must be a finite number > 0", neg_ratio)
     graph = getattr(data, "graph", data)
     if grid_of(graph) is not None:
         comm = _grid_comm(graph, comm)
