@@ -5,15 +5,16 @@ data-parallel under ``mpiexec``).
 GraphSAGE encoder + dot-product decoder; test AUC and MRR) or
 :func:`spsample.train.hetero.fit_node` (a heterogeneous GraphSAGE on the target type of a
 :class:`~spsample.io.HeteroDataset`; accuracy, macro- and micro-F1), prints one line per epoch
-and the result, and writes the metrics JSON.
+and the result, writes the metrics JSON (every epoch's seconds per phase in ``history``) and
+saves / resumes checkpoints (``--checkpoint``, ``--resume``).
 """
 
 import json
 import sys
 
-from ._errors import ArgumentError
+from ._errors import ArgumentError, DatasetError
 
-__all__ = ["run_task"]
+__all__ = ["run_task", "refuse_unlabelled"]
 
 #: Default fanouts and edges per minibatch of the two tasks.
 DEFAULT_FANOUTS = (10, 10)
@@ -26,19 +27,20 @@ def run_task(args, dataset, comm):
     from .io import HeteroDataset
 
     hetero = isinstance(dataset, HeteroDataset)
-    _check(args, hetero, comm)
+    _check(args, dataset, hetero)
     _apply_threads(args, comm)
     rank = 0 if comm is None else comm.Get_rank()
     say = _say if rank == 0 else (lambda text: None)
     progress = not args.quiet and sys.stderr.isatty() and rank == 0
-    common = dict(fanouts=args.fanouts or DEFAULT_FANOUTS, hidden=args.hidden,
-                  epochs=args.epochs, lr=args.lr, weight_decay=args.weight_decay,
-                  dropout=args.dropout, bulk_size=args.bulk_size, seed=args.seed,
-                  progress=progress)
+    common = dict(hidden=args.hidden, epochs=args.epochs, lr=args.lr,
+                  weight_decay=args.weight_decay, dropout=args.dropout,
+                  bulk_size=args.bulk_size, seed=args.seed, progress=progress,
+                  checkpoint=args.checkpoint, resume=args.resume)
     if args.task == "link":
         metrics = _link(args, dataset, common, say, comm)
     else:
-        metrics = _node(args, dataset, common, say, comm)
+        metrics = _node(args, dataset, dict(common, fanouts=args.fanouts or DEFAULT_FANOUTS),
+                        say, comm)
     metrics = dict(metrics, task=args.task, dataset=args.dataset)
     if args.metrics and rank == 0:
         with open(args.metrics, "w") as fh:
@@ -60,15 +62,22 @@ def _apply_threads(args, comm):
                     ranks=local_ranks(comm))          # collective with a communicator
 
 
-def _check(args, hetero, comm):
+def _check(args, dataset, hetero):
+    """The task's flags (and, once ``dataset`` is read, its labels; None before that)."""
     where = "spsample train"
     if str(args.device).split(":")[0] != "cpu":
         raise ArgumentError(f"{where}: argument '--device' must be cpu with --task link and "
                             f"on heterogeneous files (they train on the CPU; got "
                             f"{args.device!r})")
+    if args.task == "node" and dataset is not None and not getattr(dataset, "target_type", None):
+        refuse_unlabelled(dataset, args.dataset)
     if args.task == "node" and args.sampler != "nodewise":
         raise ArgumentError(f"{where}: argument '--sampler' must be nodewise on a "
                             f"heterogeneous file (got {args.sampler!r})")
+    if args.task == "link" and args.relation is not None and not hetero:
+        raise ArgumentError(f"{where}: argument '--relation' names a relation of a "
+                            f"heterogeneous file; {args.dataset!r} is homogeneous (one kind "
+                            f"of edge): leave it out (got {','.join(args.relation)!r})")
     if args.task == "link" and args.split not in (None, "auto", "random", "time", "stored"):
         raise ArgumentError(f"{where}: argument '--split' must be auto, random, time or "
                             f"stored with --task link (got {args.split!r})")
@@ -78,9 +87,19 @@ def _check(args, hetero, comm):
     if args.task == "link" and not args.neg_ratio > 0:
         raise ArgumentError(f"{where}: argument '--neg-ratio' must be > 0 "
                             f"(got {args.neg_ratio})")
-    if args.task == "link" and args.eval_negatives < 1:
-        raise ArgumentError(f"{where}: argument '--eval-negatives' must be >= 1 "
-                            f"(got {args.eval_negatives})")
+    for flag in ("--eval-negatives", "--eval-batch-size"):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value is not None and value < 1:
+            raise ArgumentError(f"{where}: argument '{flag}' must be >= 1 (got {value})")
+
+
+def refuse_unlabelled(dataset, name):
+    """Raise the error of node classification on a file without node labels."""
+    edges = getattr(dataset, "edge_splits", None)
+    stored = (f"; it stores train/val/test edges of {len(edges.get('train', {}))} "
+              f"relation(s)") if edges else ""
+    raise DatasetError(f"spsample train: argument 'dataset' {name!r} has no node labels to "
+                       f"classify{stored}: use --task link to train link prediction on it")
 
 
 def _say(text):
@@ -91,18 +110,22 @@ def _link(args, dataset, common, say, comm):
     from .train.link import fit_link
 
     _check_temporal_link(args, dataset, comm)
+    fanouts = _show(args.fanouts) if args.fanouts else "auto"
     say(f"link prediction on {getattr(dataset, 'name', None) or args.dataset}: GraphSAGE "
-         f"encoder + dot-product decoder, nodewise {_show(common['fanouts'])}, "
-         f"{args.neg_ratio:g} negatives per edge{_link_layout(dataset.graph, comm, args)}")
+        f"encoder + dot-product decoder, nodewise {fanouts}, {args.neg_ratio:g} negatives per "
+        f"edge{_link_layout(dataset.graph, comm, args)}")
     metrics = fit_link(dataset, relation=args.relation, split=args.split or "auto",
-                       batch_size=args.batch_size or LINK_BATCH_SIZE, out=args.hidden,
-                       neg_ratio=args.neg_ratio, eval_negatives=args.eval_negatives,
-                       comm=comm, strategy=args.strategy,
+                       fanouts=args.fanouts, batch_size=args.batch_size or LINK_BATCH_SIZE,
+                       out=args.hidden, neg_ratio=args.neg_ratio,
+                       eval_negatives=args.eval_negatives,
+                       eval_batch_size=args.eval_batch_size, comm=comm,
+                       strategy=args.strategy,
                        log=lambda e: say(_epoch_line(e, args.epochs, "auc")), **common)
     say(f"test AUC {metrics['test_auc']:.4f}, MRR {metrics['test_mrr']:.4f} "
-         f"({metrics['eval_negatives']} negatives per edge; best validation AUC "
-         f"{metrics['val_auc']:.4f} at epoch {metrics['best_epoch'] + 1}); "
-         f"{metrics['seconds']:.1f}s")
+        f"({metrics['eval_negatives']} negatives per edge; fanouts "
+        f"{_show(metrics['fanouts'])}, evaluation batch {metrics['eval_batch_size']}; best "
+        f"validation AUC {metrics['val_auc']:.4f} at epoch {metrics['best_epoch'] + 1}); "
+        f"{metrics['seconds']:.1f}s")
     return metrics
 
 
@@ -164,7 +187,8 @@ def _layout(graph, comm, strategy):
 def _epoch_line(entry, epochs, key):
     extra = f"  val mrr {entry['val_mrr']:.4f}" if "val_mrr" in entry else ""
     return (f"epoch {entry['epoch'] + 1:3d}/{epochs}  loss {entry['loss']:.4f}  "
-            f"val {key} {entry['val_' + key]:.4f}{extra}")
+            f"val {key} {entry['val_' + key]:.4f}{extra}  {entry['seconds']:.2f}s + "
+            f"{entry['eval_seconds']:.2f}s validation")
 
 
 def _show(values):

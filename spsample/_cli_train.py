@@ -31,6 +31,9 @@ from ._cli_common import (agreed, check_finite, check_output, dataset_layout, da
 PER_RANK_FLAGS = ("dataset", "metrics", "checkpoint", "resume", "permutation", "quiet",
                   "threads", "sampler_threads", "device")
 
+#: Library argument names the task functions report, as the user typed them.
+ARGUMENT_FLAGS = {"data": "dataset"}
+
 
 def add_arguments(parser):
     """Add the ``train`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
@@ -48,7 +51,11 @@ def add_arguments(parser):
                         help="per-hop fanouts, hop 1 first (nodes per layer for ladies and "
                              "fastgcn); one GNN layer per hop (default: "
                              f"{_show(DEFAULT_FANOUTS[False])} for nodewise and labor, "
-                             f"{_show(DEFAULT_FANOUTS[True])} for ladies and fastgcn)")
+                             f"{_show(DEFAULT_FANOUTS[True])} for ladies and fastgcn; "
+                             "--task link on a temporal graph, where every seed is its own "
+                             "subgraph: the first of 10,10, 10,5 and 5,5 whose subgraphs "
+                             "hold at most 32 vertices per seed, measured on one training "
+                             "minibatch)")
     parser.add_argument("--eval-fanouts", type=_int_list, default=None, metavar="F1,F2,...",
                         help="fanouts for validation/test (default: all neighbours for "
                              "nodewise and labor, the training fanouts for layer-wise samplers)")
@@ -59,17 +66,23 @@ def add_arguments(parser):
                              "and MRR)")
     parser.add_argument("--relation", type=_relation, default=None, metavar="SRC,NAME,DST",
                         help="--task link on a heterogeneous file: the relation to predict "
-                             "(default: the first)")
+                             "(default: the first; refused elsewhere)")
     parser.add_argument("--neg-ratio", type=float, default=1.0,
                         help="--task link: negatives per training edge (default: 1)")
-    parser.add_argument("--eval-negatives", type=int, default=20,
+    parser.add_argument("--eval-negatives", type=int, default=None,
                         help="--task link: strict negatives per validation/test edge for AUC "
-                             "and MRR (default: 20)")
+                             "and MRR (default: the first of 20, 10, 5, 2, 1 with which "
+                             "validation samples at most half the seeds of a training "
+                             "epoch: 20 on a random 85/5/10 split, 5 on a temporal 70/15/15 "
+                             "one)")
     parser.add_argument("--batch-size", type=int, default=None,
                         help=f"seeds per minibatch (default: {d.batch_size}; 512 edges for "
                              "--task link)")
-    parser.add_argument("--eval-batch-size", type=int, default=d.eval_batch_size,
-                        help=f"seeds per evaluation minibatch (default: {d.eval_batch_size})")
+    parser.add_argument("--eval-batch-size", type=int, default=None,
+                        help=f"seeds per evaluation minibatch (default: {d.eval_batch_size}; "
+                             "--task link: seed edges, the most, up to --batch-size, whose "
+                             "minibatch samples no more vertices than a training one, "
+                             "estimated from the mean degree)")
     parser.add_argument("--bulk-size", type=int, default=d.bulk_size,
                         help=f"minibatches sampled together (default: {d.bulk_size})")
     parser.add_argument("--epochs", type=int, default=d.epochs,
@@ -105,7 +118,10 @@ def add_arguments(parser):
                         help="feature normalisation (default: row sums to 1)")
     parser.add_argument("--split", default=None,
                         help="dataset split name, or 'random' for a random 60/20/20 split "
-                             "(default: the dataset's default split, random if it has none)")
+                             "(default: the dataset's default split, random if it has none); "
+                             "--task link: auto (default: the file's stored edge splits, else "
+                             "chronological 70/15/15 on a temporal graph, else random "
+                             "85/5/10 on a homogeneous one), random, time or stored")
     parser.add_argument("--split-seed", type=int, default=None,
                         help="seed of the random split (default: --seed)")
     parser.add_argument("--seed", type=int, default=d.seed, help="random seed (default: 0)")
@@ -123,9 +139,11 @@ def add_arguments(parser):
     parser.add_argument("--metrics", default=None, metavar="PATH",
                         help="write the run's metrics as JSON to PATH")
     parser.add_argument("--checkpoint", default=None, metavar="PATH",
-                        help="save a checkpoint to PATH after every epoch")
+                        help="save a checkpoint to PATH after every epoch (every task: node, "
+                             "heterogeneous, link)")
     parser.add_argument("--resume", default=None, metavar="PATH",
-                        help="resume from a checkpoint (same settings; continues to --epochs)")
+                        help="resume from a checkpoint (same settings; continues to --epochs "
+                             "with the losses of an uninterrupted run)")
     parser.add_argument("--replication", type=int, default=None, metavar="C",
                         help="under mpiexec: the ranks as P/C process rows of C replicas, each "
                              "rank holding its process row's block of graph and feature rows "
@@ -178,6 +196,10 @@ def run(args):
         from ._cli_tasks import run_task
 
         return run_task(args, dataset, comm)
+    if getattr(dataset, "labels", None) is None:
+        from ._cli_tasks import refuse_unlabelled
+
+        refuse_unlabelled(dataset, args.dataset)
     trainer = Trainer(dataset, config, comm=comm)
     if args.resume:
         agreed(args, "spsample train", lambda: _resume(trainer, args.resume))
@@ -206,7 +228,7 @@ def check(args):
     if args.task == "link" or hetero:
         from ._cli_tasks import _check
 
-        _check(args, hetero, None)
+        _check(args, None, hetero)
 
 
 def _check_flags(args):
@@ -215,6 +237,12 @@ def _check_flags(args):
         check_finite("train", flag, getattr(args, flag[2:].replace("-", "_")))
     check_output("train", "--metrics", args.metrics)
     check_output("train", "--checkpoint", args.checkpoint)
+    if args.relation is not None and args.task != "link":
+        from ._errors import ArgumentError
+
+        raise ArgumentError("spsample train: argument '--relation' applies to --task link on "
+                            "a heterogeneous file (the relation to predict); node "
+                            f"classification has none (got {','.join(args.relation)!r})")
     for flag in ("--resume", "--permutation"):
         path = getattr(args, flag[2:])
         if path and not os.path.isfile(path):
@@ -330,7 +358,8 @@ def _config(args):
     return TrainConfig(
         sampler=args.sampler, fanouts=args.fanouts, eval_fanouts=args.eval_fanouts,
         batch_size=TrainConfig.batch_size if args.batch_size is None else args.batch_size,
-        eval_batch_size=args.eval_batch_size,
+        eval_batch_size=TrainConfig.eval_batch_size if args.eval_batch_size is None
+        else args.eval_batch_size,
         bulk_size=args.bulk_size, epochs=args.epochs, lr=args.lr, scale_lr=args.scale_lr,
         weight_decay=args.weight_decay, hidden=args.hidden, dropout=args.dropout,
         input_dropout=not args.no_input_dropout,

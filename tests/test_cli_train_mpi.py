@@ -148,7 +148,8 @@ def test_a_heterogeneous_file_trains_sharded_and_link_needs_stored_splits(tmp_pa
     proc = spsample_job(tmp_path, 2, "hetero.h5", "--task", "link", "--epochs", "1")
     lines = errors_of(proc)
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-2000:]
-    assert "--split" in lines[0] and "stored edge_splits" in lines[0], lines[0]
+    assert "no edge times" in lines[0] and "stored edge_splits" in lines[0], lines[0]
+    assert "got 'auto'" not in lines[0], lines[0]
 
 
 def test_relabelled_dataset_with_its_permutation_trains_as_the_original(tmp_path):

@@ -27,13 +27,13 @@ import numpy as np
 from .._errors import ArgumentError, ArgumentTypeError
 from .._graph import Graph
 from .._hetero import HeteroSchema
-from .._validate import as_float_array, as_index_array, fail
+from .._validate import as_float_array, as_index_array, check_memory, fail
 from ._batch import Batch, bulk_edges, make_batch
 from ._hetero import epoch_positions, fetch_typed, hetero_features, make_hetero_batch, record
 from ._link_dist import ShardedLinks, checked_on_every_rank, fingerprint_arrays, grid_of
 from ._loader import Loader, _grids_of, add_bytes, bulk_starts, init_common
 
-__all__ = ["LinkLoader", "LinkBatch"]
+__all__ = ["LinkLoader", "LinkBatch", "check_negatives"]
 
 _WHERE = "LinkLoader"
 _MODES = ("binary", "triplet", None)
@@ -108,7 +108,11 @@ class LinkLoader(Loader):
     ArgumentError, ArgumentTypeError
         Naming the argument: ``neg_ratio <= 0``, an unknown ``neg_sampling``, seed edges of
         the wrong shape or with ids out of range, an unknown relation, ``edge_time`` of the
-        wrong length. On a distributed graph, on every rank.
+        wrong length, ``features`` without one row per node. On a distributed graph, on every
+        rank.
+    ResourceLimitError
+        Naming ``neg_ratio``: a bulk's negatives would not fit in memory (estimated before
+        any is drawn, :func:`check_negatives`).
     DistributedError
         On every rank, when the ranks pass different arguments or seed edges.
 
@@ -155,6 +159,10 @@ class LinkLoader(Loader):
                         world_size, comm)
             self._configure(data, edges, neg_sampling, neg_ratio, strict, neg_distribution,
                             exclude_seed_edges, strategy)
+            if self.neg_sampling is not None:
+                check_negatives(_WHERE, "neg_ratio", min(self.batch_size, self.seeds.size),
+                                self.bulk_size, self.neg_ratio, self.neg_sampling,
+                                edge_time is not None)
             self.edge_label = None if edge_label is None else _per_edge(
                 "edge_label", edge_label, self.seeds.size)
             self.edge_time = None if edge_time is None else _per_edge_time(
@@ -235,6 +243,10 @@ class LinkLoader(Loader):
         if features is None and dataset is not None:
             features = dataset.features
         self.features = as_feature_source(features, _WHERE, "features")
+        rows = None if self.features is None else self.features.num_nodes
+        if rows is not None and rows != self.graph.num_nodes:
+            fail(ArgumentError, _WHERE, "features", f"must have one row per node "
+                 f"({self.graph.num_nodes} rows)", rows)
 
     # ------------------------------------------------------------------ geometry
     @property
@@ -527,6 +539,26 @@ class LinkLoader(Loader):
         return (f"LinkLoader(edges={self.seeds.size}, relation={self.relation!r}, "
                 f"sampler={self.sampler!r}, batch_size={self.batch_size}, "
                 f"neg_sampling={self.neg_sampling!r}, neg_ratio={self.neg_ratio})")
+
+
+#: Bytes a bulk holds per negative endpoint at least: its id, its place among the seeds, its
+#: seed and its sampled vertex (int64 each), and its time when temporal.
+_NEGATIVE_BYTES = 4 * 8
+_TIME_BYTES = 8
+
+
+def check_negatives(where, name, batch_size, bulk_size, neg_ratio, mode, temporal):
+    """Raise :class:`~spsample.ResourceLimitError` naming ``name`` (``neg_ratio``, or a
+    caller's argument that becomes it) before a bulk's negatives are drawn, when they cannot
+    fit: ``bulk_size`` minibatches of ``ceil(neg_ratio * batch_size)`` negatives (binary: two
+    endpoints each) or ``neg_ratio * batch_size`` (triplet: one), each endpoint at least
+    :data:`_NEGATIVE_BYTES` (plus 8 when temporal) -- before its sampled neighbourhood."""
+    per_batch = math.ceil(neg_ratio * batch_size)
+    ends = 2 if mode == "binary" else 1
+    each = ends * (_NEGATIVE_BYTES + (_TIME_BYTES if temporal else 0))
+    check_memory(where, name, bulk_size * per_batch * each, f"{bulk_size:,d} minibatches of "
+                 f"{per_batch:,d} {mode} negatives ({neg_ratio:g} per seed edge, batches of "
+                 f"{batch_size:,d} edges)", "ask for fewer negatives per edge")
 
 
 def _seed_pairs(bulk, links):

@@ -513,9 +513,11 @@ class Trainer:
             ``best_epoch``, ``epochs``, ``seconds`` (this call), ``train_seconds``,
             ``sampled_edges``, ``sampled_edges_per_s`` (sampled edges per second of training,
             end to end), ``sampling_edges_per_s`` (per second spent sampling), ``loss``
-            (last epoch), ``world_size``, ``path`` (native or numpy), ``bytes_per_epoch``
-            (the mean of the epochs' ``bytes`` over this call's epochs, with a ``total`` per
-            phase), ``data`` (:meth:`data_layout`), ``config``.
+            (last epoch), ``losses`` (per epoch), ``history`` (:attr:`history`: every epoch's
+            entry, with its seconds per phase and thread split), ``world_size``, ``path``
+            (native or numpy), ``bytes_per_epoch`` (the mean of the epochs' ``bytes`` over
+            this call's epochs, with a ``total`` per phase), ``data`` (:meth:`data_layout`),
+            ``config``.
 
         The thread counts of torch and of the native sampler are balanced before each epoch
         (``config.threads``) and restored to the caller's when ``fit`` returns.
@@ -568,7 +570,8 @@ class Trainer:
             sampled_edges=edges, sampled_edges_per_s=edges / train_seconds if train_seconds
             else 0.0, sampling_edges_per_s=edges / sample_seconds if sample_seconds else 0.0,
             loss=self.history[-1]["loss"] if self.history else None,
-            losses=[e["loss"] for e in self.history], world_size=self.world_size,
+            losses=[e["loss"] for e in self.history], history=list(self.history),
+            world_size=self.world_size,
             path=_native.active_path(), dataset=self.dataset.name,
             bytes_per_epoch=_mean_bytes(run), data=self.data_layout(),
             config=_plain(self.config))
@@ -809,31 +812,76 @@ def _progress_bar(show, total, desc):
     return tqdm(total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
 
 
-def run_epoch(model, optimizer, loader, loss_of, progress, desc, reduce=None):
-    """One plain training epoch over ``loader``: ``loss_of(model, batch)`` per batch, a
-    backward pass and an optimizer step, a progress bar when ``progress``. With ``reduce`` (a
-    :class:`GradientAllReduce`: data-parallel over its ranks) every rank runs
+def run_epoch(model, optimizer, loader, loss_of, *, epoch, seed, progress, desc, reduce,
+              rank=0):
+    """One plain training epoch (epoch ``epoch`` of ``loader``'s sample stream):
+    ``loss_of(model, batch)`` per batch, a backward pass and an optimizer step, a progress bar
+    when ``progress``. Every rank of ``reduce`` (a :class:`GradientAllReduce`) runs
     ``loader.steps_per_epoch`` steps, the gradients averaged over the ranks that had a batch
-    before each step (as :meth:`Trainer.train_epoch`). Returns ``(mean loss of this rank's
-    batches, sampled edges of this rank)``."""
+    before each step (as :meth:`Trainer.train_epoch`). Dropout draws from torch's generator
+    seeded from ``(seed, epoch, rank)`` inside ``torch.random.fork_rng`` (the caller's
+    generator is untouched), so an epoch's losses depend on nothing run before it: a resumed
+    run replays them exactly.
+
+    Returns
+    -------
+    dict
+        ``loss`` (mean of this rank's batches), ``batches``, ``sampled_edges`` (this rank),
+        the epoch's seconds on this rank per phase: ``sample_seconds``, ``fetch_seconds``,
+        ``convert_seconds`` (the producer, overlapped with training when the pipeline is on),
+        ``wait_seconds`` (training waiting for batches), ``forward_seconds`` (the model and
+        the loss), ``backward_seconds``, ``optimizer_seconds`` (with the gradient
+        all-reduce); ``threads`` and ``sampler_threads`` (torch's and the native sampler's),
+        and ``stats`` (the loader's epoch stats).
+    """
+    from .. import _native
+
     model.train()
     losses = []
-    steps = len(loader) if reduce is None else loader.steps_per_epoch
-    bar = _progress_bar(progress, steps, desc)
-    with iter(loader) as batches:
-        for _ in range(steps):
-            batch = next(batches, None)
-            optimizer.zero_grad()
-            if batch is not None:
-                loss = loss_of(model, batch)
-                loss.backward()
-                losses.append(float(loss.detach()))
-            if reduce is None or reduce(batch is not None):
-                optimizer.step()
-            if bar is not None:
-                bar.update(1)
-                if losses:
-                    bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
+    phases = dict(forward_seconds=0.0, backward_seconds=0.0, optimizer_seconds=0.0)
+    bar = _progress_bar(progress, loader.steps_per_epoch, desc)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(_epoch_seed(seed, epoch, rank))
+        with loader.iter_epoch(epoch) as batches:
+            for _ in range(loader.steps_per_epoch):
+                batch = next(batches, None)
+                t1 = time.perf_counter()
+                optimizer.zero_grad()
+                if batch is not None:
+                    loss = loss_of(model, batch)
+                    t2 = time.perf_counter()
+                    loss.backward()
+                    t3 = time.perf_counter()
+                    phases["forward_seconds"] += t2 - t1
+                    phases["backward_seconds"] += t3 - t2
+                    t1 = t3
+                    losses.append(float(loss.detach()))
+                if reduce(batch is not None):
+                    optimizer.step()
+                phases["optimizer_seconds"] += time.perf_counter() - t1
+                if bar is not None:
+                    bar.update(1)
+                    if losses:
+                        bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
+            stats = dict(batches.stats)
     if bar is not None:
         bar.close()
-    return float(np.mean(losses)) if losses else 0.0, loader.last_stats["sampled_edges"]
+    return dict(loss=float(np.mean(losses)) if losses else 0.0, batches=stats["batches"],
+                sampled_edges=stats["sampled_edges"], **{
+                    key: float(stats[key]) for key in ("sample_seconds", "fetch_seconds",
+                                                       "convert_seconds", "wait_seconds")},
+                **phases, threads=torch.get_num_threads(),
+                sampler_threads=_native.get_num_threads(), stats=stats)
+
+
+def evaluation_batches(loader, progress, desc):
+    """The batches of ``loader``'s epoch 0 (the same minibatches at every evaluation), with a
+    progress bar over them when ``progress``."""
+    bar = _progress_bar(progress, loader.steps_per_epoch, desc)
+    with loader.iter_epoch(0) as batches:
+        for batch in batches:
+            yield batch
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()

@@ -5,7 +5,9 @@
 type ``t``, ``h_t' = W_root[t] h_t + Σ_{relations r into t} W_r · mean_{j in N_r(i)} h_j``,
 then ReLU and dropout. Node types with features enter through a linear projection (sparse
 rows are projected without densifying), the others through a learned embedding of their ids.
-Every layer runs on the whole sampled subgraph of a :class:`~spsample.loader.HeteroBatch`.
+Layer ``l`` runs on the part of a :class:`~spsample.loader.HeteroBatch` the later layers read
+(the vertices within ``L - 1 - l`` hops of the seeds), as PyG's ``trim_to_layer``; dropout
+draws 16-bit masks (:func:`spsample.train.dropout`).
 
 :func:`fit_node` trains it on a :class:`~spsample.io.HeteroDataset` (e.g. HeCo's ACM or
 DBLP with their fixed splits) and reports accuracy, macro- and micro-F1 of the
@@ -18,9 +20,10 @@ import numpy as np
 
 from .._errors import ArgumentError
 from .._optional import import_torch
-from .._validate import fail
+from .._validate import as_int, fail
 from ._aggregate import scatter_aggregate
-from ._trainer import run_epoch
+from ._dropout import dropout
+from ._trainer import evaluation_batches, run_epoch
 from ..loader._sparse import SparseRows
 
 torch = import_torch("spsample.train.hetero")
@@ -80,17 +83,28 @@ class HeteroSAGE(torch.nn.Module):
         return h
 
     def forward(self, batch):
-        """Per node type, the output rows of every sampled vertex (dict of tensors)."""
+        """Per node type, the output rows of the batch's seeds (its hop-0 vertices:
+        ``num_sampled_nodes_dict[t][0]`` rows of type ``t``, seeds first as in ``n_id_dict``).
+
+        Layer ``l`` of ``L`` computes only the rows the later layers read: the vertices of
+        hops ``0 .. L - 1 - l`` from the edges of hops ``1 .. L - l`` (PyG's
+        ``trim_to_layer``); the last hop's vertices enter through their inputs only."""
         h = self.embed(batch)
-        for root, neigh in zip(self.root, self.neigh):
-            h = {t: torch.nn.functional.dropout(torch.relu(v), self.dropout, self.training)
-                 for t, v in h.items()}
-            out = {t: root[t](v) for t, v in h.items()}
+        nodes = batch.num_sampled_nodes_dict
+        edges = batch.num_sampled_edges_dict
+        last = len(self.root) - 1
+        for layer, (root, neigh) in enumerate(zip(self.root, self.neigh)):
+            hops = last - layer + 1                   # hops 0 .. hops - 1 are computed
+            h = {t: dropout(torch.relu(v), self.dropout, self.training) for t, v in h.items()}
+            rows = {t: int(sum(nodes[t][:hops])) for t in h}
+            out = {t: root[t](v[:rows[t]]) for t, v in h.items()}
             for rel, ei in batch.edge_index_dict.items():
                 s, _, d = rel
-                if ei.shape[1] == 0 or s not in h or d not in h:
+                count = int(sum(edges[rel][:hops]))
+                if count == 0 or s not in h or d not in h:
                     continue
-                out[d] = out[d] + neigh[_key(rel)](scatter_aggregate(h[s], ei, h[d].shape[0]))
+                agg = scatter_aggregate(h[s], ei[:, :count], rows[d])
+                out[d] = out[d] + neigh[_key(rel)](agg)
             h = out
         return h
 
@@ -131,7 +145,8 @@ def normalized_features(features):
 # ---------------------------------------------------------------------- training
 def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, epochs=100,
              lr=0.005, weight_decay=5e-4, dropout=0.5, batch_size=256, bulk_size=4, seed=0,
-             patience=None, log=None, progress=False, comm=None, strategy=None):
+             patience=None, log=None, progress=False, comm=None, strategy=None,
+             checkpoint=None, resume=None):
     """Train :class:`HeteroSAGE` on the target type of ``ds`` and test the best-validation
     model.
 
@@ -150,7 +165,7 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
     log : callable, optional
         Called with each epoch's dict.
     progress : bool
-        A tqdm progress bar over each epoch's minibatches.
+        tqdm progress bars over each epoch's minibatches and over the evaluation's.
     comm : mpi4py communicator, optional
         Data-parallel training over its ranks (every rank calls ``fit_node`` with the same
         arguments): each trains on its share of every epoch's minibatches, the gradients are
@@ -160,6 +175,11 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
         ``DistHeteroGraph``, so are the losses (bit for bit).
     strategy : {"push", "pull"}, optional
         How a ``DistHeteroGraph`` is sampled (default push).
+    checkpoint : str or os.PathLike, optional
+        Written (by rank 0, atomically) after every epoch.
+    resume : str or os.PathLike, optional
+        A ``checkpoint`` of a run with the same settings and world size: training continues
+        at its next epoch, with the losses of an uninterrupted run, bit for bit.
 
     Returns
     -------
@@ -167,18 +187,24 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
         ``test_macro_f1``, ``test_micro_f1``, ``test_accuracy``, ``val_macro_f1``,
         ``best_epoch``, ``epochs_run``, ``seconds``, ``sampled_edges`` (all ranks),
         ``history`` (per epoch: ``loss``, the mean over all ranks' batches,
-        ``val_macro_f1``, ``sampling_bytes``: ``{collective: bytes}`` this rank sent while
-        sampling the epoch's training minibatches), ``world_size``.
+        ``val_macro_f1``, ``seconds`` (training, this rank), ``eval_seconds``, this rank's
+        seconds per phase (``sample_seconds``, ``fetch_seconds``, ``convert_seconds``,
+        ``wait_seconds``, ``forward_seconds``, ``backward_seconds``,
+        ``optimizer_seconds``), ``threads``, ``sampler_threads``, ``sampled_edges`` (all
+        ranks) and ``sampling_bytes``: ``{collective: bytes}`` this rank sent while sampling
+        the epoch's training minibatches), ``world_size``.
     """
     import spsample
 
+    from ._checkpoint import TaskRun
     from ._ddp import GradientAllReduce, sum_over_ranks, world_of
     from ._trainer import _grid_comm
+    from .link import start_run
 
     if not isinstance(ds.graph, spsample.HeteroGraph):
         comm = _grid_comm(ds.graph, comm)
     rank, size = world_of(comm)
-    torch.manual_seed(seed)
+    epochs = as_int("fit_node", "epochs", epochs, minimum=0)
     target = ds.target_type
     train, val, test = ds.split(split)
     feats = normalized_features(ds.features)
@@ -194,57 +220,70 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
     train_loader = loader(train, fanouts, True)
     val_loader = loader(val, eval_fanouts or fanouts, False)
     test_loader = loader(test, eval_fanouts or fanouts, False)
-    model = HeteroSAGE(ds.graph, {t: f.shape[1] for t, f in feats.items()}, hidden,
-                       ds.num_classes, num_layers=len(fanouts), dropout=dropout)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = HeteroSAGE(ds.graph, {t: f.shape[1] for t, f in feats.items()}, hidden,
+                           ds.num_classes, num_layers=len(fanouts), dropout=dropout)
     reduce = GradientAllReduce(list(model.parameters()), comm)
     reduce.broadcast_parameters()
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
-    best = dict(val_macro_f1=-1.0, state=None, epoch=-1)
-    history, start, edges = [], time.perf_counter(), 0
+    settings = dict(split=split, fanouts=tuple(fanouts), eval_fanouts=eval_fanouts,
+                    hidden=hidden, lr=lr, weight_decay=weight_decay, dropout=dropout,
+                    batch_size=batch_size, bulk_size=bulk_size, seed=seed)
+    run = TaskRun("fit_node", "node", settings, model, opt, "val_macro_f1", rank, size)
+    start_run(run, reduce.comm, checkpoint, resume)
+    start = time.perf_counter()
 
     def loss_of(model, b):
         out = model(b)[target][:b.batch_size]
         return torch.nn.functional.cross_entropy(out, b.target)
 
-    def evaluate(part_loader):
-        return _evaluate(model, part_loader, target, y, ds.num_classes, reduce.comm)
+    def evaluate(part_loader, desc):
+        return _evaluate(model, part_loader, target, y, ds.num_classes, reduce.comm,
+                         progress, desc)
 
-    for epoch in range(epochs):
-        loss, sampled = run_epoch(model, opt, train_loader, loss_of, progress,
-                                  f"epoch {epoch + 1}", reduce)
-        if reduce.comm is not None:         # the mean over every rank's batches
-            steps = train_loader.last_stats["batches"]
-            loss_sum, steps, sampled = sum_over_ranks(reduce.comm, [loss * steps, steps, sampled])
-            loss = loss_sum / max(steps, 1)
-        edges += sampled
-        vf1, _ = evaluate(val_loader)
-        entry = dict(epoch=epoch, loss=loss, val_macro_f1=vf1,
-                     sampling_bytes=dict(train_loader.last_stats["sampling_bytes"]))
-        history.append(entry)
+    while run.epoch < epochs:
+        epoch = run.epoch
+        t0 = time.perf_counter()
+        done = run_epoch(model, opt, train_loader, loss_of, epoch=epoch, seed=seed,
+                         progress=progress, desc=f"epoch {epoch + 1}", reduce=reduce,
+                         rank=rank)
+        seconds, stats = time.perf_counter() - t0, done.pop("stats")
+        loss_sum, steps, sampled = sum_over_ranks(reduce.comm, [
+            done["loss"] * done["batches"], done["batches"], done["sampled_edges"]])
+        t1 = time.perf_counter()
+        vf1, _ = evaluate(val_loader, "validation")
+        entry = dict(done, epoch=epoch, loss=loss_sum / max(steps, 1), val_macro_f1=vf1,
+                     sampled_edges=int(sampled), seconds=seconds,
+                     eval_seconds=time.perf_counter() - t1,
+                     sampling_bytes=dict(stats["sampling_bytes"]))
+        run.record(entry, dict(val_macro_f1=vf1))
         if log is not None:
             log(entry)
-        if vf1 > best["val_macro_f1"]:
-            best = dict(val_macro_f1=vf1, epoch=epoch,
-                        state={k: v.clone() for k, v in model.state_dict().items()})
-        elif patience is not None and epoch - best["epoch"] >= patience:
+        if checkpoint is not None:
+            run.save(checkpoint)
+        if patience is not None and run.best["epoch"] != epoch \
+                and epoch - run.best["epoch"] >= patience:
             break
-    if best["state"] is not None:
-        model.load_state_dict(best["state"])
-    tma, tmi = evaluate(test_loader)
+    run.restore_best()
+    tma, tmi = evaluate(test_loader, "test")
     reduce.close()
+    history = run.history
     return dict(test_macro_f1=tma, test_micro_f1=tmi, test_accuracy=tmi,
-                val_macro_f1=best["val_macro_f1"], best_epoch=best["epoch"],
+                val_macro_f1=run.best["val_macro_f1"], best_epoch=run.best["epoch"],
                 epochs_run=len(history), seconds=time.perf_counter() - start,
-                sampled_edges=int(edges), history=history, world_size=size)
+                sampled_edges=int(sum(e["sampled_edges"] for e in history)), history=history,
+                world_size=size)
 
 
 @torch.no_grad()
-def _evaluate(model, loader, target, y, num_classes, comm=None):
+def _evaluate(model, loader, target, y, num_classes, comm=None, progress=False,
+              desc="evaluation"):
     """``(macro-F1, micro-F1)`` over the predictions of every rank of ``comm`` (in the order of
     the minibatches' global ids: the ranks hold consecutive ranges)."""
     model.eval()
     pred, true = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
-    for b in loader:
+    for b in evaluation_batches(loader, progress, desc):
         out = model(b)[target][:b.batch_size]
         pred.append(out.argmax(1).numpy())
         true.append(y[b.n_id_dict[target][:b.batch_size]].numpy())
