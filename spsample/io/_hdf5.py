@@ -657,8 +657,8 @@ class RowReader:
                  for p in _CSR_PARTS):
             bad = "indptr, indices or data that is not a 1-D dataset"
         elif parts["indptr"].dtype.kind not in "iu" or parts["indices"].dtype.kind not in "iu":
-            bad = (f"integer parts of dtypes {parts['indptr'].dtype} (indptr) and "
-                   f"{parts['indices'].dtype} (indices)")
+            bad = (f"indptr of dtype {parts['indptr'].dtype} and indices of dtype "
+                   f"{parts['indices'].dtype} (both must be integer)")
         elif parts["data"].dtype.kind not in "biuf":
             bad = f"values of dtype {parts['data'].dtype} (not real numbers)"
         elif parts["indptr"].shape[0] != n + 1:
