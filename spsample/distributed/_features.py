@@ -260,10 +260,13 @@ def _as_sparse_features(where, features):
     if features.dtype.kind not in "biuf":
         fail(ArgumentTypeError, where, "features", f"must hold real numbers, not "
              f"{features.dtype}", show_value=False)
-    matrix = features if isinstance(features, sp.csr_matrix) else sp.csr_matrix(features)
     try:
+        matrix = sp.csr_matrix(features)
+        # checked on a new wrapper: check_format may rebind (never rewrite) its arrays
+        matrix = sp.csr_matrix((matrix.data, matrix.indices, matrix.indptr),
+                               shape=matrix.shape, copy=False)
         matrix.check_format(full_check=True)
-    except ValueError as exc:
+    except (ValueError, IndexError, TypeError) as exc:
         fail(ArgumentError, where, "features", f"is not a valid sparse matrix ({exc})",
              show_value=False)
     return matrix
