@@ -6,8 +6,9 @@ makes one) or the name of an embedded dataset. Under ``mpiexec -n P`` the ranks 
 data-parallel (each a disjoint share of every epoch's minibatches, gradients all-reduced) on
 sharded data: ``--replication c`` arranges the ranks as ``P / c`` process rows of ``c``
 replicas; each rank reads only its process row's block of graph rows and feature rows
-(``DistGraph.load``, ``FeatureStore.load``), samples by pushing frontiers to the rows' owners
-and fetches feature rows by all-to-all. A heterogeneous file trains the same way with its
+(``DistGraph.load``, ``FeatureStore.load``: CSR shards for sparse features), samples by
+pushing frontiers to the rows' owners and fetches feature rows by all-to-all. A heterogeneous
+file trains the same way with its
 relations' rows split per node type (``DistHeteroGraph``), its features held whole by every
 rank. ``--replicate-graph`` keeps the whole dataset on
 every rank instead (with ``--replication``: the whole graph, features sharded). The

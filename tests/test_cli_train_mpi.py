@@ -181,6 +181,26 @@ def test_relabelled_dataset_with_its_permutation_trains_as_the_original(tmp_path
     assert c["config"]["order"] == "owner" and c["losses"] != a["losses"]
 
 
+def test_sparse_features_stay_sparse_under_mpiexec(tmp_path):
+    """A file with CSR features trains sharded on CSR shards (no rank densifies its block),
+    with the losses of the whole sparse dataset on every rank (--replicate-graph)."""
+    import scipy.sparse as sp
+
+    cora = io.load_cora()
+    io.save(io.Dataset(cora.graph, features=sp.csr_matrix(cora.features), labels=cora.labels,
+                       splits=cora.splits, name="cora"), tmp_path / "s.h5")
+    argv = ["s.h5", "--epochs", "1", "--hidden", "16", "--fanouts", "5,5", "--quiet"]
+    runs = [spsample_job(tmp_path, 2, *argv, "--metrics", "sharded.json"),
+            spsample_job(tmp_path, 2, *argv, "--replicate-graph", "--metrics", "whole.json")]
+    for proc in runs:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert "1433 sparse features" in proc.stdout, proc.stdout
+    a, b = (json.loads((tmp_path / f"{x}.json").read_text()) for x in ("sharded", "whole"))
+    assert a["data"]["feature_rows_held"] == 1354 and b["data"]["layout"] == "replicated"
+    assert a["losses"] == b["losses"]
+    assert a["bytes_per_epoch"]["feature_fetch"]["alltoallv"] > 0
+
+
 LINK = ["--task", "link", "--epochs", "2", "--hidden", "8", "--fanouts", "3,3",
         "--batch-size", "64", "--eval-negatives", "3", "--quiet"]
 

@@ -1,7 +1,8 @@
 """``ShardedDataset``: a node-classification dataset spread over a process grid.
 
 The graph is a :class:`DistGraph` (each process row holds one block of rows) and the features
-a :class:`FeatureStore` (the same blocks, replicated ``c`` times, fetched by all-to-all);
+a :class:`FeatureStore` (the same blocks, replicated ``c`` times, fetched by all-to-all; sparse
+features stay sparse: CSR blocks, their non-zeros fetched);
 labels and splits — ``O(n)`` integers — are held whole by every rank. It offers what
 ``spsample.Dataset`` offers a training loop (sizes, splits, labels), so
 ``spsample.train.Trainer`` and ``spsample train`` under ``mpiexec`` take it as they take a
@@ -47,7 +48,9 @@ class ShardedDataset:
     grid : Grid
     num_nodes, num_edges, num_features, num_classes : int
     sparse_features : bool
-        Always False: shards are dense (CSR files are densified block by block when read).
+        Whether the features are sparse (CSR shards, from a CSR ``/features`` group or a
+        ``scipy.sparse`` dataset matrix): batches then carry
+        :class:`~spsample.loader.SparseRows`, as for a sparse ``spsample.Dataset``.
     """
 
     def __init__(self, graph, features, labels, splits, name, num_edges):
@@ -152,13 +155,7 @@ class ShardedDataset:
         _check_same_dataset(comm, where, meta)
         _check_splittable(comm, where, meta["num_nodes"], grid)
         graph = DistGraph.from_graph(dataset.graph, grid, replicate_graph=replicate_graph)
-        features = dataset.features
-        if not isinstance(features, np.ndarray):        # scipy.sparse: densify this block
-            lo, hi = grid.block(dataset.num_nodes)
-            shard = np.asarray(features[lo:hi].toarray())
-            store = FeatureStore(grid, dataset.num_nodes, lo, shard)
-        else:
-            store = FeatureStore.from_array(features, grid)
+        store = FeatureStore.from_array(dataset.features, grid)     # scipy.sparse: CSR shards
         return cls(graph, store, meta["labels"].copy(), _copied(meta["splits"]), meta["name"],
                    meta["num_edges"])
 
@@ -178,7 +175,7 @@ class ShardedDataset:
 
     @property
     def sparse_features(self):
-        return False
+        return self.features.sparse
 
     def split(self, name=None):
         """The ``(train, val, test)`` int64 node ids of split ``name`` (as

@@ -486,13 +486,16 @@ class RowReader:
     num_nodes : int
     num_features : int
         0 when the file has no ``/features``.
+    sparse_features : bool
+        Whether ``/features`` is a CSR group (read its rows with
+        :meth:`read_sparse_feature_rows`).
     """
 
     def __init__(self, path):
         where = "spsample.io.open_rows"
         self.path = _as_path(where, path)
         self._file = _open(where, self.path)
-        self._csr = None
+        self._csr = self._csr_nnz = None
         try:
             self._indptr = _dataset(where, self.path, self._file, "graph/indptr")
             self._indices = _dataset(where, self.path, self._file, "graph/indices")
@@ -523,6 +526,10 @@ class RowReader:
             raise DatasetError(f"{where}: /features of {str(self.path)!r} must be a 2-D "
                                "dataset or a CSR group")
         return int(feats.shape[1])
+
+    @property
+    def sparse_features(self):
+        return self._csr is not None
 
     def read_rows(self, lo, hi):
         """CSR rows ``[lo, hi)`` of the graph.
@@ -586,20 +593,98 @@ class RowReader:
         if uniq.size == 0:
             return np.zeros((0, self.num_features), dtype=self._csr["data"].dtype)
         lo, hi = int(uniq[0]), int(uniq[-1]) + 1
-        try:
-            indptr = np.asarray(self._csr["indptr"][lo:hi + 1], dtype=np.int64)
-            start, stop = int(indptr[0]), int(indptr[-1])
-            if not 0 <= start <= stop <= self._csr["indices"].shape[0]:
-                raise DatasetError(f"{where}: /features/indptr of {str(self.path)!r} points "
-                                   f"outside /features/indices ([{start}, {stop}))")
-            indices = self._csr["indices"][start:stop]
-            data = self._csr["data"][start:stop]
-        except OSError as exc:
-            raise DatasetError(f"{where}: cannot read /features of {str(self.path)!r}: "
-                               f"{exc}") from exc
-        block = csr_from_parts(where, f"/features of {str(self.path)!r}", data, indices,
-                               indptr - start, (hi - lo, self.num_features))
+        block = self._csr_block(where, lo, hi)
         return block[uniq - lo].toarray()[inverse]
+
+    def read_sparse_feature_rows(self, lo, hi):
+        """Rows ``[lo, hi)`` of CSR ``/features`` as a ``scipy.sparse.csr_matrix`` of shape
+        (hi - lo, f), never densified: one read of the rows' slices of the three parts.
+
+        Everything read is checked before it is used: the parts' dtypes and shapes against
+        the ``shape`` attribute and the graph's ``num_nodes``, the bytes each part stores
+        against its declared shape, ``indptr[0] == 0`` and ``indptr[n] == nnz``, the rows'
+        pointers non-decreasing and inside the parts, their column ids in ``[0, f)``; the
+        block's bytes against the memory limit before they are read.
+
+        Raises
+        ------
+        DatasetError
+            The file has no CSR ``/features``, or any check fails (naming it).
+        ResourceLimitError
+            The block would not fit in memory.
+        """
+        where = "RowReader.read_sparse_feature_rows"
+        if self._csr is None:
+            raise DatasetError(f"{where}: {str(self.path)!r} has no sparse /features")
+        lo = as_int(where, "lo", lo, minimum=0)
+        hi = as_int(where, "hi", hi, minimum=lo)
+        if hi > self.num_nodes:
+            fail(ArgumentError, where, "hi", f"must be <= num_nodes ({self.num_nodes})", hi)
+        return self._csr_block(where, lo, hi)
+
+    def _csr_block(self, where, lo, hi):
+        """The checked CSR rows ``[lo, hi)`` of ``/features`` (see
+        :meth:`read_sparse_feature_rows`)."""
+        what = f"/features of {str(self.path)!r}"
+        nnz = self._check_csr_parts(where, what)
+        parts = self._csr
+        try:
+            raw = parts["indptr"][lo:hi + 1]
+            if raw.dtype == np.uint64 and raw.max() > np.iinfo(np.int64).max:
+                raise DatasetError(f"{where}: {what} has row pointers beyond the int64 range")
+            indptr = raw.astype(np.int64)
+            start, stop = int(indptr[0]), int(indptr[-1])
+            if not 0 <= start <= stop <= nnz:
+                raise DatasetError(f"{where}: {what} has row pointers outside its "
+                                   f"{nnz} entries ([{start}, {stop}) for rows [{lo}, {hi}))")
+            item = parts["indices"].dtype.itemsize + parts["data"].dtype.itemsize
+            check_memory(where, "path", (stop - start) * (2 * item + 8),
+                         f"rows [{lo:,d}, {hi:,d}) of {what} ({stop - start:,d} entries)",
+                         "use more ranks (a smaller block of rows per rank)")
+            indices = parts["indices"][start:stop]
+            data = parts["data"][start:stop]
+        except OSError as exc:
+            raise DatasetError(f"{where}: cannot read {what}: {exc}") from exc
+        return csr_from_parts(where, what, data, indices, indptr - start,
+                              (hi - lo, self.num_features))
+
+    def _check_csr_parts(self, where, what):
+        """The CSR parts' dtypes, shapes and stored bytes, and the two ends of ``indptr``
+        (checked once per reader); returns ``nnz``."""
+        if self._csr_nnz is not None:
+            return self._csr_nnz
+        parts, n = self._csr, self.num_nodes
+        shape = tuple(int(s) for s in self._features.attrs["shape"])
+        bad = None
+        if shape[0] != n or shape[1] < 0:
+            bad = f"a shape attribute {shape} for a graph of {n} nodes"
+        elif any(getattr(parts[p], "shape", None) is None or len(parts[p].shape) != 1
+                 for p in _CSR_PARTS):
+            bad = "indptr, indices or data that is not a 1-D dataset"
+        elif parts["indptr"].dtype.kind not in "iu" or parts["indices"].dtype.kind not in "iu":
+            bad = (f"indptr of dtype {parts['indptr'].dtype} and indices of dtype "
+                   f"{parts['indices'].dtype} (both must be integer)")
+        elif parts["data"].dtype.kind not in "biuf":
+            bad = f"values of dtype {parts['data'].dtype} (not real numbers)"
+        elif parts["indptr"].shape[0] != n + 1:
+            bad = f"{parts['indptr'].shape[0]} row pointers for {n} rows"
+        elif parts["indices"].shape != parts["data"].shape:
+            bad = (f"{parts['indices'].shape[0]} column ids but {parts['data'].shape[0]} "
+                   "values")
+        if bad is not None:
+            raise DatasetError(f"{where}: {what} has {bad}")
+        try:
+            for p in _CSR_PARTS:
+                check_stored(where, self.path, parts[p])
+            ends = [int(parts["indptr"][i]) for i in (0, n)]
+        except OSError as exc:
+            raise DatasetError(f"{where}: cannot read {what}: {exc}") from exc
+        nnz = int(parts["indices"].shape[0])
+        if ends != [0, nnz]:
+            raise DatasetError(f"{where}: {what} has row pointers from {ends[0]} to "
+                               f"{ends[1]}, not from 0 to its {nnz} entries")
+        self._csr_nnz = nnz
+        return nnz
 
     def close(self):
         """Close the file (idempotent)."""

@@ -64,7 +64,10 @@ class FeatureSource:
         n_ids = checked_bulk(f"{type(self).__name__}.fetch_bulk", n_ids, self.num_nodes)
         allv = np.concatenate(n_ids)
         uniq, inverse = np.unique(allv, return_inverse=True)
-        return _spread(_as_numpy(self.fetch(uniq)), inverse, n_ids)
+        rows = self.fetch(uniq)
+        if type(rows).__module__.startswith("scipy.sparse"):     # CSR rows stay sparse
+            return _split_sparse(rows, inverse, n_ids)
+        return _spread(_as_numpy(rows), inverse, n_ids)
 
     def close(self):
         """Release files or handles (idempotent)."""
@@ -366,6 +369,13 @@ def _split(rows, n_ids):
     """``rows`` (sum of sizes, f) cut into one view per ``n_ids`` entry."""
     bounds = np.cumsum([0] + [a.size for a in n_ids]).tolist()
     return [rows[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _split_sparse(rows, inverse, n_ids):
+    """CSR ``rows`` of a bulk's unique vertices as one CSR matrix per minibatch (its rows in
+    ``n_ids`` order: ``rows[inverse]`` cut by minibatch)."""
+    bounds = np.cumsum([0] + [a.size for a in n_ids]).tolist()
+    return [rows[inverse[lo:hi]] for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
 def _spread(rows, inverse, n_ids):

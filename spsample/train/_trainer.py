@@ -357,17 +357,15 @@ class Trainer:
 
         Sparse (``scipy.sparse``) dataset features stay sparse unless ``sparse_features`` is
         ``"off"``; dense ones become CSR when ``"on"``, or ``"auto"`` and at most 5 % of the
-        entries are non-zero. Densifying sparse features checks the memory it needs first."""
+        entries are non-zero. Densifying sparse features checks the memory it needs first.
+        A ``FeatureStore`` (a ``ShardedDataset``) follows the same rules shard by shard (the
+        non-zeros counted over the whole matrix: collective)."""
         from ..distributed import FeatureStore
         from ..loader import SparseFeatures
 
         mode = config.sparse_features
-        if isinstance(features, FeatureStore):      # dense shards, fetched by all-to-all
-            if mode == "on":
-                fail(ArgumentError, "TrainConfig", "sparse_features", "'on' needs the whole "
-                     "feature matrix on every rank; a ShardedDataset holds dense shards (use "
-                     "'auto' or 'off')", mode)
-            return features, False
+        if isinstance(features, FeatureStore):      # shards, fetched by all-to-all
+            return _store_source(features, mode)
         if type(features).__module__.startswith("scipy.sparse"):
             if mode != "off":
                 return SparseFeatures(features), True
@@ -784,6 +782,27 @@ def _threads_restored():
         if torch.get_num_threads() != model:
             torch.set_num_threads(model)
         _native.set_num_threads(sampler)
+
+
+def _store_source(store, mode):
+    """``(store, sparse)`` for a FeatureStore under ``sparse_features=mode``: its shards
+    converted to CSR or dense rows where the mode asks (the same decision as for the whole
+    matrix; collective over the store's grid for ``"auto"`` on dense shards)."""
+    import scipy.sparse as sp
+
+    if store.sparse:
+        if mode != "off":
+            return store, True
+        return store._with_shard(_densified(store.shard)), False
+    if mode == "off" or len(store.shape) != 2:
+        return store, False
+    if mode == "auto":
+        # every block once: the ranks of one replica index hold the whole matrix
+        nonzero = store.grid.col_comm.allreduce(
+            np.array([np.count_nonzero(store.shard)], dtype=np.int64))[0]
+        if int(nonzero) / max(1, math.prod(store.shape)) > SPARSE_DENSITY:
+            return store, False
+    return store._with_shard(sp.csr_matrix(store.shard)), True
 
 
 def _densified(matrix):

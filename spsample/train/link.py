@@ -250,7 +250,8 @@ def _encoder(task, feats, hidden, out, layers, dropout):
         fail(ArgumentError, "fit_link", "data", "needs node features on a plain graph", None)
     import scipy.sparse as sp
     return GraphSAGE(feats.shape[1], hidden, out, num_layers=layers, dropout=dropout,
-                     conv="torch", sparse_input=sp.issparse(feats))
+                     conv="torch",
+                     sparse_input=sp.issparse(feats) or getattr(feats, "sparse", False))
 
 
 def _scores(task, model, b):
