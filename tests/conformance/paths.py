@@ -385,7 +385,8 @@ def dist_share(comm, graph, seeds, sampler, *, replication, strategy, replicated
     mine = (seeds[0], ids[part]) if typed else ids[part]
     extra = {} if seed_time is None else {"seed_time": np.asarray(seed_time)[part]}
     out = spsample.sample(dg, mine, sampler=sampler, batch_size=batch_size,
-                          batch_offset=batch_offset + b0, strategy=strategy, **extra, **kw)
+                          batch_offset=batch_offset + (b0 if b1 > b0 else 0), strategy=strategy,
+                          **extra, **kw)
     return list(out), b0, b1
 
 
