@@ -922,7 +922,7 @@ def test_cli_help_lists_all_commands(capsys):
 
 
 def test_cli_missing_subcommand_breaks_only_itself(monkeypatch, sources, tmp_path, capsys):
-    monkeypatch.setitem(sys.modules, "spsample._cli_train", None)  # import fails
+    monkeypatch.setitem(sys.modules, "spsample.cli._train", None)  # import fails
     with pytest.raises(SystemExit) as exc:
         spsample.cli.main(["train"])
     assert exc.value.code == 2

@@ -385,7 +385,7 @@ def test_plan_bounds_the_ranks(ranks, capsys):
     code = main(["plan", "--nodes", "1000", "--edges", "10000", "--ranks", str(ranks)])
     err = capsys.readouterr().err
     assert code == 2 and "'--ranks' must be at most" in err, err
-    from spsample._cli_plan import _machine_path
+    from spsample.cli._plan import _machine_path
     from spsample._plan import Machine, plan
 
     m = Machine.load(_machine_path("perlmutter"))
@@ -458,7 +458,7 @@ def test_cpu_only_tasks_refuse_another_device(capsys, monkeypatch):
 
 # ------------------------------------------------------------------ 8. spsample sample
 def test_every_built_in_sampler_is_reachable_from_spsample_sample(tmp_path):
-    from spsample import _cli_sample
+    from spsample.cli import _sample as _cli_sample
     from spsample.samplers import Sampler
 
     built_in = {name for name in spsample.samplers.__all__

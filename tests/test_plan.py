@@ -103,7 +103,7 @@ def test_predict_checks_the_grid(workload):
 
 
 def test_shipped_machine_file_loads():
-    from spsample._cli_plan import MACHINES
+    from spsample.cli._plan import MACHINES
     m = Machine.load(MACHINES / "perlmutter.json")
     assert m.ranks_per_node == 4 and not m.measured and m.sample_rate["nodewise"] > 0
 

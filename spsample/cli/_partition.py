@@ -6,8 +6,8 @@ original ids: the same minibatches as the original dataset."""
 
 from pathlib import Path
 
-from ._errors import ArgumentError
-from ._validate import fail
+from .._errors import ArgumentError
+from .._validate import fail
 
 
 def add_arguments(p):
@@ -23,8 +23,8 @@ def add_arguments(p):
 
 
 def run(args):
-    from ._cli_common import load_dataset
-    from ._partition import cut_edges, partition, relabel, save_partition
+    from ._common import load_dataset
+    from .._partition import cut_edges, partition, relabel, save_partition
     import spsample
 
     if args.parts < 1:

@@ -11,10 +11,10 @@ import json
 import math
 from pathlib import Path
 
-from ._errors import ArgumentError
-from ._validate import fail
+from .._errors import ArgumentError
+from .._validate import fail
 
-MACHINES = Path(__file__).resolve().parent / "data" / "machines"
+MACHINES = Path(__file__).resolve().parent.parent / "data" / "machines"
 #: Arguments of :func:`spsample._plan.plan` named by the flags that set them.
 ARGUMENT_FLAGS = {"memory": "--memory-per-rank", "ranks": "--ranks"}
 
@@ -40,7 +40,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from . import _plan
+    from .. import _plan
 
     _check(args)
     machine = _plan.Machine.load(_machine_path(args.machine))
@@ -77,7 +77,7 @@ def run(args):
 
 def measure_workload(args):
     """The per-minibatch counts of ``args``'s graph and sampler (see :meth:`Workload.like`)."""
-    from . import _plan
+    from .. import _plan
 
     fanouts = [int(f) for f in args.fanouts.split(",")]
     return _plan.Workload.like(args.nodes, args.edges, sampler=args.sampler, fanouts=fanouts,
@@ -97,8 +97,8 @@ def _machine_path(name):
 
 
 def _check(args):
-    from ._cli_common import check_output
-    from ._plan import MAX_RANKS
+    from ._common import check_output
+    from .._plan import MAX_RANKS
 
     for flag, value in (("--nodes", args.nodes), ("--edges", args.edges),
                         ("--features", args.features), ("--ranks", args.ranks),

@@ -11,7 +11,7 @@ import inspect
 import os
 import sys
 
-from ._errors import ArgumentError, DatasetError
+from .._errors import ArgumentError, DatasetError
 
 
 #: convert() keywords that have their own flag and so cannot pass through ``-o``.
@@ -22,7 +22,7 @@ _RESERVED = {"src": "the SRC argument", "dst": "the DST argument", "format": "--
 
 def add_arguments(parser):
     """Add the ``convert`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
-    from .io import FORMATS
+    from ..io import FORMATS
 
     parser.add_argument("src", help="dataset file or folder to convert")
     parser.add_argument("dst", help="spsample HDF5 file to write (an existing file is "
@@ -48,7 +48,7 @@ def add_arguments(parser):
 
 def reader_options():
     """Every keyword a reader takes through ``-o`` (for messages that name them)."""
-    from .io import FORMATS
+    from ..io import FORMATS
 
     names = set()
     for reader in FORMATS.values():
@@ -58,14 +58,14 @@ def reader_options():
 
 def run(args):
     """Run ``spsample convert``; returns the exit status (0 on success)."""
-    from .io import convert
+    from ..io import convert
 
     options = dict(_parse_option(text) for text in args.option)
     for key, flag in _RESERVED.items():
         if key in options:
             raise ArgumentError(f"spsample convert: argument '--option' {key}=... is not a "
                                 f"reader option; use {flag}")
-    from .io._convert import _check_destination
+    from ..io._convert import _check_destination
 
     _check_destination("spsample convert", args.src, args.dst)  # never the source
     if os.path.exists(args.dst) and not args.force:
@@ -94,7 +94,7 @@ def run(args):
 def _run_streaming(args, options):
     """``--memory-budget``: an edge list converted by :func:`spsample.io._stream.
     stream_edge_list` (options: directed, comment)."""
-    from .io._stream import stream_edge_list
+    from ..io._stream import stream_edge_list
 
     fmt = args.format or _format_of(args.src)
     if fmt not in ("edge_list", "snap"):
@@ -106,7 +106,7 @@ def _run_streaming(args, options):
                             "supported with --memory-budget (directed, comment are)")
     src = args.src
     if os.path.isdir(src):
-        from .io._convert import _single_file
+        from ..io._convert import _single_file
         from pathlib import Path
         src = _single_file("spsample convert", Path(src))
     info = stream_edge_list(src, args.dst, memory_budget=args.memory_budget,
@@ -117,7 +117,7 @@ def _run_streaming(args, options):
 
 
 def _format_of(src):
-    from .io import detect_format
+    from ..io import detect_format
 
     return detect_format(src)
 

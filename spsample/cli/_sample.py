@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 
-from ._cli_common import check_int, check_output, load_dataset
-from ._errors import ArgumentError
+from ._common import check_int, check_output, load_dataset
+from .._errors import ArgumentError
 
 #: The samplers this command runs (every built-in one), and their default fanouts (hop 1
 #: first): neighbours per vertex for node-wise sampling and LABOR, nodes per layer for the
@@ -38,7 +38,7 @@ _RMAT_BYTES_PER_EDGE = 100   # the generator's arrays per drawn edge, roughly
 
 def add_arguments(parser):
     """Add the ``sample`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
-    from ._cli_train import _int_list
+    from ._train import _int_list
 
     parser.add_argument("dataset", nargs="?", default="cora",
                         help="spsample HDF5 file, embedded dataset name or rmat:SCALE "
@@ -87,7 +87,7 @@ def add_arguments(parser):
 
 def run(args):
     """Run ``spsample sample``; returns the exit status (0 on success)."""
-    from . import _native
+    from .. import _native
 
     _check_flags(args)
     graph, seeds, label = _graph_and_seeds(args.dataset, args.seeds, args.node_type)
@@ -142,7 +142,7 @@ def _check_flags(args):
 
 def _make_sampler(args):
     """The built-in sampler ``--sampler`` names, with its fanouts (or walk's options)."""
-    from .samplers import LABOR, LADIES, FastGCN, NodeWise, RandomWalk
+    from ..samplers import LABOR, LADIES, FastGCN, NodeWise, RandomWalk
 
     name = args.sampler
     if name == "randomwalk":
@@ -155,7 +155,7 @@ def _make_sampler(args):
 
 def _sample_epoch(args, graph, seeds, sampler):
     """Sample the epoch's minibatches in bulks; the per-hop counts and the time taken."""
-    from ._sample import sample
+    from .._sample import sample
 
     order = np.random.default_rng([args.seed, 0]).permutation(seeds)
     num_batches = -(-order.size // args.batch_size)
@@ -231,8 +231,8 @@ def _hetero_seeds(dataset, which, node_type):
 def _hetero_sampler(args, graph):
     """NodeWise with per-relation fanouts: ``--relation-fanouts`` for the relations it names,
     ``--fanouts`` (default 15,10,5) for every other."""
-    from ._cli_train import _int_list
-    from .samplers import NodeWise
+    from ._train import _int_list
+    from ..samplers import NodeWise
 
     if args.sampler != "nodewise":
         raise ArgumentError(f"spsample sample: argument '--sampler' {args.sampler} samples "
@@ -262,7 +262,7 @@ def _hetero_sampler(args, graph):
 def _run_hetero(args, graph, seeds, label):
     """``spsample sample`` on a heterogeneous dataset: node-wise per relation, statistics per
     node type and per relation."""
-    from . import _native
+    from .. import _native
 
     sampler = _hetero_sampler(args, graph)
     previous = _native.enabled()
@@ -300,7 +300,7 @@ def _rel_key(rel):
 def _sample_epoch_hetero(args, graph, seeds, sampler):
     """The epoch's minibatches of ``seeds`` (``(type, ids)``) in bulks; counts per type and
     relation, and their sums per hop (the homogeneous fields)."""
-    from ._sample import sample
+    from .._sample import sample
 
     node_type, ids = seeds
     order = np.random.default_rng([args.seed, 0]).permutation(ids)
@@ -358,9 +358,9 @@ def _print_hetero(stats):
 
 def _rmat(name):
     """The R-MAT graph ``rmat:SCALE``, its scale checked against the memory it would take."""
-    from ._errors import ArgumentError
-    from ._generate import rmat
-    from ._validate import check_memory
+    from .._errors import ArgumentError
+    from .._generate import rmat
+    from .._validate import check_memory
 
     lo, hi = _RMAT_SCALES
     try:

@@ -12,7 +12,7 @@ saves / resumes checkpoints (``--checkpoint``, ``--resume``).
 import json
 import sys
 
-from ._errors import ArgumentError, DatasetError
+from .._errors import ArgumentError, DatasetError
 
 __all__ = ["run_task", "refuse_unlabelled"]
 
@@ -24,7 +24,7 @@ LINK_BATCH_SIZE = 512
 def run_task(args, dataset, comm):
     """Train ``args.task`` on ``dataset`` (heterogeneous node classification data-parallel
     over ``comm``'s ranks when given); returns the exit status (0 on success)."""
-    from .io import HeteroDataset
+    from ..io import HeteroDataset
 
     hetero = isinstance(dataset, HeteroDataset)
     _check(args, dataset, hetero)
@@ -54,7 +54,7 @@ def _apply_threads(args, comm):
     MPI ranks of the node, so ranks never oversubscribe it) and the sampler one thread --
     :func:`~spsample.loader.balance_threads` before any epoch was measured; the tasks' loops
     do not rebalance per epoch as ``Trainer`` does."""
-    from .loader._threads import balance_threads, local_ranks
+    from ..loader._threads import balance_threads, local_ranks
 
     explicit = lambda value: None if value == "auto" else value  # noqa: E731
     balance_threads(None, model_threads=explicit(args.threads),
@@ -107,7 +107,7 @@ def _say(text):
 
 
 def _link(args, dataset, common, say, comm):
-    from .train.link import fit_link
+    from ..train.link import fit_link
 
     _check_temporal_link(args, dataset, comm)
     fanouts = _show(args.fanouts) if args.fanouts else "auto"
@@ -130,7 +130,7 @@ def _link(args, dataset, common, say, comm):
 
 
 def _node(args, dataset, common, say, comm):
-    from .train.hetero import fit_node
+    from ..train.hetero import fit_node
 
     say(f"heterogeneous GraphSAGE on {dataset.name or args.dataset}: target "
         f"{dataset.target_type!r}, {len(dataset.graph.relations)} relations, "

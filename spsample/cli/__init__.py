@@ -1,6 +1,6 @@
 """The ``spsample`` command line: ``spsample {train,sample,convert,plan,partition} ...``.
 
-Each sub-command lives in its own module ``spsample/_cli_<name>.py`` that defines
+Each sub-command lives in its own module ``spsample/cli/_<name>.py`` that defines
 ``add_arguments(parser)`` and ``run(args) -> int``; this file only dispatches. Only the chosen
 sub-command's module is imported, so a missing or broken one never breaks the others (and
 ``spsample --help`` lists every sub-command without importing any of them).
@@ -13,7 +13,7 @@ Under ``mpiexec`` a sub-command whose ranks work together (``train``) never ends
 alone: see :func:`main`. A sub-command module takes part by defining ``check(args)`` (this
 rank's flags and files, checked before any work) and ``PER_RANK_FLAGS`` (the flags that may
 differ between ranks); its ``run`` wraps the steps each rank does alone in
-:func:`spsample._cli_common.agreed`.
+:func:`spsample.cli._common.agreed`.
 """
 
 import argparse
@@ -23,7 +23,7 @@ import os
 import sys
 import warnings
 
-from ._errors import SpsampleError
+from .._errors import SpsampleError
 
 COMMANDS = {
     "train": "Train a GNN (GraphSAGE, GCN) with spsample minibatches (default: the embedded Cora).",
@@ -56,7 +56,7 @@ def build_parser(command=None, parser_class=argparse.ArgumentParser):
 
 
 def _import_command(parser, name):
-    module_name = f"spsample._cli_{name}"
+    module_name = f"spsample.cli._{name}"
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -116,7 +116,7 @@ def main(argv=None):
 def _run(args, world=None):
     """Run the parsed sub-command; its errors become one line and status 2 (under MPI: see
     :func:`_failed_under_mpi`)."""
-    from ._errors import SpsampleError
+    from .._errors import SpsampleError
 
     args._world = world
     # failures are gathered on a communicator of their own: the command's collectives on
@@ -124,7 +124,7 @@ def _run(args, world=None):
     errors = None if world is None else world.mpi_comm.Dup()
     try:
         with _warnings_as_lines(args.command):
-            from ._threads import apply_env_threads
+            from .._threads import apply_env_threads
 
             apply_env_threads()  # SPSAMPLE_THREADS for the native kernels
             return int(args._module.run(args) or 0)
@@ -143,7 +143,7 @@ def _run(args, world=None):
 def _mpi_world(command):
     """An ``MPIComm`` of ``MPI.COMM_WORLD`` when ``command`` works over MPI and this process
     is one of several ranks started by an MPI launcher; else None (mpi4py not imported)."""
-    from .distributed._comm import launched_under_mpi
+    from ..distributed._comm import launched_under_mpi
 
     if command not in MPI_COMMANDS or not launched_under_mpi():
         return None
@@ -153,7 +153,7 @@ def _mpi_world(command):
         return None             # the command says what to install when it needs MPI
     if MPI.COMM_WORLD.Get_size() < 2:
         return None
-    from .distributed._comm import MPIComm
+    from ..distributed._comm import MPIComm
 
     return MPIComm(MPI.COMM_WORLD)      # installs the abort-on-uncaught-exception hook
 
@@ -165,7 +165,7 @@ class _Exit(Exception):
 def _mpi_parser(command, rank):
     """The parser, raising usage errors as :class:`ArgumentError` (instead of exiting) and
     printing help on rank 0 only."""
-    from ._errors import ArgumentError
+    from .._errors import ArgumentError
 
     def error(self, message):
         raise ArgumentError(message)
@@ -185,8 +185,8 @@ def _mpi_parser(command, rank):
 
 def _main_mpi(world, command, argv):
     """``main`` on one of several MPI ranks: parse and check on every rank, agree, run."""
-    from ._errors import SpsampleError
-    from .distributed._collective import agree
+    from .._errors import SpsampleError
+    from ..distributed._collective import agree
 
     where = f"spsample {command}"
 
@@ -217,8 +217,8 @@ def _main_mpi(world, command, argv):
 def _agree_on_flags(world, where, args):
     """Every rank asked for help, or none; and ranks that train together pass the same flags
     (those a command lists in ``PER_RANK_FLAGS`` may differ: paths, output, threads)."""
-    from ._errors import DistributedError
-    from .distributed._collective import mark_raised_on_every_rank
+    from .._errors import DistributedError
+    from ..distributed._collective import mark_raised_on_every_rank
 
     if args is None:
         mine = ("help", None)
@@ -262,7 +262,7 @@ def _failed_under_mpi(comm, command, message):
     this."""
     import time
 
-    from .distributed._failure import _FORWARD_S
+    from ..distributed._failure import _FORWARD_S
 
     rank = comm.Get_rank()
     request = comm.Ibarrier()
@@ -309,7 +309,7 @@ def _without_prefix(command, message):
 
 def _speak_cli(args, message):
     """``message`` with the library's argument names replaced by the flags of the command."""
-    from ._cli_common import cli_message
+    from ._common import cli_message
 
     flags = {}
     for action in args._parser._actions:
@@ -335,7 +335,7 @@ def _speak_cli_of(command, message):
 @contextlib.contextmanager
 def _warnings_as_lines(command):
     """Show spsample's warnings as ``spsample <command>: warning: ...`` on stderr."""
-    from ._errors import SpsampleWarning
+    from .._errors import SpsampleWarning
 
     def show(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, SpsampleWarning):

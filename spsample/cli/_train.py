@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from ._cli_common import (agreed, check_finite, check_output, dataset_layout, dataset_path,
+from ._common import (agreed, check_finite, check_output, dataset_layout, dataset_path,
                           load_dataset, same_everywhere)
 
 #: Flags (parser destinations) that may differ between the ranks of an ``mpiexec`` job: paths
@@ -38,8 +38,8 @@ ARGUMENT_FLAGS = {"data": "dataset"}
 
 def add_arguments(parser):
     """Add the ``train`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
-    from .train import SAMPLERS, TrainConfig
-    from .train._trainer import DEFAULT_FANOUTS, MODELS
+    from ..train import SAMPLERS, TrainConfig
+    from ..train._trainer import DEFAULT_FANOUTS, MODELS
 
     d = TrainConfig()
     parser.add_argument("dataset", nargs="?", default="cora",
@@ -180,7 +180,7 @@ def add_arguments(parser):
 def run(args):
     """Run ``spsample train``; returns the exit status (0 on success)."""
     _check_flags(args)
-    from .train import Trainer
+    from ..train import Trainer
 
     comm = _communicator(args.mpi)
     rank = 0 if comm is None else comm.Get_rank()
@@ -191,14 +191,14 @@ def run(args):
         dataset = agreed(args, "spsample train", lambda: _in_original_ids(
             load_dataset("train", args.dataset), args.permutation))
         same_everywhere(args, "spsample train", "the dataset", dataset)
-    from .io import HeteroDataset
+    from ..io import HeteroDataset
 
     if args.task == "link" or isinstance(dataset, HeteroDataset):
-        from ._cli_tasks import run_task
+        from ._tasks import run_task
 
         return run_task(args, dataset, comm)
     if getattr(dataset, "labels", None) is None:
-        from ._cli_tasks import refuse_unlabelled
+        from ._tasks import refuse_unlabelled
 
         refuse_unlabelled(dataset, args.dataset)
     trainer = Trainer(dataset, config, comm=comm)
@@ -227,7 +227,7 @@ def check(args):
     _config(args)
     hetero = dataset_layout("train", args.dataset) == "hetero"
     if args.task == "link" or hetero:
-        from ._cli_tasks import _check
+        from ._tasks import _check
 
         _check(args, None, hetero)
 
@@ -239,7 +239,7 @@ def _check_flags(args):
     check_output("train", "--metrics", args.metrics)
     check_output("train", "--checkpoint", args.checkpoint)
     if args.relation is not None and args.task != "link":
-        from ._errors import ArgumentError
+        from .._errors import ArgumentError
 
         raise ArgumentError("spsample train: argument '--relation' applies to --task link on "
                             "a heterogeneous file (the relation to predict); node "
@@ -247,7 +247,7 @@ def _check_flags(args):
     for flag in ("--resume", "--permutation"):
         path = getattr(args, flag[2:])
         if path and not os.path.isfile(path):
-            from ._errors import ArgumentError
+            from .._errors import ArgumentError
 
             raise ArgumentError(f"spsample train: argument '{flag}' is not a file "
                                 f"(got {path!r})")
@@ -265,9 +265,9 @@ def _load_sharded(args, comm):
     """A ShardedDataset of ``args.dataset`` on a grid of ``--replication`` (a heterogeneous
     file: a HeteroDataset whose graph is a DistHeteroGraph); every rank resolves the name, and
     any failure ends every rank with the same error."""
-    from .distributed import Grid, ShardedDataset, load_hetero_dataset
-    from .distributed._collective import agree
-    from .io._hdf5 import open_layout
+    from ..distributed import Grid, ShardedDataset, load_hetero_dataset
+    from ..distributed._collective import agree
+    from ..io._hdf5 import open_layout
 
     grid = Grid(comm, replication=1 if args.replication is None else args.replication)
 
@@ -277,7 +277,7 @@ def _load_sharded(args, comm):
         if hetero and args.permutation is not None:
             _permutation_needs_homogeneous()
         if args.task == "link" and args.permutation is not None:
-            from ._errors import ArgumentError
+            from .._errors import ArgumentError
             raise ArgumentError("spsample train: argument '--permutation' is not supported "
                                 "with --task link on a sharded graph (use --replicate-graph)")
         return path, hetero
@@ -295,8 +295,8 @@ def _link_shards(path, grid, replicate_graph):
     its block rows), the features whole on every rank (sparse ones stay sparse)."""
     from types import SimpleNamespace
 
-    from .distributed import DistGraph
-    from .distributed._collective import agree
+    from ..distributed import DistGraph
+    from ..distributed._collective import agree
 
     graph = DistGraph.load(path, grid, replicate_graph=replicate_graph)
     name, features = agree(grid.comm, "spsample train", lambda: _whole_features(path))
@@ -306,8 +306,8 @@ def _link_shards(path, grid, replicate_graph):
 def _whole_features(path):
     """``(name, features)`` of a homogeneous file: ``/features`` whole (a CSR matrix when
     stored sparse, else dense), ``None`` without features."""
-    from .io import read_feature_rows, read_node_targets
-    from .io._hdf5 import _as_path, _is_csr_group, _open, read_sparse_features
+    from ..io import read_feature_rows, read_node_targets
+    from ..io._hdf5 import _as_path, _is_csr_group, _open, read_sparse_features
 
     meta = read_node_targets(path)
     if meta["num_features"] == 0:
@@ -324,8 +324,8 @@ def _in_original_ids(dataset, permutation):
     permutation file; ``dataset`` itself without one."""
     if permutation is None:
         return dataset
-    from ._partition import load_partition, relabel
-    from .io import Dataset
+    from .._partition import load_partition, relabel
+    from ..io import Dataset
 
     if not isinstance(dataset, Dataset):
         _permutation_needs_homogeneous()
@@ -337,14 +337,14 @@ def _in_original_ids(dataset, permutation):
 
 
 def _permutation_needs_homogeneous():
-    from ._errors import ArgumentError
+    from .._errors import ArgumentError
 
     raise ArgumentError("spsample train: argument '--permutation' applies to homogeneous "
                         "datasets (spsample partition relabels those only)")
 
 
 def _resume(trainer, path):
-    from ._errors import ArgumentError
+    from .._errors import ArgumentError
 
     try:
         trainer.load_checkpoint(path)
@@ -354,7 +354,7 @@ def _resume(trainer, path):
 
 
 def _config(args):
-    from .train import TrainConfig
+    from ..train import TrainConfig
 
     return TrainConfig(
         sampler=args.sampler, fanouts=args.fanouts, eval_fanouts=args.eval_fanouts,
@@ -428,11 +428,11 @@ def _communicator(mode):
     """``MPI.COMM_WORLD`` when training data-parallel, else None."""
     if mode == "off":
         return None
-    from .distributed import launched_under_mpi
+    from ..distributed import launched_under_mpi
 
     if mode == "auto" and not launched_under_mpi():
         return None
-    from ._optional import require
+    from .._optional import require
 
     require("mpi4py", "spsample train --mpi")
     from mpi4py import MPI
@@ -447,7 +447,7 @@ def _threads_arg(text):
     """``auto`` or an integer in ``[1, max_threads()]`` (argparse type)."""
     import argparse
 
-    from ._threads import max_threads
+    from .._threads import max_threads
 
     if text == "auto":
         return text
@@ -489,6 +489,6 @@ def _show(values):
 
 
 if __name__ == "__main__":          # pragma: no cover
-    from .cli import main
+    from . import main
 
     sys.exit(main(["train", *sys.argv[1:]]))
