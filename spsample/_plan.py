@@ -37,11 +37,14 @@ from pathlib import Path
 
 from ._errors import ArgumentError
 from ._validate import fail
+from .samplers._registry import NameView, registered
 
 __all__ = ["Machine", "Workload", "predict", "plan", "memory_per_rank", "sampling_bytes",
            "feature_bytes", "divisors", "MAX_RANKS", "STANDIN_EDGES"]
 
-LAYERWISE = ("ladies", "fastgcn")
+#: Samplers modelled as layer-wise draws: the registered layer-wise ones (a live view of
+#: ``spsample.samplers``' registry).
+LAYERWISE = NameView(layerwise=True)
 #: The most ranks :func:`plan` and :func:`predict` model (a grid of 16.7 million ranks).
 MAX_RANKS = 1 << 24
 #: The most edges :meth:`Workload.like` draws for its R-MAT stand-in graph: a denser target is
@@ -241,14 +244,9 @@ class Workload:
         1 when not scaled); the sampled counts are the
         stand-in's (node-wise rows of degree above the fanout sample the fanout either way).
         """
-        from . import samplers as built_in
         from ._generate import rmat
 
-        make = {"nodewise": built_in.NodeWise, "labor": built_in.LABOR,
-                "ladies": built_in.LADIES, "fastgcn": built_in.FastGCN}
-        if sampler not in make:
-            fail(ArgumentError, "Workload.like", "sampler", f"must be one of {sorted(make)}",
-                 sampler)
+        entry = registered(sampler, where="Workload.like", argname="sampler", walk=False)
         scale = max(10, min(max_scale, math.ceil(math.log2(max(num_nodes, 2)))))
         edge_factor = max(1, round(num_edges / num_nodes / 2))
         graph = rmat(scale, min(edge_factor, max(1, STANDIN_EDGES >> scale)), seed=seed)
@@ -256,7 +254,7 @@ class Workload:
         share = min(1.0, graph.num_nodes / num_nodes)
         batch = batch_size if layerwise else max(1, round(batch_size * share))
         batch = min(batch, graph.num_nodes // 16)
-        w = cls.measure(graph, make[sampler](list(fanouts)), name=sampler, batch_size=batch,
+        w = cls.measure(graph, entry.make(fanouts), name=sampler, batch_size=batch,
                         minibatches=16, feature_dim=feature_dim)
         up = 1.0 if layerwise else batch_size / batch
         out = w.scaled(up, num_nodes=num_nodes, num_edges=num_edges, batch_size=batch_size)

@@ -101,6 +101,7 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _chosen_command(argv)
     try:
+        load_plugins()
         world = _mpi_world(command)
     except SpsampleError as exc:     # e.g. a bad SPSAMPLE_THREADS, read when the kernels load
         print(f"{' '.join(['spsample'] + ([command] if command else []))}: error: {exc}",
@@ -111,6 +112,30 @@ def main(argv=None):
     args = build_parser(command).parse_args(argv)
     # argparse has exited (help, usage error) unless a known sub-command was parsed.
     return _run(args)
+
+
+#: Environment variable naming modules (comma-separated) that the command line imports before
+#: it parses: their ``spsample.samplers.register`` calls add samplers to ``--sampler``.
+PLUGINS_VAR = "SPSAMPLE_PLUGINS"
+
+
+def load_plugins():
+    """Import the modules named in ``$SPSAMPLE_PLUGINS`` (comma-separated), e.g. a module
+    registering a sampler, so that ``spsample sample/train/plan --sampler NAME`` finds it.
+
+    Raises
+    ------
+    ArgumentError
+        A module that cannot be imported, naming the variable and the module.
+    """
+    from .._errors import ArgumentError
+
+    for name in filter(None, (n.strip() for n in os.environ.get(PLUGINS_VAR, "").split(","))):
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 -- any failure of the user's module
+            raise ArgumentError(f"environment variable {PLUGINS_VAR}: cannot import module "
+                                f"{name!r} ({type(exc).__name__}: {exc})") from exc
 
 
 def _run(args, world=None):

@@ -29,8 +29,10 @@ def add_arguments(p):
     p.add_argument("--machine", default="perlmutter",
                    help="machine file: a path or a name in spsample/data/machines "
                         "(default perlmutter: 4 x A100 per node, assumed numbers)")
-    p.add_argument("--sampler", default="nodewise", choices=["nodewise", "labor", "ladies", "fastgcn"],
-                   help="sampler (default nodewise)")
+    from ..samplers._registry import names
+
+    p.add_argument("--sampler", default="nodewise", choices=names(walk=False),
+                   help="sampler (default nodewise; any registered one but walks)")
     p.add_argument("--fanouts", default="15,10,5",
                    help="fanouts, hop 1 first (default 15,10,5; LADIES: vertices per layer)")
     p.add_argument("--batch-size", type=int, default=1024, help="seeds per minibatch (1024)")

@@ -20,15 +20,15 @@ import time
 
 import numpy as np
 
-from ._common import check_int, check_output, load_dataset
 from .._errors import ArgumentError
+from ..samplers._registry import NameView, names, registered
+from ._common import check_int, check_output, load_dataset
 
-#: The samplers this command runs (every built-in one), and their default fanouts (hop 1
-#: first): neighbours per vertex for node-wise sampling and LABOR, nodes per layer for the
-#: layer-wise samplers; a random walk takes ``--walk-length`` steps instead.
-SAMPLERS = ("nodewise", "labor", "ladies", "fastgcn", "randomwalk")
-DEFAULT_FANOUTS = {"nodewise": (15, 10, 5), "labor": (15, 10, 5),
-                   "ladies": (1024, 1024, 1024), "fastgcn": (1024, 1024, 1024)}
+#: The samplers this command runs: every registered one (``spsample.samplers.register``), a
+#: live view of the registry; their default fanouts (hop 1 first) are the registry's:
+#: neighbours per vertex for node-wise sampling and LABOR, nodes per layer for the layer-wise
+#: samplers; a random walk takes ``--walk-length`` steps instead.
+SAMPLERS = NameView()
 #: Steps of ``--sampler randomwalk`` unless ``--walk-length`` says otherwise.
 DEFAULT_WALK_LENGTH = 5
 #: R-MAT scales this command generates: 2**scale nodes, 16 * 2**scale drawn edges.
@@ -43,16 +43,16 @@ def add_arguments(parser):
     parser.add_argument("dataset", nargs="?", default="cora",
                         help="spsample HDF5 file, embedded dataset name or rmat:SCALE "
                              "(default: cora)")
-    parser.add_argument("--sampler", choices=SAMPLERS, default="nodewise",
+    parser.add_argument("--sampler", choices=names(), default="nodewise",
                         help="sampling algorithm: node-wise (GraphSAGE), LABOR, layer-wise "
                              "(LADIES, FastGCN) or random walks (node2vec's when p or q is "
                              "not 1) (default: nodewise)")
     parser.add_argument("--fanouts", type=_int_list, default=None, metavar="F1,F2,...",
                         help="per-hop fanouts, hop 1 first: neighbours per vertex for "
                              "nodewise and labor, nodes per layer for ladies and fastgcn "
-                             f"(default: {_show(DEFAULT_FANOUTS['nodewise'])} for nodewise "
-                             f"and labor, {_show(DEFAULT_FANOUTS['ladies'])} for the others); "
-                             "not for randomwalk")
+                             f"(default: {_show(registered('nodewise').fanouts)} for nodewise "
+                             f"and labor, {_show(registered('ladies').fanouts)} for the others"
+                             f"{_others_defaults()}); not for randomwalk")
     parser.add_argument("--walk-length", type=int, default=None, metavar="L",
                         help=f"randomwalk: steps per walk (default: {DEFAULT_WALK_LENGTH})")
     parser.add_argument("--p", type=float, default=None, metavar="P",
@@ -125,7 +125,7 @@ def _check_flags(args):
     check_int("sample", "--max-batches", args.max_batches, minimum=1)
     check_int("sample", "--seed", args.seed, minimum=0, below=2**64)
     check_output("sample", "--json", args.json)
-    walk = args.sampler == "randomwalk"
+    walk = registered(args.sampler, where="spsample sample", argname="--sampler").walk
     for flag, value in (("--walk-length", args.walk_length), ("--p", args.p), ("--q", args.q)):
         if value is not None and not walk:
             raise ArgumentError(f"spsample sample: argument '{flag}' applies to --sampler "
@@ -141,16 +141,20 @@ def _check_flags(args):
 
 
 def _make_sampler(args):
-    """The built-in sampler ``--sampler`` names, with its fanouts (or walk's options)."""
-    from ..samplers import LABOR, LADIES, FastGCN, NodeWise, RandomWalk
-
-    name = args.sampler
-    if name == "randomwalk":
+    """The registered sampler ``--sampler`` names, with its fanouts (or walk's options)."""
+    entry = registered(args.sampler, where="spsample sample", argname="--sampler")
+    if entry.walk:
         length = DEFAULT_WALK_LENGTH if args.walk_length is None else args.walk_length
-        return RandomWalk(length, p=1.0 if args.p is None else args.p,
-                          q=1.0 if args.q is None else args.q)
-    classes = dict(nodewise=NodeWise, labor=LABOR, ladies=LADIES, fastgcn=FastGCN)
-    return classes[name](list(DEFAULT_FANOUTS[name] if args.fanouts is None else args.fanouts))
+        return entry.factory(length, p=1.0 if args.p is None else args.p,
+                             q=1.0 if args.q is None else args.q)
+    return entry.make(entry.fanouts if args.fanouts is None else args.fanouts)
+
+
+def _others_defaults():
+    """``; F for NAME`` for each registered sampler beyond the built-ins (for ``--help``)."""
+    built_in = ("nodewise", "labor", "ladies", "fastgcn", "randomwalk")
+    return "".join(f"; {_show(registered(n).fanouts)} for {n}" for n in names(walk=False)
+                   if n not in built_in)
 
 
 def _sample_epoch(args, graph, seeds, sampler):
@@ -232,13 +236,12 @@ def _hetero_sampler(args, graph):
     """NodeWise with per-relation fanouts: ``--relation-fanouts`` for the relations it names,
     ``--fanouts`` (default 15,10,5) for every other."""
     from ._train import _int_list
-    from ..samplers import NodeWise
-
-    if args.sampler != "nodewise":
+    entry = registered(args.sampler, where="spsample sample", argname="--sampler")
+    if not entry.heterogeneous:
         raise ArgumentError(f"spsample sample: argument '--sampler' {args.sampler} samples "
                             "homogeneous graphs; heterogeneous datasets are sampled node-wise "
                             "per relation (--sampler nodewise)")
-    default = tuple(DEFAULT_FANOUTS["nodewise"] if args.fanouts is None else args.fanouts)
+    default = tuple(entry.fanouts if args.fanouts is None else args.fanouts)
     fanouts = {rel: default for rel in graph.relations}
     for text in args.relation_fanouts:
         key, sep, values = text.partition("=")
@@ -256,7 +259,7 @@ def _hetero_sampler(args, graph):
     if len({len(f) for f in fanouts.values()}) != 1:
         raise ArgumentError("spsample sample: argument '--relation-fanouts' must give as many "
                             f"hops as --fanouts ({len(default)})")
-    return NodeWise(fanouts)
+    return entry.make(fanouts)
 
 
 def _run_hetero(args, graph, seeds, label):

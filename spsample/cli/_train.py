@@ -38,21 +38,23 @@ ARGUMENT_FLAGS = {"data": "dataset"}
 
 def add_arguments(parser):
     """Add the ``train`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
-    from ..train import SAMPLERS, TrainConfig
-    from ..train._trainer import DEFAULT_FANOUTS, MODELS
+    from ..samplers._registry import names, registered
+    from ..train import TrainConfig
+    from ..train._trainer import MODELS
 
     d = TrainConfig()
     parser.add_argument("dataset", nargs="?", default="cora",
                         help="spsample HDF5 file or embedded dataset name (default: cora)")
-    parser.add_argument("--sampler", choices=SAMPLERS, default=d.sampler,
+    parser.add_argument("--sampler", choices=names(trainable=True), default=d.sampler,
                         help=f"sampling algorithm (default: {d.sampler}); nodewise and labor "
                              "train GraphSAGE, ladies and fastgcn a GCN aggregating with their "
                              "importance weights (see --model)")
     parser.add_argument("--fanouts", type=_int_list, default=None, metavar="F1,F2,...",
                         help="per-hop fanouts, hop 1 first (nodes per layer for ladies and "
                              "fastgcn); one GNN layer per hop (default: "
-                             f"{_show(DEFAULT_FANOUTS[False])} for nodewise and labor, "
-                             f"{_show(DEFAULT_FANOUTS[True])} for ladies and fastgcn; "
+                             f"{_show(registered('nodewise').train_fanouts)} for nodewise "
+                             f"and labor, {_show(registered('ladies').train_fanouts)} for "
+                             "ladies and fastgcn, the registration's for another sampler; "
                              "--task link on a temporal graph, where every seed is its own "
                              "subgraph: the first of 10,10, 10,5 and 5,5 whose subgraphs "
                              "hold at most 32 vertices per seed, measured on one training "

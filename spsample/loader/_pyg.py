@@ -14,7 +14,8 @@ from .._errors import ArgumentTypeError, MissingDependencyError, SamplerError
 from .._graph import Graph
 from .._sample import sample
 from .._validate import as_int, fail
-from ..samplers import FastGCN, LADIES, Sampler
+from ..samplers import Sampler
+from ..samplers._registry import entry_of
 
 __all__ = ["import_pyg", "have_pyg", "PyGSampler"]
 
@@ -127,8 +128,9 @@ def PyGSampler(data, sampler, *, seed=0, epoch=0):
         is converted once into spsample's CSR; edge ids are mapped back to ``edge_index``'s
         columns (``edge_permutation``), so ``e_id`` and edge attributes stay PyG's.
     sampler : NodeWise or another node-wise Sampler
-        Layer-wise samplers (LADIES, FastGCN) are rejected: their per-layer weighted edges do
-        not fit PyG's ``SamplerOutput``; use :class:`spsample.Loader` for them.
+        Layer-wise samplers (LADIES, FastGCN, any registered ``layerwise=True``) are rejected:
+        their per-layer weighted edges do not fit PyG's ``SamplerOutput``; use
+        :class:`spsample.Loader` for them.
     seed, epoch : int
 
     Raises
@@ -144,7 +146,8 @@ def PyGSampler(data, sampler, *, seed=0, epoch=0):
     where = "PyGSampler"
     if not isinstance(sampler, Sampler):
         fail(ArgumentTypeError, where, "sampler", "must be a spsample Sampler", type(sampler))
-    if isinstance(sampler, (LADIES, FastGCN)):
+    entry = entry_of(sampler)
+    if entry is not None and entry.layerwise:
         fail(SamplerError, where, "sampler", "must be node-wise: PyG's SamplerOutput has no "
              "per-layer edge weights (use spsample.Loader for layer-wise samplers)", sampler)
     seed = as_int(where, "seed", seed, minimum=0)

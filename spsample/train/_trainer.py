@@ -26,6 +26,7 @@ from ..distributed import ShardedDataset
 from ..io._dataset import SPARSE_DENSITY
 from ..loader._sparse import SparseRows
 from ..loader._threads import local_ranks
+from ..samplers._registry import NameView, registered
 from ._aggregate import AGGREGATIONS
 from ._ddp import GradientAllReduce, sum_over_ranks, world_of
 from ._model import GCN, GraphSAGE
@@ -35,12 +36,15 @@ torch = import_torch("spsample.train")
 
 __all__ = ["TrainConfig", "Trainer", "make_sampler", "SAMPLERS"]
 
-SAMPLERS = ("nodewise", "labor", "ladies", "fastgcn")
+#: The samplers a Trainer takes: every registered one with training fanouts
+#: (``spsample.samplers.register``), a live view of the registry.
+SAMPLERS = NameView(trainable=True)
 #: Where a sharded dataset's graph is sampled (``spsample.distributed.STRATEGIES``).
 STRATEGIES = ("push", "pull")
 #: Samplers whose hops are layers of nodes with importance-weighted edges.
-LAYERWISE = ("ladies", "fastgcn")
-#: Default fanouts: neighbours per vertex (node-wise, LABOR), nodes per layer (layer-wise).
+LAYERWISE = NameView(trainable=True, layerwise=True)
+#: Default fanouts of the built-ins: neighbours per vertex (node-wise, LABOR), nodes per layer
+#: (layer-wise); a registered sampler's come from its registration (``train_fanouts``).
 DEFAULT_FANOUTS = {False: (10, 10), True: (256, 256)}
 MODELS = ("auto", "sage", "gcn")
 _CHECKPOINT_FORMAT = "spsample-train-1"
@@ -61,10 +65,12 @@ class TrainConfig:
 
     Attributes
     ----------
-    sampler : {"nodewise", "labor", "ladies", "fastgcn"}
+    sampler : {"nodewise", "labor", "ladies", "fastgcn"} or a registered name
+        Any sampler registered with training fanouts (``spsample.samplers.register``).
     fanouts : tuple of int or None
         Hop 1 first; one GNN layer per hop. For layer-wise samplers: nodes per layer.
-        ``None``: :data:`DEFAULT_FANOUTS` (10, 10 node-wise and LABOR; 256, 256 layer-wise).
+        ``None``: the registration's ``train_fanouts`` (10, 10 node-wise and LABOR; 256, 256
+        layer-wise).
     eval_fanouts : tuple of int or None
         Sampling for validation and test; ``None``: every neighbour (``-1``) per hop for
         node-wise, the training fanouts for layer-wise samplers.
@@ -153,10 +159,9 @@ class TrainConfig:
 
     def __post_init__(self):
         where = "TrainConfig"
-        if self.sampler not in SAMPLERS:
-            fail(ArgumentError, where, "sampler", f"must be one of {SAMPLERS}", self.sampler)
+        entry = registered(self.sampler, where=where, argname="sampler", trainable=True)
         if self.fanouts is None:
-            self.fanouts = DEFAULT_FANOUTS[self.layerwise]
+            self.fanouts = entry.train_fanouts
         if isinstance(self.fanouts, (str, bytes)) or not hasattr(self.fanouts, "__len__"):
             fail(ArgumentTypeError, where, "fanouts", "must be a sequence of int", self.fanouts)
         self.fanouts = tuple(int(f) for f in self.fanouts)
@@ -201,7 +206,8 @@ class TrainConfig:
     @property
     def layerwise(self):
         """Whether the sampler is layer-wise (LADIES, FastGCN: weighted layers of nodes)."""
-        return self.sampler in LAYERWISE
+        return registered(self.sampler, where="TrainConfig", argname="sampler",
+                          trainable=True).layerwise
 
     @property
     def model_class(self):
@@ -212,14 +218,9 @@ class TrainConfig:
 
 
 def make_sampler(name, fanouts):
-    """The spsample sampler called ``name`` (``nodewise``, ``labor``, ``ladies``,
-    ``fastgcn``)."""
-    from ..samplers import LABOR, LADIES, FastGCN, NodeWise
-
-    classes = dict(nodewise=NodeWise, labor=LABOR, ladies=LADIES, fastgcn=FastGCN)
-    if name not in classes:
-        fail(ArgumentError, "make_sampler", "name", f"must be one of {SAMPLERS}", name)
-    return classes[name](list(fanouts))
+    """The spsample sampler registered as ``name`` (``nodewise``, ``labor``, ``ladies``,
+    ``fastgcn`` or one registered with ``spsample.samplers.register``) with ``fanouts``."""
+    return registered(name, where="make_sampler", argname="name", trainable=True).make(fanouts)
 
 
 def _epoch_seed(seed, epoch, rank):
