@@ -168,19 +168,15 @@ def _run(args, world=None):
 def _mpi_world(command):
     """An ``MPIComm`` of ``MPI.COMM_WORLD`` when ``command`` works over MPI and this process
     is one of several ranks started by an MPI launcher; else None (mpi4py not imported)."""
-    from ..distributed._comm import launched_under_mpi
+    from ..distributed._comm import launched_under_mpi, mpi_world
 
     if command not in MPI_COMMANDS or not launched_under_mpi():
         return None
-    try:
-        from mpi4py import MPI
-    except ImportError:
-        return None             # the command says what to install when it needs MPI
-    if MPI.COMM_WORLD.Get_size() < 2:
+    world = mpi_world(optional=True)    # None without mpi4py: the command says what to install
+    if world is not None and world.size < 2:
+        world.free()
         return None
-    from ..distributed._comm import MPIComm
-
-    return MPIComm(MPI.COMM_WORLD)      # installs the abort-on-uncaught-exception hook
+    return world        # more than one rank: installs the abort-on-uncaught-exception hook
 
 
 class _Exit(Exception):

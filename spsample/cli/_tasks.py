@@ -29,7 +29,7 @@ def run_task(args, dataset, comm):
     hetero = isinstance(dataset, HeteroDataset)
     _check(args, dataset, hetero)
     _apply_threads(args, comm)
-    rank = 0 if comm is None else comm.Get_rank()
+    rank = 0 if comm is None else comm.rank
     say = _say if rank == 0 else (lambda text: None)
     progress = not args.quiet and sys.stderr.isatty() and rank == 0
     common = dict(hidden=args.hidden, epochs=args.epochs, lr=args.lr,
@@ -167,8 +167,8 @@ def _link_layout(graph, comm, args):
         return ""
     grid = getattr(graph, "grid", None)
     if grid is None or graph.whole is not None:
-        return f"; {comm.Get_size()} ranks, the whole graph on each"
-    return (f"; {comm.Get_size()} ranks, replication {grid.replication}: graph rows split, "
+        return f"; {comm.size} ranks, the whole graph on each"
+    return (f"; {comm.size} ranks, replication {grid.replication}: graph rows split, "
             f"{args.strategy} sampling; features whole on each rank")
 
 
@@ -176,7 +176,7 @@ def _layout(graph, comm, strategy):
     """Where the graph lives, for the first line: nothing on one process."""
     if comm is None:
         return ""
-    ranks = comm.Get_size()
+    ranks = comm.size
     grid = getattr(graph, "grid", None)
     if grid is None or getattr(graph, "whole", None) is not None:
         return f"; {ranks} ranks, the whole graph on each"

@@ -185,7 +185,7 @@ def run(args):
     from ..train import Trainer
 
     comm = _communicator(args.mpi)
-    rank = 0 if comm is None else comm.Get_rank()
+    rank = 0 if comm is None else comm.rank
     config = _config(args)
     if _sharded(args, comm):
         dataset = _load_sharded(args, comm)
@@ -376,7 +376,7 @@ def _config(args):
 def _summary(args, dataset, trainer, comm):
     """The run's first line: dataset, split, sampler, layers and feature form."""
     config = trainer.config
-    world = "" if comm is None else f", {comm.Get_size()} ranks"
+    world = "" if comm is None else f", {comm.size} ranks"
     layout = trainer.data_layout()
     if layout["layout"] == "sharded":
         graph = "whole graph" if layout["graph_replicated"] else \
@@ -427,20 +427,18 @@ def _result_line(metrics):
 
 
 def _communicator(mode):
-    """``MPI.COMM_WORLD`` when training data-parallel, else None."""
+    """An ``MPIComm`` of ``MPI.COMM_WORLD`` when training data-parallel, else None."""
     if mode == "off":
         return None
     from ..distributed import launched_under_mpi
 
     if mode == "auto" and not launched_under_mpi():
         return None
-    from .._optional import require
+    from ..distributed._comm import mpi_world
 
-    require("mpi4py", "spsample train --mpi")
-    from mpi4py import MPI
-
-    comm = MPI.COMM_WORLD
-    if mode == "auto" and comm.Get_size() == 1:
+    comm = mpi_world(feature="spsample train --mpi")
+    if mode == "auto" and comm.size == 1:
+        comm.free()
         return None
     return comm
 

@@ -20,7 +20,8 @@ from .._errors import ArgumentError, ArgumentTypeError, MissingDependencyError
 from .._validate import fail
 from ._failure import install_excepthook
 
-__all__ = ["Communicator", "SelfComm", "MPIComm", "NcclComm", "world", "launched_under_mpi"]
+__all__ = ["Communicator", "SelfComm", "MPIComm", "NcclComm", "world", "launched_under_mpi",
+           "as_communicator", "mpi_world"]
 
 _OPS = ("sum", "max", "min")
 #: Environment variables set by MPI launchers (MPICH/hydra, Open MPI, PMIx, Slurm's srun).
@@ -108,6 +109,16 @@ class Communicator:
     def barrier(self):
         raise NotImplementedError
 
+    def dup(self):
+        """A new communicator of the same ranks whose traffic never mixes with this one's
+        (collective, as MPI's ``Dup``)."""
+        raise NotImplementedError
+
+    def local_size(self):
+        """Ranks of this communicator on this machine (collective): every rank, unless the
+        ranks are processes that MPI places on several nodes."""
+        return self.size
+
     def free(self):
         """Release the underlying resources (idempotent)."""
 
@@ -172,6 +183,9 @@ class SelfComm(Communicator):
         return [obj]
 
     def split(self, color, key=0):
+        return SelfComm()
+
+    def dup(self):
         return SelfComm()
 
     def barrier(self):
@@ -276,6 +290,17 @@ class MPIComm(Communicator):
     def split(self, color, key=0):
         return MPIComm(self._comm.Split(int(color), int(key)), _dup=False)
 
+    def dup(self):
+        return MPIComm(self._comm)
+
+    def local_size(self):
+        """Ranks on this node: the size of a shared-memory split (collective)."""
+        node = self._comm.Split_type(self._MPI.COMM_TYPE_SHARED)
+        try:
+            return int(node.Get_size())
+        finally:
+            node.Free()
+
     def barrier(self):
         self._comm.Barrier()
 
@@ -290,14 +315,45 @@ def _bytes(arr):
     return arr.reshape(-1).view(np.uint8) if arr.size else np.zeros(0, dtype=np.uint8)
 
 
-def _import_mpi():
+def _import_mpi(feature="spsample.distributed.MPIComm"):
+    """mpi4py's ``MPI``: the one import of mpi4py in spsample (``tests/test_one_communicator.py``
+    checks that no other module imports it)."""
     try:
         from mpi4py import MPI
     except ImportError as exc:
         raise MissingDependencyError(
-            "spsample.distributed.MPIComm needs mpi4py: pip install mpi4py mpich "
+            f"{feature} needs mpi4py: pip install mpi4py mpich "
             "(or: pip install 'spsample[mpi]')") from exc
     return MPI
+
+
+def as_communicator(comm, where, argname="comm"):
+    """``comm`` as a :class:`Communicator`: None and communicators as they are, an mpi4py
+    communicator wrapped in an :class:`MPIComm` (a duplicate the caller frees).
+
+    Raises
+    ------
+    ArgumentTypeError
+        Naming ``argname``: neither.
+    """
+    if comm is None or isinstance(comm, Communicator):
+        return comm
+    if hasattr(comm, "Get_rank") and hasattr(comm, "Allreduce"):
+        return MPIComm(comm)
+    fail(ArgumentTypeError, where, argname, "must be a spsample.distributed.Communicator "
+         "(MPIComm, ThreadComm, NcclComm, SelfComm) or an mpi4py communicator", type(comm))
+
+
+def mpi_world(*, optional=False, feature="spsample.distributed.mpi_world"):
+    """``MPIComm(MPI.COMM_WORLD)`` (a duplicate; any size). ``optional``: None when mpi4py is
+    not installed, else :class:`~spsample.MissingDependencyError` naming ``feature``."""
+    try:
+        MPI = _import_mpi(feature)
+    except MissingDependencyError:
+        if optional:
+            return None
+        raise
+    return MPIComm(MPI.COMM_WORLD)
 
 
 def launched_under_mpi():
@@ -488,6 +544,12 @@ class NcclComm(Communicator):
 
     def split(self, color, key=0):
         return NcclComm(self._boot.split(color, key), _backend=(self._cp, self._nccl))
+
+    def dup(self):
+        return NcclComm(self._boot.dup(), _backend=(self._cp, self._nccl))
+
+    def local_size(self):
+        return self._boot.local_size()
 
     def barrier(self):
         self._boot.barrier()

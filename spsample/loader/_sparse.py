@@ -111,11 +111,19 @@ class SparseRows:
         total = torch.where(total == 0, torch.ones_like(total), total)
         return self.with_values(self.values / total.index_select(0, rows))
 
-    def dropout(self, p, training):
-        """Dropout on the stored values (zeros stay zero, as in dense dropout)."""
+    def dropout(self, p, training, generator=None):
+        """Dropout on the stored values (zeros stay zero, as in dense dropout).
+
+        ``generator``: a CPU ``torch.Generator`` to draw the mask from (the same mask as
+        ``torch.nn.functional.dropout`` draws from torch's default generator in that state);
+        None: torch's default generator."""
         import torch.nn.functional as F
 
-        return self.with_values(F.dropout(self.values, p=p, training=training))
+        values = self.values
+        if generator is None or not training or p == 0 or values.device.type != "cpu":
+            return self.with_values(F.dropout(values, p=p, training=training))
+        noise = values.new_empty(values.shape).bernoulli_(1 - p, generator=generator)
+        return self.with_values(values * noise.div_(1 - p))
 
     def to_dense(self):
         import torch

@@ -77,16 +77,18 @@ class ThreadPlan:
 
 
 def local_ranks(comm=None, environ=None):
-    """Ranks of this job on this node: from ``comm`` (a shared-memory split; collective) when
-    given, else from the launcher's environment (1 outside MPI)."""
-    if comm is not None and hasattr(comm, "Split_type"):
-        from mpi4py import MPI
+    """Ranks of this job on this node: from ``comm`` (a spsample Communicator's
+    ``local_size()``, for MPI a shared-memory split; collective; an mpi4py communicator is
+    wrapped) when given, else from the launcher's environment (1 outside MPI)."""
+    if comm is not None:
+        from ..distributed._comm import Communicator, as_communicator
 
-        node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+        wrapped = as_communicator(comm, "local_ranks")
         try:
-            return int(node.Get_size())
+            return int(wrapped.local_size())
         finally:
-            node.Free()
+            if not isinstance(comm, Communicator):
+                wrapped.free()
     environ = os.environ if environ is None else environ
     for name in LOCAL_SIZE_VARS:
         text = environ.get(name, "").split("(")[0].strip()

@@ -1,18 +1,23 @@
-"""Data-parallel training over MPI: gradients all-reduced through mpi4py on CPU tensors.
+"""Data-parallel training over a :class:`~spsample.distributed.Communicator`: gradients
+all-reduced on CPU tensors.
 
-Why mpi4py and not ``torch.distributed``: the processes already share an MPI communicator
-(``mpiexec``), so nothing has to agree on an address and a port, and no gloo build is needed.
-Every step, each rank flattens its gradients into one buffer (zeros when it had no minibatch
-this step), one ``Allreduce`` sums the buffers together with the count of contributing ranks,
-and every rank divides by that count and steps its optimizer: the replicas stay identical,
-which :func:`parameter_checksums` lets a test check.
+Why a spsample communicator and not ``torch.distributed``: the processes already share an MPI
+communicator (``mpiexec``: :class:`~spsample.distributed.MPIComm`), so nothing has to agree on
+an address and a port, and no gloo build is needed; the same code trains over NCCL
+(``NcclComm``) or over ranks that are threads of one process (``ThreadComm``,
+:func:`~spsample.distributed.run_threads`). An mpi4py communicator is accepted too (wrapped in
+an ``MPIComm``). Every step, each rank flattens its gradients into one buffer (zeros when it
+had no minibatch this step), one ``allreduce`` sums the buffers together with the count of
+contributing ranks, and every rank divides by that count and steps its optimizer: the replicas
+stay identical, which :func:`parameter_checksums` lets a test check.
 """
+
+from contextlib import contextmanager
 
 import numpy as np
 
-from .._errors import ArgumentTypeError
 from .._optional import import_torch
-from .._validate import fail
+from ..distributed._comm import Communicator, as_communicator
 
 torch = import_torch("spsample.train")
 
@@ -21,23 +26,35 @@ __all__ = ["GradientAllReduce", "world_of", "sum_over_ranks", "parameter_checksu
 
 
 def world_of(comm):
-    """``(rank, size)`` of ``comm`` (``(0, 1)`` for ``None``)."""
+    """``(rank, size)`` of ``comm`` (a Communicator, an mpi4py communicator; ``(0, 1)`` for
+    ``None``)."""
     if comm is None:
         return 0, 1
-    if not (hasattr(comm, "Get_rank") and hasattr(comm, "Allreduce")):
-        fail(ArgumentTypeError, "spsample.train", "comm", "must be an mpi4py communicator",
-             type(comm))
-    return int(comm.Get_rank()), int(comm.Get_size())
+    if isinstance(comm, Communicator):
+        return int(comm.rank), int(comm.size)
+    if hasattr(comm, "Get_rank") and hasattr(comm, "Allreduce"):     # mpi4py's, not wrapped:
+        return int(comm.Get_rank()), int(comm.Get_size())            # no collective here
+    as_communicator(comm, "spsample.train")                          # the typed error
+    return 0, 1
+
+
+@contextmanager
+def communicator(comm, where="spsample.train"):
+    """``comm`` as a Communicator for the block (an mpi4py one wrapped, and freed after)."""
+    wrapped = as_communicator(comm, where)
+    try:
+        yield wrapped
+    finally:
+        if wrapped is not comm:
+            wrapped.free()
 
 
 def sum_over_ranks(comm, values):
-    """Element-wise sums of ``values`` over the ranks of ``comm`` (``None``: ``values`` as
-    they are), as Python floats."""
+    """Element-wise sums of ``values`` over the ranks of ``comm`` (a Communicator; ``None``:
+    ``values`` as they are), as Python floats."""
     values = np.asarray(values, dtype=np.float64)
     if comm is not None:
-        out = np.empty_like(values)
-        comm.Allreduce(values, out)
-        values = out
+        values = comm.allreduce(values)
     return values.tolist()
 
 
@@ -48,15 +65,19 @@ class GradientAllReduce:
     ----------
     params : list of torch.nn.Parameter
         The model's parameters, in the same order on every rank.
-    comm : mpi4py communicator or None
+    comm : spsample.distributed.Communicator, mpi4py communicator or None
         ``None`` (or a single rank) makes :meth:`__call__` a no-op. The communicator is
-        ``Dup()``-ed so its traffic never mixes with the caller's.
+        duplicated (:meth:`~spsample.distributed.Communicator.dup`) so its traffic never
+        mixes with the caller's; :attr:`comm` is the duplicate (a Communicator).
     """
 
     def __init__(self, params, comm):
         self.params = [p for p in params if p.requires_grad]
         self.rank, self.size = world_of(comm)
-        self.comm = comm.Dup() if comm is not None and self.size > 1 else None
+        self.comm = None
+        if comm is not None and self.size > 1:
+            self.comm = comm.dup() if isinstance(comm, Communicator) else \
+                as_communicator(comm, "spsample.train")
         numel = sum(p.numel() for p in self.params)
         self._buffer = np.zeros(numel + 1, dtype=np.float64)
         #: Bytes this rank contributed to gradient all-reduces so far (the buffer of each
@@ -68,10 +89,9 @@ class GradientAllReduce:
         if self.comm is None:
             return
         with torch.no_grad():
-            for p in self.params:
-                arr = np.ascontiguousarray(p.detach().cpu().numpy())
-                self.comm.Bcast(arr, root=root)
-                p.copy_(torch.from_numpy(arr))
+            mine = [np.ascontiguousarray(p.detach().cpu().numpy()) for p in self.params]
+            for p, arr in zip(self.params, self.comm.bcast(mine, root=root)):
+                p.copy_(torch.from_numpy(np.array(arr, copy=True)))
 
     def __call__(self, contributed):
         """All-reduce the gradients; ``contributed`` says whether this rank computed any.
@@ -90,7 +110,7 @@ class GradientAllReduce:
                     buf[offset:offset + n] = p.grad.detach().reshape(-1).cpu().double().numpy()
                 offset += n
             buf[-1] = 1.0
-        self.comm.Allreduce(_in_place(), buf)
+        buf = self.comm.allreduce(buf)
         self.bytes_sent += buf.nbytes
         count = int(round(buf[-1]))
         if count == 0:
@@ -108,14 +128,8 @@ class GradientAllReduce:
 
     def close(self):
         if self.comm is not None:
-            self.comm.Free()
+            self.comm.free()
             self.comm = None
-
-
-def _in_place():
-    from mpi4py import MPI
-
-    return MPI.IN_PLACE
 
 
 def parameter_checksum(model):
@@ -128,11 +142,11 @@ def parameter_checksum(model):
 
 
 def parameter_checksums(model, comm):
-    """Every rank's :func:`parameter_checksum`, gathered on every rank: shape (size, 3)."""
+    """Every rank's :func:`parameter_checksum`, gathered on every rank over ``comm`` (a
+    Communicator or an mpi4py communicator): shape (size, 3)."""
     mine = parameter_checksum(model)
     rank, size = world_of(comm)
     if size == 1:
         return mine[None, :]
-    out = np.empty((size, mine.size), dtype=np.float64)
-    comm.Allgather(mine, out)
-    return out
+    with communicator(comm) as c:
+        return c.allgather(mine)

@@ -7,14 +7,41 @@ from torch's generator as 16-bit integers (64 random bits give four elements; ``
 the full int64 range), keeping an element when its integer falls below ``(1 - p) * 2**16``:
 7-10 ms for the same input. The keep probability is exact for ``p`` a multiple of ``2**-16``
 (0.5, 0.25, ...) and within ``2**-17`` of ``1 - p`` otherwise. It is reproducible exactly as
-torch's dropout is: through ``torch.manual_seed``.
+torch's dropout is: through ``torch.manual_seed``, or through a generator of this thread's own
+(:func:`seeded`), so that ranks that are threads of one process
+(:func:`~spsample.distributed.run_threads`) draw the masks each would draw alone.
 """
+
+import threading
+from contextlib import contextmanager
 
 from .._optional import import_torch
 
 torch = import_torch("spsample.train")
 
-__all__ = ["dropout", "keep_mask"]
+__all__ = ["dropout", "keep_mask", "seeded", "thread_generator"]
+
+_LOCAL = threading.local()
+
+
+def thread_generator():
+    """The CPU ``torch.Generator`` that :func:`seeded` set on this thread, or None (torch's
+    default generator)."""
+    return getattr(_LOCAL, "generator", None)
+
+
+@contextmanager
+def seeded(seed):
+    """Within the block, CPU dropout masks on this thread draw from a generator of their own
+    seeded with ``seed``: the masks ``torch.manual_seed(seed)`` gives, whatever other threads
+    draw meanwhile."""
+    generator = torch.Generator()
+    generator.manual_seed(int(seed))
+    previous, _LOCAL.generator = thread_generator(), generator
+    try:
+        yield generator
+    finally:
+        _LOCAL.generator = previous
 
 _LEVELS = 1 << 16
 
@@ -27,7 +54,8 @@ def keep_mask(shape, p, device=None):
     for s in shape:
         numel *= int(s)
     words = torch.empty((numel + 3) // 4, dtype=torch.int64, device=device)
-    words.random_(-(1 << 63), None)
+    generator = thread_generator() if words.device.type == "cpu" else None
+    words.random_(-(1 << 63), None, generator=generator)
     lanes = words.view(torch.int16)[:numel].view(shape)
     return lanes < _kept_levels(p) - (_LEVELS // 2)
 

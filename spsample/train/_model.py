@@ -23,6 +23,7 @@ from ..loader._adjacency import Adjacency
 from ..loader._sparse import SparseRows
 from ._aggregate import AGGREGATIONS, aggregate, scatter_aggregate
 from ._dropout import dropout as _dropout
+from ._dropout import thread_generator as _thread_generator
 from .._optional import import_torch
 
 torch = import_torch("spsample.train")
@@ -198,7 +199,7 @@ class _SampledGNN(torch.nn.Module):
         if layer == 0 and not self.input_dropout:
             return x
         if isinstance(x, SparseRows):
-            return x.dropout(self.dropout, self.training)
+            return x.dropout(self.dropout, self.training, generator=_thread_generator())
         return _dropout(x, self.dropout, self.training)
 
     def _edges(self, batch, i):

@@ -31,6 +31,8 @@ from ._aggregate import AGGREGATIONS
 from ._ddp import GradientAllReduce, sum_over_ranks, world_of
 from ._model import GCN, GraphSAGE
 from ._split import random_split
+from ._steps import epoch_seed as _epoch_seed
+from ._steps import seeded_init, train_steps
 
 torch = import_torch("spsample.train")
 
@@ -223,12 +225,6 @@ def make_sampler(name, fanouts):
     return registered(name, where="make_sampler", argname="name", trainable=True).make(fanouts)
 
 
-def _epoch_seed(seed, epoch, rank):
-    """A torch seed for the dropout masks of ``(seed, epoch, rank)``."""
-    return int(np.random.SeedSequence([seed, epoch, rank, 0x5A6E]).generate_state(1,
-                                                                               np.uint64)[0])
-
-
 class Trainer:
     """GraphSAGE node classification with spsample minibatches.
 
@@ -242,11 +238,13 @@ class Trainer:
         the whole dataset on every rank.
     config : TrainConfig, optional
         Defaults: the demo's settings.
-    comm : mpi4py communicator, optional
-        Data-parallel training over its ranks: each trains on a disjoint, contiguous share of
-        every epoch's minibatches (global ids), and gradients are averaged by one
-        ``Allreduce`` per step. Every rank must build the Trainer with the same arguments.
-        Default for a ``ShardedDataset``: its grid's ranks.
+    comm : spsample.distributed.Communicator or mpi4py communicator, optional
+        Data-parallel training over its ranks (``MPIComm``, ``NcclComm``, or a ``ThreadComm``
+        of :func:`~spsample.distributed.run_threads`; an mpi4py communicator is wrapped in an
+        ``MPIComm``): each trains on a disjoint, contiguous share of every epoch's
+        minibatches (global ids), and gradients are averaged by one ``allreduce`` per step.
+        Every rank must build the Trainer with the same arguments. Default for a
+        ``ShardedDataset``: its grid's communicator.
     **overrides
         Fields of :class:`TrainConfig`, e.g. ``epochs=5``.
 
@@ -328,8 +326,7 @@ class Trainer:
                          batch_size=config.eval_batch_size, **common)
             for part, idx in (("val", self.val_idx), ("test", self.test_idx))}
 
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(config.seed)
+        with seeded_init(config.seed):
             self.model = _build_model(dataset, config).to(config.device)
         self._local_ranks = local_ranks(comm)
         self.thread_plan = None
@@ -408,46 +405,25 @@ class Trainer:
         ``step_hook(trainer, step)``, when given, is called after each optimizer step (e.g.
         to evaluate mid-epoch; its time counts in the epoch's ``seconds``)."""
         loader, epoch = self.train_loader, self.epoch
-        model, optimizer = self.model, self.optimizer
         plan = self.balance_threads()
-        model.train()
         t0 = time.perf_counter()
-        losses, seen, loss_sum, edges = [], 0, 0.0, 0
         gradient_bytes = self.reduce.bytes_sent
-        phases = dict(forward_seconds=0.0, backward_seconds=0.0, optimizer_seconds=0.0)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(_epoch_seed(self.config.seed, epoch, self.rank))
-            with loader.iter_epoch(epoch) as batches:
-                for _ in range(loader.steps_per_epoch):
-                    batch = next(batches, None)
-                    t1 = time.perf_counter()
-                    optimizer.zero_grad(set_to_none=True)
-                    if batch is not None:
-                        out = model(batch, x=self._features(batch))
-                        loss = torch.nn.functional.cross_entropy(out, batch.target)
-                        t2 = time.perf_counter()
-                        loss.backward()
-                        t3 = time.perf_counter()
-                        phases["forward_seconds"] += t2 - t1
-                        phases["backward_seconds"] += t3 - t2
-                        t1 = t3
-                        value = float(loss.detach())
-                        losses.append(value)
-                        seen += batch.batch_size
-                        loss_sum += value * batch.batch_size
-                        edges += batch.num_edges
-                    if self.reduce(batch is not None):
-                        optimizer.step()
-                    phases["optimizer_seconds"] += time.perf_counter() - t1
-                    if step_hook is not None:
-                        step_hook(self, len(losses))
-                    if progress is not None:
-                        progress.update(1)
-                        if losses:
-                            rate = edges / max(time.perf_counter() - t0, 1e-9)
-                            progress.set_postfix(loss=f"{losses[-1]:.4f}",
-                                                 edges_per_s=f"{rate:.3g}", refresh=False)
-                stats = dict(batches.stats)
+
+        def after_step(steps):
+            if step_hook is not None:
+                step_hook(self, len(steps.losses))
+            if progress is not None:
+                progress.update(1)
+                if steps.losses:
+                    rate = steps.edges / max(time.perf_counter() - t0, 1e-9)
+                    progress.set_postfix(loss=f"{steps.losses[-1]:.4f}",
+                                         edges_per_s=f"{rate:.3g}", refresh=False)
+
+        done = train_steps(self.model, self.optimizer, loader, self._loss, epoch=epoch,
+                           seed=self.config.seed, reduce=self.reduce, rank=self.rank,
+                           after_step=after_step)
+        stats, losses, phases = done.stats, done.losses, done.phases
+        loss_sum, seen = done.weighted_loss, done.seen
         seconds = time.perf_counter() - t0
         traffic = self._traffic(stats, self.reduce.bytes_sent - gradient_bytes)
         totals = self._sum([loss_sum, seen, stats["sampled_edges"], stats["sample_seconds"]])
@@ -464,6 +440,11 @@ class Trainer:
                      if mean_sample_seconds > 0 else 0.0, bytes=traffic)
         self.epoch = epoch + 1
         return entry
+
+    def _loss(self, model, batch):
+        """The cross-entropy of ``batch``'s seeds (its features normalised as configured)."""
+        out = model(batch, x=self._features(batch))
+        return torch.nn.functional.cross_entropy(out, batch.target)
 
     def _traffic(self, stats, gradient_bytes):
         """The epoch's bytes per phase and collective, summed over the ranks."""
@@ -586,9 +567,7 @@ class Trainer:
                         graph_rows_held=n, feature_rows_held=n)
         held = np.array(self.dataset.held_rows(), dtype=np.float64)
         if self.reduce.comm is not None:
-            out = np.empty_like(held)
-            self.reduce.comm.Allreduce(held, out, op=_mpi_max())
-            held = out
+            held = self.reduce.comm.allreduce(held, op="max")
         return dict(layout="sharded", replication=self.dataset.grid.replication,
                     graph_replicated=bool(self.dataset.graph.replicated), num_nodes=n,
                     graph_rows_held=int(held[0]), feature_rows_held=int(held[1]))
@@ -702,8 +681,8 @@ def _check_checkpoint(where, state):
 
 
 def _grid_comm(dataset, comm):
-    """The mpi4py communicator of a ShardedDataset's grid (None on one process); a ``comm``
-    given as well must have the grid's size."""
+    """The communicator of a ShardedDataset's grid (None on one process); a ``comm`` given as
+    well must have the grid's size."""
     grid = dataset.grid
     if comm is not None:
         _, size = world_of(comm)
@@ -711,23 +690,17 @@ def _grid_comm(dataset, comm):
             fail(ArgumentError, "Trainer", "comm", f"must have the {grid.size} ranks of the "
                  "dataset's grid", size)
         return comm
-    return getattr(grid.comm, "mpi_comm", None) if grid.size > 1 else None
-
-
-def _mpi_max():
-    from mpi4py import MPI
-
-    return MPI.MAX
+    return grid.comm if grid.size > 1 else None
 
 
 def epoch_traffic(comm, stats, gradient_bytes, phases=(("sampling", "sampling_bytes"),
                                                          ("feature_fetch", "fetch_bytes"))):
-    """An epoch's bytes per phase and collective, summed over the ranks of ``comm`` (mpi4py,
-    or ``None``): ``phases`` of a loader's epoch ``stats`` (phase, stats key), and
-    ``gradient_allreduce`` (``gradient_bytes`` this rank contributed)."""
+    """An epoch's bytes per phase and collective, summed over the ranks of ``comm`` (a
+    Communicator, or ``None``): ``phases`` of a loader's epoch ``stats`` (phase, stats key),
+    and ``gradient_allreduce`` (``gradient_bytes`` this rank contributed)."""
     mine = {phase: dict(stats.get(key, {})) for phase, key in phases}
     mine["gradient_allreduce"] = {"allreduce": int(gradient_bytes)} if gradient_bytes else {}
-    everyone = [mine] if comm is None else comm.allgather(mine)
+    everyone = [mine] if comm is None else comm.allgather_object(mine)
     total = {phase: {} for phase in mine}
     for entry in everyone:
         for phase, kinds in entry.items():
@@ -834,14 +807,13 @@ def _progress_bar(show, total, desc):
 
 def run_epoch(model, optimizer, loader, loss_of, *, epoch, seed, progress, desc, reduce,
               rank=0):
-    """One plain training epoch (epoch ``epoch`` of ``loader``'s sample stream):
-    ``loss_of(model, batch)`` per batch, a backward pass and an optimizer step, a progress bar
-    when ``progress``. Every rank of ``reduce`` (a :class:`GradientAllReduce`) runs
-    ``loader.steps_per_epoch`` steps, the gradients averaged over the ranks that had a batch
-    before each step (as :meth:`Trainer.train_epoch`). Dropout draws from torch's generator
-    seeded from ``(seed, epoch, rank)`` inside ``torch.random.fork_rng`` (the caller's
-    generator is untouched), so an epoch's losses depend on nothing run before it: a resumed
-    run replays them exactly.
+    """One training epoch of :func:`fit_node` / :func:`fit_link` (epoch ``epoch`` of
+    ``loader``'s sample stream) through the one step loop, :func:`~spsample.train._steps.
+    train_steps` (which :meth:`Trainer.train_epoch` runs too): ``loss_of(model, batch)`` per
+    batch, a backward pass, the gradients averaged over the ranks of ``reduce`` (a
+    :class:`GradientAllReduce`) that had a batch, an optimizer step; a progress bar when
+    ``progress``. Dropout is seeded from ``(seed, epoch, rank)``, so an epoch's losses depend
+    on nothing run before it: a resumed run replays them exactly.
 
     Returns
     -------
@@ -856,41 +828,24 @@ def run_epoch(model, optimizer, loader, loss_of, *, epoch, seed, progress, desc,
     """
     from .. import _native
 
-    model.train()
-    losses = []
-    phases = dict(forward_seconds=0.0, backward_seconds=0.0, optimizer_seconds=0.0)
     bar = _progress_bar(progress, loader.steps_per_epoch, desc)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(_epoch_seed(seed, epoch, rank))
-        with loader.iter_epoch(epoch) as batches:
-            for _ in range(loader.steps_per_epoch):
-                batch = next(batches, None)
-                t1 = time.perf_counter()
-                optimizer.zero_grad()
-                if batch is not None:
-                    loss = loss_of(model, batch)
-                    t2 = time.perf_counter()
-                    loss.backward()
-                    t3 = time.perf_counter()
-                    phases["forward_seconds"] += t2 - t1
-                    phases["backward_seconds"] += t3 - t2
-                    t1 = t3
-                    losses.append(float(loss.detach()))
-                if reduce(batch is not None):
-                    optimizer.step()
-                phases["optimizer_seconds"] += time.perf_counter() - t1
-                if bar is not None:
-                    bar.update(1)
-                    if losses:
-                        bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
-            stats = dict(batches.stats)
+
+    def after_step(steps):
+        if bar is not None:
+            bar.update(1)
+            if steps.losses:
+                bar.set_postfix(loss=f"{steps.losses[-1]:.4f}", refresh=False)
+
+    done = train_steps(model, optimizer, loader, loss_of, epoch=epoch, seed=seed,
+                       reduce=reduce, rank=rank, after_step=after_step)
     if bar is not None:
         bar.close()
+    stats, losses = done.stats, done.losses
     return dict(loss=float(np.mean(losses)) if losses else 0.0, batches=stats["batches"],
                 sampled_edges=stats["sampled_edges"], **{
                     key: float(stats[key]) for key in ("sample_seconds", "fetch_seconds",
                                                        "convert_seconds", "wait_seconds")},
-                **phases, threads=torch.get_num_threads(),
+                **done.phases, threads=torch.get_num_threads(),
                 sampler_threads=_native.get_num_threads(), stats=stats)
 
 

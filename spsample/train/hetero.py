@@ -166,8 +166,8 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
         Called with each epoch's dict.
     progress : bool
         tqdm progress bars over each epoch's minibatches and over the evaluation's.
-    comm : mpi4py communicator, optional
-        Data-parallel training over its ranks (every rank calls ``fit_node`` with the same
+    comm : spsample.distributed.Communicator or mpi4py communicator, optional
+        Data-parallel training over its ranks (``MPIComm``, ``NcclComm``, a ``ThreadComm``) (every rank calls ``fit_node`` with the same
         arguments): each trains on its share of every epoch's minibatches, the gradients are
         averaged by one all-reduce per step, and the metrics are computed over all ranks'
         predictions. Default: the grid's ranks of a ``DistHeteroGraph``, else one process.
@@ -198,6 +198,7 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
 
     from ._checkpoint import TaskRun
     from ._ddp import GradientAllReduce, sum_over_ranks, world_of
+    from ._steps import seeded_init
     from ._trainer import _grid_comm
     from .link import start_run
 
@@ -220,8 +221,7 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
     train_loader = loader(train, fanouts, True)
     val_loader = loader(val, eval_fanouts or fanouts, False)
     test_loader = loader(test, eval_fanouts or fanouts, False)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded_init(seed):
         model = HeteroSAGE(ds.graph, {t: f.shape[1] for t, f in feats.items()}, hidden,
                            ds.num_classes, num_layers=len(fanouts), dropout=dropout)
     reduce = GradientAllReduce(list(model.parameters()), comm)
@@ -289,5 +289,5 @@ def _evaluate(model, loader, target, y, num_classes, comm=None, progress=False,
         true.append(y[b.n_id_dict[target][:b.batch_size]].numpy())
     pred, true = np.concatenate(pred), np.concatenate(true)
     if comm is not None:
-        pred, true = (np.concatenate(comm.allgather(a)) for a in (pred, true))
+        pred, true = (np.concatenate(comm.allgather_object(a)) for a in (pred, true))
     return macro_f1(pred, true, num_classes)

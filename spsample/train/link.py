@@ -403,8 +403,8 @@ def fit_link(data, *, relation=None, split="auto", fanouts=None, hidden=64, out=
         Called with each epoch's dict.
     progress : bool
         tqdm progress bars over each epoch's minibatches and over the evaluation's.
-    comm : mpi4py communicator, optional
-        Data-parallel training over its ranks (every rank calls ``fit_link`` with the same
+    comm : spsample.distributed.Communicator or mpi4py communicator, optional
+        Data-parallel training over its ranks (``MPIComm``, ``NcclComm``, a ``ThreadComm``) (every rank calls ``fit_link`` with the same
         arguments): each trains on its share of every epoch's minibatches, gradients are
         averaged by one all-reduce per step, AUC and MRR are computed over all ranks' scores.
         Default: the grid's ranks of distributed data, else one process. The minibatches are
@@ -441,6 +441,7 @@ def fit_link(data, *, relation=None, split="auto", fanouts=None, hidden=64, out=
 
     from ._checkpoint import TaskRun
     from ._ddp import GradientAllReduce, world_of
+    from ._steps import seeded_init
     from ._trainer import _grid_comm, _mean_bytes
     if split not in ("auto", "random", "time", "stored"):
         fail(ArgumentError, "fit_link", "split", "must be auto, random, time or stored", split)
@@ -478,8 +479,7 @@ def fit_link(data, *, relation=None, split="auto", fanouts=None, hidden=64, out=
                     "triplet", task.disjoint)
     val, test = (loader(p, neg_sampling="triplet", neg_ratio=eval_negatives, strict=True,
                         shuffle=False, batch_size=eval_batch_size) for p in ("val", "test"))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded_init(seed):
         model = _encoder(task, feats, hidden, out, len(fanouts), dropout)
     reduce = GradientAllReduce(list(model.parameters()), comm)
     reduce.broadcast_parameters()
@@ -523,7 +523,7 @@ def fit_link(data, *, relation=None, split="auto", fanouts=None, hidden=64, out=
 
 def start_run(run, comm, checkpoint, resume):
     """Before the first epoch: the checkpoint's folder checked (rank 0) and the run resumed
-    from ``resume``, any rank's failure raised on every rank of ``comm``."""
+    from ``resume``, any rank's failure raised on every rank of ``comm`` (a Communicator)."""
     from ..io._files import check_writable
 
     def check():
@@ -535,8 +535,7 @@ def start_run(run, comm, checkpoint, resume):
         check()
         return
     from ..distributed._collective import agree
-    from ..distributed._comm import MPIComm
-    agree(MPIComm(comm, _dup=False), run.where, check)
+    agree(comm, run.where, check)
 
 
 def _train_epoch(model, opt, loader, loss_of, progress, epoch, reduce, seed):
@@ -555,7 +554,7 @@ def _train_epoch(model, opt, loader, loss_of, progress, epoch, reduce, seed):
         ("sampling", "sampling_bytes"), ("negatives", "negative_bytes"),
         ("feature_fetch", "fetch_bytes")))
     if reduce.comm is not None:
-        seconds = max(reduce.comm.allgather(seconds))
+        seconds = max(reduce.comm.allgather_object(seconds))
     return dict(done, epoch=epoch, loss=loss_sum / max(steps, 1), sampled_edges=int(sampled),
                 seconds=seconds, bytes=traffic)
 
@@ -573,5 +572,5 @@ def _evaluate(task, model, loader, comm=None, progress=False, desc="evaluation")
         neg.append(n.numpy().reshape(p.shape[0], width))
     pos, neg = np.concatenate(pos), np.concatenate(neg)
     if comm is not None:
-        pos, neg = (np.concatenate(comm.allgather(a)) for a in (pos, neg))
+        pos, neg = (np.concatenate(comm.allgather_object(a)) for a in (pos, neg))
     return auc(pos, neg), mrr(pos, neg)
