@@ -144,3 +144,51 @@ def test_a_communicator_of_another_kind_is_refused():
                        "spsample.distributed.Communicator"):
         Trainer(spsample.io.load_cora(), comm="world", epochs=1)
     assert isinstance(ThreadComm.create(1)[0], spsample.distributed.Communicator)
+
+
+def test_the_command_line_trains_over_a_given_communicator(tmp_path, capsys):
+    """``spsample.cli.main(argv, comm=...)``: ``spsample train`` over two thread ranks trains
+    as the Trainer does over them (the same losses), each rank its share."""
+    pytest.importorskip("torch")
+    import json
+
+    from spsample.cli import main
+
+    def rank(comm):
+        path = tmp_path / f"m{comm.rank}.json"
+        code = main(["train", "--epochs", "2", "--hidden", "16", "--batch-size", "64",
+                     "--fanouts", "5,5", "--dropout", "0.3", "--threads", "1",
+                     "--sampler-threads", "1", "--quiet", "--metrics", str(path)], comm=comm)
+        return code
+
+    assert run_threads(2, rank, timeout=600) == [0, 0]
+    metrics = json.loads((tmp_path / "m0.json").read_text())        # written by rank 0
+    assert not (tmp_path / "m1.json").exists()
+    assert metrics["world_size"] == 2 and metrics["config"]["fanouts"] == [5, 5]
+    assert "2 ranks" in capsys.readouterr().out
+
+    def trainer(comm):
+        from spsample.train import Trainer
+
+        t = Trainer(spsample.io.load_cora(), comm=comm, epochs=2, hidden=16, batch_size=64,
+                    fanouts=(5, 5), dropout=0.3, threads=1, sampler_threads=1)
+        m = t.fit()
+        t.close()
+        return m["losses"]
+
+    assert run_threads(2, trainer, timeout=600)[0] == metrics["losses"]
+
+
+def test_a_failing_rank_of_the_command_line_over_threads_ends_every_rank(capsys):
+    pytest.importorskip("torch")
+    from spsample.cli import main
+
+    def rank(comm):
+        argv = ["train", "--epochs", "1", "--quiet"]
+        if comm.rank == 1:
+            argv += ["--resume", "/no/such/checkpoint.pt"]
+        return main(argv, comm=comm)
+
+    assert run_threads(2, rank, timeout=600) == [2, 2]
+    err = capsys.readouterr().err
+    assert "argument '--resume' is not a file" in err

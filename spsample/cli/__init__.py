@@ -84,7 +84,7 @@ MPI_COMMANDS = ("train",)
 GATHER_ERRORS_S = 10.0
 
 
-def main(argv=None):
+def main(argv=None, *, comm=None):
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
     Errors spsample raises on bad input are printed as one line naming the flag (not the
@@ -97,12 +97,17 @@ def main(argv=None):
     flags and files, the ranks agree on the outcome and on the flags they must share, and a
     failure on any rank ends every rank with the same typed error, printed once (by rank 0)
     naming the rank that failed, exit status 2 everywhere (:func:`_main_mpi`).
+
+    ``comm`` (a :class:`~spsample.distributed.Communicator` or an mpi4py communicator; default:
+    ``MPI.COMM_WORLD`` under an MPI launcher) is the communicator of those commands: e.g. a
+    ``ThreadComm`` of :func:`~spsample.distributed.run_threads` runs ``spsample train`` on
+    ranks that are threads of this process (every rank calls ``main`` with the same ``argv``).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _chosen_command(argv)
     try:
         load_plugins()
-        world = _mpi_world(command)
+        world = _mpi_world(command) if comm is None else _given_world(command, comm)
     except SpsampleError as exc:     # e.g. a bad SPSAMPLE_THREADS, read when the kernels load
         print(f"{' '.join(['spsample'] + ([command] if command else []))}: error: {exc}",
               file=sys.stderr)
@@ -138,15 +143,27 @@ def load_plugins():
                                 f"{name!r} ({type(exc).__name__}: {exc})") from exc
 
 
+def _given_world(command, comm):
+    """The communicator passed to :func:`main`, as a Communicator, when ``command`` works over
+    several ranks and it has more than one; else None."""
+    from ..distributed._comm import as_communicator
+
+    world = as_communicator(comm, "spsample.cli.main")
+    if command not in MPI_COMMANDS or world.size < 2:
+        return None
+    return world
+
+
 def _run(args, world=None):
     """Run the parsed sub-command; its errors become one line and status 2 (under MPI: see
-    :func:`_failed_under_mpi`)."""
+    :func:`_failed_under_mpi`; over ranks in one process: :func:`_failed_in_process`)."""
     from .._errors import SpsampleError
 
     args._world = world
     # failures are gathered on a communicator of their own: the command's collectives on
     # ``world`` (its agreed steps) must never meet another rank's error gathering
-    errors = None if world is None else world.mpi_comm.Dup()
+    mpi = getattr(world, "mpi_comm", None)
+    errors = None if mpi is None else mpi.Dup()
     try:
         with _warnings_as_lines(args.command):
             from .._threads import apply_env_threads
@@ -155,8 +172,10 @@ def _run(args, world=None):
             return int(args._module.run(args) or 0)
     except SpsampleError as exc:
         message = _speak_cli(args, str(exc))
-        if world is not None:
+        if errors is not None:
             return _failed_under_mpi(errors, args.command, message)
+        if world is not None:
+            return _failed_in_process(world, args.command, message, exc)
         print(f"spsample {args.command}: error: {_without_prefix(args.command, message)}",
               file=sys.stderr)
         return 2
@@ -305,6 +324,19 @@ def _failed_under_mpi(comm, command, message):
     if rank == 0:
         print(f"spsample {command}: error: {_together(command, messages)}", file=sys.stderr)
         sys.stderr.flush()
+    return 2
+
+
+def _failed_in_process(world, command, message, exc):
+    """The run failed on this rank of ranks that are threads of one process (a ThreadComm):
+    the other ranks' collectives have raised too, so nothing waits; each rank that failed by
+    itself prints its error naming its rank (the others, failed by a peer, print nothing);
+    status 2."""
+    from ..distributed._threadcomm import is_peer_failure
+
+    if not is_peer_failure(exc):
+        print(f"spsample {command}: error: rank {world.rank}: "
+              f"{_without_prefix(command, message)}", file=sys.stderr)
     return 2
 
 

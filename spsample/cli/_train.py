@@ -184,7 +184,8 @@ def run(args):
     _check_flags(args)
     from ..train import Trainer
 
-    comm = _communicator(args.mpi)
+    comm = args._world if getattr(args, "_world", None) is not None else \
+        _communicator(args.mpi)
     rank = 0 if comm is None else comm.rank
     config = _config(args)
     if _sharded(args, comm):
