@@ -31,7 +31,6 @@ from ._aggregate import AGGREGATIONS
 from ._ddp import GradientAllReduce, sum_over_ranks, world_of
 from ._model import GCN, GraphSAGE
 from ._split import random_split
-from ._steps import epoch_seed as _epoch_seed
 from ._steps import seeded_init, train_steps
 
 torch = import_torch("spsample.train")
