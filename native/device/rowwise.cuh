@@ -36,6 +36,7 @@
 #define SPSAMPLE_DEVICE_ROWWISE_CUH
 
 #include "atomic.cuh"
+#include "codes.cuh"
 #include "dedup.cuh"
 #include "hd.cuh"
 #include "philox.cuh"
@@ -44,13 +45,7 @@
 namespace spsample {
 namespace gpu {
 
-// Codes shared with rowwise.h and spsample/_native.py.
-enum : int64_t { F_NEW_NODES = 0, F_ALL_NODES = 1, F_EDGE_SRC = 2, F_EDGE_DST = 3, F_ROWS = 4 };
-enum : int64_t {
-    S_UNIFORM = 0, S_UNIFORM_REP = 1, S_WEIGHTED = 2, S_WEIGHTED_REP = 3, S_REJECTION = 4,
-    S_THRESHOLD = 5
-};
-enum : int64_t { K_VERTEX = 0, K_ROW = 1 };
+// FrontierKind, SelectRule, StreamKey: codes.cuh (one definition for the CPU, GPU and Python).
 
 // A thread's place in its launch: block index, thread index, grid and block sizes.
 struct Launch {
