@@ -1,7 +1,7 @@
 // The row-wise engine: every hop of every minibatch of a bulk for any sampler whose hops are
 // row selections (node-wise, weighted, walks, node2vec, LABOR and users' compositions of them).
 //
-// A plan (lowered from the traced constructors by spsample/_native.py) gives per hop:
+// A plan (lowered from the traced constructors by spsample/native/_lowering.py) gives per hop:
 //
 //   Q   the frontier: vertices first reached at hops h'..h'' (F_NEW_NODES; one hop, or the
 //       consecutive sub-hops of one heterogeneous hop), every vertex so far

@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from spsample import _cuda_source as cs
+from spsample.gpu import _cuda_source as cs
 from spsample._errors import MissingDependencyError
 
 REQUIRED = os.environ.get("SPSAMPLE_REQUIRE_CUDA_TOOLS", "") == "1"

@@ -80,7 +80,7 @@ bool have_openmp() {
 }
 
 // Run kernel `name` as a launch of grid x block threads on the host (see emulate.h). `args` is
-// the kernel's argument array built by spsample/_gpu.py (addresses of live NumPy buffers).
+// the kernel's argument array built by spsample/gpu/_device.py (addresses of live NumPy buffers).
 void emulate_kernel(const std::string& name, int64_t grid, int64_t block, const I64& args,
                     int threads, int64_t order_seed) {
     const EmulatedKernel kernel = emulated_kernel(name);

@@ -1,5 +1,5 @@
 // Every GPU kernel of spsample: the row-wise engine's (rowwise.cuh) and the layer-wise
-// engine's (layerwise.cuh). This is the file spsample/_cuda_source.py inlines into the one
+// engine's (layerwise.cuh). This is the file spsample/gpu/_cuda_source.py inlines into the one
 // source string that cupy.RawModule compiles, and the file the host emulator (emulate.h)
 // includes, so both see the same kernels.
 //

@@ -4,7 +4,7 @@
 // rowwise.cuh: each kernel is a function k_NAME(Launch, args) over a grid-stride loop, wrapped
 // by `extern "C" __global__ spsample_k_NAME`; no shared memory, no barriers, no dependence on
 // the order in which threads run; one int64 argument array per launch; the driver
-// (spsample/_gpu_layers.py) takes the prefix sums and the sorts between launches (integer
+// (spsample/gpu/_layers.py) takes the prefix sums and the sorts between launches (integer
 // keys, so any correct sort gives the same permutation; the sorts are stable).
 //
 // Layer l of minibatch j, s = fanouts[l], B = its n_id so far (local order), hw = hop word of

@@ -11,10 +11,10 @@
 //
 // Arguments: one int64 array `a` per launch (device memory on a GPU), holding scalars and
 // addresses (0 = none); the layout of each kernel is listed with it, the driver
-// (spsample/_gpu.py) builds it. Prefix sums between phases are the driver's (cumsum of the
+// (spsample/gpu/_device.py) builds it. Prefix sums between phases are the driver's (cumsum of the
 // array library; integer sums, so any order gives the same result).
 //
-// One hop (driver: spsample._gpu.RowWiseDriver.hop), m frontier rows, E sampled edges:
+// One hop (driver: spsample.gpu._device.RowWiseDriver.hop), m frontier rows, E sampled edges:
 //   k_frontier    rows of the frontier: vertex fv, local id fl, stable row id fr, minibatch fb
 //   [F_ROWS: the rows' vertices are added to their minibatch first: dedup below]
 //   k_extents     each row's extent (start, deg), fanout, output bound, scratch sizes; the LABOR

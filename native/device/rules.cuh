@@ -370,7 +370,7 @@ SPSAMPLE_HD inline int64_t threshold_row(Column&& col, int64_t d, int64_t s, uin
 // operations in the tree's order, so the values equal NumPy's evaluation bit for bit.
 // The instructions (ValueOp) and VALUE_STACK are defined in codes.cuh.
 
-// One instruction (24 bytes: the layout of spsample._gpu.INSTR_DTYPE).
+// One instruction (24 bytes: the layout of spsample.gpu._device.INSTR_DTYPE).
 struct Instr {
     int32_t op, ctx, arg;
     double value;

@@ -20,18 +20,18 @@ Layer ``l`` of the whole bulk (:meth:`LayerWiseDriver._layer`):
 
 import numpy as np
 
-from . import _native
-from ._errors import ArgumentError
-from ._gpu import DeviceDriver
-from ._validate import fail
+from .. import native
+from .._errors import ArgumentError
+from ._device import DeviceDriver
+from .._validate import fail
 
 __all__ = ["run_layerwise", "LayerWiseDriver", "check_key_range"]
 
 
 def run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
-    """Run a layer-wise :class:`~spsample._native.Lowered` sampler on ``device``.
+    """Run a layer-wise :class:`~spsample.native.Lowered` sampler on ``device``.
 
-    Same arguments and checks as :func:`spsample._native.run`; returns a
+    Same arguments and checks as :func:`spsample.native.run`; returns a
     :class:`~spsample.Bulk` (``layerwise``: edges carry weights) whose ``n_id`` and edge
     arrays live on the device and whose offsets and counts are NumPy arrays.
 
@@ -41,7 +41,7 @@ def run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
         Naming ``device`` when ``minibatches * num_nodes`` reaches ``2**63`` (the kernels key
         entries by ``j * n + u`` in int64).
     """
-    _, _, seeds, sizes, batch_ids, k0, k1 = _native._bulk_args(graph, seeds, sizes, batch_ids,
+    _, _, seeds, sizes, batch_ids, k0, k1 = native.bulk_args(graph, seeds, sizes, batch_ids,
                                                                  seed, epoch)
     check_key_range(int(sizes.size), graph.num_nodes)
     driver = LayerWiseDriver(lowered.spec, graph, device, sizes, batch_ids, (k0, k1), int(epoch))
@@ -79,16 +79,15 @@ class LayerWiseDriver(DeviceDriver):
 
     def __init__(self, spec, graph, device, sizes, batch_ids, key, epoch):
         super().__init__(device, sizes, batch_ids, key, epoch)
-        from .samplers._layerwise import layerwise_weights
         self.fanouts = [int(f) for f in spec["fanouts"]]
         self.n = int(graph.num_nodes)
         up = device.upload
-        self.indptr, self.indices = up(_native._i64(graph.indptr)), up(_native._i64(graph.indices))
-        self.weights = None if graph.weights is None else up(layerwise_weights(graph))
+        self.indptr, self.indices = up(native.as_i64(graph.indptr)), up(native.as_i64(graph.indices))
+        self.weights = None if graph.weights is None else up(native.layerwise_weights(graph))
         self.fastgcn = spec["column_weights"] is not None
         self.q = self.cumulative = None
         if self.fastgcn:
-            q, cumulative = (_native._f64(a) for a in spec["column_weights"])
+            q, cumulative = (native.as_f64(a) for a in spec["column_weights"])
             self.q, self.cumulative = up(q), up(cumulative)
             positive = np.flatnonzero(q > 0)
             self.total = float(cumulative[-1]) if cumulative.size else 0.0
@@ -96,7 +95,7 @@ class LayerWiseDriver(DeviceDriver):
 
     # ---------------------------------------------------------------- the bulk
     def run(self, seeds):
-        from ._minibatch import Bulk
+        from .._minibatch import Bulk
         self.nid = self.dev.upload(np.ascontiguousarray(seeds, dtype=np.int64))
         self.nid_off = self._off(self.sizes)
         counts = [self.sizes.copy()]
@@ -234,7 +233,7 @@ class LayerWiseDriver(DeviceDriver):
     # ---------------------------------------------------------------- edges
     def _edges(self, rows, sums):
         """The layer's edges: entries of its rows whose column is in the new ``n_id``."""
-        from ._minibatch import HopEdges
+        from .._minibatch import HopEdges
         xp, D, N = self.xp, rows["D"], rows["N"]
         slots, tab_off = self._member_table()
         hit, lu = self._empty(D), self._empty(D)

@@ -1,12 +1,12 @@
 """The GPU backend: lowered samplers run by the kernels of ``native/device`` (``rowwise.cuh``
 for the row-wise engine, ``layerwise.cuh`` for the layer-wise one).
 
-A driver (:class:`RowWiseDriver` here, :class:`spsample._gpu_layers.LayerWiseDriver`) launches
+A driver (:class:`RowWiseDriver` here, :class:`spsample.gpu._layers.LayerWiseDriver`) launches
 the kernels hop after hop for the whole bulk and takes the prefix sums (and, layer-wise, the
 stable sorts) between them. It runs on a *device*:
 
 * :class:`CupyDevice` -- an NVIDIA GPU: arrays are CuPy arrays, the kernels are compiled by
-  ``cupy.RawModule`` from :func:`spsample._cuda_source.kernel_source` (the same ``.cuh`` files
+  ``cupy.RawModule`` from :func:`spsample.gpu._cuda_source.kernel_source` (the same ``.cuh`` files
   the CPU engine compiles) with ``--fmad=false``, and launched with 256 threads per block;
 * :class:`EmulatedDevice` -- the host: arrays are NumPy arrays and every launch runs the very
   same kernel functions, compiled into the C++ extension, for every ``(block, thread)`` index
@@ -31,10 +31,10 @@ import weakref
 
 import numpy as np
 
-from . import _native
-from ._errors import (ArgumentError, MissingDependencyError, ResourceLimitError, SamplerError,
+from .. import native
+from .._errors import (ArgumentError, MissingDependencyError, ResourceLimitError, SamplerError,
                       SpsampleError)
-from ._validate import fail
+from .._validate import fail
 
 __all__ = ["INSTR_DTYPE", "EmulatedDevice", "CupyDevice", "get_device", "run_rowwise",
            "sample_on_device", "gpu_available"]
@@ -69,9 +69,9 @@ class EmulatedDevice:
     xp = np
 
     def __init__(self, threads=2, order_seed=0, grid=3, block=5, long_row=None):
-        if not _native.AVAILABLE:
+        if not native.AVAILABLE:
             raise MissingDependencyError("emulating the GPU kernels needs the native extension: "
-                                         f"pip install -e . ({_native.IMPORT_ERROR})")
+                                         f"pip install -e . ({native.IMPORT_ERROR})")
         self.threads, self.grid, self.block = int(threads), int(grid), int(block)
         self.long_row = CupyDevice.long_row if long_row is None else int(long_row)
         if self.long_row < 0:
@@ -95,7 +95,7 @@ class EmulatedDevice:
         if n <= 0:
             return
         seed = -1 if self._orders is None else next(self._orders)
-        _native._kernels.emulate(kernel, self.grid, self.block, np.array(args, dtype=np.int64),
+        native.kernels.emulate(kernel, self.grid, self.block, np.array(args, dtype=np.int64),
                                  self.threads, seed)
 
 
@@ -223,15 +223,15 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         Naming ``device`` when the sampler does not lower onto the native kernels (constructors
         the engine cannot lower).
     """
-    from ._engine import estimate_output_bytes, trace
-    from ._validate import check_memory
+    from .._engine import estimate_output_bytes, trace
+    from .._validate import check_memory
     dev = get_device(device)
     try:
         plans = trace(sampler, graph, batch_ids, seed, epoch)
         check_memory("sample", "sampler", estimate_output_bytes(plans, graph, sizes),
                      "the sampled output", "lower the fanouts, batch_size or the number of seeds "
                      "per call")
-        lowered = _native.lower(plans, graph, int(batch_ids.size))
+        lowered = native.lower(plans, graph, int(batch_ids.size))
     except SpsampleError:
         raise
     except Exception as exc:  # NotLowerable, or a constructor that cannot run on placeholders
@@ -239,7 +239,7 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         fail(ArgumentError, "sample", "device", f"runs only samplers that lower onto the native "
              f"engine; {type(sampler).__name__} does not ({what})", show_value=False)
     if lowered.kernel == "layerwise":
-        from ._gpu_layers import run_layerwise
+        from ._layers import run_layerwise
         return run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
     _check_gpu_hops(lowered, sampler, seed, epoch)
     return run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
@@ -251,7 +251,7 @@ def _check_gpu_hops(lowered, sampler, seed, epoch):
     key = tuple(int(x) for x in _rng_key(seed))
     for h, hs in enumerate(lowered.spec["hops"], start=1):
         f = hs["frontier"]
-        plain = (hs["time"] < 0 and hs["select"] != _native._S_LAST
+        plain = (hs["time"] < 0 and hs["select"] != native.SelectRule.LAST
                  and hs["hop_word"] == ((int(epoch) & 0xFFFFFF) << 8 | (h & 255))
                  and tuple(hs["rng_key"]) == key and (len(f) < 5 or f[4] == f[1]))
         if not plain:
@@ -262,18 +262,18 @@ def _check_gpu_hops(lowered, sampler, seed, epoch):
 
 
 def _rng_key(seed):
-    from ._rng import split_seed
+    from .._rng import split_seed
     return split_seed(seed)
 
 
 def run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
-    """Run a row-wise :class:`~spsample._native.Lowered` sampler on ``device``.
+    """Run a row-wise :class:`~spsample.native.Lowered` sampler on ``device``.
 
-    Same arguments and checks as :func:`spsample._native.run`; returns a
+    Same arguments and checks as :func:`spsample.native.run`; returns a
     :class:`~spsample.Bulk` whose ``n_id`` and edge arrays live on the device (CuPy arrays on
     a GPU) and whose offsets and counts are NumPy arrays; ``path`` is the device's name.
     """
-    _, _, seeds, sizes, batch_ids, k0, k1 = _native._bulk_args(graph, seeds, sizes, batch_ids,
+    _, _, seeds, sizes, batch_ids, k0, k1 = native.bulk_args(graph, seeds, sizes, batch_ids,
                                                                  seed, epoch)
     return RowWiseDriver(lowered.spec, device, sizes, batch_ids, (k0, k1), int(epoch)).run(seeds)
 
@@ -408,7 +408,7 @@ class RowWiseDriver(DeviceDriver):
 
     # ---------------------------------------------------------------- the bulk
     def run(self, seeds):
-        from ._minibatch import Bulk, HopEdges
+        from .._minibatch import Bulk, HopEdges
         self.nid = self.dev.upload(np.ascontiguousarray(seeds, dtype=np.int64))
         self.nid_off = self._off(self.sizes)
         self.ends = [self.sizes.copy()]
@@ -430,7 +430,7 @@ class RowWiseDriver(DeviceDriver):
 
     def _hop(self, h, hs):
         rows = self._frontier(hs["frontier"], outputs=("fv", "fl", "fr", "fb"))
-        if hs["frontier"][0] == _native._FRONTIER["rows"]:
+        if hs["frontier"][0] == native.Frontier.ROWS:
             rows["fl"] = self._append_unique(rows["fv"], rows["off"])
         fa = None
         if hs["aux"] is not None:
@@ -453,17 +453,17 @@ class RowWiseDriver(DeviceDriver):
         kind, hop, off_index, vert_index = spec[:4]   # [4]: hop_last (== hop here)
         held = np.diff(self.nid_off)
         lo = ends = erow = given = None
-        F = _native._FRONTIER
-        if kind in (F["new_nodes"], F["all_nodes"]):
-            lo_h = np.zeros(self.k, np.int64) if kind == F["all_nodes"] or hop == 0 \
+        F = native.Frontier
+        if kind in (F.NEW_NODES, F.ALL_NODES):
+            lo_h = np.zeros(self.k, np.int64) if kind == F.ALL_NODES or hop == 0 \
                 else self.ends[hop - 1]
-            hi_h = held if kind == F["all_nodes"] else self.ends[hop]
+            hi_h = held if kind == F.ALL_NODES else self.ends[hop]
             row_off = self._off(hi_h - lo_h)
             lo = self.dev.upload(lo_h)
-        elif kind in (F["edge_sources"], F["edge_destinations"]):
+        elif kind in (F.EDGE_SOURCES, F.EDGE_DESTINATIONS):
             e = self.hops[hop - 1]
             row_off = e["off"]
-            ends = e["src"] if kind == F["edge_sources"] else e["dst"]
+            ends = e["src"] if kind == F.EDGE_SOURCES else e["dst"]
             erow = e["erow"]
         else:
             row_off = np.asarray(self.i64_host[off_index], dtype=np.int64)
@@ -490,9 +490,9 @@ class RowWiseDriver(DeviceDriver):
         code_d = self.dev.upload(code.view(np.uint8)) if code.size else None
         aux = self.graphs[hs["aux_graph"]] if hs["aux"] is not None else (None,) * 4
         n_aux = 0 if aux[0] is None else int(aux[0].size) - 1
-        only_weight = len(hs["program"]) == 1 and hs["program"][0][0] == _native._V_WEIGHT \
+        only_weight = len(hs["program"]) == 1 and hs["program"][0][0] == native.ValueOp.WEIGHT \
             and hs["program"][0][1] == 0
-        uses_lookup = any(c[1] == 1 or c[0] == _native._V_FOUND for c in hs["program"])
+        uses_lookup = any(c[1] == 1 or c[0] == native.ValueOp.FOUND for c in hs["program"])
         return [self._p(code_d), len(hs["program"]), self._p(self.vec_table), self._p(aux[0]),
                 self._p(aux[1]), self._p(aux[2]), n_aux, int(uses_lookup), int(only_weight)]
 
@@ -524,7 +524,7 @@ class RowWiseDriver(DeviceDriver):
         if int(err[0]):
             raise SamplerError("sample: select_rows: argument 'bound' is exceeded (a value "
                                "exceeds the rejection bound)")
-        if hs["select"] in (_native._S_WEIGHTED, _native._S_WEIGHTED_REP, _native._S_REJECTION):
+        if hs["select"] in (native.SelectRule.WEIGHTED, native.SelectRule.WEIGHTED_REP, native.SelectRule.REJECTION):
             dst, eid, erow, out_off, E = self._compact(m, out_off, count, dst, eid, erow)
         row_off_d = self.dev.upload(rows["off"])
         off = np.asarray(self.dev.download(out_off[row_off_d]), dtype=np.int64)
