@@ -90,6 +90,7 @@ PYBIND11_MODULE(_native_kernels, m) {
     m.def("emulate", &emulate_kernel, py::arg("name"), py::arg("grid"), py::arg("block"),
           py::arg("args"), py::arg("threads"), py::arg("order_seed"));
     m.def("emulated_kernels", &emulated_kernel_names);
+    m.def("kernel_arg_layouts", &kernel_arg_layouts);
     m.def("set_pool_limit", &set_pool_limit, py::arg("bytes"));
     m.def("pool_stats", &pool_stats);
     m.def("max_threads", &max_threads);

@@ -5,6 +5,7 @@
 #ifndef SPSAMPLE_BIND_HOOKS_H
 #define SPSAMPLE_BIND_HOOKS_H
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -80,17 +81,39 @@ bool have_openmp() {
 }
 
 // Run kernel `name` as a launch of grid x block threads on the host (see emulate.h). `args` is
-// the kernel's argument array built by spsample/gpu/_device.py (addresses of live NumPy buffers).
+// the kernel's argument struct (device/args.cuh) as int64 words, filled by spsample/gpu/_args.py
+// (addresses of live NumPy buffers); it must have the struct's size exactly.
 void emulate_kernel(const std::string& name, int64_t grid, int64_t block, const I64& args,
                     int threads, int64_t order_seed) {
     const EmulatedKernel kernel = emulated_kernel(name);
-    require(kernel != nullptr, "no GPU kernel named " + name);
+    require(kernel.run != nullptr, "no GPU kernel named " + name);
     require(grid >= 1 && block >= 1 && grid * block <= (int64_t(1) << 24), "grid and block sizes");
     require(threads >= 1 && threads <= 64, "threads in [1, 64]");
-    require(args.ndim() == 1, "args must be 1-d");
-    const int64_t* a = args.data();
+    require(args.ndim() == 1 && static_cast<size_t>(args.size()) * 8 == kernel.arg_bytes,
+            "args must be the kernel's argument struct (" + std::to_string(kernel.arg_bytes) +
+                " bytes)");
+    const void* a = args.data();
     py::gil_scoped_release release;
     emulate_launch(kernel, grid, block, a, threads, order_seed);
+}
+
+// {kernel: (sizeof(struct), [(field, offsetof, sizeof, C type), ...])} for every kernel's
+// argument struct (device/args.cuh): what spsample/gpu/_args.py's dtypes are checked against.
+py::dict kernel_arg_layouts() {
+    py::dict out;
+#define SPSAMPLE_LAYOUT_FIELD(type, name)                                                 \
+    fields.append(py::make_tuple(#name, offsetof(T, name), sizeof(type), std::string(#type)));
+#define SPSAMPLE_LAYOUT(kernel, Type, FIELDS) \
+    {                                         \
+        using T = gpu::Type;                  \
+        py::list fields;                      \
+        FIELDS(SPSAMPLE_LAYOUT_FIELD)         \
+        out[#kernel] = py::make_tuple(sizeof(T), fields); \
+    }
+    SPSAMPLE_KERNEL_ARGS(SPSAMPLE_LAYOUT)
+#undef SPSAMPLE_LAYOUT
+#undef SPSAMPLE_LAYOUT_FIELD
+    return out;
 }
 
 }  // namespace bind
