@@ -22,7 +22,10 @@ The rest serves spsample's other rooms, one private module per job:
   :class:`SelectRule`, :class:`StreamKey`, :class:`ValueOp`, :class:`LinkMode`);
 * ``_lowering`` -- traced constructors lowered to kernel requests (:func:`lower`,
   :func:`lower_rows`, :func:`lower_requests`);
-* ``_run`` -- the runners (:func:`run`, :func:`select_requests`, :func:`sample_rows`);
+* ``_kernel_calls`` -- the bulk kernels called with checked arguments, the memory budget and the
+  thread setting (flat results);
+* ``_sampling`` -- those results in the engine's types (:func:`run`: a ``Bulk``;
+  :func:`select_requests`, :func:`sample_rows`: a ``RowMatrix``);
 * ``_bulk_ops`` -- relabelling, link minibatches, minibatch edges, typed grouping;
 * ``_io`` -- edge-list parsing, entry checks, file ranges;
 * ``_buffers`` -- the arrays handed to the kernels; ``_layer_values`` -- the values layer-wise
@@ -45,7 +48,7 @@ from ._codes import VALUE_STACK, Frontier, LinkMode, SelectRule, StreamKey, Valu
 from ._io import check_entries, gather_ranges, parse_edges
 from ._layer_values import layerwise_scale, layerwise_weights
 from ._lowering import Lowered, RequestHop, lower, lower_requests, lower_rows
-from ._run import run, sample_rows, select_requests
+from ._sampling import run, sample_rows, select_requests
 from ._switch import (AVAILABLE, IMPORT_ERROR, active_path, disabled, enabled, get_num_threads,
                       kernel_threads, kernels, pool_stats, set_enabled, set_num_threads,
                       set_pool_limit)

@@ -1,21 +1,18 @@
-"""The runners: a lowered sampler run on one bulk (:func:`run`), a lowered hop on requested
-rows (:func:`select_requests`, and :func:`sample_rows`, plain node-wise sampling of requested
-rows built on it). Each checks what the kernels rely on before any native code runs, hands the
-call the memory budget (``ResourceLimitError`` when the output outgrows it) and the thread
-setting, and returns the same bits as the NumPy evaluation."""
+"""The engine's entry points into the kernels: a lowered sampler run on one bulk into a
+:class:`~spsample.Bulk` (:func:`run`), a lowered hop on requested rows into a ``RowMatrix``
+(:func:`select_requests`), and plain node-wise sampling of requested rows built on it
+(:func:`sample_rows`, the owner side of distributed push). Same bits as the NumPy evaluation."""
 
 import numpy as np
 
-from .._errors import ArgumentError, ResourceLimitError, SamplerError
+from .._errors import ArgumentError
 from .._minibatch import Bulk, HopEdges, MinibatchMajorBulk
 from .._primitives import RowMatrix
-from .._times import cut_times
-from .._validate import as_int, fail, memory_limit
-from ._buffers import as_f64, as_i64, bulk_args, internal_columns
+from .._validate import as_int, fail
+from ._buffers import as_f64, as_i64
 from ._codes import SelectRule, ValueOp
-from ._layer_values import layerwise_weights
+from ._kernel_calls import run_bulk, select_rows
 from ._lowering import RequestHop
-from ._switch import kernel_threads, kernels
 
 __all__ = ["run", "select_requests", "sample_rows"]
 
@@ -38,53 +35,17 @@ def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch, *, windows=None,
     SamplerError
         When a rejection rule meets a value above its bound.
     """
-    indptr, indices, seeds, sizes, batch_ids, k0, k1 = bulk_args(graph, seeds, sizes, batch_ids, seed, epoch)
-    spec = lowered.spec
-    budget = int(min(memory_limit(), 2**63 - 1))
-    try:
-        if windows is not None:
-            out = kernels.run_rowwise_windowed(
-                spec["graphs"], seeds, sizes, batch_ids, spec["hops"], spec["f64"], spec["i64"],
-                k0, k1, int(epoch), budget, kernel_threads(), *windows)
-            if out is None:
-                return None
-        elif lowered.kernel == "rowwise":
-            out = kernels.run_rowwise(spec["graphs"], seeds, sizes, batch_ids, spec["hops"],
-                                       spec["f64"], spec["i64"], k0, k1, int(epoch), budget,
-                                       kernel_threads(), bool(minibatch_major))
-            if minibatch_major:
-                return MinibatchMajorBulk(batch_ids, sizes, *out)
-        else:
-            out = _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, epoch,
-                             budget)
-    except MemoryError as exc:
-        raise ResourceLimitError(f"sample: argument 'sampler': {exc} (the memory this process may "
-                                 "use); lower the fanouts, batch_size or bulk size") from None
-    except ArithmeticError as exc:
-        raise SamplerError(f"sample: select_rows: argument 'bound' is exceeded ({exc})") from None
+    batch_ids, sizes, out = run_bulk(lowered.kernel, lowered.spec, graph, seeds, sizes,
+                                     batch_ids, seed, epoch, windows=windows,
+                                     minibatch_major=minibatch_major)
+    if out is None:
+        return None
+    if minibatch_major and lowered.kernel == "rowwise" and windows is None:
+        return MinibatchMajorBulk(batch_ids, sizes, *out)
     n_id, node_offsets, counts, hops = out
-    layerwise = lowered.kernel == "layerwise"
     return Bulk(batch_ids, sizes, n_id, node_offsets, counts,
-                [HopEdges(d, s, e, w, o) for d, s, e, w, o in hops], layerwise=layerwise,
-                path="native")
-
-
-def _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, epoch, budget):
-    q = cumulative = None
-    if spec["column_weights"] is not None:
-        q, cumulative = (as_f64(a) for a in spec["column_weights"])
-    indices32, internal_of, vertex_of = graph.cached("native_layerwise_columns",
-                                                     lambda: internal_columns(indices, graph.num_nodes))
-    weights = None if graph.weights is None else as_f64(layerwise_weights(graph))
-    return kernels.layerwise_bulk(indptr, indices, indices32, internal_of, vertex_of, weights,
-                                   seeds, sizes, batch_ids, spec["fanouts"], k0, k1, int(epoch), q,
-                                   cumulative, budget, kernel_threads())
-
-
-def _request_times(lowered, times):
-    """The requests' cut times in the kind of the hop's entry times (exactly converted)."""
-    kind = np.int64 if lowered.hop.get("time_int") else np.float64
-    return np.ascontiguousarray(cut_times("sample", "seed_time", np.asarray(times), kind))
+                [HopEdges(d, s, e, w, o) for d, s, e, w, o in hops],
+                layerwise=lowered.kernel == "layerwise", path="native")
 
 
 def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, num_threads=None,
@@ -126,22 +87,8 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, nu
     if len(vertex) == 0:                 # also where there are no rows to read
         empty = np.zeros(0, dtype=np.int64)
         return RowMatrix(np.zeros(1, dtype=np.int64), empty, None, empty.copy())
-    k0, k1 = (int(k) for k in key)
-    budget = int(min(memory_limit(), 2**63 - 1))
-    try:
-        count, edge, column = kernels.select_requests(
-            lowered.graph, lowered.hop, lowered.f64, lowered.i64, lowered.n_vertices,
-            as_i64(vertex), as_i64(row), None if keys is None else as_i64(keys), as_i64(batch),
-            int(hop_word), k0, k1, budget,
-            kernel_threads() if num_threads is None else int(num_threads), windows,
-            None if times is None else _request_times(lowered, times))
-    except MemoryError as exc:
-        raise ResourceLimitError(f"sample: argument 'sampler': {exc} (the memory this process may "
-                                 "use); lower the fanouts, batch_size or bulk size") from None
-    except ArithmeticError as exc:
-        raise SamplerError(f"sample: select_rows: argument 'bound' is exceeded ({exc})") from None
-    indptr = np.zeros(count.size + 1, dtype=np.int64)
-    np.cumsum(count, out=indptr[1:])
+    indptr, column, edge = select_rows(lowered, vertex, row, batch, hop_word, key, keys=keys,
+                                       num_threads=num_threads, windows=windows, times=times)
     return RowMatrix(indptr, column, None, edge)
 
 
