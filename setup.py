@@ -5,7 +5,7 @@ Metadata lives in ``setup.cfg``; this file only adds the C++17 extension (pybind
 package as ``spsample/_cuda`` (CuPy compiles them at run time; an editable install reads them
 from ``native/device``). The extension is optional: when no compiler (or no pybind11) is
 available, or the build fails, installation still succeeds with a warning and spsample runs its
-NumPy path (``spsample._native.AVAILABLE`` is False). ``SPSAMPLE_BUILD_NATIVE=0`` skips it.
+NumPy path (``spsample.native.AVAILABLE`` is False). ``SPSAMPLE_BUILD_NATIVE=0`` skips it.
 """
 
 import glob
@@ -75,7 +75,7 @@ def _extensions():
         return []
     sources = ["native/module.cpp"]
     # every header the module includes: a change to any of them rebuilds it
-    headers = sorted(glob.glob(os.path.join("native", "*.h")))
+    headers = sorted(glob.glob(os.path.join("native", "*.h")) + glob.glob(os.path.join("native", "bind", "*.h")))
     headers += [os.path.join("native", "device", f) for f in sorted(os.listdir("native/device"))]
     return [Pybind11Extension(
         "spsample._native_kernels", sources, depends=headers, include_dirs=["native"],

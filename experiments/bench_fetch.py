@@ -119,7 +119,7 @@ def main(argv=None):
     import torch
 
     import spsample
-    from spsample import _native
+    from spsample import native as _native
 
     torch.set_num_threads(args.threads)
     _native.set_num_threads(args.threads)

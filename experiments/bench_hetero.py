@@ -249,7 +249,7 @@ def main(argv=None):
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     import numpy as np
-    from spsample import _native
+    from spsample import native as _native
     _native.set_num_threads(args.threads)
     fanouts = [int(f) for f in args.fanouts.split(",")]
     dgl = torch = None

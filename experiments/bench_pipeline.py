@@ -59,7 +59,7 @@ def main(argv=None):
     import torch
 
     import spsample
-    from spsample import _native
+    from spsample import native as _native
     from spsample.train import GraphSAGE
 
     torch.set_num_threads(args.threads)

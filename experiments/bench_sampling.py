@@ -315,7 +315,7 @@ def pyg_runner(g, seeds_per_batch, fanouts, threads):
 # ----------------------------------------------------------------------------- main
 def measure_spsample(args, g, seeds, sname, sampler, path, base):
     import spsample
-    from spsample import _native
+    from spsample import native as _native
 
     _native.set_enabled(path == "native")
     try:
@@ -351,7 +351,7 @@ def main(argv=None):
     # runs one parallel region per bulk, so the policy does not matter to it.
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     import numpy as np
-    from spsample import _native
+    from spsample import native as _native
 
     results = []
     _native.set_num_threads(args.threads)

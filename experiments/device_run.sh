@@ -181,7 +181,7 @@ part_setup() {
 
 detect_gpu() {
   GPU_WHY=$(python3 - 2>&1 <<'EOF' | tail -n 1
-from spsample import _gpu
+from spsample.gpu import _device as _gpu
 from spsample._errors import MissingDependencyError
 try:
     _gpu._import_cupy()
@@ -224,7 +224,7 @@ cleanup() {
 
 # --------------------------------------------------------------------------------- build
 native_state() {
-  python3 -c "from spsample import _native as n; print(n.AVAILABLE, n.IMPORT_ERROR or '')" \
+  python3 -c "from spsample import native as n; print(n.AVAILABLE, n.IMPORT_ERROR or '')" \
     2>&1 | tail -n 1
 }
 

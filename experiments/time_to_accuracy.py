@@ -172,7 +172,7 @@ def peak_memory(reset_ok):
 def run_spsample(args, cfg, data):
     import torch
 
-    from spsample import _native, io
+    from spsample import io, native as _native
     from spsample.train import TrainConfig, Trainer
 
     ds, train, val, test = data

@@ -6,8 +6,8 @@
 // very source the GPU compiles (only the atomic shim and a few bit intrinsics differ, see
 // device/hd.cuh).
 //
-// Inputs:  a kernel of SPSAMPLE_ALL_KERNELS by name; grid, block >= 1; the kernel's int64
-//          argument array (host addresses); threads >= 1; order_seed (< 0: index order, else
+// Inputs:  a kernel of SPSAMPLE_KERNEL_ARGS by name; grid, block >= 1; the kernel's argument
+//          struct (device/args.cuh; host addresses); threads >= 1; order_seed (< 0: index order, else
 //          the indices shuffled by a Mersenne twister seeded with it).
 // Effect:  what the launch writes through its arguments.
 // Complexity: grid * block calls, spread dynamically over the threads.
@@ -29,27 +29,35 @@
 
 namespace spsample {
 
-using EmulatedKernel = void (*)(gpu::Launch, const int64_t*);
+// A kernel as the emulator calls it: its (block, thread) function on a pointer to its argument
+// struct (device/args.cuh), and the struct's size in bytes.
+struct EmulatedKernel {
+    void (*run)(gpu::Launch, const void*) = nullptr;
+    size_t arg_bytes = 0;
+};
 
-// The kernel called `name` (without the spsample_k_ prefix), or nullptr.
+// The kernel called `name` (without the spsample_k_ prefix); run == nullptr when none is.
 inline EmulatedKernel emulated_kernel(const std::string& name) {
-#define SPSAMPLE_KERNEL_ENTRY(k) \
-    if (name == #k) return &gpu::k_##k;
-    SPSAMPLE_ALL_KERNELS(SPSAMPLE_KERNEL_ENTRY)
+#define SPSAMPLE_KERNEL_ENTRY(k, Type, FIELDS)                                           \
+    if (name == #k)                                                                      \
+        return EmulatedKernel{                                                           \
+            [](gpu::Launch t, const void* a) { gpu::k_##k(t, *static_cast<const gpu::Type*>(a)); }, \
+            sizeof(gpu::Type)};
+    SPSAMPLE_KERNEL_ARGS(SPSAMPLE_KERNEL_ENTRY)
 #undef SPSAMPLE_KERNEL_ENTRY
-    return nullptr;
+    return EmulatedKernel{};
 }
 
 inline std::vector<std::string> emulated_kernel_names() {
     std::vector<std::string> names;
-#define SPSAMPLE_KERNEL_NAME(k) names.push_back(#k);
-    SPSAMPLE_ALL_KERNELS(SPSAMPLE_KERNEL_NAME)
+#define SPSAMPLE_KERNEL_NAME(k, Type, FIELDS) names.push_back(#k);
+    SPSAMPLE_KERNEL_ARGS(SPSAMPLE_KERNEL_NAME)
 #undef SPSAMPLE_KERNEL_NAME
     return names;
 }
 
-inline void emulate_launch(EmulatedKernel kernel, int64_t grid, int64_t block, const int64_t* args,
-                           int threads, int64_t order_seed) {
+inline void emulate_launch(const EmulatedKernel& kernel, int64_t grid, int64_t block,
+                           const void* args, int threads, int64_t order_seed) {
     const int64_t total = grid * block;
     std::vector<int64_t> order(static_cast<size_t>(total));
     std::iota(order.begin(), order.end(), int64_t(0));
@@ -61,7 +69,7 @@ inline void emulate_launch(EmulatedKernel kernel, int64_t grid, int64_t block, c
     auto work = [&]() {
         for (int64_t i = next.fetch_add(1); i < total; i = next.fetch_add(1)) {
             const int64_t x = order[static_cast<size_t>(i)];
-            kernel(gpu::Launch{x / block, x % block, grid, block}, args);
+            kernel.run(gpu::Launch{x / block, x % block, grid, block}, args);
         }
     };
     std::vector<std::thread> pool;

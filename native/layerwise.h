@@ -47,7 +47,7 @@
 //
 // Internal ids: the vertex-indexed state (sums, marks, membership, local ids) is indexed by an
 // internal column id, the column's rank by in-degree (o.internal_of / o.vertex_of, built once
-// per graph by spsample._native), and the rows are read from o.indices32, the CSR's columns as
+// per graph by spsample.native), and the rows are read from o.indices32, the CSR's columns as
 // internal ids. Most entries point to hubs, so their bit tests and updates stay in the first
 // few hundred KB of those arrays (on R-MAT 20, 77 % of the entries point to the first 64 K
 // ids). Only cache behaviour changes: sums are per column in the same order, keys and ties use

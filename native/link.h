@@ -51,13 +51,14 @@
 #include <cstring>
 #include <vector>
 
+#include "device/codes.cuh"
 #include "device/rules.cuh"
 #include "localmap.h"
 #include "rng.h"
 
 namespace spsample {
 
-enum LinkMode : int32_t { LINK_BINARY = 0, LINK_TRIPLET = 1, LINK_NONE = 2 };
+// LinkMode (LINK_BINARY, LINK_TRIPLET, LINK_NONE): device/codes.cuh.
 
 struct NegativePicker {
     int64_t n = 0;

@@ -1,7 +1,7 @@
 // The row-wise engine: every hop of every minibatch of a bulk for any sampler whose hops are
 // row selections (node-wise, weighted, walks, node2vec, LABOR and users' compositions of them).
 //
-// A plan (lowered from the traced constructors by spsample/_native.py) gives per hop:
+// A plan (lowered from the traced constructors by spsample/native/_lowering.py) gives per hop:
 //
 //   Q   the frontier: vertices first reached at hops h'..h'' (F_NEW_NODES; one hop, or the
 //       consecutive sub-hops of one heterogeneous hop), every vertex so far
@@ -38,18 +38,14 @@
 #include <vector>
 
 #include "common.h"
+#include "device/codes.cuh"
 #include "localmap.h"
 #include "rng.h"
 #include "select.h"
 
 namespace spsample {
 
-enum FrontierKind : int32_t { F_NEW_NODES = 0, F_ALL_NODES = 1, F_EDGE_SRC = 2, F_EDGE_DST = 3, F_ROWS = 4 };
-enum SelectKind : int32_t {
-    S_UNIFORM = 0, S_UNIFORM_REP = 1, S_WEIGHTED = 2, S_WEIGHTED_REP = 3, S_REJECTION = 4, S_THRESHOLD = 5,
-    S_LAST = 6
-};
-enum StreamKey : int32_t { K_VERTEX = 0, K_ROW = 1 };
+// FrontierKind, SelectRule and StreamKey: device/codes.cuh (shared with the GPU and Python).
 
 // The times of a temporal hop: int64 (integer timestamps: exact at any size, e.g. nanoseconds
 // beyond 2**53) or double, one kind per hop. The cut times are of the entries' kind: spsample

@@ -578,13 +578,13 @@ class DiskGraph:
     def mapped(self):
         """Whether row-local hops read the file through :attr:`map` (contiguous native
         arrays, native kernels on)."""
-        from . import _native
+        from . import native as _native
         return self.map is not None and _native.AVAILABLE and _native.enabled()
 
     @property
     def direct(self):
         """Whether rows can be read one range each (contiguous datasets, native kernels)."""
-        from . import _native
+        from . import native as _native
         return _native.AVAILABLE and _native.enabled() and all(
             src.offset is not None for src in self._sources.values())
 
@@ -629,8 +629,8 @@ class DiskGraph:
         return rows
 
     def _gather(self, src, start, end):
-        from . import _native_kernels
-        raw, status = _native_kernels.gather_ranges(self._fd, src.offset, src.dtype.itemsize,
+        from . import native
+        raw, status = native.gather_ranges(self._fd, src.offset, src.dtype.itemsize,
                                                     np.ascontiguousarray(start),
                                                     np.ascontiguousarray(end), 4096)
         if status < 0:

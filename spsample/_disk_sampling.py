@@ -125,17 +125,17 @@ def run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats):
 def _windowed_plan(dg, plans, modes, batch_ids):
     """The sampler lowered for the windowed row-wise kernel (every hop row-local and lowered,
     frontiers of the bulk, one graph: the map), or ``None``."""
-    from . import _native
+    from . import native as _native
     from ._lazy import NotLowerable
     if not (_MAP and _WINDOWED and dg.mapped and plans) or \
             any(mode != "scan" for mode in modes):
         return None
     try:
-        lowered = _native._lower_rows(plans, dg, int(batch_ids.size), indices32=False,
+        lowered = _native.lower_rows(plans, dg, int(batch_ids.size), indices32=False,
                                       arrays=False)
     except NotLowerable:
         return None
-    rows = _native._FRONTIER["rows"]
+    rows = _native.Frontier.ROWS
     if any(h["graph"] or h["aux"] is not None or h["time"] >= 0 or h["frontier"][0] == rows
            for h in lowered.spec["hops"]):
         return None
@@ -153,7 +153,7 @@ class _MappedGraph:
 def _run_windowed(dg, lowered, seeds, sizes, batch_ids, seed, epoch, stats, modes):
     """Every hop through the windowed row-wise kernel (``native/windowed.h``) on the map: the
     whole file checked first (once), each window's pages released as soon as it is sampled."""
-    from . import _native
+    from . import native as _native
     from ._disk_map import RELEASE_BLOCK
     m = dg.map
     dg.cache.clear()                                      # the windows take the cache's room
@@ -276,7 +276,7 @@ class _ScanHop:
         """Every request sampled in place from the graph's memory map, window by window, in
         one native call (:mod:`spsample._disk_map`): the regions a window touches checked
         first (the first time only), each window's pages released once it is sampled."""
-        from . import _native
+        from . import native as _native
         dg, m = self.dg, self.dg.map
         dg.cache.clear()                                  # the windows take the cache's room
         t0 = time.perf_counter()
@@ -333,11 +333,11 @@ class _ScanHop:
 
     def _sample_slots(self, Q, order, requests, slot, group, indptr, idx, w, ctx, pieces):
         """Requests whose rows are ``group[slot]``, held back to back in ``idx``."""
-        from . import _native
+        from . import native as _native
         rows = order[requests]
         vertex, batch = Q.vertex[rows], Q.batch[rows]
         n = self.native
-        lowered = _native.RequestHop((indptr, idx, _native._f64(w), None), n.hop, n.f64,
+        lowered = _native.RequestHop((indptr, idx, _native.as_f64(w), None), n.hop, n.f64,
                                      n.i64, n.n_vertices)
         S = _native.select_requests(lowered, vertex, slot, ctx.batch_ids[batch],
                                     ctx.hop_word, ctx.key,
@@ -362,10 +362,10 @@ class _ScanHop:
         vertex, batch = Q.vertex[rows], Q.batch[rows]
         keys = Q.row_id[rows] if self.keyed_by_row else vertex
         if self.native is not None:
-            from . import _native
+            from . import native as _native
             n = self.native
-            arrays = (_native._i64(window.indptr), _native._i64(window.indices),
-                      _native._f64(window.weights), None)
+            arrays = (_native.as_i64(window.indptr), _native.as_i64(window.indices),
+                      _native.as_f64(window.weights), None)
             lowered = _native.RequestHop(arrays,
                                          n.hop, n.f64, n.i64, n.n_vertices)
             S = _native.select_requests(lowered, vertex, window.local_rows(vertex),

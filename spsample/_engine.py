@@ -5,7 +5,7 @@ A sampler is only its constructors (:class:`~spsample.Sampler`). For a bulk the 
 1. **traces** them: runs every hop's constructors on a symbolic bulk state, which records one
    :class:`~spsample._bulk.HopPlan` per hop (what the frontier, values, selection and
    extraction are) without sampling anything;
-2. **lowers** the plans onto a native bulk kernel (:func:`spsample._native.lower`) and runs it;
+2. **lowers** the plans onto a native bulk kernel (:func:`spsample.native.lower`) and runs it;
 3. or, when the native kernels are off, or a constructor reads sampled data (or builds
    something no kernel implements), **evaluates** the same constructors with NumPy on a
    concrete state -- the oracle of the lowering -- warning once per constructor that was not
@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from . import _native, _rng
+from . import _rng, native as _native
 from ._backend import NUMPY
 from ._bulk import BulkState
 from ._errors import NotLoweredWarning, SpsampleError
@@ -209,7 +209,7 @@ def trace(sampler, graph, batch_ids, seed, epoch, *, schedule=None, seed_time=No
 
 def lower_sampler(sampler, graph, batch_ids, seed, epoch, plans=None, **extra):
     """The sampler traced (unless ``plans`` are given) and lowered
-    (:class:`spsample._native.Lowered`), or ``None`` (after a one-time warning naming the
+    (:class:`spsample.native.Lowered`), or ``None`` (after a one-time warning naming the
     constructor) when it cannot run natively."""
     try:
         if plans is None:

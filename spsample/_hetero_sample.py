@@ -432,7 +432,7 @@ def split_hetero(graph, bulk, schedule, *, input_type=None):
     minibatch's vertices grouped by type, its edges in per-type local ids; one native pass
     over the bulk when the native kernels are on (``native/typed.h``), else
     :func:`_group_numpy` (its oracle)."""
-    from . import _native
+    from . import native as _native
     k = int(bulk.batch_ids.size)
     types = graph.node_types
     T = len(types)
@@ -499,7 +499,7 @@ def _group_numpy(graph, bulk, schedule):
 
 def _group_native(graph, bulk, schedule):
     """:func:`_group_numpy` in one native pass, parallel over minibatches."""
-    from . import _native
+    from . import native as _native
     type_off = np.array([graph.offsets[t] for t in graph.node_types] + [graph.total_nodes],
                         dtype=np.int64)
     sorted_ids, sorted_batch, per_group, per_hop, ends = _native.split_typed(

@@ -118,7 +118,7 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
     sampler.check_graph(graph)
     check_unique_per_batch(seeds, sizes)
     if device is not None:
-        from ._gpu import sample_on_device
+        from .gpu import sample_on_device
         return sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, device)
     return run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch)
 
@@ -146,7 +146,7 @@ def _sample_hetero(graph, seeds, sampler, batch_size, seed, epoch, batch_offset,
 def _resolve_device(device, seeds):
     """``(device or None for the CPU, seeds as a host array)``; a device given by the seeds'
     array type when ``device`` is None."""
-    from ._gpu import CupyDevice, EmulatedDevice, host_seeds
+    from .gpu import CupyDevice, EmulatedDevice, host_seeds
     if not (isinstance(device, (EmulatedDevice, CupyDevice)) or
             (isinstance(device, str) and device in ("cpu", "cuda", "emulated")) or device is None):
         fail(ArgumentError, "sample", "device", "must be None, 'cpu', 'cuda' or 'emulated'", device)

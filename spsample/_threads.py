@@ -14,7 +14,7 @@ still set (for child processes), :data:`WAIT_POLICY` records that it came too la
 :func:`warn_if_spinning` says so once.
 
 ``SPSAMPLE_THREADS=N`` (N >= 1; 0 = OpenMP's default) sets the thread count of the native
-sampling kernels through :func:`spsample._native.set_num_threads`, once per process, the
+sampling kernels through :func:`spsample.native.set_num_threads`, once per process, the
 first time :func:`apply_env_threads` runs: when a :class:`~spsample.Loader` is built and when
 the ``spsample`` command starts. A later explicit ``set_num_threads`` call wins. Under
 ``mpiexec`` on a small machine, ``SPSAMPLE_THREADS=1`` gives each rank one thread (as
@@ -165,7 +165,7 @@ def apply_env_threads():
         return None
     _APPLIED.append(True)
     value = threads_from_env()
-    from . import _native
+    from . import native as _native
 
     if value is None or not _native.AVAILABLE:
         return None

@@ -60,7 +60,7 @@ def keep_thread_counts():
     partition work by thread count must not depend on which test ran before."""
     import sys
 
-    from spsample import _native
+    from spsample import native as _native
 
     torch = sys.modules.get("torch")
     torch_threads = torch.get_num_threads() if torch is not None else None

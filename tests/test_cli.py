@@ -67,7 +67,7 @@ def test_train_reports_bad_input(capsys):
 
 @pytest.mark.parametrize("native", ["on", "off"])
 def test_sample_prints_statistics(tmp_path, capsys, native):
-    if native == "on" and not spsample._native.AVAILABLE:
+    if native == "on" and not spsample.native.AVAILABLE:
         pytest.skip("native kernels not built")
     path = tmp_path / "stats.json"
     assert main(["sample", "--fanouts", "5,3", "--batch-size", "32", "--bulk-size", "2",

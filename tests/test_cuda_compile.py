@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from spsample import _cuda_source as cs
+from spsample.gpu import _cuda_source as cs
 from spsample._errors import MissingDependencyError
 
 REQUIRED = os.environ.get("SPSAMPLE_REQUIRE_CUDA_TOOLS", "") == "1"
@@ -85,8 +85,8 @@ _BREAKS = {
                            "return static_cast<uint64_t>(__double_as_longlong(x, 1));", ""),
     # a layer-wise kernel body using a host-only standard algorithm (fine on the host)
     "host algorithm in a layer-wise body": (
-        "layerwise.cuh", "SPSAMPLE_HD inline void k_lw_row_sums(Launch t, const int64_t* a) {\n",
-        "    if (a[0] < 0) std::sort(at<int64_t>(a, 1), at<int64_t>(a, 1) + 2);\n",
+        "layerwise.cuh", "SPSAMPLE_HD inline void k_lw_row_sums(Launch t, const LwRowSumsArgs& a) {\n",
+        "    if (a.N < 0) std::sort(a.total, a.total + 2);\n",
         "#include <algorithm>\n"),
 }
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _cuda_source, _gpu, _native
+from spsample import native as _native
+from spsample.gpu import _cuda_source, _device as _gpu
 
 from graphs import random_graph
 from test_nccl_comm import DevArray, _fake_cupy
@@ -34,14 +35,14 @@ class FakeRawModule:
         FakeRawModule.compiled.append(code)
 
     def get_function(self, name):
-        assert name.startswith("spsample_k_") and name[11:] in _native._kernels.emulated_kernels()
+        assert name.startswith("spsample_k_") and name[11:] in _native.kernels.emulated_kernels()
 
         def launch(grid, block, args):
             (a,), = [args]
             assert isinstance(a, DevArray) and a.dtype == np.int64
             assert len(grid) == 1 and block == (256,) and 1 <= grid[0] <= 65535 * 32
             FakeRawModule.launches.append(name)
-            _native._kernels.emulate(name[11:], grid[0], block[0], np.asarray(a), 2,
+            _native.kernels.emulate(name[11:], grid[0], block[0], np.asarray(a), 2,
                                      len(self.launches))
         return launch
 

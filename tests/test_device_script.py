@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _gpu, _native
+from spsample import native as _native
+from spsample.gpu import _device as _gpu
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "experiments" / "device_run.sh"

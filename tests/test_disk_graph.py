@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _disk_sampling, _native
+from spsample import _disk_sampling, native as _native
 from spsample._disk_graph import DiskGraph
 from test_engine import WeightedWalk, _unweighted_samplers, _weighted_samplers
 

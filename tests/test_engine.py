@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _native
+from spsample import native as _native
 from spsample import primitives as prim
 from spsample._reference import reference_sample
 from spsample.primitives import Streams

@@ -8,13 +8,13 @@ import sys
 import pytest
 
 import spsample
-from spsample import _native
+from spsample import native as _native
 from spsample._errors import ArgumentError
 from spsample._threads import threads_from_env
 
 import crafted
 
-needs_openmp = pytest.mark.skipif(not (_native.AVAILABLE and _native._kernels.have_openmp()),
+needs_openmp = pytest.mark.skipif(not (_native.AVAILABLE and _native.kernels.have_openmp()),
                                   reason="native kernels with OpenMP not built")
 
 
@@ -35,7 +35,7 @@ def test_spsample_sample_honours_spsample_threads(tmp_path):
 @needs_openmp
 def test_loader_start_applies_spsample_threads_once():
     pytest.importorskip("torch")
-    code = ("import spsample; from spsample import _native\n"
+    code = ("import spsample; from spsample import native as _native\n"
             "before = _native.get_num_threads()\n"
             "spsample.Loader(spsample.rmat(6), sampler=spsample.NodeWise([2]), batch_size=8)\n"
             "first = _native.get_num_threads(); _native.set_num_threads(2)\n"

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _gpu, _native
+from spsample import native as _native
+from spsample.gpu import _device as _gpu
 
 pytestmark = [
     pytest.mark.gpu,

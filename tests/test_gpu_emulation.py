@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _gpu, _native
+from spsample import native as _native
+from spsample.gpu import _device as _gpu
 from spsample._errors import ArgumentError, MissingDependencyError, SamplerError
 
 from graphs import random_graph
@@ -213,11 +214,11 @@ def test_emulator_runs_every_index_once_in_a_shuffled_order():
                      off.ctypes.data, 0, 0, 0, out.ctypes.data, 0, 0, 0], dtype=np.int64)
     lo = np.zeros(1, np.int64)
     args[4] = lo.ctypes.data
-    _native._kernels.emulate("frontier", 3, 7, args, 2, 12)
+    _native.kernels.emulate("frontier", 3, 7, args, 2, 12)
     assert np.array_equal(out, items)
-    assert set(_native._kernels.emulated_kernels()) >= {"frontier", "select", "assign"}
+    assert set(_native.kernels.emulated_kernels()) >= {"frontier", "select", "assign"}
     with pytest.raises(ValueError, match="no GPU kernel"):
-        _native._kernels.emulate("nope", 1, 1, args, 1, 0)
+        _native.kernels.emulate("nope", 1, 1, args, 1, 0)
 
 
 def test_dedup_table_keeps_first_occurrences_under_races():
@@ -272,7 +273,7 @@ def test_a_sampler_that_does_not_lower_names_the_device_argument(sampler):
 
 
 def test_bad_long_row_and_layerwise_key_range_are_typed_errors():
-    from spsample._gpu_layers import check_key_range
+    from spsample.gpu._layers import check_key_range
     with pytest.raises(ArgumentError, match="'long_row'"):
         _gpu.EmulatedDevice(long_row=-1)
     check_key_range(2**31 - 1, 2**32 - 2)
@@ -299,4 +300,4 @@ def test_det_log_of_subnormals_and_zero_matches_numpy():
     from spsample import _rng
     x = np.concatenate([[5e-324, 1e-310, 2.2250738585072014e-308, 1.0, 0.5, 0.75],
                         np.geomspace(1e-320, 1e-300, 50)])
-    assert np.array_equal(_native._kernels.det_log(x), _rng.det_log(x))
+    assert np.array_equal(_native.kernels.det_log(x), _rng.det_log(x))

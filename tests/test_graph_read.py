@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _native
+from spsample import native as _native
 from spsample._entries import entry_problems, first_problems
 from spsample._errors import DatasetError
 from spsample.io import _graph_read
@@ -185,16 +185,16 @@ def test_native_column_copy_is_frozen_in_place(kernel):
     """The kernels' uint32 copies of the column ids are built in their final frozen buffer, so
     the graph's cache keeps them as they are: peak memory one copy (4 bytes per edge, plus the
     layer-wise kernel's per-vertex tables), not two."""
-    from spsample import _native
+    from spsample import native as _native
 
     g = random_graph(20_000, 400_000, seed=5, weighted=False)
     size = 4 * g.num_edges + (64 * g.num_nodes if kernel == "layerwise" else 0)
 
     def columns():
         if kernel == "rowwise":
-            return _native._indices32(g)
+            return _native.indices32(g)
         return g.cached("native_layerwise_columns",
-                        lambda: _native._internal_columns(g.indices, g.num_nodes))[0]
+                        lambda: _native.internal_columns(g.indices, g.num_nodes))[0]
     tracemalloc.start()
     try:
         first = columns()

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _native
+from spsample import native as _native
 from spsample._hetero_sample import build_schedule, run_global
 from spsample._reference import reference_sample
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _disk_sampling, _native, _validate
+from spsample import _disk_sampling, _validate, native as _native
 from spsample import primitives as prim
 from spsample._errors import ArgumentError, ArgumentTypeError, SamplerError
 from spsample._threads import max_threads, threads_from_env

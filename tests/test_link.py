@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _native
+from spsample import native as _native
 from spsample._negatives import degree_weights, draw_negatives
 
 torch = pytest.importorskip("torch")

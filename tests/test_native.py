@@ -1,4 +1,4 @@
-"""The native kernels (``spsample._native``) against the oracle and the NumPy path, bit for bit.
+"""The native kernels (``spsample.native``) against the oracle and the NumPy path, bit for bit.
 
 Every native-specific test is skipped when the extension is not built; the NumPy-path tests
 (the ``SPSAMPLE_NATIVE=0`` subprocess, the switch) run everywhere.
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import FastGCN, LADIES, NodeWise, _native
+from spsample import FastGCN, LADIES, NodeWise, native as _native
 from spsample._reference import reference_sample
 from spsample._sample import split_batches
 
@@ -222,11 +222,11 @@ def test_rng_hooks_match_python():
     vtx = np.arange(100, 140, dtype=np.int64)
     bat = np.full(40, 7, dtype=np.int64)
     key = _rng.split_seed(2**33 + 9)
-    native = _native._kernels.philox_words(idx, vtx, 5, bat, int(key[0]), int(key[1]))
+    native = _native.kernels.philox_words(idx, vtx, 5, bat, int(key[0]), int(key[1]))
     python = _rng.stream_words(idx, vtx, 5, bat, key)
     assert native.dtype == np.uint32 and np.array_equal(native, python)
     x = np.concatenate([np.geomspace(1e-300, 1e300, 1001), np.random.default_rng(0).random(1000)])
-    assert np.array_equal(_native._kernels.det_log(x), _rng.det_log(x))
+    assert np.array_equal(_native.kernels.det_log(x), _rng.det_log(x))
 
 
 @needs_native
@@ -246,7 +246,7 @@ def test_ladies_candidate_words_match_python_philox(path):
     for hw, bid, seed in cases:
         key = _rng.split_seed(seed)
         try:
-            words = _native._kernels.column_words(u, hw, bid, int(key[0]), int(key[1]), path)
+            words = _native.kernels.column_words(u, hw, bid, int(key[0]), int(key[1]), path)
         except Exception as exc:  # the hook refuses "avx2" where the CPU or build has none
             if path == "avx2" and "AVX2" in str(exc):
                 pytest.skip(str(exc))
@@ -266,7 +266,7 @@ def _run_python(code, **env):
 
 
 def test_switched_off_by_environment():
-    code = ("import numpy as np, spsample; from spsample import _native; "
+    code = ("import numpy as np, spsample; from spsample import native as _native; "
             "g = spsample.rmat(8, seed=1); "
             "mbs = spsample.sample(g, np.arange(64), sampler=spsample.NodeWise([4, 2]), batch_size=16); "
             "from spsample._reference import reference_sample; "
@@ -282,7 +282,7 @@ def test_portable_membership_scan_gives_the_same_bits(weighted):
     """SPSAMPLE_NATIVE_SCALAR=1 forces the portable layer-wise code (scalar membership scan,
     compiler-vectorised Philox words instead of the AVX2 ones); its LADIES / FastGCN results must
     equal the NumPy path's, as the default's do."""
-    code = ("import numpy as np, spsample; from spsample import _native; "
+    code = ("import numpy as np, spsample; from spsample import native as _native; "
             f"g = spsample.rmat(11, seed=5); w = {weighted!r}; "
             "g = spsample.Graph.from_csr(g.indptr, g.indices, weights=np.linspace(0.1, 2.0, g.num_edges)) if w else g; "
             "seeds = np.random.default_rng(1).permutation(g.num_nodes)[:600]; "
@@ -321,7 +321,7 @@ def test_internal_columns_rank_by_in_degree_and_invert():
     """The layer-wise kernel's internal ids: a permutation ranking columns by in-degree
     (descending, ties by id), its inverse, and the CSR's columns translated."""
     g = random_graph(300, 2500, seed=4)
-    idx32, internal_of, vertex_of = _native._internal_columns(g.indices, g.num_nodes)
+    idx32, internal_of, vertex_of = _native.internal_columns(g.indices, g.num_nodes)
     assert idx32.dtype == internal_of.dtype == vertex_of.dtype == np.uint32
     np.testing.assert_array_equal(np.sort(vertex_of), np.arange(g.num_nodes))
     np.testing.assert_array_equal(internal_of[vertex_of], np.arange(g.num_nodes))
@@ -367,7 +367,7 @@ def test_bulk_args_checked_before_native_code(override, match):
     g = random_graph(20, 60, seed=14)
     a = _args(g, **override)
     with pytest.raises(ValueError, match=match):
-        _native._bulk_args(a["graph"], a["seeds"], a["sizes"], a["batch_ids"], a["seed"], a["epoch"])
+        _native.bulk_args(a["graph"], a["seeds"], a["sizes"], a["batch_ids"], a["seed"], a["epoch"])
 
 
 def _snapshot(mbs):

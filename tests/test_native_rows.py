@@ -1,4 +1,4 @@
-"""The native per-request row sampler (``spsample._native.sample_rows`` over ``select_requests``)
+"""The native per-request row sampler (``spsample.native.sample_rows`` over ``select_requests``)
 against the NumPy primitives ``sample_rows(row_select(...))``, bit for bit.
 
 This is the owner side of distributed push sampling: a block of rows of ``A`` (global rows
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _native, _rng
+from spsample import _rng, native as _native
 from spsample import _primitives as prim
 from spsample._errors import ArgumentError
 

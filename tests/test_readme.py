@@ -162,7 +162,7 @@ def test_sparse_features_example_never_densifies(tmp_path, restore_torch_threads
 def test_sampler_examples_run_as_written_on_the_native_engine(text, result, tmp_path):
     import warnings
 
-    from spsample import _native
+    from spsample import native as _native
     with warnings.catch_warnings():
         warnings.simplefilter("error")          # no NotLoweredWarning: they lower
         scope = run_block(block_containing(text), tmp_path)

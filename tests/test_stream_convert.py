@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _native
+from spsample import native as _native
 from spsample.cli import main
 from spsample.io._stream import stream_edge_list
 

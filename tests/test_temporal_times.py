@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _native, io
+from spsample import io, native as _native
 from spsample._reference import reference_sample
 
 REL = ("u", "msg", "u")

@@ -20,7 +20,7 @@ from spsample.train import Trainer  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def restore_threads():
-    from spsample import _native
+    from spsample import native as _native
 
     model = torch.get_num_threads()
     sampler = _native.set_num_threads(0)
@@ -131,7 +131,7 @@ def test_balance_on_one_core_turns_the_loaders_background_thread_off(monkeypatch
 
 
 def test_trainer_respects_explicit_threads_and_restores_the_callers(monkeypatch):
-    from spsample import _native
+    from spsample import native as _native
 
     torch.set_num_threads(2)
     ds = io.load_cora()

@@ -30,7 +30,7 @@ REL = ("node", "to", "node")
 
 @pytest.fixture(autouse=True)
 def restore_threads():
-    from spsample import _native
+    from spsample import native as _native
     before = torch.get_num_threads(), _native.get_num_threads()
     yield
     torch.set_num_threads(before[0])

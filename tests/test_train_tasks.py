@@ -130,7 +130,7 @@ def test_cli_tasks_take_the_thread_flags(tmp_path, monkeypatch):
     """``--threads`` / ``--sampler-threads`` set torch's and the sampler's threads for the
     tasks as for node classification (they were ignored)."""
     import torch
-    from spsample import _native
+    from spsample import native as _native
 
     path = tmp_path / "c.h5"
     spsample.save(communities(), path)

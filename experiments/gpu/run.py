@@ -167,7 +167,7 @@ def rmat_graph(scale, graph_dir):
 
 def bench(args, cupy):
     import spsample
-    from spsample import _native
+    from spsample import native as _native
     fanouts = [int(f) for f in args.fanouts.split(",")]
     layer_fanouts = [int(f) for f in args.layer_fanouts.split(",")]
     sync = cupy.cuda.Device().synchronize
@@ -230,7 +230,7 @@ def plot(rows, path):
 
 def main(argv=None):
     args = parse_args(argv)
-    from spsample import _gpu
+    from spsample import gpu as _gpu
     if not _gpu.gpu_available():
         print("experiments/gpu/run.py: no CuPy / NVIDIA GPU here; nothing was run "
               "(pip install -e '.[gpu,test]' on a machine with a GPU)", file=sys.stderr)

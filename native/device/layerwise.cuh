@@ -3,8 +3,8 @@
 // and the NumPy oracle (spsample._primitives, spsample._reference). Same conventions as
 // rowwise.cuh: each kernel is a function k_NAME(Launch, args) over a grid-stride loop, wrapped
 // by `extern "C" __global__ spsample_k_NAME`; no shared memory, no barriers, no dependence on
-// the order in which threads run; one int64 argument array per launch; the driver
-// (spsample/_gpu_layers.py) takes the prefix sums and the sorts between launches (integer
+// the order in which threads run; one argument struct per launch (args.cuh); the driver
+// (spsample/gpu/_layers.py) takes the prefix sums and the sorts between launches (integer
 // keys, so any correct sort gives the same permutation; the sorts are stable).
 //
 // Layer l of minibatch j, s = fanouts[l], B = its n_id so far (local order), hw = hop word of
@@ -39,6 +39,7 @@
 #ifndef SPSAMPLE_DEVICE_LAYERWISE_CUH
 #define SPSAMPLE_DEVICE_LAYERWISE_CUH
 
+#include "args.cuh"
 #include "dedup.cuh"
 #include "hd.cuh"
 #include "philox.cuh"
@@ -50,14 +51,14 @@ namespace gpu {
 
 // k_lw_rows. a: N, k, nid, nid_off (k + 1), indptr; out: first (N: indptr[v]), deg (N),
 // rbatch (N: the row's minibatch).
-SPSAMPLE_HD inline void k_lw_rows(Launch t, const int64_t* a) {
-    const int64_t N = a[0], k = a[1];
-    const int64_t* nid = at<const int64_t>(a, 2);
-    const int64_t* nid_off = at<const int64_t>(a, 3);
-    const int64_t* indptr = at<const int64_t>(a, 4);
-    int64_t* first = at<int64_t>(a, 5);
-    int64_t* deg = at<int64_t>(a, 6);
-    int64_t* rbatch = at<int64_t>(a, 7);
+SPSAMPLE_HD inline void k_lw_rows(Launch t, const LwRowsArgs& a) {
+    const int64_t N = a.N, k = a.k;
+    const int64_t* nid = a.nid;
+    const int64_t* nid_off = a.nid_off;
+    const int64_t* indptr = a.indptr;
+    int64_t* first = a.first;
+    int64_t* deg = a.deg;
+    int64_t* rbatch = a.rbatch;
     for (int64_t r = t.first(); r < N; r += t.stride()) {
         const int64_t v = nid[r];
         first[r] = indptr[v];
@@ -68,16 +69,16 @@ SPSAMPLE_HD inline void k_lw_rows(Launch t, const int64_t* a) {
 
 // k_lw_entries. a: D, N, ent_off (N + 1: the rows' first entries), first, rbatch, indices, n;
 // out: key (D: j * n + u), eid (D), erow (D).
-SPSAMPLE_HD inline void k_lw_entries(Launch t, const int64_t* a) {
-    const int64_t D = a[0], N = a[1];
-    const int64_t* ent_off = at<const int64_t>(a, 2);
-    const int64_t* first = at<const int64_t>(a, 3);
-    const int64_t* rbatch = at<const int64_t>(a, 4);
-    const int64_t* indices = at<const int64_t>(a, 5);
-    const int64_t n = a[6];
-    int64_t* key = at<int64_t>(a, 7);
-    int64_t* eid = at<int64_t>(a, 8);
-    int64_t* erow = at<int64_t>(a, 9);
+SPSAMPLE_HD inline void k_lw_entries(Launch t, const LwEntriesArgs& a) {
+    const int64_t D = a.D, N = a.N;
+    const int64_t* ent_off = a.ent_off;
+    const int64_t* first = a.first;
+    const int64_t* rbatch = a.rbatch;
+    const int64_t* indices = a.indices;
+    const int64_t n = a.n;
+    int64_t* key = a.key;
+    int64_t* eid = a.eid;
+    int64_t* erow = a.erow;
     for (int64_t g = t.first(); g < D; g += t.stride()) {
         const int64_t r = segment_of(ent_off, N, g);
         const int64_t e = first[r] + (g - ent_off[r]);
@@ -90,14 +91,14 @@ SPSAMPLE_HD inline void k_lw_entries(Launch t, const int64_t* a) {
 // k_lw_colsum. a: S, seg_off (S + 1: segments of the sorted entries), order (D: entry at each
 // sorted position), eid, weights (0: unweighted); out: psum (S, float64), seg_of (D: each
 // entry's segment).
-SPSAMPLE_HD inline void k_lw_colsum(Launch t, const int64_t* a) {
-    const int64_t S = a[0];
-    const int64_t* seg_off = at<const int64_t>(a, 1);
-    const int64_t* order = at<const int64_t>(a, 2);
-    const int64_t* eid = at<const int64_t>(a, 3);
-    const double* w = at<const double>(a, 4);
-    double* psum = at<double>(a, 5);
-    int64_t* seg_of = at<int64_t>(a, 6);
+SPSAMPLE_HD inline void k_lw_colsum(Launch t, const LwColsumArgs& a) {
+    const int64_t S = a.S;
+    const int64_t* seg_off = a.seg_off;
+    const int64_t* order = a.order;
+    const int64_t* eid = a.eid;
+    const double* w = a.weights;
+    double* psum = a.psum;
+    int64_t* seg_of = a.seg_of;
     for (int64_t c = t.first(); c < S; c += t.stride()) {
         double sum = 0.0;
         for (int64_t p = seg_off[c]; p < seg_off[c + 1]; ++p) {
@@ -121,21 +122,21 @@ SPSAMPLE_HD inline double layer_draw(Stream& st, uint64_t t) {
 // which (nd: the minibatches), s, hw, k0, k1, batch_ids, nid_off (k + 1), ent_off (N + 1),
 // first, indices, n, set (nd * cap uint64, zero), cap; out: chosen (nd * s: keys j * n + u of
 // the first s distinct columns drawn, in draw order).
-SPSAMPLE_HD inline void k_lw_draw_entries(Launch t, const int64_t* a) {
-    const int64_t nd = a[0];
-    const int64_t* which = at<const int64_t>(a, 1);
-    const int64_t s = a[2];
-    const uint32_t hw = static_cast<uint32_t>(a[3]);
-    const Key key{static_cast<uint32_t>(a[4]), static_cast<uint32_t>(a[5])};
-    const int64_t* batch_ids = at<const int64_t>(a, 6);
-    const int64_t* nid_off = at<const int64_t>(a, 7);
-    const int64_t* ent_off = at<const int64_t>(a, 8);
-    const int64_t* first = at<const int64_t>(a, 9);
-    const int64_t* indices = at<const int64_t>(a, 10);
-    const int64_t n = a[11];
-    uint64_t* set = at<uint64_t>(a, 12);
-    const int64_t cap = a[13];
-    int64_t* chosen = at<int64_t>(a, 14);
+SPSAMPLE_HD inline void k_lw_draw_entries(Launch t, const LwDrawEntriesArgs& a) {
+    const int64_t nd = a.nd;
+    const int64_t* which = a.which;
+    const int64_t s = a.s;
+    const uint32_t hw = static_cast<uint32_t>(a.hw);
+    const Key key{static_cast<uint32_t>(a.k0), static_cast<uint32_t>(a.k1)};
+    const int64_t* batch_ids = a.batch_ids;
+    const int64_t* nid_off = a.nid_off;
+    const int64_t* ent_off = a.ent_off;
+    const int64_t* first = a.first;
+    const int64_t* indices = a.indices;
+    const int64_t n = a.n;
+    uint64_t* set = a.set;
+    const int64_t cap = a.cap;
+    int64_t* chosen = a.chosen;
     for (int64_t x = t.first(); x < nd; x += t.stride()) {
         const int64_t j = which[x], r0 = nid_off[j], rows = nid_off[j + 1] - r0;
         const int64_t base = ent_off[r0], D = ent_off[r0 + rows] - base;
@@ -160,16 +161,16 @@ SPSAMPLE_HD inline void k_lw_draw_entries(Launch t, const int64_t* a) {
 // ids), seg_key (S), psum (S), n, hw, k0, k1, batch_ids; out: bits (M: the bits of the key
 // neg_log(open_unit(word 0 of stream (u, hw, bid))) / P, a positive double, so the int64 bits
 // order as the keys).
-SPSAMPLE_HD inline void k_lw_keys(Launch t, const int64_t* a) {
-    const int64_t M = a[0];
-    const int64_t* cand = at<const int64_t>(a, 1);
-    const int64_t* seg_key = at<const int64_t>(a, 2);
-    const double* psum = at<const double>(a, 3);
-    const int64_t n = a[4];
-    const uint32_t hw = static_cast<uint32_t>(a[5]);
-    const Key key{static_cast<uint32_t>(a[6]), static_cast<uint32_t>(a[7])};
-    const int64_t* batch_ids = at<const int64_t>(a, 8);
-    int64_t* bits = at<int64_t>(a, 9);
+SPSAMPLE_HD inline void k_lw_keys(Launch t, const LwKeysArgs& a) {
+    const int64_t M = a.M;
+    const int64_t* cand = a.cand;
+    const int64_t* seg_key = a.seg_key;
+    const double* psum = a.psum;
+    const int64_t n = a.n;
+    const uint32_t hw = static_cast<uint32_t>(a.hw);
+    const Key key{static_cast<uint32_t>(a.k0), static_cast<uint32_t>(a.k1)};
+    const int64_t* batch_ids = a.batch_ids;
+    int64_t* bits = a.bits;
     for (int64_t i = t.first(); i < M; i += t.stride()) {
         const int64_t c = cand[i], j = seg_key[c] / n, u = seg_key[c] % n;
         const uint32_t w = philox4x32_word0(0u, static_cast<uint32_t>(u), hw,
@@ -190,17 +191,17 @@ SPSAMPLE_HD inline int64_t upper_index(const double* cum, int64_t n, double x) {
 }
 
 // k_lw_fastgcn. a: M (k * s), s, hw, k0, k1, batch_ids, cumulative (n), n, last_positive, total
-// (the bits of cumulative[n - 1] > 0); out: keys (M: j * n + u of draw i = x % s of minibatch
+// (cumulative[n - 1] > 0); out: keys (M: j * n + u of draw i = x % s of minibatch
 // j = x / s: the first column whose cumulative weight exceeds U * total, clamped).
-SPSAMPLE_HD inline void k_lw_fastgcn(Launch t, const int64_t* a) {
-    const int64_t M = a[0], s = a[1];
-    const uint32_t hw = static_cast<uint32_t>(a[2]);
-    const Key key{static_cast<uint32_t>(a[3]), static_cast<uint32_t>(a[4])};
-    const int64_t* batch_ids = at<const int64_t>(a, 5);
-    const double* cum = at<const double>(a, 6);
-    const int64_t n = a[7], last_positive = a[8];
-    const double total = double_of(static_cast<uint64_t>(a[9]));
-    int64_t* keys = at<int64_t>(a, 10);
+SPSAMPLE_HD inline void k_lw_fastgcn(Launch t, const LwFastgcnArgs& a) {
+    const int64_t M = a.M, s = a.s;
+    const uint32_t hw = static_cast<uint32_t>(a.hw);
+    const Key key{static_cast<uint32_t>(a.k0), static_cast<uint32_t>(a.k1)};
+    const int64_t* batch_ids = a.batch_ids;
+    const double* cum = a.cumulative;
+    const int64_t n = a.n, last_positive = a.last_positive;
+    const double total = a.total;
+    int64_t* keys = a.keys;
     for (int64_t x = t.first(); x < M; x += t.stride()) {
         const int64_t j = x / s, i = x % s;
         Stream st(NO_VERTEX, hw, static_cast<uint32_t>(batch_ids[j]), key);
@@ -211,16 +212,16 @@ SPSAMPLE_HD inline void k_lw_fastgcn(Launch t, const int64_t* a) {
 
 // k_lw_hits. a: D, key, eid, n, weights (or 0), tab_off (k + 1), slots (the dedup tables of
 // the new n_id, valued by local id); out: hit (D: 1 for an edge), lu (D: the column's local id).
-SPSAMPLE_HD inline void k_lw_hits(Launch t, const int64_t* a) {
-    const int64_t D = a[0];
-    const int64_t* key = at<const int64_t>(a, 1);
-    const int64_t* eid = at<const int64_t>(a, 2);
-    const int64_t n = a[3];
-    const double* w = at<const double>(a, 4);
-    const int64_t* tab_off = at<const int64_t>(a, 5);
-    const uint64_t* slots = at<const uint64_t>(a, 6);
-    int64_t* hit = at<int64_t>(a, 7);
-    int64_t* lu = at<int64_t>(a, 8);
+SPSAMPLE_HD inline void k_lw_hits(Launch t, const LwHitsArgs& a) {
+    const int64_t D = a.D;
+    const int64_t* key = a.key;
+    const int64_t* eid = a.eid;
+    const int64_t n = a.n;
+    const double* w = a.weights;
+    const int64_t* tab_off = a.tab_off;
+    const uint64_t* slots = a.slots;
+    int64_t* hit = a.hit;
+    int64_t* lu = a.lu;
     for (int64_t g = t.first(); g < D; g += t.stride()) {
         const int64_t j = key[g] / n, u = key[g] % n;
         const uint32_t val = table_find(slots + tab_off[j], tab_off[j + 1] - tab_off[j],
@@ -234,26 +235,26 @@ SPSAMPLE_HD inline void k_lw_hits(Launch t, const int64_t* a) {
 // k_lw_edges. a: D, hit_off (D + 1), erow, eid, key, lu, rbatch, nid_off (k + 1, the rows'
 // layout), n, weights (or 0), fastgcn, q (n; FastGCN), psum (LADIES), seg_of (LADIES); out:
 // dst, src, edge (edge ids), value (a / P), vrow (each edge's row).
-SPSAMPLE_HD inline void k_lw_edges(Launch t, const int64_t* a) {
-    const int64_t D = a[0];
-    const int64_t* hit_off = at<const int64_t>(a, 1);
-    const int64_t* erow = at<const int64_t>(a, 2);
-    const int64_t* eid = at<const int64_t>(a, 3);
-    const int64_t* key = at<const int64_t>(a, 4);
-    const int64_t* lu = at<const int64_t>(a, 5);
-    const int64_t* rbatch = at<const int64_t>(a, 6);
-    const int64_t* nid_off = at<const int64_t>(a, 7);
-    const int64_t n = a[8];
-    const double* w = at<const double>(a, 9);
-    const bool fastgcn = a[10] != 0;
-    const double* q = at<const double>(a, 11);
-    const double* psum = at<const double>(a, 12);
-    const int64_t* seg_of = at<const int64_t>(a, 13);
-    int64_t* dst = at<int64_t>(a, 14);
-    int64_t* src = at<int64_t>(a, 15);
-    int64_t* edge = at<int64_t>(a, 16);
-    double* value = at<double>(a, 17);
-    int64_t* vrow = at<int64_t>(a, 18);
+SPSAMPLE_HD inline void k_lw_edges(Launch t, const LwEdgesArgs& a) {
+    const int64_t D = a.D;
+    const int64_t* hit_off = a.hit_off;
+    const int64_t* erow = a.erow;
+    const int64_t* eid = a.eid;
+    const int64_t* key = a.key;
+    const int64_t* lu = a.lu;
+    const int64_t* rbatch = a.rbatch;
+    const int64_t* nid_off = a.nid_off;
+    const int64_t n = a.n;
+    const double* w = a.weights;
+    const bool fastgcn = a.fastgcn != 0;
+    const double* q = a.q;
+    const double* psum = a.psum;
+    const int64_t* seg_of = a.seg_of;
+    int64_t* dst = a.dst;
+    int64_t* src = a.src;
+    int64_t* edge = a.edge;
+    double* value = a.value;
+    int64_t* vrow = a.vrow;
     for (int64_t g = t.first(); g < D; g += t.stride()) {
         const int64_t x = hit_off[g];
         if (hit_off[g + 1] == x) continue;
@@ -269,11 +270,11 @@ SPSAMPLE_HD inline void k_lw_edges(Launch t, const int64_t* a) {
 
 // k_lw_row_sums. a: N, row_edges (N + 1: each row's edges), value; out: total (N): the serial
 // sum of the row's values in storage order.
-SPSAMPLE_HD inline void k_lw_row_sums(Launch t, const int64_t* a) {
-    const int64_t N = a[0];
-    const int64_t* row_edges = at<const int64_t>(a, 1);
-    const double* value = at<const double>(a, 2);
-    double* total = at<double>(a, 3);
+SPSAMPLE_HD inline void k_lw_row_sums(Launch t, const LwRowSumsArgs& a) {
+    const int64_t N = a.N;
+    const int64_t* row_edges = a.row_edges;
+    const double* value = a.value;
+    double* total = a.total;
     for (int64_t r = t.first(); r < N; r += t.stride()) {
         double sum = 0.0;
         for (int64_t x = row_edges[r]; x < row_edges[r + 1]; ++x) sum += value[x];
@@ -283,11 +284,11 @@ SPSAMPLE_HD inline void k_lw_row_sums(Launch t, const int64_t* a) {
 
 // k_lw_normalise. a: E, vrow, total; in/out: value (divided by its row's total; 0 when the
 // total is 0).
-SPSAMPLE_HD inline void k_lw_normalise(Launch t, const int64_t* a) {
-    const int64_t E = a[0];
-    const int64_t* vrow = at<const int64_t>(a, 1);
-    const double* total = at<const double>(a, 2);
-    double* value = at<double>(a, 3);
+SPSAMPLE_HD inline void k_lw_normalise(Launch t, const LwNormaliseArgs& a) {
+    const int64_t E = a.E;
+    const int64_t* vrow = a.vrow;
+    const double* total = a.total;
+    double* value = a.value;
     for (int64_t x = t.first(); x < E; x += t.stride()) {
         const double sum = total[vrow[x]];
         value[x] = sum > 0 ? value[x] / sum : 0.0;
@@ -297,16 +298,12 @@ SPSAMPLE_HD inline void k_lw_normalise(Launch t, const int64_t* a) {
 }  // namespace gpu
 }  // namespace spsample
 
-// The kernels of this file, X(name), for the CUDA wrappers and the host emulator's table.
-#define SPSAMPLE_LAYERWISE_KERNELS(X) \
-    X(lw_rows) X(lw_entries) X(lw_colsum) X(lw_draw_entries) X(lw_keys) X(lw_fastgcn) \
-    X(lw_hits) X(lw_edges) X(lw_row_sums) X(lw_normalise)
-
+// The CUDA entries of this file's kernels (SPSAMPLE_LAYERWISE_KERNELS: args.cuh).
 #if defined(SPSAMPLE_CUDA)
-#define SPSAMPLE_LW_GLOBAL_KERNEL(name)                                                        \
-    extern "C" __global__ void spsample_k_##name(const long long* a) {                        \
+#define SPSAMPLE_LW_GLOBAL_KERNEL(name, Type, FIELDS)                                          \
+    extern "C" __global__ void spsample_k_##name(const spsample::gpu::Type* a) {              \
         const spsample::gpu::Launch t{blockIdx.x, threadIdx.x, gridDim.x, blockDim.x};         \
-        spsample::gpu::k_##name(t, reinterpret_cast<const int64_t*>(a));                      \
+        spsample::gpu::k_##name(t, *a);                                                       \
     }
 SPSAMPLE_LAYERWISE_KERNELS(SPSAMPLE_LW_GLOBAL_KERNEL)
 #undef SPSAMPLE_LW_GLOBAL_KERNEL

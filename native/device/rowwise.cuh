@@ -9,12 +9,13 @@
 // threads, and must get the GPU's results. Kernels synchronise only by their launches (one
 // phase per launch) and by the atomics of dedup.cuh.
 //
-// Arguments: one int64 array `a` per launch (device memory on a GPU), holding scalars and
-// addresses (0 = none); the layout of each kernel is listed with it, the driver
-// (spsample/_gpu.py) builds it. Prefix sums between phases are the driver's (cumsum of the
+// Arguments: one struct per kernel (args.cuh: k_NAME takes NAME's struct `a`, read as a.field),
+// in device memory on a GPU, holding scalars and addresses (nullptr = none); the fields are
+// listed with each kernel, the driver (spsample/gpu/_device.py) fills them by name through
+// spsample/gpu/_args.py. Prefix sums between phases are the driver's (cumsum of the
 // array library; integer sums, so any order gives the same result).
 //
-// One hop (driver: spsample._gpu.RowWiseDriver.hop), m frontier rows, E sampled edges:
+// One hop (driver: spsample.gpu._device.RowWiseDriver.hop), m frontier rows, E sampled edges:
 //   k_frontier    rows of the frontier: vertex fv, local id fl, stable row id fr, minibatch fb
 //   [F_ROWS: the rows' vertices are added to their minibatch first: dedup below]
 //   k_extents     each row's extent (start, deg), fanout, output bound, scratch sizes; the LABOR
@@ -35,7 +36,9 @@
 #ifndef SPSAMPLE_DEVICE_ROWWISE_CUH
 #define SPSAMPLE_DEVICE_ROWWISE_CUH
 
+#include "args.cuh"
 #include "atomic.cuh"
+#include "codes.cuh"
 #include "dedup.cuh"
 #include "hd.cuh"
 #include "philox.cuh"
@@ -44,13 +47,7 @@
 namespace spsample {
 namespace gpu {
 
-// Codes shared with rowwise.h and spsample/_native.py.
-enum : int64_t { F_NEW_NODES = 0, F_ALL_NODES = 1, F_EDGE_SRC = 2, F_EDGE_DST = 3, F_ROWS = 4 };
-enum : int64_t {
-    S_UNIFORM = 0, S_UNIFORM_REP = 1, S_WEIGHTED = 2, S_WEIGHTED_REP = 3, S_REJECTION = 4,
-    S_THRESHOLD = 5
-};
-enum : int64_t { K_VERTEX = 0, K_ROW = 1 };
+// FrontierKind, SelectRule, StreamKey: codes.cuh (one definition for the CPU, GPU and Python).
 
 // A thread's place in its launch: block index, thread index, grid and block sizes.
 struct Launch {
@@ -58,11 +55,6 @@ struct Launch {
     SPSAMPLE_HD int64_t first() const { return block * bdim + thread; }
     SPSAMPLE_HD int64_t stride() const { return grid * bdim; }
 };
-
-template <class T>
-SPSAMPLE_HD inline T* at(const int64_t* a, int i) {
-    return reinterpret_cast<T*>(a[i]);
-}
 
 // The segment j < k of item i: off[j] <= i < off[j + 1] (off: k + 1 non-decreasing entries,
 // off[0] <= i < off[k]). O(log k).
@@ -80,19 +72,19 @@ SPSAMPLE_HD inline int64_t segment_of(const int64_t* off, int64_t k, int64_t i) 
 // F_ALL_NODES), nid, nid_off (k + 1), ends (F_EDGE_*: the hop's dst or src local ids), erow
 // (F_EDGE_*: the hop's row ids), given (F_ROWS: vertices); out: fv, fl, fr, fb (0 = not wanted;
 // F_ROWS leaves fl to the dedup).
-SPSAMPLE_HD inline void k_frontier(Launch t, const int64_t* a) {
-    const int64_t m = a[0], k = a[1], kind = a[2];
-    const int64_t* row_off = at<const int64_t>(a, 3);
-    const int64_t* lo = at<const int64_t>(a, 4);
-    const int64_t* nid = at<const int64_t>(a, 5);
-    const int64_t* nid_off = at<const int64_t>(a, 6);
-    const int64_t* ends = at<const int64_t>(a, 7);
-    const int64_t* erow = at<const int64_t>(a, 8);
-    const int64_t* given = at<const int64_t>(a, 9);
-    int64_t* fv = at<int64_t>(a, 10);
-    int64_t* fl = at<int64_t>(a, 11);
-    int64_t* fr = at<int64_t>(a, 12);
-    int64_t* fb = at<int64_t>(a, 13);
+SPSAMPLE_HD inline void k_frontier(Launch t, const FrontierArgs& a) {
+    const int64_t m = a.m, k = a.k, kind = a.kind;
+    const int64_t* row_off = a.row_off;
+    const int64_t* lo = a.lo;
+    const int64_t* nid = a.nid;
+    const int64_t* nid_off = a.nid_off;
+    const int64_t* ends = a.ends;
+    const int64_t* erow = a.erow;
+    const int64_t* given = a.given;
+    int64_t* fv = a.fv;
+    int64_t* fl = a.fl;
+    int64_t* fr = a.fr;
+    int64_t* fb = a.fb;
     for (int64_t r = t.first(); r < m; r += t.stride()) {
         const int64_t j = segment_of(row_off, k, r);
         int64_t v, l, id;
@@ -129,15 +121,16 @@ struct RuleArgs {
     }
 };
 
-// Rule arguments at a[i .. i + 6]: rule, fanout, fanout_vec, hw, k0, k1, batch_ids.
-SPSAMPLE_HD inline RuleArgs rule_args(const int64_t* a, int i) {
+// The rule of an args struct with the RULE fields: rule, fanout, fanout_vec, hw, k0, k1, batch_ids.
+template <class A>
+SPSAMPLE_HD inline RuleArgs rule_args(const A& a) {  // A: an args struct with the RULE fields
     RuleArgs r;
-    r.rule = a[i];
-    r.fanout = a[i + 1];
-    r.fanout_vec = at<const int64_t>(a, i + 2);
-    r.hw = static_cast<uint32_t>(a[i + 3]);
-    r.key = Key{static_cast<uint32_t>(a[i + 4]), static_cast<uint32_t>(a[i + 5])};
-    r.batch_ids = at<const int64_t>(a, i + 6);
+    r.rule = a.rule;
+    r.fanout = a.fanout;
+    r.fanout_vec = a.fanout_vec;
+    r.hw = static_cast<uint32_t>(a.hw);
+    r.key = Key{static_cast<uint32_t>(a.k0), static_cast<uint32_t>(a.k1)};
+    r.batch_ids = a.batch_ids;
     return r;
 }
 
@@ -171,24 +164,24 @@ SPSAMPLE_HD inline int64_t row_chunks(const RuleArgs& ra, int64_t d, int64_t s,
     return (d + LONG_CHUNK - 1) / LONG_CHUNK;
 }
 
-// k_extents. a: m, rule args (7: a[1..7]), indptr, indices, fv, fb; out: start, deg, fan, bound,
+// k_extents. a: m, rule fields (RULE), indptr, indices, fv, fb; out: start, deg, fan, bound,
 // set (Floyd slots), keys (heap slots); then long_row; out: chunks -- one int64 per row each
 // (a chunked row's bound is 0 here: the driver adds its chunks' counts).
-SPSAMPLE_HD inline void k_extents(Launch t, const int64_t* a) {
-    const int64_t m = a[0];
-    const RuleArgs ra = rule_args(a, 1);
-    const int64_t* indptr = at<const int64_t>(a, 8);
-    const int64_t* indices = at<const int64_t>(a, 9);
-    const int64_t* fv = at<const int64_t>(a, 10);
-    const int64_t* fb = at<const int64_t>(a, 11);
-    int64_t* start = at<int64_t>(a, 12);
-    int64_t* deg = at<int64_t>(a, 13);
-    int64_t* fan = at<int64_t>(a, 14);
-    int64_t* bound = at<int64_t>(a, 15);
-    int64_t* setn = at<int64_t>(a, 16);
-    int64_t* keyn = at<int64_t>(a, 17);
-    const int64_t long_row = a[18];
-    int64_t* chunks = at<int64_t>(a, 19);
+SPSAMPLE_HD inline void k_extents(Launch t, const ExtentsArgs& a) {
+    const int64_t m = a.m;
+    const RuleArgs ra = rule_args(a);
+    const int64_t* indptr = a.indptr;
+    const int64_t* indices = a.indices;
+    const int64_t* fv = a.fv;
+    const int64_t* fb = a.fb;
+    int64_t* start = a.start;
+    int64_t* deg = a.deg;
+    int64_t* fan = a.fan;
+    int64_t* bound = a.bound;
+    int64_t* setn = a.set;
+    int64_t* keyn = a.keys;
+    const int64_t long_row = a.long_row;
+    int64_t* chunks = a.chunks;
     for (int64_t r = t.first(); r < m; r += t.stride()) {
         const int64_t v = fv[r];
         const int64_t st = indptr[v], d = indptr[v + 1] - st, s = ra.fanout_of(v);
@@ -209,18 +202,18 @@ SPSAMPLE_HD inline void k_extents(Launch t, const int64_t* a) {
     }
 }
 
-// The value code at a[i .. i + 8]: code, size, vectors, aux indptr, aux indices, aux weights,
-// aux n, uses_lookup, only_weight; weights = the hop graph's weights.
-SPSAMPLE_HD inline ValueCode value_code(const int64_t* a, int i, const double* weights) {
+// The value code of an args struct with the VALUE fields (args.cuh); weights = the hop graph's
+// weights.
+template <class A>
+SPSAMPLE_HD inline ValueCode value_code(const A& a, const double* weights) {
     ValueCode vc;
-    vc.code = at<const Instr>(a, i);
-    vc.size = static_cast<int32_t>(a[i + 1]);
-    vc.vectors = at<const double* const>(a, i + 2);
+    vc.code = a.code;
+    vc.size = static_cast<int32_t>(a.code_size);
+    vc.vectors = a.vectors;
     vc.weights = weights;
-    vc.aux = CSRView{at<const int64_t>(a, i + 3), at<const int64_t>(a, i + 4),
-                     at<const double>(a, i + 5), a[i + 6]};
-    vc.uses_lookup = a[i + 7] != 0;
-    vc.only_weight = a[i + 8] != 0;
+    vc.aux = CSRView{a.aux_indptr, a.aux_indices, a.aux_weights, a.aux_n};
+    vc.uses_lookup = a.uses_lookup != 0;
+    vc.only_weight = a.only_weight != 0;
     return vc;
 }
 
@@ -262,37 +255,37 @@ SPSAMPLE_HD inline int64_t select_row(const RuleArgs& ra, const CSRView& g, cons
     return weighted_rep_row(stream, value, d, s, pos);
 }
 
-// k_select. a: m, rule args (a[1..7]), stream key kind, fv, fl, fr, fb, fa (aux vertex or 0),
+// k_select. a: m, rule fields (RULE), stream key kind, fv, fl, fr, fb, fa (aux vertex or 0),
 // start, deg, fan, out_off (m + 1), set_off (m + 1), key_off (m + 1), set (uint64), keys
-// (float64), graph indptr, indices, weights, value code (9: a[25..33]), rejection bound (the
-// bits of a double); out: dst, eid, erow (or 0), count (m), err (uint32: set to 1 when a
+// (float64), graph indptr, indices, weights, value code (VALUE), rejection bound (a
+// double); out: dst, eid, erow (or 0), count (m), err (uint32: set to 1 when a
 // rejection bound is exceeded); then long_row (chunked rows are k_select_chunks').
-SPSAMPLE_HD inline void k_select(Launch t, const int64_t* a) {
-    const int64_t m = a[0];
-    const RuleArgs ra = rule_args(a, 1);
-    const int64_t key_kind = a[8];
-    const int64_t* fv = at<const int64_t>(a, 9);
-    const int64_t* fl = at<const int64_t>(a, 10);
-    const int64_t* fr = at<const int64_t>(a, 11);
-    const int64_t* fb = at<const int64_t>(a, 12);
-    const int64_t* fa = at<const int64_t>(a, 13);
-    const int64_t* start = at<const int64_t>(a, 14);
-    const int64_t* deg = at<const int64_t>(a, 15);
-    const int64_t* fan = at<const int64_t>(a, 16);
-    const int64_t* out_off = at<const int64_t>(a, 17);
-    const int64_t* set_off = at<const int64_t>(a, 18);
-    const int64_t* key_off = at<const int64_t>(a, 19);
-    uint64_t* set = at<uint64_t>(a, 20);
-    double* keys = at<double>(a, 21);
-    const CSRView g{at<const int64_t>(a, 22), at<const int64_t>(a, 23), at<const double>(a, 24), 0};
-    const ValueCode vc = value_code(a, 25, g.weights);
-    const double bound = double_of(static_cast<uint64_t>(a[34]));
-    int64_t* dst = at<int64_t>(a, 35);
-    int64_t* eid = at<int64_t>(a, 36);
-    int64_t* erow = at<int64_t>(a, 37);
-    int64_t* count = at<int64_t>(a, 38);
-    uint32_t* err = at<uint32_t>(a, 39);
-    const int64_t long_row = a[40];
+SPSAMPLE_HD inline void k_select(Launch t, const SelectArgs& a) {
+    const int64_t m = a.m;
+    const RuleArgs ra = rule_args(a);
+    const int64_t key_kind = a.key_kind;
+    const int64_t* fv = a.fv;
+    const int64_t* fl = a.fl;
+    const int64_t* fr = a.fr;
+    const int64_t* fb = a.fb;
+    const int64_t* fa = a.fa;
+    const int64_t* start = a.start;
+    const int64_t* deg = a.deg;
+    const int64_t* fan = a.fan;
+    const int64_t* out_off = a.out_off;
+    const int64_t* set_off = a.set_off;
+    const int64_t* key_off = a.key_off;
+    uint64_t* set = a.set;
+    double* keys = a.keys;
+    const CSRView g{a.indptr, a.indices, a.weights, 0};
+    const ValueCode vc = value_code(a, g.weights);
+    const double bound = a.bound;
+    int64_t* dst = a.dst;
+    int64_t* eid = a.eid;
+    int64_t* erow = a.erow;
+    int64_t* count = a.count;
+    uint32_t* err = a.err;
+    const int64_t long_row = a.long_row;
     for (int64_t r = t.first(); r < m; r += t.stride()) {
         const int64_t o = out_off[r];
         int64_t c = 0;
@@ -343,18 +336,18 @@ SPSAMPLE_HD inline int64_t chunk_positions(const RuleArgs& ra, const Chunk& ch, 
                            ra.hw, static_cast<uint32_t>(bid), ra.key, emit);
 }
 
-// k_chunk_counts. a: C, m, chunk_off (m + 1: each row's first chunk), rule args (a[3..9]),
+// k_chunk_counts. a: C, m, chunk_off (m + 1: each row's first chunk), rule fields (RULE),
 // start, deg, fan, fb, indices; out: ccount (C: the entries each chunk keeps).
-SPSAMPLE_HD inline void k_chunk_counts(Launch t, const int64_t* a) {
-    const int64_t C = a[0], m = a[1];
-    const int64_t* chunk_off = at<const int64_t>(a, 2);
-    const RuleArgs ra = rule_args(a, 3);
-    const int64_t* start = at<const int64_t>(a, 10);
-    const int64_t* deg = at<const int64_t>(a, 11);
-    const int64_t* fan = at<const int64_t>(a, 12);
-    const int64_t* fb = at<const int64_t>(a, 13);
-    const int64_t* indices = at<const int64_t>(a, 14);
-    int64_t* ccount = at<int64_t>(a, 15);
+SPSAMPLE_HD inline void k_chunk_counts(Launch t, const ChunkCountsArgs& a) {
+    const int64_t C = a.C, m = a.m;
+    const int64_t* chunk_off = a.chunk_off;
+    const RuleArgs ra = rule_args(a);
+    const int64_t* start = a.start;
+    const int64_t* deg = a.deg;
+    const int64_t* fan = a.fan;
+    const int64_t* fb = a.fb;
+    const int64_t* indices = a.indices;
+    int64_t* ccount = a.ccount;
     for (int64_t c = t.first(); c < C; c += t.stride()) {
         const Chunk ch = chunk_of(chunk_off, m, deg, c);
         const int64_t r = ch.r;
@@ -363,24 +356,24 @@ SPSAMPLE_HD inline void k_chunk_counts(Launch t, const int64_t* a) {
     }
 }
 
-// k_select_chunks. a: as k_chunk_counts up to indices (a[0..14]), then fl, fr, ccum (C + 1:
+// k_select_chunks. a: as k_chunk_counts up to indices, then fl, fr, ccum (C + 1:
 // exclusive prefix sum of the chunks' counts), out_off (m + 1); out: dst, eid, erow (or 0).
-SPSAMPLE_HD inline void k_select_chunks(Launch t, const int64_t* a) {
-    const int64_t C = a[0], m = a[1];
-    const int64_t* chunk_off = at<const int64_t>(a, 2);
-    const RuleArgs ra = rule_args(a, 3);
-    const int64_t* start = at<const int64_t>(a, 10);
-    const int64_t* deg = at<const int64_t>(a, 11);
-    const int64_t* fan = at<const int64_t>(a, 12);
-    const int64_t* fb = at<const int64_t>(a, 13);
-    const int64_t* indices = at<const int64_t>(a, 14);
-    const int64_t* fl = at<const int64_t>(a, 15);
-    const int64_t* fr = at<const int64_t>(a, 16);
-    const int64_t* ccum = at<const int64_t>(a, 17);
-    const int64_t* out_off = at<const int64_t>(a, 18);
-    int64_t* dst = at<int64_t>(a, 19);
-    int64_t* eid = at<int64_t>(a, 20);
-    int64_t* erow = at<int64_t>(a, 21);
+SPSAMPLE_HD inline void k_select_chunks(Launch t, const SelectChunksArgs& a) {
+    const int64_t C = a.C, m = a.m;
+    const int64_t* chunk_off = a.chunk_off;
+    const RuleArgs ra = rule_args(a);
+    const int64_t* start = a.start;
+    const int64_t* deg = a.deg;
+    const int64_t* fan = a.fan;
+    const int64_t* fb = a.fb;
+    const int64_t* indices = a.indices;
+    const int64_t* fl = a.fl;
+    const int64_t* fr = a.fr;
+    const int64_t* ccum = a.ccum;
+    const int64_t* out_off = a.out_off;
+    int64_t* dst = a.dst;
+    int64_t* eid = a.eid;
+    int64_t* erow = a.erow;
     for (int64_t c = t.first(); c < C; c += t.stride()) {
         const Chunk ch = chunk_of(chunk_off, m, deg, c);
         const int64_t r = ch.r, st = start[r];
@@ -397,17 +390,17 @@ SPSAMPLE_HD inline void k_select_chunks(Launch t, const int64_t* a) {
 
 // k_compact. a: m, out_off (m + 1), count (m), new_off (m + 1), dst, eid, erow (or 0); out:
 // dst2, eid2, erow2 (or 0): row r's count entries moved from out_off[r] to new_off[r].
-SPSAMPLE_HD inline void k_compact(Launch t, const int64_t* a) {
-    const int64_t m = a[0];
-    const int64_t* out_off = at<const int64_t>(a, 1);
-    const int64_t* count = at<const int64_t>(a, 2);
-    const int64_t* new_off = at<const int64_t>(a, 3);
-    const int64_t* dst = at<const int64_t>(a, 4);
-    const int64_t* eid = at<const int64_t>(a, 5);
-    const int64_t* erow = at<const int64_t>(a, 6);
-    int64_t* dst2 = at<int64_t>(a, 7);
-    int64_t* eid2 = at<int64_t>(a, 8);
-    int64_t* erow2 = at<int64_t>(a, 9);
+SPSAMPLE_HD inline void k_compact(Launch t, const CompactArgs& a) {
+    const int64_t m = a.m;
+    const int64_t* out_off = a.out_off;
+    const int64_t* count = a.count;
+    const int64_t* new_off = a.new_off;
+    const int64_t* dst = a.dst;
+    const int64_t* eid = a.eid;
+    const int64_t* erow = a.erow;
+    int64_t* dst2 = a.dst2;
+    int64_t* eid2 = a.eid2;
+    int64_t* erow2 = a.erow2;
     for (int64_t r = t.first(); r < m; r += t.stride()) {
         const int64_t from = out_off[r], to = new_off[r];
         for (int64_t i = 0; i < count[r]; ++i) {
@@ -419,24 +412,24 @@ SPSAMPLE_HD inline void k_compact(Launch t, const int64_t* a) {
 }
 
 // k_gather. a: E, eid, indices, indices32 (or 0); out: nbr (int64) = the sampled columns.
-SPSAMPLE_HD inline void k_gather(Launch t, const int64_t* a) {
-    const int64_t E = a[0];
-    const int64_t* eid = at<const int64_t>(a, 1);
-    const int64_t* indices = at<const int64_t>(a, 2);
-    const uint32_t* indices32 = at<const uint32_t>(a, 3);
-    int64_t* nbr = at<int64_t>(a, 4);
+SPSAMPLE_HD inline void k_gather(Launch t, const GatherArgs& a) {
+    const int64_t E = a.E;
+    const int64_t* eid = a.eid;
+    const int64_t* indices = a.indices;
+    const uint32_t* indices32 = a.indices32;
+    int64_t* nbr = a.nbr;
     for (int64_t e = t.first(); e < E; e += t.stride())
         nbr[e] = indices32 ? static_cast<int64_t>(indices32[eid[e]]) : indices[eid[e]];
 }
 
 // k_table_nodes. a: N, k, nid, nid_off (k + 1), tab_off (k + 1; powers of two apart), slots:
 // every vertex the minibatch holds, valued by its local id.
-SPSAMPLE_HD inline void k_table_nodes(Launch t, const int64_t* a) {
-    const int64_t N = a[0], k = a[1];
-    const int64_t* nid = at<const int64_t>(a, 2);
-    const int64_t* nid_off = at<const int64_t>(a, 3);
-    const int64_t* tab_off = at<const int64_t>(a, 4);
-    uint64_t* slots = at<uint64_t>(a, 5);
+SPSAMPLE_HD inline void k_table_nodes(Launch t, const TableNodesArgs& a) {
+    const int64_t N = a.N, k = a.k;
+    const int64_t* nid = a.nid;
+    const int64_t* nid_off = a.nid_off;
+    const int64_t* tab_off = a.tab_off;
+    uint64_t* slots = a.slots;
     for (int64_t i = t.first(); i < N; i += t.stride()) {
         const int64_t j = segment_of(nid_off, k, i);
         table_insert_min(slots + tab_off[j], tab_off[j + 1] - tab_off[j],
@@ -453,14 +446,14 @@ struct ItemArgs {
     uint64_t* slots;
 };
 
-SPSAMPLE_HD inline ItemArgs item_args(const int64_t* a) {
-    return ItemArgs{a[0], a[1], at<const int64_t>(a, 2), at<const int64_t>(a, 3),
-                    at<const int64_t>(a, 4), at<uint64_t>(a, 5)};
+template <class A>
+SPSAMPLE_HD inline ItemArgs item_args(const A& a) {  // A: an args struct with the ITEM fields
+    return ItemArgs{a.I, a.k, a.items, a.item_off, a.tab_off, a.slots};
 }
 
 // k_table_items. a: I, k, items, item_off (k + 1), tab_off, slots: every item inserted valued
 // DEDUP_NEW | t (the minimum t per new vertex survives).
-SPSAMPLE_HD inline void k_table_items(Launch t, const int64_t* a) {
+SPSAMPLE_HD inline void k_table_items(Launch t, const TableItemsArgs& a) {
     const ItemArgs x = item_args(a);
     for (int64_t i = t.first(); i < x.I; i += t.stride()) {
         const int64_t j = segment_of(x.item_off, x.k, i);
@@ -472,9 +465,9 @@ SPSAMPLE_HD inline void k_table_items(Launch t, const int64_t* a) {
 
 // k_first_flags. a: as k_table_items, then flags (int64 out): 1 for an item that is the first
 // occurrence of a vertex new to its minibatch.
-SPSAMPLE_HD inline void k_first_flags(Launch t, const int64_t* a) {
+SPSAMPLE_HD inline void k_first_flags(Launch t, const FirstFlagsArgs& a) {
     const ItemArgs x = item_args(a);
-    int64_t* flags = at<int64_t>(a, 6);
+    int64_t* flags = a.flags;
     for (int64_t i = t.first(); i < x.I; i += t.stride()) {
         const int64_t j = segment_of(x.item_off, x.k, i);
         const uint32_t val = table_find(x.slots + x.tab_off[j], x.tab_off[j + 1] - x.tab_off[j],
@@ -486,12 +479,12 @@ SPSAMPLE_HD inline void k_first_flags(Launch t, const int64_t* a) {
 // k_assign. a: as k_table_items, then rank (I + 1: exclusive prefix sum of the flags), base (k:
 // vertices each minibatch holds); out: local (I: each item's local id), newv (rank[I]: the new
 // vertices, minibatch after minibatch, in first-occurrence order).
-SPSAMPLE_HD inline void k_assign(Launch t, const int64_t* a) {
+SPSAMPLE_HD inline void k_assign(Launch t, const AssignArgs& a) {
     const ItemArgs x = item_args(a);
-    const int64_t* rank = at<const int64_t>(a, 6);
-    const int64_t* base = at<const int64_t>(a, 7);
-    int64_t* local = at<int64_t>(a, 8);
-    int64_t* newv = at<int64_t>(a, 9);
+    const int64_t* rank = a.rank;
+    const int64_t* base = a.base;
+    int64_t* local = a.local;
+    int64_t* newv = a.newv;
     for (int64_t i = t.first(); i < x.I; i += t.stride()) {
         const int64_t j = segment_of(x.item_off, x.k, i);
         const int64_t first_item = x.item_off[j];
@@ -509,14 +502,14 @@ SPSAMPLE_HD inline void k_assign(Launch t, const int64_t* a) {
 
 // k_merge_nodes. a: N2, k, out_off (k + 1), nid, nid_off (k + 1), add, add_off (k + 1); out:
 // out (N2): each minibatch's n_id followed by its added vertices.
-SPSAMPLE_HD inline void k_merge_nodes(Launch t, const int64_t* a) {
-    const int64_t N2 = a[0], k = a[1];
-    const int64_t* out_off = at<const int64_t>(a, 2);
-    const int64_t* nid = at<const int64_t>(a, 3);
-    const int64_t* nid_off = at<const int64_t>(a, 4);
-    const int64_t* add = at<const int64_t>(a, 5);
-    const int64_t* add_off = at<const int64_t>(a, 6);
-    int64_t* out = at<int64_t>(a, 7);
+SPSAMPLE_HD inline void k_merge_nodes(Launch t, const MergeNodesArgs& a) {
+    const int64_t N2 = a.N2, k = a.k;
+    const int64_t* out_off = a.out_off;
+    const int64_t* nid = a.nid;
+    const int64_t* nid_off = a.nid_off;
+    const int64_t* add = a.add;
+    const int64_t* add_off = a.add_off;
+    int64_t* out = a.out;
     for (int64_t i = t.first(); i < N2; i += t.stride()) {
         const int64_t j = segment_of(out_off, k, i);
         const int64_t l = i - out_off[j], held = nid_off[j + 1] - nid_off[j];
@@ -527,16 +520,12 @@ SPSAMPLE_HD inline void k_merge_nodes(Launch t, const int64_t* a) {
 }  // namespace gpu
 }  // namespace spsample
 
-// The kernels of this file, X(name), for the CUDA wrappers and the host emulator's table.
-#define SPSAMPLE_ROWWISE_KERNELS(X) \
-    X(frontier) X(extents) X(select) X(chunk_counts) X(select_chunks) X(compact) X(gather) \
-    X(table_nodes) X(table_items) X(first_flags) X(assign) X(merge_nodes)
-
+// The CUDA entries of this file's kernels (SPSAMPLE_ROWWISE_KERNELS: args.cuh).
 #if defined(SPSAMPLE_CUDA)
-#define SPSAMPLE_GLOBAL_KERNEL(name)                                                           \
-    extern "C" __global__ void spsample_k_##name(const long long* a) {                        \
+#define SPSAMPLE_GLOBAL_KERNEL(name, Type, FIELDS)                                             \
+    extern "C" __global__ void spsample_k_##name(const spsample::gpu::Type* a) {              \
         const spsample::gpu::Launch t{blockIdx.x, threadIdx.x, gridDim.x, blockDim.x};         \
-        spsample::gpu::k_##name(t, reinterpret_cast<const int64_t*>(a));                      \
+        spsample::gpu::k_##name(t, *a);                                                       \
     }
 SPSAMPLE_ROWWISE_KERNELS(SPSAMPLE_GLOBAL_KERNEL)
 #undef SPSAMPLE_GLOBAL_KERNEL

@@ -30,6 +30,7 @@
 #ifndef SPSAMPLE_DEVICE_RULES_CUH
 #define SPSAMPLE_DEVICE_RULES_CUH
 
+#include "codes.cuh"
 #include "hd.cuh"
 #include "philox.cuh"
 
@@ -367,26 +368,13 @@ SPSAMPLE_HD inline int64_t threshold_row(Column&& col, int64_t d, int64_t s, uin
 // ------------------------------------------------------------------------ value programs
 // A value Expr (spsample._lazy) in postfix form, evaluated per entry with exactly rounded IEEE
 // operations in the tree's order, so the values equal NumPy's evaluation bit for bit.
-enum ValueOp : int32_t {
-    V_CONST = 0,      // push value
-    V_WEIGHT = 1,     // push weight of the entry (ctx 0) / of the looked-up entry (ctx 1)
-    V_COLUMN = 2,     // push vec[arg][u]
-    V_ROW = 3,        // push vec[arg][v] (ctx 0) or vec[arg][t] (ctx 1)
-    V_EDGE = 4,       // push vec[arg][e] (ctx 0) or vec[arg][e'] (ctx 1)
-    V_INDICATOR = 5,  // push u == v (ctx 0) or u == t (ctx 1) ? 1 : 0
-    V_FOUND = 6,      // pop x, push (u in row t of the aux graph) ? x : 0
-    V_MUL = 7,
-    V_ADD = 8,
-    V_SQUARE = 9,
-};
+// The instructions (ValueOp) and VALUE_STACK are defined in codes.cuh.
 
-// One instruction (24 bytes: the layout of spsample._gpu.INSTR_DTYPE).
+// One instruction (24 bytes: the layout of spsample.gpu._device.INSTR_DTYPE).
 struct Instr {
     int32_t op, ctx, arg;
     double value;
 };
-
-inline constexpr int VALUE_STACK = 32;  // deepest program the lowering accepts
 
 // A value program as the bodies read it (pointers only).
 struct ValueCode {

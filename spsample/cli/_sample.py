@@ -87,7 +87,7 @@ def add_arguments(parser):
 
 def run(args):
     """Run ``spsample sample``; returns the exit status (0 on success)."""
-    from .. import _native
+    from .. import native as _native
 
     _check_flags(args)
     graph, seeds, label = _graph_and_seeds(args.dataset, args.seeds, args.node_type)
@@ -265,7 +265,7 @@ def _hetero_sampler(args, graph):
 def _run_hetero(args, graph, seeds, label):
     """``spsample sample`` on a heterogeneous dataset: node-wise per relation, statistics per
     node type and per relation."""
-    from .. import _native
+    from .. import native as _native
 
     sampler = _hetero_sampler(args, graph)
     previous = _native.enabled()

@@ -38,7 +38,7 @@ import time
 
 import numpy as np
 
-from .. import _native
+from .. import native as _native
 from .. import _primitives as prim
 from .._errors import SamplerError
 from .._lazy import (Expr, Frontier, NotLowerable, RowSelection, RowView, Streams,
@@ -167,7 +167,7 @@ _NO_ROWS = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), None, np.z
 
 
 def _request_hop(plan, graph, **where):
-    """The hop lowered for requested rows (:func:`spsample._native.lower_requests`; ``where``:
+    """The hop lowered for requested rows (:func:`spsample.native.lower_requests`; ``where``:
     its ``rows`` or ``edges``), or ``None``: native kernels off, a hop that is not
     row-local, or a rule the kernels do not implement (its NumPy evaluation then runs)."""
     if plan is None or not _native.enabled() or not row_local(plan):
@@ -533,7 +533,7 @@ class _FetchHop:
     :class:`_FetchedRows` view. Row-local hops the kernels implement (``native_rows``; every
     pulled hop of the bulk must be one): appended in arrival order (:meth:`_append`, O(new
     entries) per hop, no re-sort of the entries) and selected by
-    :func:`spsample._native.select_requests`, which reads each request's row through its slot;
+    :func:`spsample.native.select_requests`, which reads each request's row through its slot;
     the NumPy way stays the oracle (same bits).
 
     Rows of a time-sorted block (``timed``) come with their entries' times (``self.time``) and

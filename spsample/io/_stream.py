@@ -51,7 +51,7 @@ def _chunks(path, chunk_bytes):
 
 def _parse(where, path, offset, text, comment):
     """``(E, 2)`` int64 ``(u, v)`` of one chunk of lines (native parser, NumPy fallback)."""
-    from .. import _native
+    from .. import native as _native
 
     edges = None
     if _native.enabled():

@@ -344,7 +344,7 @@ def bulk_edges(bulk, exclude=None):
     ----------
     bulk : Bulk
     exclude : tuple or None
-        Edges to drop (``exclude`` of :func:`spsample._native.minibatch_edges`).
+        Edges to drop (``exclude`` of :func:`spsample.native.minibatch_edges`).
 
     Returns
     -------
@@ -355,7 +355,7 @@ def bulk_edges(bulk, exclude=None):
     kept : int64 ndarray of shape (k, L), or None
         Kept edges per minibatch and hop (``None`` with the native kernels off).
     """
-    from .. import _native
+    from .. import native as _native
     from .._minibatch import MinibatchMajorBulk
 
     if isinstance(bulk, MinibatchMajorBulk) and exclude is None:

@@ -327,7 +327,7 @@ class LinkLoader(Loader):
         disjoint), each endpoint's position among them (``where``), their times; one native
         pass over the bulk when the native kernels are on, else (and for strict negatives on
         a sharded graph, whose edge tests are collective) the NumPy oracle."""
-        from .. import _native
+        from .. import native as _native
         counts = np.diff(pos_off)
         neg = self._negative_counts(counts)
         sharded_strict = self.strict and self._dist is not None   # edge tests by the owners
@@ -367,7 +367,7 @@ class LinkLoader(Loader):
 
     def _links_native(self, pos, pos_off, batch_ids, epoch, neg):
         """:meth:`_links` in one pass of ``native/link.h``, parallel over minibatches."""
-        from .. import _native, _rng
+        from .. import _rng, native as _native
         from .._negatives import MAX_ATTEMPTS, negative_key, pickers, strict_failure
         (os_, od), (ns, nd) = self._types()
         neg_off = np.zeros(neg.size + 1, dtype=np.int64)

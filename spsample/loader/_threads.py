@@ -58,7 +58,7 @@ class ThreadPlan:
     model : int
         torch's intra-op threads (``torch.set_num_threads``).
     sampler : int
-        The native sampling kernels' threads (``spsample._native.set_num_threads``).
+        The native sampling kernels' threads (``spsample.native.set_num_threads``).
     cores : int
         Cores of this process (the node's, divided among its ranks).
     share : float or None
@@ -235,7 +235,7 @@ def apply_plan(plan):
     """Set torch's and the native kernels' thread counts to ``plan``'s."""
     import torch
 
-    from .. import _native
+    from .. import native as _native
 
     if torch.get_num_threads() != plan.model:
         torch.set_num_threads(plan.model)

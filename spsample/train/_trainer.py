@@ -509,7 +509,7 @@ class Trainer:
             return self._fit(epochs, checkpoint, progress, log)
 
     def _fit(self, epochs, checkpoint, progress, log):
-        from .. import _native
+        from .. import native as _native
 
         t0 = time.perf_counter()
         show = progress and self.rank == 0
@@ -744,7 +744,7 @@ def _build_model(dataset, config):
 @contextmanager
 def _threads_restored():
     """Restore torch's and the native sampler's thread counts on exit."""
-    from .. import _native
+    from .. import native as _native
 
     model = torch.get_num_threads()
     sampler = _native.set_num_threads(0)        # the setting as it is (0: OpenMP's default)
@@ -825,7 +825,7 @@ def run_epoch(model, optimizer, loader, loss_of, *, epoch, seed, progress, desc,
         all-reduce); ``threads`` and ``sampler_threads`` (torch's and the native sampler's),
         and ``stats`` (the loader's epoch stats).
     """
-    from .. import _native
+    from .. import native as _native
 
     bar = _progress_bar(progress, loader.steps_per_epoch, desc)
 

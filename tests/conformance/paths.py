@@ -24,7 +24,8 @@ from typing import Callable, Dict, Tuple
 import numpy as np
 
 import spsample
-from spsample import _disk_sampling, _gpu, _native
+from spsample import _disk_sampling, native as _native
+from spsample.gpu import _device as _gpu
 from spsample._disk_graph import DiskGraph
 from spsample._errors import ResourceLimitError
 

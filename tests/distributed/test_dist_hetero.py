@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _native, io
+from spsample import io, native as _native
 from spsample.distributed import DistHeteroGraph, Grid, load_hetero_dataset
 
 from _dist_helpers import (CITES, HAS, IN, SHARDED_LAYOUTS, WRITES, WRITTEN_BY,  # noqa: F401

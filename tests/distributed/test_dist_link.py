@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import ArgumentError, DistributedError, SamplerError, _native
+from spsample import ArgumentError, DistributedError, SamplerError, native as _native
 from spsample.distributed import DistGraph, DistHeteroGraph, ShardedDataset
 
 from _dist_helpers import (SHARDED_LAYOUTS, assert_all, grid_for, layouts, mpi_timeout,

@@ -7,7 +7,7 @@ import pytest
 
 import spsample
 from spsample.distributed import DistGraph
-from spsample import _native
+from spsample import native as _native
 from spsample import primitives as prim
 from spsample.primitives import Streams
 

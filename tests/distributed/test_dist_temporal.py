@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _native, io
+from spsample import io, native as _native
 from spsample.distributed import DistGraph, DistHeteroGraph
 from spsample.distributed._sampling import _canonical_edges
 from spsample.distributed._timesorted import TimeSortedBlock

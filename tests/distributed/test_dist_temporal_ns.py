@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _native, io
+from spsample import io, native as _native
 from spsample.distributed import DistHeteroGraph
 
 from _dist_helpers import (CITES, HAS, IN, WRITES, WRITTEN_BY, assert_all, grid_for, matches,

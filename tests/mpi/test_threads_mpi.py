@@ -30,7 +30,7 @@ def node_cores():
 
 @pytest.fixture(autouse=True)
 def restore_threads(monkeypatch):
-    from spsample import _native
+    from spsample import native as _native
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.delenv("SPSAMPLE_THREADS", raising=False)

@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import sys
 
-from ._errors import MissingDependencyError
+from .._errors import MissingDependencyError
 
 __all__ = ["SOURCE_DIR", "KERNEL_FILE", "CHECK_FILE", "NVRTC_OPTIONS", "NVCC_OPTIONS",
            "kernel_source",
@@ -32,8 +32,9 @@ __all__ = ["SOURCE_DIR", "KERNEL_FILE", "CHECK_FILE", "NVRTC_OPTIONS", "NVCC_OPT
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # An installed package carries the headers in spsample/_cuda (setup.py copies them); a source
 # checkout (editable install) reads them from native/device.
-_CANDIDATES = [os.path.join(_HERE, "_cuda"),
-               os.path.join(os.path.dirname(_HERE), "native", "device")]
+_PACKAGE = os.path.dirname(_HERE)   # spsample/ (this module lives in spsample/gpu/)
+_CANDIDATES = [os.path.join(_PACKAGE, "_cuda"),
+               os.path.join(os.path.dirname(_PACKAGE), "native", "device")]
 SOURCE_DIR = next((d for d in _CANDIDATES if os.path.isfile(os.path.join(d, "kernels.cuh"))),
                   _CANDIDATES[-1])
 KERNEL_FILE = "kernels.cuh"     # includes rowwise.cuh and layerwise.cuh

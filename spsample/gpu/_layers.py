@@ -20,18 +20,18 @@ Layer ``l`` of the whole bulk (:meth:`LayerWiseDriver._layer`):
 
 import numpy as np
 
-from . import _native
-from ._errors import ArgumentError
-from ._gpu import DeviceDriver
-from ._validate import fail
+from .. import native
+from .._errors import ArgumentError
+from ._device import DeviceDriver
+from .._validate import fail
 
 __all__ = ["run_layerwise", "LayerWiseDriver", "check_key_range"]
 
 
 def run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
-    """Run a layer-wise :class:`~spsample._native.Lowered` sampler on ``device``.
+    """Run a layer-wise :class:`~spsample.native.Lowered` sampler on ``device``.
 
-    Same arguments and checks as :func:`spsample._native.run`; returns a
+    Same arguments and checks as :func:`spsample.native.run`; returns a
     :class:`~spsample.Bulk` (``layerwise``: edges carry weights) whose ``n_id`` and edge
     arrays live on the device and whose offsets and counts are NumPy arrays.
 
@@ -41,7 +41,7 @@ def run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
         Naming ``device`` when ``minibatches * num_nodes`` reaches ``2**63`` (the kernels key
         entries by ``j * n + u`` in int64).
     """
-    _, _, seeds, sizes, batch_ids, k0, k1 = _native._bulk_args(graph, seeds, sizes, batch_ids,
+    _, _, seeds, sizes, batch_ids, k0, k1 = native.bulk_args(graph, seeds, sizes, batch_ids,
                                                                  seed, epoch)
     check_key_range(int(sizes.size), graph.num_nodes)
     driver = LayerWiseDriver(lowered.spec, graph, device, sizes, batch_ids, (k0, k1), int(epoch))
@@ -79,16 +79,15 @@ class LayerWiseDriver(DeviceDriver):
 
     def __init__(self, spec, graph, device, sizes, batch_ids, key, epoch):
         super().__init__(device, sizes, batch_ids, key, epoch)
-        from .samplers._layerwise import layerwise_weights
         self.fanouts = [int(f) for f in spec["fanouts"]]
         self.n = int(graph.num_nodes)
         up = device.upload
-        self.indptr, self.indices = up(_native._i64(graph.indptr)), up(_native._i64(graph.indices))
-        self.weights = None if graph.weights is None else up(layerwise_weights(graph))
+        self.indptr, self.indices = up(native.as_i64(graph.indptr)), up(native.as_i64(graph.indices))
+        self.weights = None if graph.weights is None else up(native.layerwise_weights(graph))
         self.fastgcn = spec["column_weights"] is not None
         self.q = self.cumulative = None
         if self.fastgcn:
-            q, cumulative = (_native._f64(a) for a in spec["column_weights"])
+            q, cumulative = (native.as_f64(a) for a in spec["column_weights"])
             self.q, self.cumulative = up(q), up(cumulative)
             positive = np.flatnonzero(q > 0)
             self.total = float(cumulative[-1]) if cumulative.size else 0.0
@@ -96,7 +95,7 @@ class LayerWiseDriver(DeviceDriver):
 
     # ---------------------------------------------------------------- the bulk
     def run(self, seeds):
-        from ._minibatch import Bulk
+        from .._minibatch import Bulk
         self.nid = self.dev.upload(np.ascontiguousarray(seeds, dtype=np.int64))
         self.nid_off = self._off(self.sizes)
         counts = [self.sizes.copy()]
@@ -129,14 +128,12 @@ class LayerWiseDriver(DeviceDriver):
         N = int(self.nid_off[-1])
         nid_off = self.dev.upload(self.nid_off)
         first, deg, rbatch = self._empty(N), self._empty(N), self._empty(N)
-        self._launch("lw_rows", N, [N, self.k, self._p(self.nid), self._p(nid_off),
-                                       self._p(self.indptr), self._p(first), self._p(deg),
-                                       self._p(rbatch)])
+        self._launch("lw_rows", N, N=N, k=self.k, nid=self.nid, nid_off=nid_off,
+                     indptr=self.indptr, first=first, deg=deg, rbatch=rbatch)
         ent_off, D = self._dev_off(deg)
         key, eid, erow = self._empty(D), self._empty(D), self._empty(D)
-        self._launch("lw_entries", D, [D, N, self._p(ent_off), self._p(first), self._p(rbatch),
-                                          self._p(self.indices), self.n, self._p(key),
-                                          self._p(eid), self._p(erow)])
+        self._launch("lw_entries", D, D=D, N=N, ent_off=ent_off, first=first, rbatch=rbatch,
+                     indices=self.indices, n=self.n, key=key, eid=eid, erow=erow)
         return dict(N=N, D=D, nid_off=self.nid_off, nid_off_d=nid_off, first=first,
                     rbatch=rbatch, ent_off=ent_off, key=key, eid=eid, erow=erow)
 
@@ -152,8 +149,8 @@ class LayerWiseDriver(DeviceDriver):
         S = int(seg_pos.size)
         seg_off = xp.concatenate([seg_pos, xp.full(1, D, dtype=xp.int64)])
         psum, seg_of = xp.empty(S, dtype=xp.float64), self._empty(D)
-        self._launch("lw_colsum", S, [S, self._p(seg_off), self._p(order), self._p(rows["eid"]),
-                                         self._p(self.weights), self._p(psum), self._p(seg_of)])
+        self._launch("lw_colsum", S, S=S, seg_off=seg_off, order=order, eid=rows["eid"],
+                     weights=self.weights, psum=psum, seg_of=seg_of)
         return dict(S=S, key=ks[seg_pos], psum=psum, seg_of=seg_of)
 
     # ---------------------------------------------------------------- selections
@@ -180,11 +177,10 @@ class LayerWiseDriver(DeviceDriver):
         cap = _set_capacity(s)
         table = xp.zeros(nd * cap, dtype=xp.uint64)
         chosen = self._empty(nd * s)
-        self._launch("lw_draw_entries", nd, [
-            nd, self._p(self.dev.upload(which)), s, hw, self.key[0], self.key[1],
-            self._p(self.batch_ids), self._p(rows["nid_off_d"]), self._p(rows["ent_off"]),
-            self._p(rows["first"]), self._p(self.indices), self.n, self._p(table), cap,
-            self._p(chosen)])
+        self._launch("lw_draw_entries", nd, nd=nd, which=self.dev.upload(which), s=s, hw=hw,
+                     k0=self.key[0], k1=self.key[1], batch_ids=self.batch_ids,
+                     nid_off=rows["nid_off_d"], ent_off=rows["ent_off"], first=rows["first"],
+                     indices=self.indices, n=self.n, set=table, cap=cap, chosen=chosen)
         return xp.concatenate([keep_all, chosen])
 
     def _choose_by_keys(self, s, hw, sums):
@@ -202,9 +198,9 @@ class LayerWiseDriver(DeviceDriver):
         if M == 0:
             return keep_all
         bits = self._empty(M)
-        self._launch("lw_keys", M, [M, self._p(keyed), self._p(sums["key"]),
-                                       self._p(sums["psum"]), self.n, hw, self.key[0],
-                                       self.key[1], self._p(self.batch_ids), self._p(bits)])
+        self._launch("lw_keys", M, M=M, cand=keyed, seg_key=sums["key"], psum=sums["psum"],
+                     n=self.n, hw=hw, k0=self.key[0], k1=self.key[1], batch_ids=self.batch_ids,
+                     bits=bits)
         by_key = self.dev.stable_argsort(bits)        # ties: columns ascending (cand order)
         order = by_key[self.dev.stable_argsort(keyed_batch[by_key])]
         batch_sorted = keyed_batch[order]
@@ -217,11 +213,9 @@ class LayerWiseDriver(DeviceDriver):
             return self._empty(0)
         M = self.k * s
         keys = self._empty(M)
-        total_bits = int(np.array(self.total, dtype=np.float64).view(np.int64))
-        self._launch("lw_fastgcn", M, [M, s, hw, self.key[0], self.key[1],
-                                          self._p(self.batch_ids), self._p(self.cumulative),
-                                          self.n, self.last_positive, total_bits,
-                                          self._p(keys)])
+        self._launch("lw_fastgcn", M, M=M, s=s, hw=hw, k0=self.key[0], k1=self.key[1],
+                     batch_ids=self.batch_ids, cumulative=self.cumulative, n=self.n,
+                     last_positive=self.last_positive, total=self.total, keys=keys)
         return keys
 
     def _append_sorted(self, chosen):
@@ -234,27 +228,25 @@ class LayerWiseDriver(DeviceDriver):
     # ---------------------------------------------------------------- edges
     def _edges(self, rows, sums):
         """The layer's edges: entries of its rows whose column is in the new ``n_id``."""
-        from ._minibatch import HopEdges
+        from .._minibatch import HopEdges
         xp, D, N = self.xp, rows["D"], rows["N"]
         slots, tab_off = self._member_table()
         hit, lu = self._empty(D), self._empty(D)
-        self._launch("lw_hits", D, [D, self._p(rows["key"]), self._p(rows["eid"]), self.n,
-                                       self._p(self.weights), self._p(tab_off), self._p(slots),
-                                       self._p(hit), self._p(lu)])
+        self._launch("lw_hits", D, D=D, key=rows["key"], eid=rows["eid"], n=self.n,
+                     weights=self.weights, tab_off=tab_off, slots=slots, hit=hit, lu=lu)
         hit_off, E = self._dev_off(hit)
         dst, src, edge, vrow = (self._empty(E) for _ in range(4))
         value = xp.empty(E, dtype=xp.float64)
         psum, seg_of = (None, None) if sums is None else (sums["psum"], sums["seg_of"])
-        self._launch("lw_edges", D, [
-            D, self._p(hit_off), self._p(rows["erow"]), self._p(rows["eid"]),
-            self._p(rows["key"]), self._p(lu), self._p(rows["rbatch"]),
-            self._p(rows["nid_off_d"]), self.n, self._p(self.weights), int(self.fastgcn),
-            self._p(self.q), self._p(psum), self._p(seg_of), self._p(dst), self._p(src),
-            self._p(edge), self._p(value), self._p(vrow)])
+        self._launch("lw_edges", D, D=D, hit_off=hit_off, erow=rows["erow"], eid=rows["eid"],
+                     key=rows["key"], lu=lu, rbatch=rows["rbatch"], nid_off=rows["nid_off_d"],
+                     n=self.n, weights=self.weights, fastgcn=int(self.fastgcn), q=self.q,
+                     psum=psum, seg_of=seg_of, dst=dst, src=src, edge=edge, value=value,
+                     vrow=vrow)
         row_edges = hit_off[rows["ent_off"]]
         total = xp.empty(N, dtype=xp.float64)
-        self._launch("lw_row_sums", N, [N, self._p(row_edges), self._p(value), self._p(total)])
-        self._launch("lw_normalise", E, [E, self._p(vrow), self._p(total), self._p(value)])
+        self._launch("lw_row_sums", N, N=N, row_edges=row_edges, value=value, total=total)
+        self._launch("lw_normalise", E, E=E, vrow=vrow, total=total, value=value)
         off = row_edges[self.dev.upload(rows["nid_off"])]
         return HopEdges(dst, src, edge, value, np.asarray(self.dev.download(off), dtype=np.int64))
 

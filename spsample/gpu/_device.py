@@ -1,12 +1,12 @@
 """The GPU backend: lowered samplers run by the kernels of ``native/device`` (``rowwise.cuh``
 for the row-wise engine, ``layerwise.cuh`` for the layer-wise one).
 
-A driver (:class:`RowWiseDriver` here, :class:`spsample._gpu_layers.LayerWiseDriver`) launches
+A driver (:class:`RowWiseDriver` here, :class:`spsample.gpu._layers.LayerWiseDriver`) launches
 the kernels hop after hop for the whole bulk and takes the prefix sums (and, layer-wise, the
 stable sorts) between them. It runs on a *device*:
 
 * :class:`CupyDevice` -- an NVIDIA GPU: arrays are CuPy arrays, the kernels are compiled by
-  ``cupy.RawModule`` from :func:`spsample._cuda_source.kernel_source` (the same ``.cuh`` files
+  ``cupy.RawModule`` from :func:`spsample.gpu._cuda_source.kernel_source` (the same ``.cuh`` files
   the CPU engine compiles) with ``--fmad=false``, and launched with 256 threads per block;
 * :class:`EmulatedDevice` -- the host: arrays are NumPy arrays and every launch runs the very
   same kernel functions, compiled into the C++ extension, for every ``(block, thread)`` index
@@ -31,10 +31,11 @@ import weakref
 
 import numpy as np
 
-from . import _native
-from ._errors import (ArgumentError, MissingDependencyError, ResourceLimitError, SamplerError,
+from .. import native
+from .._errors import (ArgumentError, MissingDependencyError, ResourceLimitError, SamplerError,
                       SpsampleError)
-from ._validate import fail
+from .._validate import fail
+from ._args import pack_args
 
 __all__ = ["INSTR_DTYPE", "EmulatedDevice", "CupyDevice", "get_device", "run_rowwise",
            "sample_on_device", "gpu_available"]
@@ -69,9 +70,9 @@ class EmulatedDevice:
     xp = np
 
     def __init__(self, threads=2, order_seed=0, grid=3, block=5, long_row=None):
-        if not _native.AVAILABLE:
+        if not native.AVAILABLE:
             raise MissingDependencyError("emulating the GPU kernels needs the native extension: "
-                                         f"pip install -e . ({_native.IMPORT_ERROR})")
+                                         f"pip install -e . ({native.IMPORT_ERROR})")
         self.threads, self.grid, self.block = int(threads), int(grid), int(block)
         self.long_row = CupyDevice.long_row if long_row is None else int(long_row)
         if self.long_row < 0:
@@ -95,7 +96,7 @@ class EmulatedDevice:
         if n <= 0:
             return
         seed = -1 if self._orders is None else next(self._orders)
-        _native._kernels.emulate(kernel, self.grid, self.block, np.array(args, dtype=np.int64),
+        native.kernels.emulate(kernel, self.grid, self.block, np.array(args, dtype=np.int64),
                                  self.threads, seed)
 
 
@@ -223,15 +224,15 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         Naming ``device`` when the sampler does not lower onto the native kernels (constructors
         the engine cannot lower).
     """
-    from ._engine import estimate_output_bytes, trace
-    from ._validate import check_memory
+    from .._engine import estimate_output_bytes, trace
+    from .._validate import check_memory
     dev = get_device(device)
     try:
         plans = trace(sampler, graph, batch_ids, seed, epoch)
         check_memory("sample", "sampler", estimate_output_bytes(plans, graph, sizes),
                      "the sampled output", "lower the fanouts, batch_size or the number of seeds "
                      "per call")
-        lowered = _native.lower(plans, graph, int(batch_ids.size))
+        lowered = native.lower(plans, graph, int(batch_ids.size))
     except SpsampleError:
         raise
     except Exception as exc:  # NotLowerable, or a constructor that cannot run on placeholders
@@ -239,7 +240,7 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         fail(ArgumentError, "sample", "device", f"runs only samplers that lower onto the native "
              f"engine; {type(sampler).__name__} does not ({what})", show_value=False)
     if lowered.kernel == "layerwise":
-        from ._gpu_layers import run_layerwise
+        from ._layers import run_layerwise
         return run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
     _check_gpu_hops(lowered, sampler, seed, epoch)
     return run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
@@ -251,7 +252,7 @@ def _check_gpu_hops(lowered, sampler, seed, epoch):
     key = tuple(int(x) for x in _rng_key(seed))
     for h, hs in enumerate(lowered.spec["hops"], start=1):
         f = hs["frontier"]
-        plain = (hs["time"] < 0 and hs["select"] != _native._S_LAST
+        plain = (hs["time"] < 0 and hs["select"] != native.SelectRule.LAST
                  and hs["hop_word"] == ((int(epoch) & 0xFFFFFF) << 8 | (h & 255))
                  and tuple(hs["rng_key"]) == key and (len(f) < 5 or f[4] == f[1]))
         if not plain:
@@ -262,18 +263,18 @@ def _check_gpu_hops(lowered, sampler, seed, epoch):
 
 
 def _rng_key(seed):
-    from ._rng import split_seed
+    from .._rng import split_seed
     return split_seed(seed)
 
 
 def run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
-    """Run a row-wise :class:`~spsample._native.Lowered` sampler on ``device``.
+    """Run a row-wise :class:`~spsample.native.Lowered` sampler on ``device``.
 
-    Same arguments and checks as :func:`spsample._native.run`; returns a
+    Same arguments and checks as :func:`spsample.native.run`; returns a
     :class:`~spsample.Bulk` whose ``n_id`` and edge arrays live on the device (CuPy arrays on
     a GPU) and whose offsets and counts are NumPy arrays; ``path`` is the device's name.
     """
-    _, _, seeds, sizes, batch_ids, k0, k1 = _native._bulk_args(graph, seeds, sizes, batch_ids,
+    _, _, seeds, sizes, batch_ids, k0, k1 = native.bulk_args(graph, seeds, sizes, batch_ids,
                                                                  seed, epoch)
     return RowWiseDriver(lowered.spec, device, sizes, batch_ids, (k0, k1), int(epoch)).run(seeds)
 
@@ -321,9 +322,11 @@ class DeviceDriver:
         self._live.append(arr)
         return self.dev.ptr(arr)
 
-    def _launch(self, kernel, n, args):
+    def _launch(self, kernel, items, /, **fields):
+        """Launch ``kernel`` over ``items`` items with its argument struct filled by name
+        (:func:`spsample.gpu._args.pack_args`: arrays for pointer fields, numbers otherwise)."""
         try:
-            self.dev.launch(kernel, n, args)
+            self.dev.launch(kernel, items, pack_args(kernel, self._p, **fields))
         finally:
             self._live = []
 
@@ -340,16 +343,16 @@ class DeviceDriver:
         I, N = int(item_off[-1]), int(self.nid_off[-1])
         nid_off_d, item_off_d = self.dev.upload(self.nid_off), self.dev.upload(item_off)
         tab_off_d = self.dev.upload(tab_off)
-        self._launch("table_nodes", N, [N, k, self._p(self.nid), self._p(nid_off_d),
-                                           self._p(tab_off_d), self._p(slots)])
-        item_args = [I, k, self._p(items), self._p(item_off_d), self._p(tab_off_d), self._p(slots)]
-        self._launch("table_items", I, item_args)
+        self._launch("table_nodes", N, N=N, k=k, nid=self.nid, nid_off=nid_off_d,
+                     tab_off=tab_off_d, slots=slots)
+        item = dict(I=I, k=k, items=items, item_off=item_off_d, tab_off=tab_off_d, slots=slots)
+        self._launch("table_items", I, **item)
         flags = self._empty(I)
-        self._launch("first_flags", I, item_args + [self._p(flags)])
+        self._launch("first_flags", I, **item, flags=flags)
         rank, total = self._dev_off(flags)
         local, newv = self._empty(I), self._empty(total)
-        self._launch("assign", I, item_args + [self._p(rank), self._p(self.dev.upload(held)),
-                                                  self._p(local), self._p(newv)])
+        self._launch("assign", I, **item, rank=rank, base=self.dev.upload(held), local=local,
+                     newv=newv)
         added = np.diff(np.asarray(self.dev.download(rank[item_off_d]), dtype=np.int64))
         self._merge(newv, added)
         return local
@@ -370,10 +373,9 @@ class DeviceDriver:
         new_off = self._off(np.diff(self.nid_off) + added)
         N2 = int(new_off[-1])
         out = self._empty(N2)
-        self._launch("merge_nodes", N2, [
-            N2, self.k, self._p(self.dev.upload(new_off)), self._p(self.nid),
-            self._p(self.dev.upload(self.nid_off)), self._p(add),
-            self._p(self.dev.upload(self._off(added))), self._p(out)])
+        self._launch("merge_nodes", N2, N2=N2, k=self.k, out_off=self.dev.upload(new_off),
+                     nid=self.nid, nid_off=self.dev.upload(self.nid_off), add=add,
+                     add_off=self.dev.upload(self._off(added)), out=out)
         self.nid, self.nid_off = out, new_off
 
     def _member_table(self):
@@ -383,9 +385,8 @@ class DeviceDriver:
         tab_off = self._off([_capacity(int(h)) for h in np.diff(self.nid_off)])
         slots = self.xp.zeros(int(tab_off[-1]), dtype=self.xp.uint64)
         tab_off = self.dev.upload(tab_off)
-        self._launch("table_nodes", N, [N, self.k, self._p(self.nid),
-                                           self._p(self.dev.upload(self.nid_off)),
-                                           self._p(tab_off), self._p(slots)])
+        self._launch("table_nodes", N, N=N, k=self.k, nid=self.nid,
+                     nid_off=self.dev.upload(self.nid_off), tab_off=tab_off, slots=slots)
         return slots, tab_off
 
 
@@ -408,7 +409,7 @@ class RowWiseDriver(DeviceDriver):
 
     # ---------------------------------------------------------------- the bulk
     def run(self, seeds):
-        from ._minibatch import Bulk, HopEdges
+        from .._minibatch import Bulk, HopEdges
         self.nid = self.dev.upload(np.ascontiguousarray(seeds, dtype=np.int64))
         self.nid_off = self._off(self.sizes)
         self.ends = [self.sizes.copy()]
@@ -430,7 +431,7 @@ class RowWiseDriver(DeviceDriver):
 
     def _hop(self, h, hs):
         rows = self._frontier(hs["frontier"], outputs=("fv", "fl", "fr", "fb"))
-        if hs["frontier"][0] == _native._FRONTIER["rows"]:
+        if hs["frontier"][0] == native.Frontier.ROWS:
             rows["fl"] = self._append_unique(rows["fv"], rows["off"])
         fa = None
         if hs["aux"] is not None:
@@ -438,8 +439,8 @@ class RowWiseDriver(DeviceDriver):
         edges = self._select(h, hs, rows, fa)
         nbr = self._empty(edges["E"])
         g = self.graphs[hs["graph"]]
-        self._launch("gather", edges["E"], [edges["E"], self._p(edges["eid"]), self._p(g[1]),
-                                               self._p(g[3]), self._p(nbr)])
+        self._launch("gather", edges["E"], E=edges["E"], eid=edges["eid"], indices=g[1],
+                     indices32=g[3], nbr=nbr)
         if hs["dedup"]:
             src = self._append_unique(nbr, edges["off"])
         else:
@@ -453,17 +454,17 @@ class RowWiseDriver(DeviceDriver):
         kind, hop, off_index, vert_index = spec[:4]   # [4]: hop_last (== hop here)
         held = np.diff(self.nid_off)
         lo = ends = erow = given = None
-        F = _native._FRONTIER
-        if kind in (F["new_nodes"], F["all_nodes"]):
-            lo_h = np.zeros(self.k, np.int64) if kind == F["all_nodes"] or hop == 0 \
+        F = native.Frontier
+        if kind in (F.NEW_NODES, F.ALL_NODES):
+            lo_h = np.zeros(self.k, np.int64) if kind == F.ALL_NODES or hop == 0 \
                 else self.ends[hop - 1]
-            hi_h = held if kind == F["all_nodes"] else self.ends[hop]
+            hi_h = held if kind == F.ALL_NODES else self.ends[hop]
             row_off = self._off(hi_h - lo_h)
             lo = self.dev.upload(lo_h)
-        elif kind in (F["edge_sources"], F["edge_destinations"]):
+        elif kind in (F.EDGE_SOURCES, F.EDGE_DESTINATIONS):
             e = self.hops[hop - 1]
             row_off = e["off"]
-            ends = e["src"] if kind == F["edge_sources"] else e["dst"]
+            ends = e["src"] if kind == F.EDGE_SOURCES else e["dst"]
             erow = e["erow"]
         else:
             row_off = np.asarray(self.i64_host[off_index], dtype=np.int64)
@@ -471,30 +472,31 @@ class RowWiseDriver(DeviceDriver):
         m = int(row_off[-1])
         out = {name: self._empty(m) for name in outputs}
         row_off_d = self.dev.upload(row_off)
-        self._launch("frontier", m, [
-            m, self.k, kind, self._p(row_off_d), self._p(lo), self._p(self.nid),
-            self._p(self.dev.upload(self.nid_off)), self._p(ends), self._p(erow), self._p(given),
-            *(self._p(out.get(name)) for name in ("fv", "fl", "fr", "fb"))])
+        self._launch("frontier", m, m=m, k=self.k, kind=kind, row_off=row_off_d, lo=lo,
+                     nid=self.nid, nid_off=self.dev.upload(self.nid_off), ends=ends, erow=erow,
+                     given=given, **{name: out.get(name) for name in ("fv", "fl", "fr", "fb")})
         out["off"], out["m"] = row_off, m
         return out
 
     # ---------------------------------------------------------------- selection
     def _rule_args(self, h, hs):
+        """The RULE fields of the selection kernels (``native/device/args.cuh``)."""
         fanout_vec = None if hs["fanout_vec"] < 0 else self.i64[hs["fanout_vec"]]
-        hw = self.hop_word(h)
-        return [hs["select"], hs["fanout"], self._p(fanout_vec), hw, self.key[0], self.key[1],
-                self._p(self.batch_ids)]
+        return dict(rule=hs["select"], fanout=hs["fanout"], fanout_vec=fanout_vec,
+                    hw=self.hop_word(h), k0=self.key[0], k1=self.key[1],
+                    batch_ids=self.batch_ids)
 
     def _value_args(self, hs):
         code = np.array([tuple(c) for c in hs["program"]], dtype=INSTR_DTYPE)
         code_d = self.dev.upload(code.view(np.uint8)) if code.size else None
         aux = self.graphs[hs["aux_graph"]] if hs["aux"] is not None else (None,) * 4
         n_aux = 0 if aux[0] is None else int(aux[0].size) - 1
-        only_weight = len(hs["program"]) == 1 and hs["program"][0][0] == _native._V_WEIGHT \
+        only_weight = len(hs["program"]) == 1 and hs["program"][0][0] == native.ValueOp.WEIGHT \
             and hs["program"][0][1] == 0
-        uses_lookup = any(c[1] == 1 or c[0] == _native._V_FOUND for c in hs["program"])
-        return [self._p(code_d), len(hs["program"]), self._p(self.vec_table), self._p(aux[0]),
-                self._p(aux[1]), self._p(aux[2]), n_aux, int(uses_lookup), int(only_weight)]
+        uses_lookup = any(c[1] == 1 or c[0] == native.ValueOp.FOUND for c in hs["program"])
+        return dict(code=code_d, code_size=len(hs["program"]), vectors=self.vec_table,
+                    aux_indptr=aux[0], aux_indices=aux[1], aux_weights=aux[2], aux_n=n_aux,
+                    uses_lookup=int(uses_lookup), only_weight=int(only_weight))
 
     def _select(self, h, hs, rows, fa):
         xp, m, g = self.xp, rows["m"], self.graphs[hs["graph"]]
@@ -509,22 +511,21 @@ class RowWiseDriver(DeviceDriver):
         dst, eid, erow = self._empty(E), self._empty(E), self._empty(E) if keep else None
         count = self._empty(m)
         err = xp.zeros(1, dtype=xp.uint32)
-        bound_bits = int(np.array(hs["bound"], dtype=np.float64).view(np.int64))
-        self._launch("select", m, [
-            m, *rule, hs["key"], *(self._p(rows[n]) for n in ("fv", "fl", "fr", "fb")),
-            self._p(fa), *(self._p(ext[n]) for n in ("start", "deg", "fan")), self._p(out_off),
-            self._p(set_off), self._p(key_off), self._p(set_buf), self._p(key_buf),
-            self._p(g[0]), self._p(g[1]), self._p(g[2]), *self._value_args(hs), bound_bits,
-            self._p(dst), self._p(eid), self._p(erow), self._p(count), self._p(err),
-            self.dev.long_row])
+        self._launch("select", m, m=m, **rule, key_kind=hs["key"],
+                     **{n: rows[n] for n in ("fv", "fl", "fr", "fb")}, fa=fa,
+                     **{n: ext[n] for n in ("start", "deg", "fan")}, out_off=out_off,
+                     set_off=set_off, key_off=key_off, set=set_buf, keys=key_buf, indptr=g[0],
+                     indices=g[1], weights=g[2], **self._value_args(hs), bound=hs["bound"],
+                     dst=dst, eid=eid, erow=erow, count=count, err=err,
+                     long_row=self.dev.long_row)
         if ext["C"]:
-            self._launch("select_chunks", ext["C"], ext["chunk_args"] + [
-                self._p(rows["fl"]), self._p(rows["fr"]), self._p(ext["ccum"]),
-                self._p(out_off), self._p(dst), self._p(eid), self._p(erow)])
+            self._launch("select_chunks", ext["C"], **ext["chunk_args"], fl=rows["fl"],
+                         fr=rows["fr"], ccum=ext["ccum"], out_off=out_off, dst=dst, eid=eid,
+                         erow=erow)
         if int(err[0]):
             raise SamplerError("sample: select_rows: argument 'bound' is exceeded (a value "
                                "exceeds the rejection bound)")
-        if hs["select"] in (_native._S_WEIGHTED, _native._S_WEIGHTED_REP, _native._S_REJECTION):
+        if hs["select"] in (native.SelectRule.WEIGHTED, native.SelectRule.WEIGHTED_REP, native.SelectRule.REJECTION):
             dst, eid, erow, out_off, E = self._compact(m, out_off, count, dst, eid, erow)
         row_off_d = self.dev.upload(rows["off"])
         off = np.asarray(self.dev.download(out_off[row_off_d]), dtype=np.int64)
@@ -536,19 +537,18 @@ class RowWiseDriver(DeviceDriver):
         counts (k_chunk_counts) make up their bounds."""
         names = ("start", "deg", "fan", "bound", "set", "keys", "chunks")
         ext = {name: self._empty(m) for name in names}
-        self._launch("extents", m, [m, *rule, self._p(g[0]), self._p(g[1]), self._p(rows["fv"]),
-                                       self._p(rows["fb"]),
-                                       *(self._p(ext[n]) for n in names[:-1]),
-                                       self.dev.long_row, self._p(ext["chunks"])])
+        self._launch("extents", m, m=m, **rule, indptr=g[0], indices=g[1], fv=rows["fv"],
+                     fb=rows["fb"], **{n: ext[n] for n in names[:-1]}, long_row=self.dev.long_row,
+                     chunks=ext["chunks"])
         chunk_off, C = self._dev_off(ext["chunks"])
         ext["C"] = C
         if C:
             ext["chunk_off"] = chunk_off     # alive as long as the arguments that point to it
-            ext["chunk_args"] = [C, m, self._p(chunk_off), *rule,
-                                 *(self._p(ext[n]) for n in ("start", "deg", "fan")),
-                                 self._p(rows["fb"]), self._p(g[1])]
+            ext["chunk_args"] = dict(C=C, m=m, chunk_off=chunk_off, **rule,
+                                     **{n: ext[n] for n in ("start", "deg", "fan")},
+                                     fb=rows["fb"], indices=g[1])
             ccount = self._empty(C)
-            self._launch("chunk_counts", C, ext["chunk_args"] + [self._p(ccount)])
+            self._launch("chunk_counts", C, **ext["chunk_args"], ccount=ccount)
             ccum, _ = self._dev_off(ccount)
             ext["bound"] = ext["bound"] + (ccum[chunk_off[1:]] - ccum[chunk_off[:-1]])
             ext["ccum"] = ccum
@@ -558,9 +558,8 @@ class RowWiseDriver(DeviceDriver):
         new_off, E = self._dev_off(count)
         dst2, eid2 = self._empty(E), self._empty(E)
         erow2 = None if erow is None else self._empty(E)
-        self._launch("compact", m, [m, self._p(out_off), self._p(count), self._p(new_off),
-                                       self._p(dst), self._p(eid), self._p(erow), self._p(dst2),
-                                       self._p(eid2), self._p(erow2)])
+        self._launch("compact", m, m=m, out_off=out_off, count=count, new_off=new_off, dst=dst,
+                     eid=eid, erow=erow, dst2=dst2, eid2=eid2, erow2=erow2)
         return dst2, eid2, erow2, new_off, E
 
 def _capacity(entries):

@@ -1,0 +1,71 @@
+"""spsample's optional native engine: the switch, its threads, and the kernels' Python side.
+
+``spsample._native_kernels`` is a C++17 extension (pybind11 over NumPy buffers, OpenMP across
+minibatches; sources in ``native/``) built by ``pip install``; without it spsample runs its
+NumPy path, with the same results.
+
+Which path runs (what users and the experiments use):
+
+* :data:`AVAILABLE` -- the extension imported (:data:`IMPORT_ERROR` says why not).
+* :func:`enabled` -- the native path is active: available, and neither switched off by the
+  environment variable ``SPSAMPLE_NATIVE=0`` (read once, at import) nor by
+  :func:`set_enabled` / :func:`disabled` at run time; :func:`active_path` says
+  ``"native"`` or ``"numpy"``.
+* :func:`set_num_threads` / :func:`get_num_threads` -- the kernels' threads (default: OpenMP's,
+  i.e. ``OMP_NUM_THREADS`` or all cores; ``SPSAMPLE_THREADS`` applies at import). Results never
+  depend on them: each minibatch is sampled by one thread from its own keyed streams.
+* :func:`set_pool_limit` / :func:`pool_stats` -- the pool of recycled output blocks.
+
+The rest serves spsample's other rooms, one private module per job:
+
+* ``_codes`` -- the plan codes, taken from the extension (:class:`Frontier`,
+  :class:`SelectRule`, :class:`StreamKey`, :class:`ValueOp`, :class:`LinkMode`);
+* ``_lowering`` -- traced constructors lowered to kernel requests (:func:`lower`,
+  :func:`lower_rows`, :func:`lower_requests`);
+* ``_kernel_calls`` -- the bulk kernels called with checked arguments, the memory budget and the
+  thread setting (flat results);
+* ``_sampling`` -- those results in the engine's types (:func:`run`: a ``Bulk``;
+  :func:`select_requests`, :func:`sample_rows`: a ``RowMatrix``);
+* ``_bulk_ops`` -- relabelling, link minibatches, minibatch edges, typed grouping;
+* ``_io`` -- edge-list parsing, entry checks, file ranges;
+* ``_buffers`` -- the arrays handed to the kernels; ``_layer_values`` -- the values layer-wise
+  sampling squares and sums.
+
+Examples
+--------
+>>> from spsample import native
+>>> native.active_path() in ("native", "numpy")
+True
+>>> with native.disabled():
+...     native.active_path()
+'numpy'
+"""
+
+from .._threads import apply_env_threads
+from ._buffers import as_f64, as_i64, bulk_args, indices32, internal_columns
+from ._bulk_ops import insert_bulk, link_bulk, lookup_bulk, minibatch_edges, split_typed
+from ._codes import VALUE_STACK, Frontier, LinkMode, SelectRule, StreamKey, ValueOp
+from ._io import check_entries, gather_ranges, parse_edges
+from ._layer_values import layerwise_scale, layerwise_weights
+from ._lowering import Lowered, RequestHop, lower, lower_requests, lower_rows
+from ._sampling import run, sample_rows, select_requests
+from ._switch import (AVAILABLE, IMPORT_ERROR, active_path, disabled, enabled, get_num_threads,
+                      kernel_threads, kernels, pool_stats, set_enabled, set_num_threads,
+                      set_pool_limit)
+
+__all__ = [
+    # the switch, threads and pool
+    "AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
+    "set_num_threads", "get_num_threads", "set_pool_limit", "pool_stats",
+    # for spsample's rooms
+    "kernels", "kernel_threads", "Frontier", "SelectRule", "StreamKey", "ValueOp", "LinkMode",
+    "VALUE_STACK", "Lowered", "lower", "lower_rows", "RequestHop", "lower_requests", "run",
+    "select_requests", "sample_rows", "insert_bulk", "lookup_bulk", "link_bulk",
+    "minibatch_edges", "split_typed", "parse_edges", "check_entries", "gather_ranges",
+    "as_i64", "as_f64", "bulk_args", "indices32", "internal_columns", "layerwise_weights",
+    "layerwise_scale",
+]
+
+# SPSAMPLE_THREADS (spsample._threads) applies from the first use of the native kernels on,
+# before any explicit set_num_threads call (which then wins).
+apply_env_threads()
