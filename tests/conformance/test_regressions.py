@@ -138,3 +138,31 @@ def test_the_latest_entries_of_every_row_on_the_scalar_reference(fanouts):
     testing.assert_same_bulk(PATHS["reference"](g, ("paper", ids), sampler, **kw), expected)
     testing.check_invariants(g, expected, sampler, seeds=ids, seed_time=t, seed=0)
     assert sum(v.size for mb in expected for v in mb.n_id.values()) > ids.size  # not seeds only
+
+
+def test_a_slow_reader_of_the_block_cache_never_runs_out_of_blocks(tmp_path, monkeypatch):
+    """``DiskGraph`` through the block cache at its smallest budget: the reader took the next
+    block before releasing the one it held, so for a moment it pinned two while the read-ahead
+    thread (its queue refilled) pinned another: ``RuntimeError: BlockCache: every block is in
+    use`` now and then under load (found by the soak profile of ``test_homogeneous_cells``,
+    disk-cache path; here made certain by a slow release)."""
+    import time
+
+    from spsample._disk_graph import BlockCache
+    g = spsample.rmat(9, seed=1)
+    path = tmp_path / "g.h5"
+    spsample.save(spsample.Dataset(g), path, layout="contiguous", compression=None)
+    budget = 8 * (g.num_nodes + 1) + 16 * (3 * 8 + int(g.degree().max()))
+    dg = spsample.load(path, mmap=True, memory_budget=budget).graph
+    release = BlockCache._release
+
+    def slow_release(self, slot):
+        time.sleep(0.005)
+        release(self, slot)
+    monkeypatch.setattr(BlockCache, "_release", slow_release)
+    blocks = range(min(dg.cache.num_blocks, 40))
+    for b, indices, _ in dg.cache.stream(blocks):
+        start, stop = dg.cache.block_range(b)
+        assert np.array_equal(indices, g.indices[start:stop])
+    assert dg.cache.capacity < 40
+    dg.close()
