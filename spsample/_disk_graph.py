@@ -187,9 +187,10 @@ class BlockCache:
         current = None
         try:
             for _ in blocks:
+                if current is not None:       # released before the next is taken: the
+                    self._release(current)    # reader may then hold depth + 2 blocks only
+                    current = None
                 slot = ahead.get()
-                if current is not None:
-                    self._release(current)
                 current = slot
                 if isinstance(slot, BaseException):
                     current = None

@@ -230,7 +230,7 @@ def _row_rule(sel, d, s, value, word):
     if d == 0 or s == 0:
         return []
     if sel.method == "last":                     # the latest entries, no randomness
-        return list(range(d if s < 0 else max(0, d - s), d))
+        return list(range(0 if s < 0 else max(0, d - s), d))
     if not sel.weighted:
         if s < 0:
             return list(range(d))

@@ -60,6 +60,19 @@ def test_train_checks_outputs_before_training(tmp_path, capsys, flag):
     assert "directory that does not exist" in err
 
 
+@pytest.mark.parametrize("task", ["node", "link"])
+@pytest.mark.parametrize("flag, value", [("--neg-ratio", "nan"), ("--neg-ratio", "-3"),
+                                         ("--neg-ratio", "inf"), ("--eval-negatives", "0"),
+                                         ("--eval-negatives", "-1")])
+def test_train_checks_the_link_numbers_whatever_the_task(capsys, task, flag, value):
+    """Issue 27 (every flag validated): with node classification (the default task)
+    ``--neg-ratio nan`` or ``--eval-negatives -1`` were accepted and ignored."""
+    pytest.importorskip("torch")
+    code, out, err = run_cli(["train", "--epochs", "1", "--task", task, flag, value], capsys)
+    assert code == 2 and out == ""
+    assert_one_line_error(err, "train", flag)
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 def test_train_refuses_non_finite_learning_rates(capsys, value):
     pytest.importorskip("torch")

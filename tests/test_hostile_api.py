@@ -423,6 +423,27 @@ def test_plan_never_builds_the_graph_it_plans_for(monkeypatch):
     assert light.extra["standin_degree"] > 4 and light.extra["row_degree_scale"] == 1.0
 
 
+# ------------------------------------------------------------------ model widths
+@pytest.mark.parametrize("hidden", [10**20, 10**9])
+def test_model_widths_beyond_memory_are_typed_errors(hidden, capsys):
+    """``--hidden 99999999999999999999`` ended in torch's untyped TypeError (an overflow while
+    allocating the weights), a large width in its allocator's RuntimeError."""
+    pytest.importorskip("torch")
+    from spsample._errors import ResourceLimitError
+    from spsample.train import GCN, GraphSAGE
+    from spsample.train.hetero import HeteroSAGE
+    from spsample.testing import heterogeneous
+    for make in (lambda: GraphSAGE(1433, hidden, 7), lambda: GCN(16, hidden, 3),
+                 lambda: HeteroSAGE(heterogeneous(0), {}, hidden, 3)):
+        with pytest.raises(ResourceLimitError, match="'hidden_channels' would need"):
+            make()
+    with pytest.raises(ResourceLimitError, match="'in_channels' would need"):
+        GraphSAGE(hidden, 8, 7, num_layers=1)
+    assert main(["train", "--epochs", "1", "--hidden", str(hidden)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "'hidden_channels' would need" in err, err
+
+
 # ------------------------------------------------------------------ 7. --device
 def test_meta_device_is_refused():
     pytest.importorskip("torch")

@@ -237,8 +237,9 @@ def check(args):
 
 def _check_flags(args):
     """Every flag checked before any work: outputs writable, numbers in range."""
-    for flag in ("--lr", "--weight-decay", "--dropout"):
+    for flag in ("--lr", "--weight-decay", "--dropout", "--neg-ratio"):
         check_finite("train", flag, getattr(args, flag[2:].replace("-", "_")))
+    _check_link_numbers(args)
     check_output("train", "--metrics", args.metrics)
     check_output("train", "--checkpoint", args.checkpoint)
     if args.relation is not None and args.task != "link":
@@ -254,6 +255,19 @@ def _check_flags(args):
 
             raise ArgumentError(f"spsample train: argument '{flag}' is not a file "
                                 f"(got {path!r})")
+
+
+def _check_link_numbers(args):
+    """``--neg-ratio`` and ``--eval-negatives``, whatever the task (given with node
+    classification they were accepted unchecked)."""
+    from ._errors import ArgumentError
+
+    if not args.neg_ratio > 0:
+        raise ArgumentError(f"spsample train: argument '--neg-ratio' must be > 0 "
+                            f"(got {args.neg_ratio})")
+    if args.eval_negatives is not None and args.eval_negatives < 1:
+        raise ArgumentError(f"spsample train: argument '--eval-negatives' must be >= 1 "
+                            f"(got {args.eval_negatives})")
 
 
 def _sharded(args, comm):

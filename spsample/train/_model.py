@@ -177,7 +177,24 @@ def _check_sizes(where, in_channels, hidden_channels, out_channels, num_layers, 
         fail(ArgumentError, where, "dropout", "must be a number in [0, 1)", dropout)
     if aggregation not in AGGREGATIONS:
         fail(ArgumentError, where, "aggregation", f"must be one of {AGGREGATIONS}", aggregation)
+    _check_weight_bytes(where, *sizes)
     return sizes
+
+
+def _check_weight_bytes(where, in_channels, hidden_channels, out_channels, num_layers):
+    """A typed ``ResourceLimitError`` naming the widest argument when the layers' float32
+    weights alone (two matrices per layer) exceed the memory limit, before torch is asked
+    for them (a width of 10**20 overflowed inside torch with a TypeError)."""
+    from .._validate import check_memory
+
+    widths = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
+    nbytes = 8 * sum(a * b for a, b in zip(widths[:-1], widths[1:]))
+    used = {"in_channels": in_channels, "out_channels": out_channels}
+    if num_layers > 1:
+        used["hidden_channels"] = hidden_channels
+    name = max(sorted(used), key=used.get)
+    check_memory(where, name, nbytes, f"the weights of {num_layers} layer(s) of widths "
+                 f"{widths}", f"use a smaller {name}")
 
 
 class _SampledGNN(torch.nn.Module):

@@ -31,6 +31,23 @@ torch = import_torch("spsample.train.hetero")
 __all__ = ["HeteroSAGE", "fit_node", "macro_f1", "normalized_features"]
 
 
+def _check_widths(graph, in_channels, hidden_channels, out_channels, num_layers):
+    """``(hidden_channels, out_channels)`` checked, and the float32 weights they imply
+    (inputs, then two matrices per type or relation and layer) against the memory limit
+    before torch is asked for them (a width of 10**20 overflowed inside torch)."""
+    from .._validate import check_memory
+
+    hidden = as_int("HeteroSAGE", "hidden_channels", hidden_channels, minimum=1)
+    out = as_int("HeteroSAGE", "out_channels", out_channels, minimum=1)
+    rows = sum(int(in_channels[t]) if t in in_channels else int(graph.num_nodes[t])
+               for t in graph.node_types)
+    per_layer = len(graph.node_types) + len(graph.relations)
+    nbytes = 4 * hidden * (rows + per_layer * (hidden * (num_layers - 1) + out))
+    check_memory("HeteroSAGE", "hidden_channels", nbytes, "the weights of the input, root "
+                 "and neighbour layers", "use a smaller hidden_channels")
+    return hidden, out
+
+
 class HeteroSAGE(torch.nn.Module):
     """GraphSAGE over the relations of a heterogeneous graph (see the module docstring).
 
@@ -52,6 +69,8 @@ class HeteroSAGE(torch.nn.Module):
         if not isinstance(num_layers, int) or num_layers < 1:
             fail(ArgumentError, "HeteroSAGE", "num_layers", "must be an int >= 1", num_layers)
         self.types, self.relations = graph.node_types, graph.relations
+        hidden_channels, out_channels = _check_widths(graph, in_channels, hidden_channels,
+                                                      out_channels, num_layers)
         self.inputs = torch.nn.ModuleDict()
         for t in self.types:
             if t in in_channels:

@@ -388,6 +388,9 @@ def dist_share(comm, graph, seeds, sampler, *, replication, strategy, replicated
     out = spsample.sample(dg, mine, sampler=sampler, batch_size=batch_size,
                           batch_offset=batch_offset + (b0 if b1 > b0 else 0), strategy=strategy,
                           **extra, **kw)
+    if b1 > b0 and grid.num_rows > 1 and not replicated:      # exchanged rows, not local
+        modes = (dg.last_stats or {}).get("modes", [])
+        assert modes and "local" not in modes, f"the distributed engine did not run: {modes}"
     return list(out), b0, b1
 
 

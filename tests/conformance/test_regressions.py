@@ -122,3 +122,47 @@ def test_a_rank_without_minibatches_in_a_disjoint_distributed_call():
     for path in ("dist-p4-c4-push", "dist-p4-c1-pull", "dist-p4-replicated"):
         testing.assert_same_bulk(DIST_PATHS[path](g, seeds, sampler, batch_size=8, seed=2),
                                  expected)
+
+
+@pytest.mark.parametrize("fanouts", [[-1, -1], [-1, 2]])
+def test_the_latest_entries_of_every_row_on_the_scalar_reference(fanouts):
+    """``NodeWise(fanouts with -1, temporal_strategy="last")`` (every entry up to the seed's
+    time) sampled no entry at all on the scalar reference (``range(d, d)`` for the latest
+    ``-1`` entries); found by the soak profile of ``test_properties``."""
+    g = testing.temporal(0)
+    sampler = spsample.NodeWise(fanouts, temporal_strategy="last")
+    ids = np.array([18, 3, 7, 18, 40])
+    t = np.array([5.0, 50.0, 100.0, 60.0, 30.0])
+    kw = dict(batch_size=2, seed=0, seed_time=t, batch_offset=3)
+    expected = PATHS["numpy"](g, ("paper", ids), sampler, **kw)
+    testing.assert_same_bulk(PATHS["reference"](g, ("paper", ids), sampler, **kw), expected)
+    testing.check_invariants(g, expected, sampler, seeds=ids, seed_time=t, seed=0)
+    assert sum(v.size for mb in expected for v in mb.n_id.values()) > ids.size  # not seeds only
+
+
+def test_a_slow_reader_of_the_block_cache_never_runs_out_of_blocks(tmp_path, monkeypatch):
+    """``DiskGraph`` through the block cache at its smallest budget: the reader took the next
+    block before releasing the one it held, so for a moment it pinned two while the read-ahead
+    thread (its queue refilled) pinned another: ``RuntimeError: BlockCache: every block is in
+    use`` now and then under load (found by the soak profile of ``test_homogeneous_cells``,
+    disk-cache path; here made certain by a slow release)."""
+    import time
+
+    from spsample._disk_graph import BlockCache
+    g = spsample.rmat(9, seed=1)
+    path = tmp_path / "g.h5"
+    spsample.save(spsample.Dataset(g), path, layout="contiguous", compression=None)
+    budget = 8 * (g.num_nodes + 1) + 16 * (3 * 8 + int(g.degree().max()))
+    dg = spsample.load(path, mmap=True, memory_budget=budget).graph
+    release = BlockCache._release
+
+    def slow_release(self, slot):
+        time.sleep(0.005)
+        release(self, slot)
+    monkeypatch.setattr(BlockCache, "_release", slow_release)
+    blocks = range(min(dg.cache.num_blocks, 40))
+    for b, indices, _ in dg.cache.stream(blocks):
+        start, stop = dg.cache.block_range(b)
+        assert np.array_equal(indices, g.indices[start:stop])
+    assert dg.cache.capacity < 40
+    dg.close()

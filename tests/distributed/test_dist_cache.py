@@ -7,8 +7,8 @@ import pytest
 import spsample
 from spsample.distributed import CachedFeatureStore, FeatureStore
 
-from _dist_helpers import (assert_all, grid_for, layouts, mpi_timeout, raised, threaded,
-                           valid_replications, world_comm)
+from _dist_helpers import (assert_all, grid_for, launched_under_mpi, layouts, mpi_timeout,
+                           raised, threaded, world_comm)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(60)]
 
@@ -73,8 +73,9 @@ def _last_rank():
     (100, [np.nan] * 10, spsample.ArgumentError, "scores"),
     (100, np.ones(3), spsample.ArgumentError, "scores"),
 ])
-@pytest.mark.parametrize("c", valid_replications())
-def test_a_bad_budget_or_scores_on_one_rank_fails_every_rank(c, budget, scores, error, text):
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (4, 2)]))
+@threaded
+def test_a_bad_budget_or_scores_on_one_rank_fails_every_rank(budget, scores, error, text, p, c):
     """Checked on each rank alone, the last rank raised while the others waited in the
     first fetch for ever."""
     store = FeatureStore.from_array(np.arange(20.0).reshape(10, 2), grid_for(c))
@@ -85,8 +86,9 @@ def test_a_bad_budget_or_scores_on_one_rank_fails_every_rank(c, budget, scores, 
         assert_all(f"rank {world_comm().size - 1}: " in str(exc), str(exc))
 
 
-@pytest.mark.parametrize("c", valid_replications())
-def test_scores_that_differ_slightly_between_ranks_are_refused(c):
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (4, 1), (4, 2), (8, 4)]))
+@threaded
+def test_scores_that_differ_slightly_between_ranks_are_refused(p, c):
     """Different rankings made replicas ask each other for rows by the wrong position: the
     fetch returned other rows' features. The scores are compared (SHA-256) instead."""
     g = spsample.rmat(9, seed=2)
@@ -108,7 +110,10 @@ def test_scores_that_differ_slightly_between_ranks_are_refused(c):
     assert_all(isinstance(exc, spsample.DistributedError) and "budget" in str(exc), repr(exc))
 
 
-def test_loader_over_a_dist_graph_refuses_different_seeds_on_one_rank():
+@pytest.mark.parametrize("p, c", [(None, 1)] + ([] if launched_under_mpi() else
+                                                 [(2, 1), (3, 1)]))
+@threaded
+def test_loader_over_a_dist_graph_refuses_different_seeds_on_one_rank(p, c):
     """Each rank would have cut different minibatches while sampling them together."""
     from spsample.distributed import DistGraph
 

@@ -13,8 +13,8 @@ import spsample
 from spsample import DatasetError
 from spsample.distributed import CachedFeatureStore, DistGraph, FeatureStore, ShardedDataset
 
-from _dist_helpers import (assert_all, grid_for, mpi_timeout, raised,  # noqa: F401
-                           replace_dataset, rmat10, valid_replications, world_comm,
+from _dist_helpers import (assert_all, grid_for, layouts, mpi_timeout, raised,  # noqa: F401
+                           replace_dataset, rmat10, threaded, valid_replications, world_comm,
                            write_shared)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(120)]
@@ -54,9 +54,10 @@ def _ids_received(grid, ids, n=N):
     return 8 * int(table[:, grid.row].sum() - table[grid.row, grid.row])
 
 
-@pytest.mark.parametrize("c", valid_replications())
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (3, 1), (4, 2), (8, 4)]))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
-def test_sparse_fetch_equals_dense_fetch_row_for_row(dtype, c):
+@threaded
+def test_sparse_fetch_equals_dense_fetch_row_for_row(dtype, p, c):
     x, grid = sparse_features(dtype), grid_for(c)
     store = FeatureStore.from_array(x, grid)
     dense = FeatureStore.from_array(x.toarray(), grid)
@@ -136,8 +137,9 @@ def test_bad_in_memory_matrices_are_refused_on_every_rank():
     assert_all(ok, repr(exc))
 
 
-@pytest.mark.parametrize("c", valid_replications())
-def test_cache_over_a_sparse_store_gives_exact_rows_within_its_budget(rmat10, c):
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (4, 2), (8, 2)]))
+@threaded
+def test_cache_over_a_sparse_store_gives_exact_rows_within_its_budget(rmat10, p, c):
     g = rmat10
     x = sparse_features(n=g.num_nodes)
     grid = grid_for(c)
@@ -164,9 +166,10 @@ def test_cache_over_a_sparse_store_gives_exact_rows_within_its_budget(rmat10, c)
     assert_all(ok, (held, budget, k, per_replica))
 
 
-@pytest.mark.parametrize("c", valid_replications())
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (4, 2)]))
 @pytest.mark.parametrize("strategy", ["push", "pull"])
-def test_loader_batches_equal_the_single_process_loaders(rmat10, c, strategy):
+@threaded
+def test_loader_batches_equal_the_single_process_loaders(rmat10, strategy, p, c):
     """A Loader over a DistGraph and a sparse FeatureStore: every batch's x is the
     single-process loader's SparseRows (whole CSR matrix) bit for bit."""
     torch = pytest.importorskip("torch")
@@ -191,8 +194,9 @@ def test_loader_batches_equal_the_single_process_loaders(rmat10, c, strategy):
     assert_all(ok)
 
 
-@pytest.mark.parametrize("c", valid_replications())
-def test_sharded_dataset_keeps_sparse_features_sparse(tmp_path, c):
+@pytest.mark.parametrize("p, c", layouts([(2, 1), (3, 1), (4, 2)]))
+@threaded
+def test_sharded_dataset_keeps_sparse_features_sparse(tmp_path, p, c):
     g = spsample.rmat(8, seed=2, symmetrize=True)
     n = g.num_nodes
     x = sparse_features(n=n)
