@@ -324,7 +324,7 @@ def _in_original_ids(dataset, permutation):
     permutation file; ``dataset`` itself without one."""
     if permutation is None:
         return dataset
-    from ._partition import load_partition, relabel
+    from .distributed._partition import load_partition, relabel
     from .io import Dataset
 
     if not isinstance(dataset, Dataset):

@@ -2,7 +2,7 @@
 
 ``spsample._native_kernels`` is a C++17 extension (pybind11 over NumPy buffers, OpenMP across
 minibatches; sources in ``native/``) built by ``pip install``. A sampler's constructors, traced
-by :mod:`spsample._engine` into one :class:`~spsample._bulk.HopPlan` per hop, are *lowered*
+by :mod:`spsample.engine._run` into one :class:`~spsample.engine._bulk.HopPlan` per hop, are *lowered*
 here onto one of two bulk kernels that run every hop of every minibatch in one call and return
 exactly what the NumPy evaluation of the same constructors returns (same bits, same order):
 
@@ -15,7 +15,7 @@ exactly what the NumPy evaluation of the same constructors returns (same bits, s
 
 Which class a sampler is plays no part: a subclass, or a user's sampler built from the same
 lazy matrices, lowers to the same kernels. What cannot be lowered raises
-:class:`~spsample._lazy.NotLowerable` (the engine then runs NumPy and warns once).
+:class:`~spsample.engine._lazy.NotLowerable` (the engine then runs NumPy and warns once).
 
 Which path runs:
 
@@ -35,9 +35,11 @@ import os
 import numpy as np
 
 from ._errors import ArgumentError, MissingDependencyError, ResourceLimitError, SamplerError
-from ._graph import frozen_filled
-from ._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
-                    RowSelection, ThresholdSelection)
+from .graph._graph import frozen_filled
+from .engine._lazy import (
+    ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable, RowSelection,
+    ThresholdSelection,
+)
 from ._validate import as_int, fail
 
 __all__ = ["AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
@@ -274,7 +276,7 @@ def lower(plans, graph, num_batches):
     Parameters
     ----------
     plans : list of HopPlan
-        One per hop (:func:`spsample._engine.trace`).
+        One per hop (:func:`spsample.engine._run.trace`).
     graph : Graph
         The bulk's graph.
     num_batches : int
@@ -504,7 +506,7 @@ def _lower_layers(plans, graph):
 
 def _check_numerator(view, Q, graph):
     """Layer edges are valued by A's own values (the scaled weights, or 1 unweighted)."""
-    from ._lazy import RowView
+    from .engine._lazy import RowView
     if not (isinstance(view, RowView) and view.graph is graph and view.frontier.same_rows(Q)
             and _is_layer_values(view.expr, graph)):
         raise _NotLowered("extract", "layer edges valued by something other than A's values")
@@ -525,7 +527,7 @@ def _check_ladies_view(view, Q, graph):
 def _is_layer_values(expr, graph):
     """``expr`` is what the layer-wise kernel reads as A's values: nothing on an unweighted
     graph, the layerwise_weights of a weighted one (by identity: the graph's cached array)."""
-    from .samplers._layerwise import layerwise_weights
+    from .graph._weights import layerwise_weights
     if graph.weights is None:
         return expr is None
     return expr is not None and expr.op == "edge" and expr.vector is layerwise_weights(graph)
@@ -534,13 +536,13 @@ def _is_layer_values(expr, graph):
 def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch, *, windows=None,
         minibatch_major=False):
     """Run a lowered sampler on one bulk: a :class:`~spsample.Bulk`, the same bits as the
-    NumPy evaluation (a :class:`~spsample._minibatch.MinibatchMajorBulk` for a row-wise
+    NumPy evaluation (a :class:`~spsample.engine._minibatch.MinibatchMajorBulk` for a row-wise
     sampler when ``minibatch_major``: the same minibatches, edges laid out per minibatch).
 
     ``windows=(span, map, block)`` runs a row-wise plan hop-major over the windows of a graph
     whose arrays lie in the memory map ``map`` (``native/windowed.h``; ``span`` entries per
     window, pages released in blocks of ``block`` bytes); it then returns ``None`` when a column
-    id outside ``[0, n)`` was read (see :mod:`spsample._disk_map`).
+    id outside ``[0, n)`` was read (see :mod:`spsample.io._disk_map`).
 
     Raises
     ------
@@ -549,7 +551,7 @@ def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch, *, windows=None,
     SamplerError
         When a rejection rule meets a value above its bound.
     """
-    from ._minibatch import Bulk, HopEdges, MinibatchMajorBulk
+    from .engine._minibatch import Bulk, HopEdges, MinibatchMajorBulk
     from ._validate import memory_limit
     indptr, indices, seeds, sizes, batch_ids, k0, k1 = _bulk_args(graph, seeds, sizes, batch_ids, seed, epoch)
     spec = lowered.spec
@@ -588,7 +590,7 @@ def _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, ep
         q, cumulative = (_f64(a) for a in spec["column_weights"])
     indices32, internal_of, vertex_of = graph.cached("native_layerwise_columns",
                                                      lambda: _internal_columns(indices, graph.num_nodes))
-    from .samplers._layerwise import layerwise_weights
+    from .graph._weights import layerwise_weights
     weights = None if graph.weights is None else _f64(layerwise_weights(graph))
     return _kernels.layerwise_bulk(indptr, indices, indices32, internal_of, vertex_of, weights,
                                    seeds, sizes, batch_ids, spec["fanouts"], k0, k1, int(epoch), q,
@@ -631,7 +633,7 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
         then not read per-edge vectors. ``time`` (int64 or float64 as the traced hop's
         entry times, one per entry, non-decreasing
         within rows, or ``None``): the entries' times, which a temporal hop (a view cut by
-        :meth:`~spsample._lazy.RowView.until`) reads instead of the traced graph's.
+        :meth:`~spsample.engine._lazy.RowView.until`) reads instead of the traced graph's.
     edges : slice or int64 array of shape (nnz,), optional
         The global edge ids of ``graph``'s entries (a block of rows of a larger graph): where
         per-edge vectors are read. Default: ``graph`` is the whole graph.
@@ -673,7 +675,7 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
 
 def _request_times(lowered, times):
     """The requests' cut times in the kind of the hop's entry times (exactly converted)."""
-    from ._times import cut_times
+    from .graph._times import cut_times
     kind = np.int64 if lowered.hop.get("time_int") else np.float64
     return np.ascontiguousarray(cut_times("sample", "seed_time", np.asarray(times), kind))
 
@@ -704,7 +706,7 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, nu
         ends before request ``ends[w]``), taken in that order, a window's pages released once
         its requests are done (``release[w]``: pairs of page-aligned byte offsets into
         ``map``, a uint8 view of a read-only shared file mapping, or ``None``); request ``i``'s
-        samples become row ``order[i]`` (a permutation). See :mod:`spsample._disk_map`.
+        samples become row ``order[i]`` (a permutation). See :mod:`spsample.io._disk_map`.
     times : int64 or float64, shape (r,), optional
         A temporal hop's cut (and only then): request ``i`` reads the prefix of its row whose
         entry times are ``<= times[i]`` (compared exactly whatever the two kinds).
@@ -714,7 +716,7 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, nu
     RowMatrix with ``r`` rows: ``indices`` the kept columns, ``edge_id`` their positions in
     ``lowered.graph``'s indices (ascending within a row, repeated under replacement).
     """
-    from ._primitives import RowMatrix
+    from .engine._primitives import RowMatrix
     from ._validate import memory_limit
     if len(vertex) == 0:                 # also where there are no rows to read
         empty = np.zeros(0, dtype=np.int64)
@@ -744,7 +746,7 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
 
     ``sample_rows(row_select(indptr, indices, weights, vertex, row_offset=row_offset), fanout,
     Streams(vertex, batch, hop_word, key), replace=..., weighted=...)`` of
-    :mod:`spsample._primitives`, bit for bit, computed by :func:`select_requests` (the row-wise
+    :mod:`spsample.engine._primitives`, bit for bit, computed by :func:`select_requests` (the row-wise
     engine's selection pass; OpenMP over the minibatches of the requests; the result does not
     depend on the number of threads).
 
@@ -787,7 +789,7 @@ def sample_rows(indptr, indices, weights, vertex, batch, fanout, hop_word, key, 
         ``rows`` of another length, a fanout other than ``>= 1`` or ``-1``, ``hop_word`` or
         ``key`` out of range, ``weighted`` without weights.
     """
-    from ._primitives import RowMatrix
+    from .engine._primitives import RowMatrix
 
     where = "native sample_rows"
     indptr, indices = _i64(np.asarray(indptr)), _i64(np.asarray(indices))
@@ -900,7 +902,7 @@ def link_bulk(pos_offsets, pos, src_ids, dst_ids, neg_offsets, batch_ids, *, mod
               pickers, key, hop_word, block, max_attempts, type_offsets, dedup):
     """A bulk of link minibatches' negatives, seed endpoints and their first-occurrence
     relabelling, parallel over minibatches (``native/link.h``; the same bits as
-    :func:`spsample._negatives.draw_negatives` and the loader's NumPy code).
+    :func:`spsample.engine._negatives.draw_negatives` and the loader's NumPy code).
 
     Parameters
     ----------
@@ -918,9 +920,9 @@ def link_bulk(pos_offsets, pos, src_ids, dst_ids, neg_offsets, batch_ids, *, mod
     ratio : int
         Triplet: negatives per positive (slot ``i`` keeps positive ``i // ratio``'s source).
     pickers : (_Picker, _Picker)
-        :func:`spsample._negatives.pickers` of the source and destination types.
+        :func:`spsample.engine._negatives.pickers` of the source and destination types.
     key : (int, int)
-        :func:`spsample._negatives.negative_key`.
+        :func:`spsample.engine._negatives.negative_key`.
     hop_word : int
     block : Graph or None
         Strict negatives: the relation's block (a candidate that is an entry is drawn again).
@@ -999,7 +1001,7 @@ def split_typed(n_id, node_offsets, counts, step_hops, type_offsets, node_batch,
                 num_hops):
     """A heterogeneous bulk's vertices grouped by (minibatch, node type) and its edges in
     per-type local ids, parallel over minibatches (``native/typed.h``; the same bits as
-    :func:`spsample._hetero_sample._group_numpy`, its oracle).
+    :func:`spsample.engine._hetero_sample._group_numpy`, its oracle).
 
     Parameters
     ----------

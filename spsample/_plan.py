@@ -185,7 +185,7 @@ class Workload:
         """Sample a few minibatches of random seeds on one process and count what they sample."""
         import numpy as np
 
-        from ._sample import sample
+        from .samplers._sample import sample
         rng = np.random.default_rng(seed)
         m = min(graph.num_nodes, batch_size * minibatches)
         seeds = rng.choice(graph.num_nodes, size=m, replace=False)
@@ -242,7 +242,7 @@ class Workload:
         stand-in's (node-wise rows of degree above the fanout sample the fanout either way).
         """
         from . import samplers as built_in
-        from ._generate import rmat
+        from .graph._generate import rmat
 
         make = {"nodewise": built_in.NodeWise, "labor": built_in.LABOR,
                 "ladies": built_in.LADIES, "fastgcn": built_in.FastGCN}

@@ -393,7 +393,7 @@ def heco_mutants(root, rng):
 
 def partition_mutants(root, rng):
     """``.perm.npz`` files of the dataset ``perm_base.h5`` beside them, tampered."""
-    from spsample._partition import relabel, save_partition
+    from spsample.distributed._partition import relabel, save_partition
     folder = root / "perm"
     folder.mkdir()
     ds = spsample.load(crafted.write_hdf5(root / "perm_source.h5"))

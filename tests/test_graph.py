@@ -121,7 +121,7 @@ def test_graph_arrays_cannot_be_made_writeable(weighted):
 def test_sampling_frozen_graphs_is_bit_identical_to_the_reference(sampler, weighted, native):
     from graphs import random_graph
     from spsample import _native
-    from spsample._reference import reference_sample
+    from spsample.engine._reference import reference_sample
 
     if native and not _native.AVAILABLE:
         pytest.skip("native kernels not built")

@@ -1,7 +1,7 @@
 """The lean in-memory loader (spsample.io._graph_read): a canonical graph is read straight into
 its final, frozen arrays and checked piece by piece; anything else takes the general path
 (Graph.from_csr), with the same result or the same error as before. The piece checks
-(native/verify.h) agree with their NumPy oracle (spsample._entries.first_problems)."""
+(native/verify.h) agree with their NumPy oracle (spsample.io._entries.first_problems)."""
 
 import tracemalloc
 
@@ -11,7 +11,7 @@ import pytest
 
 import spsample
 from spsample import _native
-from spsample._entries import entry_problems, first_problems
+from spsample.io._entries import entry_problems, first_problems
 from spsample._errors import DatasetError
 from spsample.io import _graph_read
 
@@ -21,7 +21,7 @@ from graphs import random_graph
 @pytest.fixture(autouse=True)
 def small_pieces(monkeypatch):
     """Pieces of 64 bytes (8 entries): rows and checks straddle piece boundaries."""
-    monkeypatch.setattr(spsample._graph, "PIECE_BYTES", 64)
+    monkeypatch.setattr(spsample.graph._graph, "PIECE_BYTES", 64)
 
 
 def _graph(weighted):
@@ -47,7 +47,7 @@ def test_canonical_files_are_read_lean(tmp_path, monkeypatch, layout, compressio
 
 def test_peak_memory_is_about_the_graph(tmp_path, monkeypatch):
     """One bytes object per array, filled in place: no copy of any array is ever held."""
-    monkeypatch.setattr(spsample._graph, "PIECE_BYTES", 1 << 16)
+    monkeypatch.setattr(spsample.graph._graph, "PIECE_BYTES", 1 << 16)
     g = random_graph(20_000, 400_000, seed=1, weighted=True)
     path = spsample.save(spsample.Dataset(g), tmp_path / "g.h5", layout="contiguous",
                          compression=None)

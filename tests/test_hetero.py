@@ -5,8 +5,8 @@ import pytest
 
 import spsample
 from spsample import _native
-from spsample._hetero_sample import build_schedule, run_global
-from spsample._reference import reference_sample
+from spsample.engine._hetero_sample import build_schedule, run_global
+from spsample.engine._reference import reference_sample
 
 RELS = [("author", "writes", "paper"), ("paper", "cites", "paper"),
         ("paper", "written_by", "author"), ("paper", "in", "venue"),
@@ -191,7 +191,7 @@ def test_bulk_size_and_thread_invariance():
 def test_native_grouping_equals_numpy_at_any_thread_count(case):
     """split_hetero's native grouping (native/typed.h) against its NumPy oracle on the same
     engine bulk, bit for bit, at 1-3 threads; and the minibatches of spsample.sample."""
-    from spsample._hetero_sample import _group_native, _group_numpy
+    from spsample.engine._hetero_sample import _group_native, _group_numpy
     g = hetero_graph(edge_time=case == "temporal")
     seeds = np.random.default_rng(4).permutation(60)[:45]
     t = None
@@ -223,7 +223,7 @@ def test_native_grouping_equals_numpy_at_any_thread_count(case):
 
 @pytest.mark.skipif(not _native.AVAILABLE, reason="native extension not built")
 def test_native_grouping_rejects_ids_outside_the_types():
-    from spsample._hetero_sample import _group_native
+    from spsample.engine._hetero_sample import _group_native
     g = hetero_graph()
     bulk, _ = _global_bulks(g, np.arange(10), spsample.NodeWise([2]), 5)
     bulk.n_id[3] = g.total_nodes
@@ -288,8 +288,8 @@ def test_temporal_native_numpy_reference(strategy):
     ref = reference_sample(schedule.steps[0].graph, seeds + g.offsets["paper"], sampler=sampler,
                            batch_size=1, seed=3, epoch=1, schedule=schedule, seed_time=t,
                            batch_ids=ids)
-    from spsample._hetero_sample import merge_disjoint
-    from spsample._minibatch import Bulk, HopEdges
+    from spsample.engine._hetero_sample import merge_disjoint
+    from spsample.engine._minibatch import Bulk, HopEdges
     flat = _as_bulk(ref, Bulk, HopEdges)
     merged = merge_disjoint(flat, np.full(5, 6), np.arange(5))
     assert all(a.equals(b) for a, b in zip(numpy_, merged))

@@ -10,7 +10,7 @@ import pytest
 
 import spsample
 from spsample import _native, _rng
-from spsample import _primitives as prim
+from spsample.engine import _primitives as prim
 from spsample._errors import ArgumentError
 
 pytestmark = pytest.mark.skipif(not _native.AVAILABLE,

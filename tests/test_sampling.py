@@ -6,7 +6,7 @@ from scipy import stats
 
 import spsample
 from spsample import FastGCN, LADIES, NodeWise
-from spsample._reference import reference_sample
+from spsample.engine._reference import reference_sample
 
 from graphs import random_graph
 

@@ -14,7 +14,7 @@ import pytest
 
 import spsample
 from spsample import _native, io
-from spsample._reference import reference_sample
+from spsample.engine._reference import reference_sample
 
 REL = ("u", "msg", "u")
 BASE = 2**60 + 3                     # nanoseconds: far above 2**53
@@ -60,7 +60,7 @@ def test_nanosecond_edge_one_after_the_seed_is_not_sampled(strategy):
 
 
 def test_reference_sampler_cuts_integer_times_exactly():
-    from spsample._hetero_sample import build_schedule
+    from spsample.engine._hetero_sample import build_schedule
     g = star(BASE + np.arange(10, dtype=np.int64))
     sampler = spsample.NodeWise([20])
     schedule = build_schedule(g, sampler, {"u"}, 0, True)
@@ -123,7 +123,7 @@ def test_seed_edge_times_of_the_link_loader_stay_integers():
 
 # ---------------------------------------------------------------------- the helpers
 def test_as_times_keeps_the_kind_and_refuses_what_is_not_exact():
-    from spsample._times import as_times
+    from spsample.graph._times import as_times
     assert as_times("f", "t", np.array([2**62 + 1], dtype=np.uint64)).tolist() == [2**62 + 1]
     assert as_times("f", "t", [2**62 + 1]).dtype == np.int64
     assert as_times("f", "t", np.array([1.5], dtype=np.float32)).dtype == np.float64
@@ -141,7 +141,7 @@ def test_as_times_keeps_the_kind_and_refuses_what_is_not_exact():
 
 def test_cut_times_keeps_every_comparison():
     """``t <= cut_times(b)`` exactly when ``t <= b`` as real numbers, for both kinds."""
-    from spsample._times import cut_times
+    from spsample.graph._times import cut_times
     rng = np.random.default_rng(0)
     big = 2**62
     ints = np.concatenate([rng.integers(-big, big, 300), [2**53, 2**53 + 1, -(2**53) - 1,

@@ -13,7 +13,7 @@ offsets[d] + hi)``) placed by the destination type's split (:class:`_TypePlaceme
 owner and local row of each vertex, as the exchanges look them up).
 
 Sampling. A heterogeneous bulk is one engine hop per (hop, relation) step with the
-relation's own Philox key (:mod:`spsample._hetero_sample`); here each step is the
+relation's own Philox key (:mod:`spsample.engine._hetero_sample`); here each step is the
 homogeneous distributed hop (push or pull, :mod:`spsample.distributed._sampling`) on that
 relation's block, so every rank gets exactly the single-process minibatches of its global
 minibatch ids, for every ``p``, ``c`` and bulk size. With one process row (``c = p``) or
@@ -38,9 +38,9 @@ from functools import partial
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
-from .._hetero import HeteroGraph, HeteroSchema, entry_times, merge_entries
+from ..graph._hetero import HeteroGraph, HeteroSchema, entry_times, merge_entries
 from .._validate import as_int, fail
-from ._checks import GraphFile
+from ..graph._checks import GraphFile
 from ._collective import agree, check_same
 from ._failure import abort_if_failing_alone
 from ._graph import STRATEGIES, DistGraph, _check_grid, _check_same_graph, _describe
@@ -286,7 +286,7 @@ class DistHeteroGraph(HeteroSchema):
 
     def _sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy,
                 seed_time):
-        from .._hetero_sample import run_scheduled, split_hetero
+        from ..engine._hetero_sample import run_scheduled, split_hetero
 
         comm, t0, sent = self.grid.comm, time.perf_counter(), _sent(self.grid)
         args = agree(comm, "sample", lambda: self._check_sample(
@@ -313,7 +313,7 @@ class DistHeteroGraph(HeteroSchema):
 
     def _distributed_engine(self, strategy, stats, graph, schedule, seeds, sizes, batch_ids,
                             sampler, seed, epoch, seed_time):
-        """The engine of :func:`~spsample._hetero_sample.run_scheduled`: every step as the
+        """The engine of :func:`~spsample.engine._hetero_sample.run_scheduled`: every step as the
         homogeneous distributed hop on its relation's block."""
         from ._sampling import run_distributed
         return run_distributed(self, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
@@ -321,9 +321,10 @@ class DistHeteroGraph(HeteroSchema):
 
     def _check_sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy,
                       seed_time):
-        from .._hetero_sample import (build_schedule, check_seed_time, disjoint_ids,
-                                      is_disjoint, resolve_seeds)
-        from .._sample import check_sample_args, check_unique_per_batch, split_batches
+        from ..engine._hetero_sample import (
+            build_schedule, check_seed_time, disjoint_ids, is_disjoint, resolve_seeds,
+        )
+        from ..engine._batches import check_sample_args, check_unique_per_batch, split_batches
         if strategy not in STRATEGIES:
             fail(ArgumentError, "sample", "strategy", f"must be one of {STRATEGIES}", strategy)
         node_type, local = resolve_seeds("sample", self, seeds, allow_empty=True)
@@ -509,7 +510,7 @@ def _read_block(where, path, group, schema, rel, grid):
 
 
 def _merged(indptr, indices, weights, time_of):
-    """Rows as stored merged into canonical rows: :func:`~spsample._hetero.merge_entries`
+    """Rows as stored merged into canonical rows: :func:`~spsample.graph._hetero.merge_entries`
     (what ``HeteroGraph`` does to the whole relation) on a block of rows."""
     rows = indptr.size - 1
     row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(indptr))
@@ -522,7 +523,7 @@ def _merged(indptr, indices, weights, time_of):
 def _no_minibatch(graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, seed_time):
     """The engine of a bulk without minibatches (a rank with no seeds): the NumPy evaluation,
     which takes one (the native kernels do not)."""
-    from .._engine import run_numpy
+    from ..engine._run import run_numpy
     return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, schedule=schedule,
                      seed_time=seed_time)
 

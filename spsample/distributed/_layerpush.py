@@ -30,8 +30,8 @@ import time
 
 import numpy as np
 
-from .. import _primitives as prim
-from .._lazy import ColumnSelection, GlobalSelection
+from ..engine import _primitives as prim
+from ..engine._lazy import ColumnSelection, GlobalSelection
 from ._placement import by_owner
 
 __all__ = ["layer_pushable", "LayerPush"]
@@ -217,7 +217,7 @@ class LayerPush:
     def _choose_columns(self, state, ctx, plan, reports, stats):
         """LADIES's columns: every candidate when at most ``s`` (the owners' reports say so),
         else draws of entries until ``s`` distinct came up (the rule of
-        :func:`spsample._primitives.sample_columns_by_entries`)."""
+        :func:`spsample.engine._primitives.sample_columns_by_entries`)."""
         k, s = state.k, int(plan.selection.fanout)
         chosen = [None] * k
         pending = {}

@@ -130,7 +130,7 @@ def original_rows(indptr, indices, weights, old_id):
 def vertex_order(indptr, indices, weights, new_id):
     """All ``n`` rows of a file (file order) rearranged so that row ``v`` is vertex ``v``'s
     (file row ``new_id[v]``): ``(indptr, indices, weights)``."""
-    from .._primitives import segment_arange
+    from ..engine._primitives import segment_arange
 
     degree = np.diff(indptr)[new_id]
     offset, segment = segment_arange(degree)
@@ -143,7 +143,7 @@ def vertex_order(indptr, indices, weights, new_id):
 def permutation_of(where, path, permutation):
     """``old_id`` of the relabelled dataset ``path`` from its ``permutation`` file, checked
     against the dataset's graph (see :func:`read_permutation`)."""
-    from ._checks import GraphFile
+    from ..graph._checks import GraphFile
 
     with GraphFile(where, path) as graph_file:
         return _checked_permutation(where, graph_file, permutation)[0]
@@ -174,7 +174,7 @@ def read_permutation(where, graph_file, path, block):
 
 
 def _checked_permutation(where, graph_file, path):
-    from .._partition import fingerprint, read_partition
+    from ._partition import fingerprint, read_partition
 
     indptr = graph_file.read_indptr()
     expected = fingerprint(graph_file.num_nodes, graph_file.num_edges, indptr)

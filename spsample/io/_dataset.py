@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._errors import ArgumentTypeError, DatasetError
-from .._graph import Graph
+from ..graph._graph import Graph
 from .._validate import as_index_array, fail
 
 __all__ = ["Dataset", "SPLIT_PARTS", "SPARSE_DENSITY", "features_as", "check_sparse_option"]
@@ -69,7 +69,7 @@ class Dataset:
 
     def __post_init__(self):
         where = "Dataset"
-        from .._disk_graph import DiskGraph
+        from ._disk_graph import DiskGraph
         if not isinstance(self.graph, (Graph, DiskGraph)):
             fail(ArgumentTypeError, where, "graph", "must be a spsample.Graph (or a DiskGraph)",
                  type(self.graph))

@@ -44,7 +44,7 @@ from .._errors import (
     DatasetNotFoundError,
     SpsampleError,
 )
-from .._graph import Graph
+from ..graph._graph import Graph
 from .._validate import as_index_array, as_int, check_memory, check_range, fail
 from ._dataset import SPLIT_PARTS, Dataset
 from ._files import fail_path, temporary_beside
@@ -102,7 +102,7 @@ def save(dataset, path, *, compression="gzip", layout="chunked"):
     """
     import h5py
 
-    from .._hetero import HeteroGraph
+    from ..graph._hetero import HeteroGraph
     from ._hetero_dataset import HeteroDataset
     from ._hetero_hdf5 import write_hetero
     where = "spsample.save"
@@ -272,7 +272,7 @@ def _check_mmap(where, mmap, memory_budget):
 
 def _load_on_disk(where, path, memory_budget):
     """The dataset with its graph opened as a DiskGraph; labels and splits read."""
-    from .._disk_graph import DiskGraph
+    from ._disk_graph import DiskGraph
     from ._hetero_hdf5 import is_hetero_file
 
     with _open(where, path) as f:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .._errors import ArgumentTypeError, DatasetError, ResourceLimitError, SpsampleError
-from .._hetero import HeteroGraph
+from ..graph._hetero import HeteroGraph
 from .._validate import fail
 from ._converters import _check_node_count, _is_header
 from ._files import (as_bool, as_dir, as_file, data_lines, fail_path, read_integer_columns,
@@ -433,7 +433,7 @@ def from_kg(path, *, reverse=False):
 def _check_relation_blocks(where, path, relations, nodes):
     """Every relation is a CSR over all the graph's vertices (row pointers ``nodes + 1`` per
     relation, whatever its edges): refuse before building when they cannot fit."""
-    from .._hetero import RELATION_BLOCK_BYTES, RELATION_FIXED_BYTES
+    from ..graph._hetero import RELATION_BLOCK_BYTES, RELATION_FIXED_BYTES
     from .._validate import check_memory
     check_memory(where, "path", relations * ((nodes + 1) * RELATION_BLOCK_BYTES
                                              + RELATION_FIXED_BYTES),

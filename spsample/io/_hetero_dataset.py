@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._errors import ArgumentTypeError, DatasetError
-from .._hetero import HeteroGraph, HeteroSchema
+from ..graph._hetero import HeteroGraph, HeteroSchema
 from .._validate import as_index_array, fail
 from ._dataset import (SPLIT_PARTS, _check_features, _check_labels, _check_splits, _is_sparse,
                        check_name, split_of)

@@ -24,7 +24,7 @@ relation or edge split stored twice (one would silently replace the other).
 import numpy as np
 
 from .._errors import DatasetError, SpsampleError
-from .._hetero import HeteroGraph
+from ..graph._hetero import HeteroGraph
 from ._dataset import SPLIT_PARTS
 from ._hetero_dataset import HeteroDataset
 
@@ -145,7 +145,7 @@ def read_hetero_parts(where, path, f, features=True):
 def _node_times(where, path, types):
     """``{type: times}`` of the types that store node times, checked as ``HeteroGraph``
     checks them (one finite time per vertex)."""
-    from .._hetero import check_time
+    from ..graph._hetero import check_time
     out = {}
     for t, v in types.items():
         if "time" not in v:

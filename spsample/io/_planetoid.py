@@ -24,7 +24,7 @@ from .._errors import (
     DatasetNotFoundError,
     SpsampleWarning,
 )
-from .._graph import Graph
+from ..graph._graph import Graph
 from .._validate import fail
 from ._dataset import Dataset, check_sparse_option, features_as
 from ._files import as_bool, as_dir, fail_path

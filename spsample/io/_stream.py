@@ -184,7 +184,7 @@ def stream_edge_list(path, dst, *, memory_budget="1GB", directed=True, comment="
     """
     import h5py
 
-    from .._disk_graph import as_budget
+    from ._disk_graph import as_budget
     from ._files import temporary_beside
     from ._hdf5 import _DENSE_VERSION, FORMAT
 

@@ -2,7 +2,7 @@
 
 from ._layerwise import LADIES, FastGCN, column_weights
 from ._nodewise import NodeWise
-from ._protocol import BulkState, Frontier, HopContext, Sampler, check_fanouts
+from ..engine._protocol import BulkState, Frontier, HopContext, Sampler, check_fanouts
 from ._walks import LABOR, RandomWalk
 
 __all__ = ["Sampler", "BulkState", "Frontier", "HopContext", "NodeWise", "LADIES", "FastGCN",

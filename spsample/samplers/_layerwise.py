@@ -16,14 +16,13 @@ Layer ``l`` of minibatch ``j`` with current vertex set ``B_j`` (all its vertices
    weights of the LADIES paper; the factor ``1/s`` cancels in the normalisation).
 """
 
-import numpy as np
 
-from .. import _primitives as prim
-from .._graph import frozen_array
+from ..engine import _primitives as prim
+from ..graph._weights import column_weights, layerwise_scale, layerwise_weights  # noqa: F401
 from .._errors import SamplerError
-from .._lazy import Expr, column_sums, gather, global_columns
+from ..engine._lazy import Expr, column_sums, gather, global_columns
 from .._validate import check_no_unknown, fail
-from ._protocol import Sampler
+from ..engine._protocol import Sampler
 
 __all__ = ["LADIES", "FastGCN", "column_weights", "layerwise_weights"]
 
@@ -70,55 +69,8 @@ class LADIES(_LayerWise):
     def select(self, P, Q, ctx):
         """``fanout`` distinct columns per minibatch with probability ∝ ``P`` (all if fewer):
         by draws of entries on unweighted graphs, by keys on weighted ones
-        (:func:`~spsample._primitives.select_columns`)."""
+        (:func:`~spsample.engine._primitives.select_columns`)."""
         return prim.select_columns(P, ctx.fanout, ctx)
-
-
-def layerwise_weights(graph):
-    """The edge weights scaled by a power of two, ``2**-e``, so that the largest is in
-    ``[0.5, 1)``: the values layer-wise samplers square and sum. Every selection and edge weight
-    they produce is invariant to scaling ``A`` (sampling ∝ ``A∘A``, values row-normalised), and
-    a power of two scales exactly, so any finite positive weights work (1e-200 and 1e200
-    included) with the same bits as unscaled weights in the normal range. An entry whose scaled
-    weight squares to 0 (below ``2**-537`` of the largest) counts as weight 0. Subnormal weights
-    (all below ``2**-1022``) are scaled by ``2**1023`` (:func:`layerwise_scale`), exactly: the
-    largest lands in ``[2**-51, 1)`` and none squares to 0.
-
-    Returns
-    -------
-    float64, shape (num_edges,), read-only (cached on the graph).
-    """
-    def compute():
-        w = graph.weights
-        top = float(w.max()) if w.size else 0.0
-        out = w * layerwise_scale(top)
-        out.flags.writeable = False
-        return out
-    return graph.cached("layerwise_weights", compute)
-
-
-def layerwise_scale(top):
-    """The power of two :func:`layerwise_weights` multiplies the weights by, given the largest
-    ``top``: ``2**-e`` with ``top = m * 2**e``, ``0.5 <= m < 1`` (1 when ``top <= 0``), at most
-    ``2**1023`` (the largest power of two a float64 holds; ``2**-e`` itself overflows for a
-    subnormal ``top``). The in-memory, on-disk and distributed graphs all scale by it."""
-    return 2.0 ** min(-int(np.frexp(top)[1]), 1023) if top > 0 else 1.0
-
-
-def column_weights(graph):
-    """FastGCN's ``q[u] = Σ_v A[v,u]²`` (weights scaled by :func:`layerwise_weights`), summed in
-    CSR order, and its serial prefix sums.
-
-    Returns
-    -------
-    (q, cumulative) : float64 arrays of shape (n,), read-only
-    """
-    def compute():
-        w = None if graph.weights is None else layerwise_weights(graph)
-        sq = None if w is None else w * w
-        q = np.bincount(graph.indices, weights=sq, minlength=graph.num_nodes).astype(np.float64)
-        return frozen_array(q), frozen_array(np.cumsum(q))
-    return graph.cached("fastgcn_column_weights", compute)
 
 
 class FastGCN(_LayerWise):

@@ -1,9 +1,9 @@
 """Samplers written only as constructors: LABOR-0 and (node2vec) random walks."""
 
-from .. import _primitives as prim
-from .._lazy import Streams, gather
+from ..engine import _primitives as prim
+from ..engine._lazy import Streams, gather
 from .._validate import as_int, check_no_unknown
-from ._protocol import Sampler
+from ..engine._protocol import Sampler
 
 __all__ = ["LABOR", "RandomWalk"]
 

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError
-from .._hetero import HeteroGraph, HeteroSchema
+from ..graph._hetero import HeteroGraph, HeteroSchema
 from .._optional import import_torch
 from .._validate import as_int, fail
 from ..loader._link import check_negatives
@@ -186,7 +186,7 @@ def _message_graph(graph, src, dst):
     """The undirected graph of the pairs ``src < dst``: a :class:`~spsample.Graph`, or on a
     sharded ``graph`` a :class:`~spsample.distributed.DistGraph` on its grid holding this
     process row's rows of that very graph (the same rows, order and edge ids; collective)."""
-    from .._graph import Graph
+    from ..graph._graph import Graph
     from ..distributed import DistGraph
     n = graph.num_nodes
     if grid_of(graph) is None:

@@ -11,16 +11,16 @@ is a slice of it (:meth:`HeteroGraph.csr`).
 
 Optional per-relation edge times and per-type node times make the graph temporal (see
 :func:`spsample.sample`'s ``seed_time``). Integer times are kept as int64 and real times as
-float64 (:mod:`spsample._times`), so integer timestamps of any size (nanoseconds included) stay
+float64 (:mod:`spsample.graph._times`), so integer timestamps of any size (nanoseconds included) stay
 exact through storage, sorting and every comparison; repeated ``(src, dst)`` pairs of a relation are merged into one edge that keeps
 the *earliest* time (the edge exists from its first event on) and the sum of the weights.
 """
 
 import numpy as np
 
-from ._errors import ArgumentError, ArgumentTypeError, GraphError
+from .._errors import ArgumentError, ArgumentTypeError, GraphError
 from ._graph import MAX_NODES, Graph, frozen_array
-from ._validate import as_float_array, as_index_array, as_int, fail
+from .._validate import as_float_array, as_index_array, as_int, fail
 
 __all__ = ["HeteroGraph", "HeteroSchema", "TimeSortedGraph", "relation_name", "merge_entries",
            "time_order", "entry_times", "check_time", "RELATION_BLOCK_BYTES",
@@ -324,7 +324,7 @@ class HeteroGraph(HeteroSchema):
         ArgumentTypeError
             ``data`` is not a ``HeteroData``.
         """
-        from .loader._pyg import import_pyg
+        from .._optional import import_pyg
 
         pyg = import_pyg("HeteroGraph.from_pyg")
         where = "HeteroGraph.from_pyg"
@@ -479,7 +479,7 @@ def _check_block_memory(where, pairs, counts):
     """Each relation's block has row pointers over all the vertices: refuse, before any is
     built, relations x vertices that cannot fit (thousands of relations over millions of
     vertices need gigabytes whatever their edges)."""
-    from ._validate import check_memory
+    from .._validate import check_memory
     n = sum(counts.values())
     edges = sum(src.size for src, _ in pairs.values())
     check_memory(where, "edge_index", len(pairs) * ((n + 1) * RELATION_BLOCK_BYTES
@@ -571,7 +571,7 @@ def _check_weights(where, rel, weights, size):
 
 def check_time(where, name, time, size):
     """Times as a new array of ``size`` values: int64 for integers (exact), float64 for finite
-    real numbers (:func:`spsample._times.as_times`)."""
+    real numbers (:func:`spsample.graph._times.as_times`)."""
     from ._times import as_times
     t = as_times(where, name, time, error_cls=GraphError)
     if t.size != size:

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ._graph import Graph
-from ._validate import as_int
+from .._validate import as_int
 
 __all__ = ["rmat"]
 

@@ -1,5 +1,5 @@
 """The column ids (and weights) of a contiguous spsample file as a read-only memory map: how
-the out-of-core graph's row-local hops read warm data (:mod:`spsample._disk_sampling`).
+the out-of-core graph's row-local hops read warm data (:mod:`spsample.io._disk_sampling`).
 
 Requests are taken **window by window**: a window holds the requests whose rows start in one
 span of entries, so the pages it maps lie in that span plus the longest row and a region on
@@ -11,7 +11,7 @@ releases the windows itself); others run hop by hop (``select_requests(windows=.
 
 Every region of the file is checked before the kernels read it (:func:`check_all` before a
 windowed bulk, the regions a window touches before a hop by hop one;
-:func:`spsample._entries.entry_problems`: ids in ``[0, n)``, weights finite and non-negative,
+:func:`spsample.io._entries.entry_problems`: ids in ``[0, n)``, weights finite and non-negative,
 rows strictly increasing), once: checked regions stay trusted while the graph is open, and the
 sampled ids are checked again after each call. The map is advised ``MADV_HUGEPAGE``: data it
 reads from the device comes into the page cache in 2 MiB folios, which a window then maps (and
@@ -29,7 +29,7 @@ import os
 
 import numpy as np
 
-from . import _primitives as prim
+from ..engine import _primitives as prim
 from ._entries import NO_PROBLEM, entry_problems
 
 __all__ = ["MappedColumns", "can_map", "MAX_REGION_ENTRIES", "RELEASE_BLOCK"]

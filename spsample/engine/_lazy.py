@@ -16,15 +16,15 @@ the constructors (to lower the whole bulk onto native kernels) or *evaluates* th
 2") but hold no data; asking one for data raises :class:`NotLowerable`, which makes the engine
 fall back to the NumPy path for that sampler (with a one-time warning). *Concrete* objects hold
 NumPy arrays. Every rule here is also implemented by the native kernels (``native/``) and by the
-scalar reference (:mod:`spsample._reference`), bit for bit.
+scalar reference (:mod:`spsample.engine._reference`), bit for bit.
 """
 
 import numbers
 
 import numpy as np
 
-from ._errors import ArgumentError, ArgumentTypeError, SamplerError
-from ._validate import fail
+from .._errors import ArgumentError, ArgumentTypeError, SamplerError
+from .._validate import fail
 
 __all__ = [
     "NotLowerable", "Frontier", "Expr", "RowView", "gather", "ColumnSums", "GlobalColumns",
@@ -188,7 +188,7 @@ class SymbolicFrontier(Frontier):
 def _int_vector(where, name, value, size=None):
     """``value`` as a 1-D int64 array (not copied when it is one), of ``size`` entries."""
     if not (isinstance(value, np.ndarray) and value.dtype == np.int64 and value.ndim == 1):
-        from ._validate import as_index_array
+        from .._validate import as_index_array
         value = as_index_array(where, name, value)
     if size is not None and value.size != size:
         fail(ArgumentError, where, name, f"must have one entry per row ({size})", value.shape)
@@ -419,17 +419,17 @@ class RowView:
         time : int64 or float64, shape (nnz,)
             A time per entry of the graph, non-decreasing within every row (so the kept
             entries are a prefix of each row: the rows of a
-            :class:`~spsample._hetero.TimeSortedGraph`). Checked once per array.
+            :class:`~spsample.graph._hetero.TimeSortedGraph`). Checked once per array.
         batch_time : int64 or float64, shape (k,)
             The time of each minibatch of the bulk (``ctx.seed_time``). Compared with
-            ``time`` exactly whatever the two kinds (:func:`spsample._times.cut_times`).
+            ``time`` exactly whatever the two kinds (:func:`spsample.graph._times.cut_times`).
 
         Raises
         ------
         ArgumentError
             Wrong lengths, non-finite times, or times not sorted within a row.
         """
-        from ._times import as_times, cut_times
+        from ..graph._times import as_times, cut_times
         where = "RowView.until"
         time = _sorted_entry_time(where, self.graph, time)
         bt = as_times(where, "batch_time", batch_time)    # a copy: the caller's stays as is
@@ -504,7 +504,7 @@ class RowView:
         return np.asarray(evaluate(self.expr, env), dtype=np.float64) * np.ones(row.size)
 
     def materialize(self):
-        """This view as a concrete :class:`~spsample._primitives.RowMatrix`."""
+        """This view as a concrete :class:`~spsample.engine._primitives.RowMatrix`."""
         if "matrix" not in self._cache:
             from ._primitives import RowMatrix
             start, degree = self.extents()
@@ -897,7 +897,7 @@ class Streams:
 
     def words(self, rows, index, xp=np):
         """Word ``index[i]`` of the stream of row ``rows[i]``, uint64, shape like ``rows``."""
-        from . import _rng
+        from .. import _rng
         return _rng.stream_words(index, self.vertex[rows], self.hop_word, self.batch[rows],
                                  self.key, xp=xp)
 
@@ -910,7 +910,7 @@ class RowSelection:
     """``S``: at most ``fanout`` entries of each row of a :class:`RowView` (node-wise).
 
     Rules (``d`` = row length, ``s`` = the row's fanout, ``-1`` = all) are those of
-    :func:`spsample._primitives.sample_rows`, plus ``method="rejection"`` for weighted draws
+    :func:`spsample.engine._primitives.sample_rows`, plus ``method="rejection"`` for weighted draws
     with replacement when values are bounded by ``bound``: draw ``i``, attempt ``a`` takes
     words ``2(A i + a)`` and ``2(A i + a) + 1`` (``A`` = :data:`REJECTION_ATTEMPTS`), proposes
     position ``uniform_int(w0, d)`` and accepts it when ``open_unit(w1) * bound < value``;

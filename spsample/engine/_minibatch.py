@@ -100,7 +100,7 @@ class MiniBatch:
         MissingDependencyError
             When torch is not installed.
         """
-        from ._optional import import_torch
+        from .._optional import import_torch
 
         torch = import_torch("MiniBatch.to_pyg")
         ei = self.edge_index()

@@ -1,17 +1,17 @@
-"""Sampling a :class:`~spsample._disk_graph.DiskGraph`: the engine's hop loop with the rows of
+"""Sampling a :class:`~spsample.io._disk_graph.DiskGraph`: the engine's hop loop with the rows of
 ``A`` read from disk in position order: through a memory map of the file, or through the
 graph's bounded block cache.
 
-Every hop is traced as on one process (:func:`spsample._engine.trace`) and runs in one of two
+Every hop is traced as on one process (:func:`spsample.engine._run.trace`) and runs in one of two
 ways, the two ways the distributed code computes ``Q·A`` (DESIGN §7) with the disk in the
 place of the rows' owners:
 
 * **scan** -- hops whose selection is *row-local* (each row's sample depends on that row of
   ``A`` alone: node-wise rules, LABOR, walks, compositions of the row's own values;
-  :func:`~spsample.distributed._sampling.row_local`). With the native row sampler on a file
+  :func:`~spsample.engine._rows.row_local`). With the native row sampler on a file
   whose arrays can be mapped (contiguous, native dtypes: ``DiskGraph.mapped``), the rows are
   sampled in place from the map, window by window of the file, each window's pages released
-  once it is done (:mod:`spsample._disk_map`: warm data costs no read and no copy, and the
+  once it is done (:mod:`spsample.io._disk_map`: warm data costs no read and no copy, and the
   sampler touches only the entries it draws): a sampler that lowers whole runs every hop of
   the bulk in one call of the windowed row-wise kernel (``native/windowed.h``: hop-major, the
   relabelling done natively), any other hop by hop (``select_requests`` over the windows, the
@@ -25,7 +25,7 @@ place of the rows' owners:
 * **fetch** -- any other hop (LADIES, FastGCN, node2vec's lookups, constructors that cannot be
   traced): the rows the hop needs are read into a compact CSR (kept for the bulk's later hops
   while it fits ``DiskGraph.hop_bytes``), and the sampler's own constructors run on it
-  unchanged (:class:`~spsample.distributed._sampling._FetchHop`, as pull sampling does). A hop
+  unchanged (:class:`~spsample.engine._rows.FetchHop`, as pull sampling does). A hop
   whose rows alone exceed that room raises :class:`~spsample.ResourceLimitError` naming
   ``memory_budget``.
 
@@ -36,11 +36,11 @@ import time
 
 import numpy as np
 
-from . import _primitives as prim
-from ._errors import ResourceLimitError
-from ._validate import check_memory, format_bytes
-from .distributed._sampling import (_NO_ROWS, _FetchHop, _owner_select, _request_hop, _trace,
-                                    concrete_frontier, row_local)
+from ..engine import _primitives as prim
+from .._errors import ResourceLimitError
+from .._validate import check_memory, format_bytes
+from ..engine._rows import (NO_ROWS, FetchHop, concrete_frontier, owner_select, request_hop,
+                           row_local, trace_plans)
 
 __all__ = ["sample_on_disk", "run_on_disk", "hop_modes"]
 
@@ -58,7 +58,7 @@ _WINDOWED = True
 
 def sample_on_disk(dg, seeds, sampler, batch_size, seed, epoch, batch_offset):
     """:func:`spsample.sample` on a :class:`DiskGraph` (arguments checked as there)."""
-    from ._sample import check_sample_args, check_unique_per_batch, split_batches
+    from ..engine._batches import check_sample_args, check_unique_per_batch, split_batches
 
     seeds, clamped, seed, epoch, batch_offset = check_sample_args(
         dg.num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset)
@@ -68,7 +68,7 @@ def sample_on_disk(dg, seeds, sampler, batch_size, seed, epoch, batch_offset):
     stats = {}
     t0 = time.perf_counter()
     if getattr(sampler, "disjoint", False):      # each seed its own engine minibatch
-        from ._hetero_sample import run_disjoint
+        from ..engine._hetero_sample import run_disjoint
         engine = lambda _g, _s, s, z, ids, smp, sd, ep, _t: run_on_disk(  # noqa: E731
             dg, s, z, ids, smp, sd, ep, stats)
         out = run_disjoint(dg, None, seeds, sizes, batch_ids, int(batch_size), sampler, seed,
@@ -92,9 +92,9 @@ def hop_modes(plans, num_hops):
 def run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats):
     """Every hop of one bulk (see the module docstring); fills ``stats`` with the hop modes,
     blocks and bytes read, cache hits and times."""
-    from ._engine import estimate_output_bytes, run_hops
+    from ..engine._run import estimate_output_bytes, run_hops
 
-    plans = _trace(dg, sampler, batch_ids, seed, epoch)
+    plans = trace_plans(dg, sampler, batch_ids, seed, epoch)
     if plans is not None:
         check_memory("sample", "sampler", estimate_output_bytes(plans, dg, sizes),
                      "the sampled output", "lower the fanouts, batch_size or the number of "
@@ -125,8 +125,8 @@ def run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats):
 def _windowed_plan(dg, plans, modes, batch_ids):
     """The sampler lowered for the windowed row-wise kernel (every hop row-local and lowered,
     frontiers of the bulk, one graph: the map), or ``None``."""
-    from . import _native
-    from ._lazy import NotLowerable
+    from .. import _native
+    from ..engine._lazy import NotLowerable
     if not (_MAP and _WINDOWED and dg.mapped and plans) or \
             any(mode != "scan" for mode in modes):
         return None
@@ -153,7 +153,7 @@ class _MappedGraph:
 def _run_windowed(dg, lowered, seeds, sizes, batch_ids, seed, epoch, stats, modes):
     """Every hop through the windowed row-wise kernel (``native/windowed.h``) on the map: the
     whole file checked first (once), each window's pages released as soon as it is sampled."""
-    from . import _native
+    from .. import _native
     from ._disk_map import RELEASE_BLOCK
     m = dg.map
     dg.cache.clear()                                      # the windows take the cache's room
@@ -179,7 +179,7 @@ def _run_windowed(dg, lowered, seeds, sizes, batch_ids, seed, epoch, stats, mode
 class _Window:
     """Consecutive rows ``[row_offset, ...)`` of ``A`` held in memory (a cache block, or one
     row assembled from several), read as a graph indexed by global vertex ids (the protocol
-    of :class:`~spsample.distributed._sampling._Block`)."""
+    of :class:`~spsample.engine._rows.Block`)."""
 
     def __init__(self, dg, indptr, indices, weights, row_offset, edge_offset):
         self.indptr, self.indices, self.weights = indptr, indices, weights
@@ -229,7 +229,7 @@ class _ScanHop:
 
     def __init__(self, dg, plan):
         self.dg, self.plan = dg, plan
-        self.native = _request_hop(plan, dg, rows=_NO_ROWS)   # lowered once, per window below
+        self.native = request_hop(plan, dg, rows=NO_ROWS)   # lowered once, per window below
         self.keyed_by_row = plan.selection.streams.keyed_by == "row"
 
     def __call__(self, state, ctx, stats):
@@ -274,9 +274,9 @@ class _ScanHop:
 
     def _sample_mapped(self, Q, ctx, stats):
         """Every request sampled in place from the graph's memory map, window by window, in
-        one native call (:mod:`spsample._disk_map`): the regions a window touches checked
+        one native call (:mod:`spsample.io._disk_map`): the regions a window touches checked
         first (the first time only), each window's pages released once it is sampled."""
-        from . import _native
+        from .. import _native
         dg, m = self.dg, self.dg.map
         dg.cache.clear()                                  # the windows take the cache's room
         t0 = time.perf_counter()
@@ -333,7 +333,7 @@ class _ScanHop:
 
     def _sample_slots(self, Q, order, requests, slot, group, indptr, idx, w, ctx, pieces):
         """Requests whose rows are ``group[slot]``, held back to back in ``idx``."""
-        from . import _native
+        from .. import _native
         rows = order[requests]
         vertex, batch = Q.vertex[rows], Q.batch[rows]
         n = self.native
@@ -362,7 +362,7 @@ class _ScanHop:
         vertex, batch = Q.vertex[rows], Q.batch[rows]
         keys = Q.row_id[rows] if self.keyed_by_row else vertex
         if self.native is not None:
-            from . import _native
+            from .. import _native
             n = self.native
             arrays = (_native._i64(window.indptr), _native._i64(window.indices),
                       _native._f64(window.weights), None)
@@ -373,7 +373,7 @@ class _ScanHop:
                                         keys=keys if self.keyed_by_row else None,
                                         num_threads=None if vertex.size >= _PARALLEL else 1)
         else:
-            S = _owner_select(self.plan.selection, window, vertex, keys, batch,
+            S = owner_select(self.plan.selection, window, vertex, keys, batch,
                               ctx.batch_ids, ctx)
         pieces.add(rows, S, window.edge_offset)
 
@@ -422,9 +422,9 @@ class _SpillRows:
             self.next += 1
 
 
-class _ReadHop(_FetchHop):
+class _ReadHop(FetchHop):
     """A hop that is not row-local: the rows it needs read from disk into the compact CSR of
-    :class:`~spsample.distributed._sampling._FetchHop`, which runs the sampler's constructors
+    :class:`~spsample.engine._rows.FetchHop`, which runs the sampler's constructors
     on them. Rows stay for the bulk's later hops while they fit ``DiskGraph.hop_bytes``."""
 
     def _missing(self, rows):

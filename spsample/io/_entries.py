@@ -45,13 +45,13 @@ def entry_problems(indptr, indices, weights=None, *, base=0, prev=None, starts=N
         finite or is negative, and a column id not above the one before it in its row; ``-1``
         where none (:data:`NO_PROBLEM` when all pass).
     """
-    from . import _native
+    from .. import _native
     n = indptr.size - 1 if num_nodes is None else int(num_nodes)
     if starts is None:
         starts = np.array([base], dtype=np.int64)
         ends = np.array([base + indices.size], dtype=np.int64)
     if _native.AVAILABLE and _native.enabled():
-        from . import _native_kernels
+        from .. import _native_kernels
         found = _native_kernels.check_entries(
             indptr, n, indices, weights, int(base), None if prev is None else int(prev),
             _native._i64(np.asarray(starts)), _native._i64(np.asarray(ends)), _native._THREADS)

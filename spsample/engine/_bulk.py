@@ -15,12 +15,12 @@ from typing import Optional
 
 import numpy as np
 
-from ._errors import ArgumentTypeError, SamplerError, SeedError
+from .._errors import ArgumentTypeError, SamplerError, SeedError
 from ._lazy import (ColumnSelection, ColumnSums, Frontier, GlobalColumns, GlobalSelection,
                     NotLowerable, RowSelection, RowView, SymbolicFrontier, ThresholdSelection,
                     is_symbolic)
 from ._minibatch import Bulk, HopEdges
-from ._validate import as_index_array, fail
+from .._validate import as_index_array, fail
 
 __all__ = ["BulkState", "HopPlan"]
 
@@ -218,7 +218,7 @@ class BulkState:
                             np.arange(batch.size, dtype=np.int64) - np.searchsorted(batch, batch))
 
     def _check_hop(self, where, hop, lowest):
-        from ._validate import as_int
+        from .._validate import as_int
         hop = as_int(f"BulkState.{where}", "hop", hop)
         if self.step_hops is not None:
             if lowest == 1:
@@ -369,7 +369,7 @@ class BulkState:
 
     def _insert_native(self, batch, vertex):
         """:meth:`_insert` by ``native/relabel.h`` (same results)."""
-        from ._native import insert_bulk
+        from .._native import insert_bulk
         from ._primitives import segment_arange
         bounds = np.searchsorted(batch, np.arange(self.k + 1)).astype(np.int64)
         local, fresh, added = insert_bulk(*self._known(), bounds, vertex)
@@ -432,7 +432,7 @@ class BulkState:
         v = vertex if order is None else vertex[order]
         bounds = np.searchsorted(b, np.arange(self.k + 1))
         if _native_relabel():
-            from ._native import lookup_bulk
+            from .._native import lookup_bulk
             found = lookup_bulk(*self._known(), bounds.astype(np.int64), v)
         else:
             found = self._lookup_numpy(v, bounds)
@@ -525,7 +525,7 @@ class BulkState:
 def _native_relabel():
     """Whether :meth:`BulkState._insert` and :meth:`BulkState.local_of` use the native hash
     maps (the native kernels are on) instead of the n-sized NumPy tables."""
-    from . import _native
+    from .. import _native
     return _native.enabled()
 
 

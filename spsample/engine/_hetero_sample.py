@@ -16,7 +16,7 @@
   per minibatch (:func:`merge_disjoint`): seeds first, then each hop's new vertices seed by
   seed, and ``batch`` says which seed each vertex belongs to.
 * **Temporal**: the engine minibatch's time cuts the rows of the time-sorted relation blocks
-  (:class:`~spsample._hetero.TimeSortedGraph`); sampled edge ids are mapped back to the
+  (:class:`~spsample.graph._hetero.TimeSortedGraph`); sampled edge ids are mapped back to the
   canonical CSR.
 """
 
@@ -27,12 +27,13 @@ from typing import Optional
 
 import numpy as np
 
-from . import _rng
-from ._engine import run_bulk, run_numpy
-from ._errors import ArgumentError, ArgumentTypeError, SamplerError, SeedError
-from ._hetero import HeteroGraph, HeteroSchema, TimeSortedGraph
+from .. import _rng
+from ._run import run_bulk, run_numpy
+from .._errors import ArgumentError, ArgumentTypeError, SamplerError, SeedError
+from ..graph._hetero import HeteroGraph, HeteroSchema, TimeSortedGraph
+from ._batches import check_sample_args, check_unique_per_batch, split_batches
 from ._minibatch import Bulk, HopEdges
-from ._validate import as_index_array, fail
+from .._validate import as_index_array, fail
 
 __all__ = ["Step", "Schedule", "relation_key", "build_schedule", "sample_hetero",
            "run_scheduled", "is_disjoint", "disjoint_ids", "run_disjoint", "merge_disjoint",
@@ -141,10 +142,10 @@ def resolve_seeds(where, graph, seeds, *, allow_empty=False):
 
 def check_seed_time(where, graph, seed_time, size):
     """``seed_time`` as a new array of ``size`` times (int64 for integers, exact; float64 for
-    finite reals: :func:`spsample._times.as_times`), or ``None``, on a temporal
+    finite reals: :func:`spsample.graph._times.as_times`), or ``None``, on a temporal
     :class:`~spsample.HeteroGraph` or :class:`~spsample.distributed.DistHeteroGraph`
     (sharded or whole)."""
-    from ._times import as_times
+    from ..graph._times import as_times
     if seed_time is None:
         return None
     if not getattr(graph, "is_temporal", False):
@@ -162,7 +163,6 @@ def sample_hetero(graph, seeds, *, sampler, batch_size, seed, epoch, batch_offse
                   seed_time=None):
     """:func:`spsample.sample` on a :class:`~spsample.HeteroGraph` (validated arguments but
     the seeds): a :class:`HeteroBulk`."""
-    from ._sample import check_sample_args, split_batches
     where = "sample"
     node_type, local = resolve_seeds(where, graph, seeds)
     seed_time = check_seed_time(where, graph, seed_time, local.size)
@@ -183,9 +183,8 @@ def run_global(graph, seeds, sizes, batch_ids, batch_size, sampler, seed, epoch,
     """One bulk of global-id ``seeds`` (any node types) on a Graph or HeteroGraph: the engine's
     :class:`~spsample.Bulk`, disjoint (merged) when the sampler asks for it or the bulk is
     temporal. A heterogeneous result carries its ``schedule``. ``minibatch_major`` (on a
-    Graph, not disjoint): see :func:`~spsample._engine.run_bulk`. ``engine``: as
+    Graph, not disjoint): see :func:`~spsample.engine._run.run_bulk`. ``engine``: as
     :func:`run_scheduled`'s (a distributed graph's, which ``graph`` then is)."""
-    from ._sample import check_unique_per_batch
     hetero = isinstance(graph, HeteroSchema)
     if hetero:
         types = {graph.node_types[i] for i in np.unique(graph.type_of(seeds))}
@@ -371,7 +370,7 @@ class HeteroMiniBatch:
         relation), ``batch`` (disjoint: per type), ``num_sampled_nodes`` and
         ``num_sampled_edges``. Pass them to
         ``torch_geometric.sampler.HeteroSamplerOutput(**fields)``."""
-        from ._optional import import_torch
+        from .._optional import import_torch
 
         torch = import_torch("HeteroMiniBatch.to_pyg")
         t = lambda a: torch.from_numpy(a if a.flags.writeable and a.flags.c_contiguous  # noqa
@@ -432,7 +431,7 @@ def split_hetero(graph, bulk, schedule, *, input_type=None):
     minibatch's vertices grouped by type, its edges in per-type local ids; one native pass
     over the bulk when the native kernels are on (``native/typed.h``), else
     :func:`_group_numpy` (its oracle)."""
-    from . import _native
+    from .. import _native
     k = int(bulk.batch_ids.size)
     types = graph.node_types
     T = len(types)
@@ -499,7 +498,7 @@ def _group_numpy(graph, bulk, schedule):
 
 def _group_native(graph, bulk, schedule):
     """:func:`_group_numpy` in one native pass, parallel over minibatches."""
-    from . import _native
+    from .. import _native
     type_off = np.array([graph.offsets[t] for t in graph.node_types] + [graph.total_nodes],
                         dtype=np.int64)
     sorted_ids, sorted_batch, per_group, per_hop, ends = _native.split_typed(

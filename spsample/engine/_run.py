@@ -3,7 +3,7 @@
 A sampler is only its constructors (:class:`~spsample.Sampler`). For a bulk the engine
 
 1. **traces** them: runs every hop's constructors on a symbolic bulk state, which records one
-   :class:`~spsample._bulk.HopPlan` per hop (what the frontier, values, selection and
+   :class:`~spsample.engine._bulk.HopPlan` per hop (what the frontier, values, selection and
    extraction are) without sampling anything;
 2. **lowers** the plans onto a native bulk kernel (:func:`spsample._native.lower`) and runs it;
 3. or, when the native kernels are off, or a constructor reads sampled data (or builds
@@ -19,13 +19,13 @@ import warnings
 
 import numpy as np
 
-from . import _native, _rng
+from .. import _native, _rng
 from ._backend import NUMPY
 from ._bulk import BulkState
-from ._errors import NotLoweredWarning, SpsampleError
+from .._errors import NotLoweredWarning, SpsampleError
 from ._lazy import NotLowerable
-from ._validate import check_memory
-from .samplers._protocol import HopContext
+from .._validate import check_memory
+from ._protocol import HopContext
 
 __all__ = ["run_bulk", "run_numpy", "run_hops", "trace", "lower_sampler", "estimate_output_bytes",
            "UNTRACEABLE"]
@@ -38,11 +38,11 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY
     """Sample one bulk: validated ``seeds`` cut into minibatches of ``sizes`` with global ids
     ``batch_ids``. Returns a :class:`~spsample.Bulk`.
 
-    ``schedule`` (a heterogeneous graph's :class:`~spsample._hetero_sample.Schedule`) runs one
+    ``schedule`` (a heterogeneous graph's :class:`~spsample.engine._hetero_sample.Schedule`) runs one
     engine hop per (hop, relation) step on the relations' blocks (``graph`` is then the first
     step's block); ``seed_time`` (int64 or float64, one per minibatch) is the temporal cut;
     ``minibatch_major``: the native row-wise engine lays the edges out per minibatch
-    (:class:`~spsample._minibatch.MinibatchMajorBulk`; the NumPy path ignores it).
+    (:class:`~spsample.engine._minibatch.MinibatchMajorBulk`; the NumPy path ignores it).
 
     Raises
     ------
@@ -190,7 +190,7 @@ def run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch, hop, backend=
 
 
 def trace(sampler, graph, batch_ids, seed, epoch, *, schedule=None, seed_time=None):
-    """The sampler's hops as :class:`~spsample._bulk.HopPlan` objects (nothing is sampled).
+    """The sampler's hops as :class:`~spsample.engine._bulk.HopPlan` objects (nothing is sampled).
 
     Raises
     ------

@@ -2,16 +2,14 @@
 
 import numpy as np
 
-from . import _rng
-from ._engine import run_bulk
-from ._errors import ArgumentError, ArgumentTypeError, SamplerError, SeedError
-from ._graph import Graph
-from ._validate import as_index_array, as_int, fail
-from .samplers._protocol import Sampler
+from ..engine._run import run_bulk
+from .._errors import ArgumentError, ArgumentTypeError, SamplerError
+from ..graph._graph import Graph
+from .._validate import fail
+from ..engine._batches import check_sample_args, check_seeds, check_unique_per_batch, split_batches
+from ..engine._protocol import Sampler
 
 __all__ = ["sample", "check_seeds", "check_sample_args", "split_batches", "run_bulk"]
-
-_MAX_BATCHES = 2**32
 
 
 def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0, device=None,
@@ -82,7 +80,7 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
     >>> [mb.batch_size for mb in batches]
     [2, 1]
     """
-    from ._hetero import HeteroSchema
+    from ..graph._hetero import HeteroSchema
     if isinstance(graph, HeteroSchema):          # a HeteroGraph or a DistHeteroGraph
         return _sample_hetero(graph, seeds, sampler, batch_size, seed, epoch, batch_offset,
                               device, seed_time, options)
@@ -100,7 +98,7 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
         return impl(seeds, sampler=sampler, batch_size=batch_size, seed=seed, epoch=epoch,
                     batch_offset=batch_offset, **options)
     if options:
-        from ._validate import check_no_unknown
+        from .._validate import check_no_unknown
         check_no_unknown("sample", options, ())
     seeds, clamped, seed, epoch, batch_offset = check_sample_args(
         graph.num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset)
@@ -112,13 +110,13 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
     if getattr(sampler, "disjoint", False):
         if device is not None:
             fail(ArgumentError, "sample", "device", "runs no disjoint sampling yet", device)
-        from ._hetero_sample import run_global     # ids in minibatches of batch_size
+        from ..engine._hetero_sample import run_global     # ids in minibatches of batch_size
         return run_global(graph, seeds, sizes, batch_ids, int(batch_size), sampler, seed,
                           epoch)
     sampler.check_graph(graph)
     check_unique_per_batch(seeds, sizes)
     if device is not None:
-        from ._gpu import sample_on_device
+        from .._gpu import sample_on_device
         return sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, device)
     return run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch)
 
@@ -133,12 +131,12 @@ def _sample_hetero(graph, seeds, sampler, batch_size, seed, epoch, batch_offset,
                             epoch=epoch, batch_offset=batch_offset, seed_time=seed_time,
                             **options)
     if options:
-        from ._validate import check_no_unknown
+        from .._validate import check_no_unknown
         check_no_unknown("sample", options, ())
     if not isinstance(sampler, Sampler):
         fail(ArgumentTypeError, "sample", "sampler", "must be a spsample Sampler (NodeWise, "
              "LABOR or a subclass)", type(sampler))
-    from ._hetero_sample import sample_hetero
+    from ..engine._hetero_sample import sample_hetero
     return sample_hetero(graph, seeds, sampler=sampler, batch_size=batch_size, seed=seed,
                          epoch=epoch, batch_offset=batch_offset, seed_time=seed_time)
 
@@ -146,7 +144,7 @@ def _sample_hetero(graph, seeds, sampler, batch_size, seed, epoch, batch_offset,
 def _resolve_device(device, seeds):
     """``(device or None for the CPU, seeds as a host array)``; a device given by the seeds'
     array type when ``device`` is None."""
-    from ._gpu import CupyDevice, EmulatedDevice, host_seeds
+    from .._gpu import CupyDevice, EmulatedDevice, host_seeds
     if not (isinstance(device, (EmulatedDevice, CupyDevice)) or
             (isinstance(device, str) and device in ("cpu", "cuda", "emulated")) or device is None):
         fail(ArgumentError, "sample", "device", "must be None, 'cpu', 'cuda' or 'emulated'", device)
@@ -156,67 +154,3 @@ def _resolve_device(device, seeds):
     if device is None and on_gpu:
         device = "cuda"
     return device, seeds
-
-
-def check_seeds(where, seeds, num_nodes):
-    """``seeds`` as a new int64 array of vertex ids in ``[0, num_nodes)``, non-empty, 1-D.
-
-    Raises
-    ------
-    SeedError, ArgumentTypeError
-        Naming ``seeds`` and the function ``where``.
-    """
-    seeds = as_index_array(where, "seeds", seeds, error_cls=SeedError)
-    if seeds.size == 0:
-        fail(SeedError, where, "seeds", "must not be empty", seeds.shape)
-    lo, hi = int(seeds.min()), int(seeds.max())
-    if lo < 0:
-        fail(SeedError, where, "seeds", "must be non-negative vertex ids", lo)
-    if hi >= num_nodes:
-        fail(SeedError, where, "seeds", f"has an id >= num_nodes ({num_nodes})", hi)
-    return seeds
-
-
-def check_sample_args(num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset):
-    """Validate the arguments of :func:`sample` (shared by the distributed path)."""
-    where = "sample"
-    if not isinstance(sampler, Sampler):
-        fail(ArgumentTypeError, where, "sampler", "must be a spsample Sampler (NodeWise, LADIES, "
-             "FastGCN or a subclass of spsample.Sampler)", type(sampler))
-    seeds = check_seeds(where, seeds, num_nodes)
-    batch_size = as_int(where, "batch_size", batch_size, minimum=1)
-    seed = as_int(where, "seed", seed, minimum=0)
-    if seed >= 2**64:
-        fail(ArgumentError, where, "seed",
-             "must be below 2**64", seed)
-    epoch = as_int(where, "epoch", epoch, minimum=0)
-    if epoch > _rng.MAX_EPOCH:
-        fail(ArgumentError, where, "epoch", f"must be at most {_rng.MAX_EPOCH}", epoch)
-    batch_offset = as_int(where, "batch_offset", batch_offset, minimum=0)
-    batch_size = min(batch_size, seeds.size)      # more than every seed: one minibatch
-    num_batches = -(-seeds.size // batch_size)
-    if batch_offset + num_batches > _MAX_BATCHES:
-        fail(ArgumentError, where, "batch_offset",
-             f"plus the number of minibatches must stay below 2**32", batch_offset)
-    return seeds, batch_size, seed, epoch, batch_offset
-
-
-def split_batches(num_seeds, batch_size):
-    """Sizes of the consecutive minibatches: full ones, then the remainder (never dropped)."""
-    full, rest = divmod(num_seeds, batch_size)
-    sizes = np.full(full + (rest > 0), batch_size, dtype=np.int64)
-    if rest:
-        sizes[-1] = rest
-    return sizes
-
-
-def check_unique_per_batch(seeds, sizes):
-    """Reject a vertex repeated within one minibatch (``n_id`` holds each vertex once)."""
-    batch = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
-    key = np.sort(batch * (int(seeds.max()) + 1) + seeds)
-    dup = np.flatnonzero(key[1:] == key[:-1])
-    if dup.size:
-        m = int(seeds.max()) + 1
-        fail(SeedError, "sample", "seeds",
-             f"repeats vertex {int(key[dup[0]] % m)} within minibatch {int(key[dup[0]] // m)}; "
-             "seeds must be distinct within a minibatch", show_value=False)

@@ -21,10 +21,10 @@ import zlib
 
 import numpy as np
 
-from . import _rng
-from ._errors import SamplerError
+from .. import _rng
+from .._errors import SamplerError
 from ._lazy import lookup
-from ._validate import fail
+from .._validate import fail
 
 __all__ = ["negative_key", "draw_negatives", "degree_weights", "pickers", "strict_failure",
            "LocalEdges", "weights_of", "MAX_ATTEMPTS"]

@@ -1,9 +1,9 @@
 """The test oracle: one minibatch at a time, plain Python loops, scalar Philox.
 
 Obviously-correct and slow (use it on graphs of a few thousand edges). It interprets a
-sampler's *traced* constructors (:func:`spsample._engine.trace`) -- the frontier, values,
+sampler's *traced* constructors (:func:`spsample.engine._run.trace`) -- the frontier, values,
 selection and extraction of every hop -- with the rules documented in
-:mod:`spsample._primitives`, :mod:`spsample._lazy` and :mod:`spsample._rng`, so it never asks
+:mod:`spsample.engine._primitives`, :mod:`spsample.engine._lazy` and :mod:`spsample._rng`, so it never asks
 which class a sampler is: any sampler written with the lazy matrices has a reference. Every
 fast path -- the NumPy bulk evaluation, the native kernels, the distributed and GPU paths --
 must return exactly what these functions return.
@@ -13,8 +13,8 @@ import bisect
 
 import numpy as np
 
-from . import _rng
-from ._engine import trace
+from .. import _rng
+from ._run import trace
 from ._lazy import REJECTION_ATTEMPTS, ColumnSelection, ThresholdSelection
 from ._minibatch import MiniBatch
 

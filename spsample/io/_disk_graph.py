@@ -7,10 +7,10 @@ memory, all of it inside ``memory_budget``:
 * a :class:`BlockCache` of fixed-size blocks of ``/graph/indices`` (and ``/graph/weights``),
   least recently used first out, filled by ``pread`` from a contiguous dataset or through
   h5py from a chunked one (blocks aligned to its chunks) -- or, in the same room, the windows
-  of a read-only memory map of a contiguous file (:mod:`spsample._disk_map`: the pages a
+  of a read-only memory map of a contiguous file (:mod:`spsample.io._disk_map`: the pages a
   window maps are released once it is sampled, so they leave the resident set);
 * room for the longest row (a row that spans blocks is assembled there) and for the rows that
-  a hop which is not row-local needs at once (see :mod:`spsample._disk_sampling`).
+  a hop which is not row-local needs at once (see :mod:`spsample.io._disk_sampling`).
 
 Sampling (``spsample.sample(disk_graph, ...)``) runs the engine's hop loop with every hop's
 rows read in position order, through the map or through the cache (a background thread
@@ -32,10 +32,11 @@ import numpy as np
 
 from ._disk_map import MAX_REGION_ENTRIES, MappedColumns, can_map
 from ._entries import NO_PROBLEM, entry_problems
-from ._errors import ArgumentError, ArgumentTypeError, DatasetError
-from ._graph import frozen_array
-from ._validate import (MAX_SIZE, as_index_array, as_int, check_range, fail, format_bytes,
-                        parse_size)
+from .._errors import ArgumentError, ArgumentTypeError, DatasetError
+from ..graph._graph import frozen_array
+from .._validate import (
+    MAX_SIZE, as_index_array, as_int, check_range, fail, format_bytes, parse_size,
+)
 
 __all__ = ["DiskGraph", "BlockCache", "as_budget", "MAX_BLOCK_BYTES"]
 
@@ -408,8 +409,8 @@ class DiskGraph:
             ``memory_budget`` is not a size, or too small to hold the row pointers, three cache
             blocks and the longest row (the message gives the smallest budget that works).
         """
-        from .distributed._checks import GraphFile
-        from .io._hdf5 import _as_path, _open
+        from ..graph._checks import GraphFile
+        from ._hdf5 import _as_path, _open
 
         budget = as_budget(where, memory_budget)
         path = _as_path(where, path)
@@ -426,7 +427,7 @@ class DiskGraph:
         hold them: they stay in memory). Read in place and checked piece by piece
         (:func:`spsample.io._graph_read.read_indptr`); pointers that fail are read whole again
         to name the problem."""
-        from .io._graph_read import read_indptr
+        from ._graph_read import read_indptr
         need = 8 * (self.num_nodes + 1)
         if need > self.memory_budget:
             fail(ArgumentError, where, "memory_budget", f"must hold the row pointers "
@@ -515,7 +516,7 @@ class DiskGraph:
             self._refuse(found, start, stop, idx, w, base=start)
 
     def _refuse(self, found, start, stop, idx, w, *, base=0, position=None):
-        """Raise for the first of ``found`` (:func:`~spsample._entries.entry_problems` on
+        """Raise for the first of ``found`` (:func:`~spsample.io._entries.entry_problems` on
         ``idx``/``w``, which hold entries from ``base``) in entries ``[start, stop)``;
         ``position`` maps a found position to the entry it is in the file."""
         bad_id, bad_w, unsorted = found
@@ -578,13 +579,13 @@ class DiskGraph:
     def mapped(self):
         """Whether row-local hops read the file through :attr:`map` (contiguous native
         arrays, native kernels on)."""
-        from . import _native
+        from .. import _native
         return self.map is not None and _native.AVAILABLE and _native.enabled()
 
     @property
     def direct(self):
         """Whether rows can be read one range each (contiguous datasets, native kernels)."""
-        from . import _native
+        from .. import _native
         return _native.AVAILABLE and _native.enabled() and all(
             src.offset is not None for src in self._sources.values())
 
@@ -629,7 +630,7 @@ class DiskGraph:
         return rows
 
     def _gather(self, src, start, end):
-        from . import _native_kernels
+        from .. import _native_kernels
         raw, status = _native_kernels.gather_ranges(self._fd, src.offset, src.dtype.itemsize,
                                                     np.ascontiguousarray(start),
                                                     np.ascontiguousarray(end), 4096)
@@ -655,7 +656,7 @@ class DiskGraph:
             return self.column_weights()
         if name == "max_degree":
             return self.max_degree
-        from ._lazy import NotLowerable
+        from ..engine._lazy import NotLowerable
         raise NotLowerable(f"the whole-graph quantity {name!r} of a graph on disk")
 
     def column_weights(self):
@@ -675,7 +676,7 @@ class DiskGraph:
     def layerwise_scale(self):
         """The power of two layer-wise samplers scale the weights by (one pass; see
         :func:`spsample.samplers.layerwise_weights`)."""
-        from .samplers._layerwise import layerwise_scale
+        from ..graph._weights import layerwise_scale
 
         if self._layerwise_scale is None:
             top = 0.0

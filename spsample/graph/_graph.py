@@ -11,8 +11,8 @@ import io
 
 import numpy as np
 
-from ._errors import GraphError
-from ._validate import as_float_array, as_index_array, as_int, fail
+from .._errors import GraphError
+from .._validate import as_float_array, as_index_array, as_int, fail
 
 __all__ = ["Graph", "MAX_NODES", "frozen_array", "frozen_filled"]
 
@@ -172,12 +172,12 @@ class Graph:
 
         where = "Graph.from_scipy"
         if not sp.issparse(matrix):
-            from ._errors import ArgumentTypeError
+            from .._errors import ArgumentTypeError
             fail(ArgumentTypeError, where, "matrix", "must be a scipy.sparse matrix", type(matrix))
         if matrix.shape[0] != matrix.shape[1]:
             fail(GraphError, where, "matrix", "must be square", matrix.shape)
         if matrix.dtype.kind not in "biuf":
-            from ._errors import ArgumentTypeError
+            from .._errors import ArgumentTypeError
             fail(ArgumentTypeError, where, "matrix", f"must hold real numbers, not "
                  f"{matrix.dtype} (complex weights have no meaning here)", show_value=False)
         csr = sp.csr_matrix(matrix)
@@ -380,14 +380,14 @@ def _is_frozen(arr):
 def _as_flag(where, name, value):
     """``value`` if it is a bool: strings such as ``"no"`` are truthy and would flip it."""
     if not isinstance(value, (bool, np.bool_)):
-        from ._errors import ArgumentTypeError
+        from .._errors import ArgumentTypeError
         fail(ArgumentTypeError, where, name, "must be True or False", value)
     return bool(value)
 
 
 def _check_node_memory(where, n, num_edges):
     """Check the CSR arrays of ``n`` nodes and ``num_edges`` entries fit, before building."""
-    from ._validate import check_memory
+    from .._validate import check_memory
 
     check_memory(where, "num_nodes", 16 * (n + 1) + 32 * num_edges,
                  f"the CSR arrays of {n:,d} nodes and {num_edges:,d} edges",

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._bulk import BulkState
+from ._bulk import BulkState
 from .._errors import SamplerError, SpsampleError
-from .._lazy import Frontier, RowView
+from ._lazy import Frontier, RowView
 from .._validate import as_int, fail
 
 __all__ = ["Sampler", "BulkState", "Frontier", "HopContext"]
@@ -63,7 +63,7 @@ class HopContext:
         The engine hop (1-based): equals ``hop`` on a plain graph.
     seed_time : int64 or float64 array of shape (k,), or None
         Temporal sampling: the time of each minibatch of the bulk (entries later than it are
-        masked out, :meth:`~spsample._lazy.RowView.until`).
+        masked out, :meth:`~spsample.engine._lazy.RowView.until`).
     """
 
     hop: int
@@ -162,7 +162,7 @@ class Sampler:
         raise NotImplementedError
 
     def probabilities(self, graph, Q, ctx):
-        """``P``: a :class:`~spsample._primitives.RowMatrix` (rows unnormalised)."""
+        """``P``: a :class:`~spsample.engine._primitives.RowMatrix` (rows unnormalised)."""
         raise NotImplementedError
 
     def select(self, P, Q, ctx):

@@ -20,7 +20,7 @@ import os
 import numpy as np
 
 from .._errors import DatasetError, GraphError
-from .._graph import MAX_NODES, Graph, _check_ids, _check_weights
+from ._graph import MAX_NODES, Graph, _check_ids, _check_weights
 from .._validate import fail
 
 __all__ = ["GraphFile", "MAX_COMPRESSION"]
@@ -148,7 +148,7 @@ class GraphFile:
         """Rows ``[lo, hi)`` as stored: ``(indptr from 0, indices, weights or None, time or
         None)``, checked (column ids in range, weights finite and non-negative, times finite)
         but not merged (a heterogeneous relation merges its repeated pairs with their times,
-        :func:`spsample._hetero.merge_entries`). ``time=False`` does not read the times."""
+        :func:`spsample.graph._hetero.merge_entries`). ``time=False`` does not read the times."""
         indptr = self._row_pointers(lo, hi)
         start, stop = int(indptr[0]), int(indptr[-1])
         indices = self._read("indices", start, stop)
@@ -198,7 +198,7 @@ class GraphFile:
         return np.ascontiguousarray(raw, dtype=np.int64)
 
     def _checked(self, indices, weights, time):
-        from .._hetero import check_time
+        from ._hetero import check_time
         try:
             _check_ids(self.where, f"/{self.group}/indices", indices, self.num_columns)
             if weights is not None:

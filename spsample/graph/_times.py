@@ -18,8 +18,8 @@ distributed exchanges all compare numbers of one kind.
 
 import numpy as np
 
-from ._errors import ArgumentError, ArgumentTypeError
-from ._validate import fail
+from .._errors import ArgumentError, ArgumentTypeError
+from .._validate import fail
 
 __all__ = ["as_times", "cut_times", "TIME_KINDS"]
 

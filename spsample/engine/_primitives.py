@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _rng
-from ._errors import ArgumentError, SamplerError
+from .. import _rng
+from .._errors import ArgumentError, SamplerError
 from ._lazy import Streams
-from ._validate import as_index_array, as_int, check_range, fail
+from .._validate import as_index_array, as_int, check_range, fail
 
 __all__ = [
     "RowMatrix", "Streams", "segment_arange", "row_select", "spgemm", "normalize_rows",
@@ -246,7 +246,7 @@ def choose_positions(d, s, streams, *, replace=False, values=None, method="keys"
         The entries' values, for the weighted rules (``None``: uniform).
     method : {"keys", "rejection", "last"}
         Weighted draws with replacement by exact keys, or by rejection against ``bound``
-        (see :class:`spsample._lazy.RowSelection`); ``"last"``: the last ``s`` positions of
+        (see :class:`spsample.engine._lazy.RowSelection`); ``"last"``: the last ``s`` positions of
         each row, no randomness (temporal ``"last"``: rows sorted by time).
 
     Returns
@@ -410,7 +410,7 @@ def _weighted_with_replacement(d, s, streams, seg, pos, w):
 
 
 def _rejection(d, s, streams, values, bound):
-    """Weighted draws with replacement by rejection (see :class:`~spsample._lazy.RowSelection`)."""
+    """Weighted draws with replacement by rejection (see :class:`~spsample.engine._lazy.RowSelection`)."""
     from ._lazy import REJECTION_ATTEMPTS as A
     whole = s < 0
     if whole.any():
@@ -529,7 +529,7 @@ def select_rows(P, fanout, streams, *, replace=False, weighted=False, method="ke
         ``method``, ``rejection`` without replacement or without a positive finite ``bound``.
     SamplerError
         ``weighted`` on a view whose values are provably ``<= 0`` (a negative factor such as
-        ``P * -2.0``: :func:`~spsample._lazy.check_values`). Entries whose value is ``<= 0``
+        ``P * -2.0``: :func:`~spsample.engine._lazy.check_values`). Entries whose value is ``<= 0``
         are never drawn.
     """
     from ._lazy import RowSelection, RowView, Streams, check_values
@@ -575,7 +575,7 @@ def select_threshold(P, fanout, streams):
 
     Returns
     -------
-    RowMatrix or a traced selection (see :class:`~spsample._lazy.ThresholdSelection`).
+    RowMatrix or a traced selection (see :class:`~spsample.engine._lazy.ThresholdSelection`).
     """
     from ._lazy import RowView, Streams, ThresholdSelection
     where = "select_threshold"
@@ -592,13 +592,13 @@ def select_threshold(P, fanout, streams):
 
 def _check_type(where, name, value, cls, what):
     if not isinstance(value, cls):
-        from ._errors import ArgumentTypeError
+        from .._errors import ArgumentTypeError
         fail(ArgumentTypeError, where, name, f"must be {what}", type(value))
 
 
 def _bool(where, name, value):
     if not isinstance(value, (bool, np.bool_)):
-        from ._errors import ArgumentTypeError
+        from .._errors import ArgumentTypeError
         fail(ArgumentTypeError, where, name, "must be a bool", value)
     return bool(value)
 
@@ -607,7 +607,7 @@ def positive_number(where, name, value):
     """``value`` as a positive finite float, or a typed error naming ``name``."""
     import numbers
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        from ._errors import ArgumentTypeError
+        from .._errors import ArgumentTypeError
         fail(ArgumentTypeError, where, name, "must be a positive number", value)
     value = float(value)
     if not (np.isfinite(value) and value > 0):
@@ -681,7 +681,7 @@ def _rows_result(P, start, counts, pos):
 def _check_row_output(P, d, s, replace):
     """A typed error before allocating an output that cannot fit (3 int64 per sampled entry
     downstream)."""
-    from ._validate import check_memory
+    from .._validate import check_memory
     bound = np.where(s < 0, d, np.where(replace, np.where(d > 0, s, 0), np.minimum(d, s)))
     check_memory("sample", "fanout", 48 * int(bound.sum()), "a hop's sampled entries",
                  "lower the fanouts or batch_size")
@@ -937,7 +937,7 @@ def _evaluate_global(sel):
     k = ctx.batch_ids.size
     if cumulative.size == 0 or cumulative[-1] <= 0:
         return RowMatrix(np.zeros(k + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    from ._validate import check_memory
+    from .._validate import check_memory
     check_memory("sample", "fanout", 24 * sel.fanout * k, "the FastGCN draws",
                  "lower the FastGCN fanouts or the bulk size")
     return sample_global(cumulative, sel.fanout, ctx.batch_ids, ctx.hop_word, ctx.key)
