@@ -25,6 +25,7 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, SamplerError
 from .._validate import fail
+from ._csr import RowMatrix, column_accumulate
 
 __all__ = [
     "NotLowerable", "Frontier", "Expr", "RowView", "gather", "ColumnSums", "GlobalColumns",
@@ -506,7 +507,6 @@ class RowView:
     def materialize(self):
         """This view as a concrete :class:`~spsample.engine._primitives.RowMatrix`."""
         if "matrix" not in self._cache:
-            from ._primitives import RowMatrix
             start, degree = self.extents()
             indptr = np.zeros(degree.size + 1, dtype=np.int64)
             np.cumsum(degree, out=indptr[1:])
@@ -711,7 +711,6 @@ class ColumnSums:
         self.num_batches = num_batches
         self.matrix = None
         if not view.symbolic:
-            from ._primitives import column_accumulate
             self.matrix = column_accumulate(view.materialize(), view.frontier.batch, num_batches,
                                             square=False)
 
