@@ -77,6 +77,9 @@ _LAZY = {
     "rmat": ".graph._generate",
 }
 
+# the names above that are modules (``spsample.rng`` is the module ``spsample._rng``)
+_MODULES = {"distributed", "io", "samplers", "primitives", "testing", "rng"}
+
 __all__ = [
     "Graph",
     "HeteroGraph",
@@ -103,7 +106,7 @@ def __getattr__(name):
     except KeyError:
         raise AttributeError(f"module 'spsample' has no attribute {name!r}") from None
     mod = importlib.import_module(module, __name__)
-    value = mod if module.lstrip(".") == name else getattr(mod, name)
+    value = mod if name in _MODULES else getattr(mod, name)
     globals()[name] = value
     return value
 

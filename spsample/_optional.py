@@ -31,7 +31,8 @@ def require(name, feature):
     """Import ``name`` or raise :class:`MissingDependencyError` naming ``feature``."""
     if have(name):
         return _CACHE[name]
-    raise MissingDependencyError(f"{feature} needs {name}: {_INSTALL.get(name, 'pip install ' + name)}")
+    hint = _INSTALL.get(name, "pip install " + name)
+    raise MissingDependencyError(f"{feature} needs {name}: {hint}")
 
 
 def import_torch(feature):

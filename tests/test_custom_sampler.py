@@ -29,7 +29,8 @@ def test_random_walk_follows_edges_and_is_k_invariant():
         for dst, src in mb.edges:
             gd, gs = mb.n_id[dst], mb.n_id[src]
             assert np.all(A[gd, gs] != 0)
-            assert np.array_equal(np.sort(gd), np.sort(position))       # walks continue from where they stand
+            # walks continue from where they stand
+            assert np.array_equal(np.sort(gd), np.sort(position))
             position = gs[g.degree()[gs] > 0]
 
 
@@ -41,7 +42,8 @@ def test_walks_meeting_at_a_vertex_move_independently():
     dst = [0, 1] + [2] * 50
     g = spsample.Graph.from_edge_index(src, dst, num_nodes=53)
     same = 0
-    for mb in spsample.sample(g, np.tile([0, 1], 200), sampler=random_walk.RandomWalk(2), batch_size=2):
+    walks = random_walk.RandomWalk(2)
+    for mb in spsample.sample(g, np.tile([0, 1], 200), sampler=walks, batch_size=2):
         dst2, src2 = mb.edges[1]
         assert mb.n_id[dst2].tolist() == [2, 2]
         same += int(src2[0] == src2[1])

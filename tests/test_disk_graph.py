@@ -50,7 +50,7 @@ def files(request, tmp_path_factory):
         path = tmp_path_factory.mktemp("disk") / f"g{int(weighted)}.h5"
         compression = None if layout == "contiguous" else "gzip"
         with pytest.MonkeyPatch.context() as mp:      # chunks of 32 entries: blocks span many
-            mp.setattr(spsample.io._hdf5, "_CHUNK_BYTES", 256)
+            mp.setattr(spsample.io._h5, "_CHUNK_BYTES", 256)
             spsample.save(spsample.Dataset(g), path, layout=layout, compression=compression)
         out[weighted] = (g, path)
     return out

@@ -76,8 +76,9 @@ def test_from_edge_index_canonical_rows_and_earliest_time():
 
 def test_inputs_are_not_modified_and_order_does_not_matter():
     src, dst = np.array([3, 1, 2]), np.array([0, 0, 1])
-    a = spsample.HeteroGraph.from_edge_index({("x", "r", "y"): (src, dst), ("y", "s", "x"): (dst, src)})
-    b = spsample.HeteroGraph.from_edge_index({("y", "s", "x"): (dst, src), ("x", "r", "y"): (src, dst)})
+    r, s = ("x", "r", "y"), ("y", "s", "x")
+    a = spsample.HeteroGraph.from_edge_index({r: (src, dst), s: (dst, src)})
+    b = spsample.HeteroGraph.from_edge_index({s: (dst, src), r: (src, dst)})
     assert src.tolist() == [3, 1, 2] and a == b
     s1 = spsample.sample(a, ("x", [1, 2]), sampler=spsample.NodeWise([2, 2]), batch_size=1)
     s2 = spsample.sample(b, ("x", [1, 2]), sampler=spsample.NodeWise([2, 2]), batch_size=1)

@@ -143,9 +143,9 @@ def test_two_relation_groups_of_one_triple_are_refused(tmp_path):
                        r"\('author', 'writes', 'paper'\)"):
         spsample.load(path)
     with pytest.raises(spsample.DatasetError, match="two relation groups"):
-        from spsample.io._hdf5 import _open
+        from spsample.io._h5 import open_file
         from spsample.io._hetero_hdf5 import read_hetero_parts
-        with _open("load", path) as f:
+        with open_file("load", path) as f:
             read_hetero_parts("load", path, f)
 
 

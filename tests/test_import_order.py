@@ -1,5 +1,5 @@
 """One way down: every import of every spsample module (module- and function-level) against the
-room order declared once in :mod:`spsample._rooms`.
+room order declared once in ``tests/rooms.py``.
 
 Fails on an import that climbs (a module importing from a room above its own), on a cycle
 between modules, on a private name (``_x``, not a module) imported from another room, and on a
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from spsample import _rooms
+import rooms as _rooms
 
 PACKAGE = Path(__file__).resolve().parents[1] / "spsample"
 
@@ -37,6 +37,12 @@ PENDING = {
 
 # (importer, imported module): allowed although it breaks a rule, and why. Keep this short.
 ALLOWED = {
+}
+
+# spsample modules that are optional like torch or mpi4py, so imported where they are used.
+OPTIONAL = {
+    "spsample._native_kernels": "the compiled extension: absent where it did not build "
+                                "(spsample._native.AVAILABLE is then False)",
 }
 
 
@@ -130,7 +136,7 @@ def _problems(imp):
         private = [n for n in imp.names if n.startswith("_")]
         if private:
             out.append(f"imports private name(s) {', '.join(private)} across rooms")
-    if imp.deferred:
+    if imp.deferred and imp.target not in OPTIONAL:
         out.append("imports an spsample module inside a function")
     return out
 
@@ -149,8 +155,11 @@ def _cycles():
     """Strongly connected components (more than one module) of the module import graph."""
     edges = collections.defaultdict(set)
     for imp in IMPORTS:
-        if (imp.importer, imp.target) not in ALLOWED:
-            edges[imp.importer].add(imp.target)
+        if (imp.importer, imp.target) in ALLOWED:
+            continue
+        if _pending(imp.importer) and any("climbs" in p for p in _problems(imp)):
+            continue    # reported as pending; the other branch removes it
+        edges[imp.importer].add(imp.target)
     index, low, stack, on, out = {}, {}, [], set(), []
 
     def visit(v):

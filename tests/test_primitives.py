@@ -112,7 +112,8 @@ def test_sample_columns_by_entries_rejects_bad_arguments():
     P = prim.column_accumulate(G, batch, 2)
     ids = np.array([7, 8])
     call = lambda **kw: prim.sample_columns_by_entries(  # noqa: E731
-        **{"P": P, "G": G, "group": batch, "fanout": 2, "batch": ids, "hop_word": 5, "key": (1, 2), **kw})
+        **{"P": P, "G": G, "group": batch, "fanout": 2, "batch": ids, "hop_word": 5, "key": (1, 2),
+           **kw})
     with pytest.raises(ArgumentError, match="'group'"):
         call(group=np.array([1, 0, 0]))
     with pytest.raises(ArgumentError, match="'group'"):

@@ -1,4 +1,4 @@
-"""The bulk sampler against the oracle and against the invariants of DESIGN.md §3–§6."""
+"""The bulk sampler against the oracle and against the invariants (README, "Design notes")."""
 
 import numpy as np
 import pytest
@@ -120,13 +120,15 @@ def test_weighted_inclusion_frequencies_chi2():
     """Efraimidis–Spirakis without replacement; fanout 1: P(u) = w_u / Σw; fanout 2:
     P(i ∈ S) = p_i + Σ_{j≠i} p_j p_i / (1 - p_j)."""
     w = np.array([1.0, 2.0, 3.0, 4.0, 10.0])
-    g = spsample.Graph.from_edge_index(np.arange(1, 6), np.zeros(5, dtype=int), num_nodes=6, weights=w)
+    g = spsample.Graph.from_edge_index(np.arange(1, 6), np.zeros(5, dtype=int), num_nodes=6,
+                                       weights=w)
     trials = 5000
     p = w / w.sum()
     c1 = _inclusion_counts(g, 0, NodeWise([1], weighted=True), trials)[1:]
     assert stats.chisquare(c1, trials * p).pvalue > 1e-3
     c2 = _inclusion_counts(g, 0, NodeWise([2], weighted=True), trials)[1:]
-    incl = np.array([p[i] + sum(p[j] * p[i] / (1 - p[j]) for j in range(5) if j != i) for i in range(5)])
+    incl = np.array([p[i] + sum(p[j] * p[i] / (1 - p[j]) for j in range(5) if j != i)
+                     for i in range(5)])
     assert np.isclose(incl.sum(), 2.0)
     assert stats.chisquare(c2, trials * incl).pvalue > 1e-3
     cr = _inclusion_counts(g, 0, NodeWise([3], weighted=True, replace=True), trials)[1:]
@@ -136,7 +138,8 @@ def test_weighted_inclusion_frequencies_chi2():
 def test_weighted_zero_weight_edges_never_sampled():
     w = np.array([0.0, 1.0, 0.0, 1.0])
     g = spsample.Graph.from_edge_index([1, 2, 3, 4], [0, 0, 0, 0], num_nodes=5, weights=w)
-    for mb in spsample.sample(g, np.zeros(50, dtype=int), sampler=NodeWise([3], weighted=True), batch_size=1):
+    weighted = NodeWise([3], weighted=True)
+    for mb in spsample.sample(g, np.zeros(50, dtype=int), sampler=weighted, batch_size=1):
         assert sorted(mb.n_id[mb.edges[0][1]].tolist()) == [2, 4]
 
 
@@ -169,7 +172,8 @@ def test_unweighted_ladies_draws_without_replacement_proportional_to_counts():
     assert np.isclose(expected.sum(), 1.0)
     trials = 4000
     counts = np.zeros(len(pairs))
-    for mb in spsample.sample(g, np.tile([0, 1], trials), sampler=LADIES([2]), batch_size=2, seed=5):
+    for mb in spsample.sample(g, np.tile([0, 1], trials), sampler=LADIES([2]), batch_size=2,
+                              seed=5):
         new = tuple(sorted(mb.n_id[mb.batch_size:].tolist()))
         counts[pairs.index(new)] += 1
     assert stats.chisquare(counts, trials * expected).pvalue > 1e-3
@@ -192,7 +196,6 @@ def test_ladies_includes_previous_layer_and_edges_within_sets():
     g = random_graph(200, 2000, seed=10)
     A = g.to_scipy()
     for mb in spsample.sample(g, np.arange(40), sampler=LADIES([15, 15]), batch_size=20):
-        start = 0
         for hop, (dst, src) in enumerate(mb.edges, start=1):
             rows = mb.n_id[:sum(mb.num_sampled_nodes[:hop])]
             cols = mb.n_id[:sum(mb.num_sampled_nodes[:hop + 1])]
@@ -219,7 +222,8 @@ def test_to_pyg_fields():
     g = random_graph(50, 300, seed=2)
     mb, = spsample.sample(g, np.arange(10), sampler=NodeWise([3, 2]), batch_size=10)
     out = mb.to_pyg()
-    assert set(out) == {"node", "row", "col", "edge", "batch", "num_sampled_nodes", "num_sampled_edges"}
+    assert set(out) == {"node", "row", "col", "edge", "batch", "num_sampled_nodes",
+                        "num_sampled_edges"}
     assert torch.equal(out["node"], torch.from_numpy(mb.n_id))
     assert out["row"].shape == out["col"].shape == out["edge"].shape
     assert out["num_sampled_edges"] == mb.num_sampled_edges

@@ -5,12 +5,10 @@ Loads that could crash the interpreter run in a child process under ``ulimit -v`
 (:func:`crafted.load_in_child`), so a regression fails the test instead of killing pytest.
 """
 
-import pickle
 
 import h5py
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 import spsample
 from spsample import io

@@ -138,8 +138,9 @@ _local = threading.local()          # .comm: the ThreadComm of the rank this thr
 
 
 def current_thread_comm():
-    """The :class:`~spsample.distributed.ThreadComm` of the rank that :func:`~spsample.distributed.run_threads` runs in this thread, or
-    ``None`` (then :func:`spsample.distributed.world` is MPI's or a ``SelfComm``)."""
+    """The :class:`~spsample.distributed.ThreadComm` of the rank that
+    :func:`~spsample.distributed.run_threads` runs in this thread, or ``None`` (then
+    :func:`spsample.distributed.world` is MPI's or a ``SelfComm``)."""
     return getattr(_local, "comm", None)
 
 

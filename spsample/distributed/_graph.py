@@ -21,6 +21,9 @@ from ._failure import abort_if_failing_alone
 from ._grid import Grid
 from ._placement import (Placement, by_owner, original_rows, original_starts,
                          read_permutation, vertex_order)
+from . import _layout
+from ..engine._lazy import NotLowerable
+from ._sampling import run_distributed
 
 __all__ = ["DistGraph", "STRATEGIES"]
 
@@ -383,7 +386,6 @@ class DistGraph:
             return self.column_weights()
         if name == "layerwise_weights" and self.weights is not None:
             return self.weights * self.layerwise_scale()
-        from ..engine._lazy import NotLowerable
         raise NotLowerable(f"the whole-graph quantity {name!r} has no distributed form")
 
     def layerwise_scale(self):
@@ -459,7 +461,6 @@ class DistGraph:
                 epoch, seed_time):
         """One engine bulk (the engine of :func:`~spsample.engine._hetero_sample.run_scheduled`):
         the one-process engine on the whole graph held here, else the distributed hops."""
-        from ._sampling import run_distributed
         if self._full is None:
             return run_distributed(self, seeds, sizes, batch_ids, sampler, seed, epoch,
                                    strategy, stats)
@@ -562,7 +563,6 @@ def _describe(sampler, batch_size, seed, epoch, strategy):
 
 
 def _span(n, rank, grid):
-    from . import _layout
     return _layout.rows_of_rank(n, rank, grid.size, grid.replication)
 
 

@@ -282,7 +282,7 @@ class LayerPush:
         """Send each owner holding rows of a minibatch the members it has not seen (all of
         them to an owner whose first rows came at this layer); get each registered row's
         member entries; record the layer."""
-        dg, col, k = self.dg, self.col, state.k
+        col, k = self.col, state.k
         n_id, offsets = state._flat_nodes()
         counts = np.diff(offsets)
         per_dest = [[] for _ in range(col.size)]

@@ -15,6 +15,10 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._validate import as_int, fail
+from ..graph._graph import Graph
+from ..io import Dataset
+from ._layout import owner_of
+from ..io._files import read_npz
 
 __all__ = ["partition", "relabel", "cut_edges", "save_partition", "load_partition",
            "read_partition", "fingerprint", "METHODS", "have_metis"]
@@ -64,7 +68,6 @@ def partition(graph, parts, *, method="metis", seed=0):
 
 def _check_homogeneous(where, graph):
     """Partitions relabel one :class:`~spsample.Graph`; refuse anything else by type."""
-    from ..graph._graph import Graph
     if not isinstance(graph, Graph):
         kind = "a heterogeneous graph" if hasattr(graph, "relations") else type(graph).__name__
         fail(ArgumentTypeError, where, "graph", f"must be a spsample.Graph (homogeneous), not "
@@ -89,8 +92,6 @@ def relabel(dataset, old_id):
     """The dataset with vertex ``old_id[i]`` renamed ``i``: rows and columns of ``A``, features,
     labels and split ids (renamed in their order, so ``old_id`` maps them back exactly)
     follow. ``dataset`` is not modified."""
-    from ..io import Dataset
-    from ..graph._graph import Graph
 
     g = dataset.graph
     _check_homogeneous("relabel", g)
@@ -120,7 +121,6 @@ def relabel(dataset, old_id):
 def cut_edges(graph, parts):
     """Entries ``(v, u)`` of ``A`` whose row and column fall in different blocks of the ``parts``
     balanced contiguous blocks (``DistGraph``'s process rows)."""
-    from ._layout import owner_of
 
     n = graph.num_nodes
     row = np.repeat(np.arange(n), np.diff(graph.indptr))
@@ -165,7 +165,6 @@ def load_partition(path, graph, *, where="load_partition", argname="partition"):
 def read_partition(path, num_nodes, expected, *, where="load_partition", argname="partition"):
     """``old_id`` (int64, shape (num_nodes,)) from a file of :func:`save_partition` whose
     fingerprint must be ``expected`` (:func:`fingerprint` of the relabelled graph)."""
-    from ..io._files import read_npz
 
     try:
         arrays = read_npz(where, path, ("old_id", "fingerprint"))

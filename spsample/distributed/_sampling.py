@@ -2,7 +2,7 @@
 rows of a column of the grid.
 
 Every rank traces the sampler's constructors (:func:`spsample.engine._run.trace`), as one process
-does, and each hop runs where its plan allows (DESIGN §7), the same on every rank:
+does, and each hop runs where its plan allows (push or pull, below), the same on every rank:
 
 * **push**, for hops whose selection is *row-local* (each row's sample depends on that row of
   ``A`` alone: node-wise rules, LABOR, walks, compositions of the row's own values): each
@@ -48,6 +48,7 @@ from ..engine._rows import (Block as _Block, FetchHop, NO_ROWS as _NO_ROWS, conc
                            request_hop as _request_hop, row_local, trace_plans as _trace)
 from ._layerpush import LayerPush, layer_pushable
 from ._placement import by_owner
+from ..engine._run import run_hops
 
 __all__ = ["run_distributed", "hop_modes"]
 
@@ -62,7 +63,6 @@ def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
     :class:`DistGraph`, the step's ``graph``), exactly as a homogeneous hop runs on ``dg``;
     ``dg`` then only gives the grid; ``seed_time`` (int64 or float64, one per minibatch) is
     a temporal bulk's cut."""
-    from ..engine._run import run_hops
     blocks = [dg] * sampler.num_hops if schedule is None else [st.graph for st in schedule.steps]
     plans = _trace(dg, sampler, batch_ids, seed, epoch, schedule, seed_time)
     modes = _agreed_modes(dg, hop_modes(plans, strategy, len(blocks), weighted=any(
@@ -287,7 +287,8 @@ class _PushHop:
 
     def _pack(self, vertex, edge_id):
         if self.packed:
-            return (vertex.astype(np.uint64) << np.uint64(self.edge_bits)) | edge_id.astype(np.uint64)
+            return ((vertex.astype(np.uint64) << np.uint64(self.edge_bits))
+                    | edge_id.astype(np.uint64))
         return np.concatenate([vertex, edge_id]).astype(np.int64)
 
     def _unpack_entries(self, raw, count):
@@ -365,7 +366,8 @@ class _FetchHop(FetchHop):
         source = np.repeat(np.arange(col.size), asked_counts)
         send_entries = np.bincount(source, weights=degree, minlength=col.size).astype(np.int64)
         back = np.repeat(np.arange(col.size), counts)
-        recv_entries = np.bincount(back, weights=got_head[:, 0], minlength=col.size).astype(np.int64)
+        recv_entries = np.bincount(back, weights=got_head[:, 0],
+                                   minlength=col.size).astype(np.int64)
         got_body, _ = col.alltoallv(body, send_entries, recvcounts=recv_entries)
         degree, start, got_body = in_request_order(order, got_head[:, 0], got_head[:, 1],
                                                     got_body)

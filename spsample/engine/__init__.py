@@ -4,7 +4,7 @@ bulk state and results (:class:`~spsample.Bulk`, :class:`~spsample.MiniBatch`), 
 NumPy evaluation (the oracle), the row sources shared by the disk and distributed graphs, and the
 per-minibatch reference sampler.
 
-Room ``engine`` (see :mod:`spsample._rooms`): it imports the foundations, ``graph`` and
+Room ``engine`` (see ``tests/rooms.py``): it imports the foundations, ``graph`` and
 ``native``; the samplers, devices, files, distribution, loaders and the CLI import it. Its
 modules are private; the public names are re-exported by :mod:`spsample`,
 :mod:`spsample.samplers` and :mod:`spsample.primitives`.

@@ -20,7 +20,10 @@ from ._lazy import (ColumnSelection, ColumnSums, Frontier, GlobalColumns, Global
                     NotLowerable, RowSelection, RowView, SymbolicFrontier, ThresholdSelection,
                     is_symbolic)
 from ._minibatch import Bulk, HopEdges
-from .._validate import as_index_array, fail
+from .._validate import as_index_array, as_int, fail
+from .. import _native
+from ._primitives import evaluate_selection, normalize_rows, RowMatrix, segment_arange
+from .._native import insert_bulk, lookup_bulk
 
 __all__ = ["BulkState", "HopPlan"]
 
@@ -218,7 +221,6 @@ class BulkState:
                             np.arange(batch.size, dtype=np.int64) - np.searchsorted(batch, batch))
 
     def _check_hop(self, where, hop, lowest):
-        from .._validate import as_int
         hop = as_int(f"BulkState.{where}", "hop", hop)
         if self.step_hops is not None:
             if lowest == 1:
@@ -268,7 +270,6 @@ class BulkState:
                 raise NotLowerable(f"add_layer with {type(S).__name__} (not a column selection)")
             self._record(HopPlan("layer", Q, S, values=values, probabilities=probabilities))
             return
-        from ._primitives import normalize_rows
         S = _concrete_rows(S)
         batch = np.repeat(np.arange(S.num_rows, dtype=np.int64), S.row_lengths())
         self.add_nodes(batch, S.indices)
@@ -369,8 +370,6 @@ class BulkState:
 
     def _insert_native(self, batch, vertex):
         """:meth:`_insert` by ``native/relabel.h`` (same results)."""
-        from .._native import insert_bulk
-        from ._primitives import segment_arange
         bounds = np.searchsorted(batch, np.arange(self.k + 1)).astype(np.int64)
         local, fresh, added = insert_bulk(*self._known(), bounds, vertex)
         offset, nb = segment_arange(fresh)
@@ -415,12 +414,6 @@ class BulkState:
             return Frontier._of("arrays", self.hop, nb, nv, local, local)
         return local
 
-    def add_edges(self, batch, dst, src, edge_id, weight=None):
-        """Record the current hop's edges (local ids), ordered by minibatch."""
-        self._concrete("add_edges")
-        self._set_edges(dict(batch=batch, dst=dst, src=src, edge_id=edge_id, weight=weight,
-                             src_vertex=None, row_id=dst))
-
     def local_of(self, batch, vertex):
         """Local ids of vertices already in their minibatch (``-1`` where absent)."""
         self._concrete("local_of")
@@ -432,7 +425,6 @@ class BulkState:
         v = vertex if order is None else vertex[order]
         bounds = np.searchsorted(b, np.arange(self.k + 1))
         if _native_relabel():
-            from .._native import lookup_bulk
             found = lookup_bulk(*self._known(), bounds.astype(np.int64), v)
         else:
             found = self._lookup_numpy(v, bounds)
@@ -525,7 +517,6 @@ class BulkState:
 def _native_relabel():
     """Whether :meth:`BulkState._insert` and :meth:`BulkState.local_of` use the native hash
     maps (the native kernels are on) instead of the n-sized NumPy tables."""
-    from .. import _native
     return _native.enabled()
 
 
@@ -548,14 +539,12 @@ def _i64(a):
 
 def _concrete_rows(S):
     """A concrete row matrix from what a selection constructor returned."""
-    from ._primitives import RowMatrix
     if isinstance(S, RowMatrix):
         return S
     if isinstance(S, RowView):
         return S.materialize()
     if is_symbolic(S) or isinstance(S, (RowSelection, ThresholdSelection, ColumnSelection,
                                         GlobalSelection)):
-        from ._primitives import evaluate_selection
         return evaluate_selection(S)
     fail(ArgumentTypeError, "BulkState", "S", "must be a RowMatrix or a selection", type(S))
 

@@ -52,7 +52,7 @@ class RowMatrix:
                          None if self.edge_id is None else self.edge_id[keep])
 
 
-def segment_arange(counts, xp=np):
+def segment_arange(counts):
     """Concatenated ``arange(c)`` for each ``c`` in ``counts``, and the segment of each element.
 
     Returns
@@ -63,23 +63,23 @@ def segment_arange(counts, xp=np):
     Raises
     ------
     ArgumentError
-        A negative count (checked on NumPy arrays; device arrays are the engine's own).
+        A negative count.
     """
-    counts = xp.asarray(counts, dtype=xp.int64)
-    if xp is np and counts.size and counts.min() < 0:
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.size and counts.min() < 0:
         fail(ArgumentError, "segment_arange", "counts", "must be >= 0", int(counts.min()))
-    segment = xp.repeat(xp.arange(counts.size, dtype=xp.int64), counts)
-    starts = xp.cumsum(counts) - counts
-    return xp.arange(segment.size, dtype=xp.int64) - starts[segment], segment
+    segment = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    starts = np.cumsum(counts) - counts
+    return np.arange(segment.size, dtype=np.int64) - starts[segment], segment
 
 
-def _indptr_of(counts, xp=np):
-    out = xp.zeros(counts.size + 1, dtype=xp.int64)
-    xp.cumsum(counts, out=out[1:])
+def _indptr_of(counts):
+    out = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
     return out
 
 
-def column_accumulate(P_gathered, group, num_groups, *, square=True, xp=np):
+def column_accumulate(P_gathered, group, num_groups, *, square=True):
     """``Q_b·(A∘A)``: per group (minibatch), sum the squared values of each column.
 
     Parameters
@@ -99,16 +99,16 @@ def column_accumulate(P_gathered, group, num_groups, *, square=True, xp=np):
     the order the entries are stored (frontier order, then position): deterministic. Entries
     of weight 0 contribute nothing and columns whose sum is 0 are dropped.
     """
-    seg = xp.repeat(group, P_gathered.row_lengths())
+    seg = np.repeat(group, P_gathered.row_lengths())
     if P_gathered.data is None:
-        vals = xp.ones(P_gathered.nnz)
+        vals = np.ones(P_gathered.nnz)
     else:
         vals = P_gathered.data * P_gathered.data if square else P_gathered.data
     n_cols = int(P_gathered.indices.max()) + 1 if P_gathered.nnz else 1
     key = seg * n_cols + P_gathered.indices
-    uniq, inverse = xp.unique(key, return_inverse=True)
-    sums = xp.bincount(inverse.ravel(), weights=vals, minlength=uniq.size)
+    uniq, inverse = np.unique(key, return_inverse=True)
+    sums = np.bincount(inverse.ravel(), weights=vals, minlength=uniq.size)
     nonzero = sums > 0
     uniq, sums = uniq[nonzero], sums[nonzero]
     g = uniq // n_cols
-    return RowMatrix(_indptr_of(xp.bincount(g, minlength=num_groups), xp), uniq % n_cols, sums)
+    return RowMatrix(_indptr_of(np.bincount(g, minlength=num_groups)), uniq % n_cols, sums)

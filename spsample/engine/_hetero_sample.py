@@ -27,13 +27,15 @@ from typing import Optional
 
 import numpy as np
 
-from .. import _rng
+from .. import _native, _rng
 from ._run import run_bulk, run_numpy
 from .._errors import ArgumentError, ArgumentTypeError, SamplerError, SeedError
 from ..graph._hetero import HeteroGraph, HeteroSchema, TimeSortedGraph
 from ._batches import check_sample_args, check_unique_per_batch, split_batches
 from ._minibatch import Bulk, HopEdges
 from .._validate import as_index_array, fail
+from ..graph._times import as_times
+from .._optional import import_torch
 
 __all__ = ["Step", "Schedule", "relation_key", "build_schedule", "sample_hetero",
            "run_scheduled", "is_disjoint", "disjoint_ids", "run_disjoint", "merge_disjoint",
@@ -145,7 +147,6 @@ def check_seed_time(where, graph, seed_time, size):
     finite reals: :func:`spsample.graph._times.as_times`), or ``None``, on a temporal
     :class:`~spsample.HeteroGraph` or :class:`~spsample.distributed.DistHeteroGraph`
     (sharded or whole)."""
-    from ..graph._times import as_times
     if seed_time is None:
         return None
     if not getattr(graph, "is_temporal", False):
@@ -370,7 +371,6 @@ class HeteroMiniBatch:
         relation), ``batch`` (disjoint: per type), ``num_sampled_nodes`` and
         ``num_sampled_edges``. Pass them to
         ``torch_geometric.sampler.HeteroSamplerOutput(**fields)``."""
-        from .._optional import import_torch
 
         torch = import_torch("HeteroMiniBatch.to_pyg")
         t = lambda a: torch.from_numpy(a if a.flags.writeable and a.flags.c_contiguous  # noqa
@@ -395,7 +395,8 @@ class HeteroMiniBatch:
                 (other.batch_id, other.input_type, other.batch_size):
             return False
         if self.num_sampled_nodes != other.num_sampled_nodes or \
-                set(self.edges) != set(other.edges) or (self.batch is None) != (other.batch is None):
+                set(self.edges) != set(other.edges) or \
+                (self.batch is None) != (other.batch is None):
             return False
         same = all(np.array_equal(self.n_id[t], other.n_id[t]) for t in self.n_id)
         for r in self.edges:
@@ -431,7 +432,6 @@ def split_hetero(graph, bulk, schedule, *, input_type=None):
     minibatch's vertices grouped by type, its edges in per-type local ids; one native pass
     over the bulk when the native kernels are on (``native/typed.h``), else
     :func:`_group_numpy` (its oracle)."""
-    from .. import _native
     k = int(bulk.batch_ids.size)
     types = graph.node_types
     T = len(types)
@@ -498,7 +498,6 @@ def _group_numpy(graph, bulk, schedule):
 
 def _group_native(graph, bulk, schedule):
     """:func:`_group_numpy` in one native pass, parallel over minibatches."""
-    from .. import _native
     type_off = np.array([graph.offsets[t] for t in graph.node_types] + [graph.total_nodes],
                         dtype=np.int64)
     sorted_ids, sorted_batch, per_group, per_hop, ends = _native.split_typed(

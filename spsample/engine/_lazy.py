@@ -24,8 +24,10 @@ import numbers
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, SamplerError
-from .._validate import fail
+from .._validate import as_index_array, fail
 from ._csr import RowMatrix, column_accumulate
+from ..graph._times import as_times, cut_times
+from .. import _rng
 
 __all__ = [
     "NotLowerable", "Frontier", "Expr", "RowView", "gather", "ColumnSums", "GlobalColumns",
@@ -159,7 +161,8 @@ class Frontier:
 
     def __repr__(self):
         numbered = self.kind not in ("all_nodes", "arrays")
-        hops = f"{self.hop}" if self.hop_last in (None, self.hop) else f"{self.hop}..{self.hop_last}"
+        last = self.hop_last
+        hops = f"{self.hop}" if last in (None, self.hop) else f"{self.hop}..{last}"
         what = f"{self.kind}" + (f"({hops})" if numbered else "")
         return f"Frontier({what}{', symbolic' if self.symbolic else f', {len(self)} rows'})"
 
@@ -189,7 +192,6 @@ class SymbolicFrontier(Frontier):
 def _int_vector(where, name, value, size=None):
     """``value`` as a 1-D int64 array (not copied when it is one), of ``size`` entries."""
     if not (isinstance(value, np.ndarray) and value.dtype == np.int64 and value.ndim == 1):
-        from .._validate import as_index_array
         value = as_index_array(where, name, value)
     if size is not None and value.size != size:
         fail(ArgumentError, where, name, f"must have one entry per row ({size})", value.shape)
@@ -430,7 +432,6 @@ class RowView:
         ArgumentError
             Wrong lengths, non-finite times, or times not sorted within a row.
         """
-        from ..graph._times import as_times, cut_times
         where = "RowView.until"
         time = _sorted_entry_time(where, self.graph, time)
         bt = as_times(where, "batch_time", batch_time)    # a copy: the caller's stays as is
@@ -894,11 +895,10 @@ class Streams:
         """One variate per (minibatch, column vertex), shared by the minibatch's rows."""
         return cls(None, ctx.batch_ids, ctx.hop_word, ctx.key, keyed_by="column", frontier=Q)
 
-    def words(self, rows, index, xp=np):
+    def words(self, rows, index):
         """Word ``index[i]`` of the stream of row ``rows[i]``, uint64, shape like ``rows``."""
-        from .. import _rng
         return _rng.stream_words(index, self.vertex[rows], self.hop_word, self.batch[rows],
-                                 self.key, xp=xp)
+                                 self.key)
 
     def __repr__(self):
         return f"Streams(keyed_by={self.keyed_by!r})"

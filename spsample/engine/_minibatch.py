@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 import numpy as np
+from .._optional import import_torch
 
 __all__ = ["MiniBatch", "Bulk", "HopEdges", "MinibatchMajorBulk"]
 
@@ -100,7 +101,6 @@ class MiniBatch:
         MissingDependencyError
             When torch is not installed.
         """
-        from .._optional import import_torch
 
         torch = import_torch("MiniBatch.to_pyg")
         ei = self.edge_index()
@@ -129,7 +129,8 @@ class MiniBatch:
                 and (self.batch is None or np.array_equal(self.batch, other.batch)))
         if not same:
             return False
-        for (d1, s1), (d2, s2), e1, e2 in zip(self.edges, other.edges, self.edge_ids, other.edge_ids):
+        for (d1, s1), (d2, s2), e1, e2 in zip(self.edges, other.edges, self.edge_ids,
+                                              other.edge_ids):
             if not (np.array_equal(d1, d2) and np.array_equal(s1, s2) and np.array_equal(e1, e2)):
                 return False
         if self.weight is not None:
@@ -205,7 +206,8 @@ class Bulk(list):
 
     def _views(self, layerwise):
         counts = self.num_sampled_nodes.tolist()
-        no, bids, sizes = self.node_offsets.tolist(), self.batch_ids.tolist(), self.batch_sizes.tolist()
+        no, bids = self.node_offsets.tolist(), self.batch_ids.tolist()
+        sizes = self.batch_sizes.tolist()
         hop_offsets = [h.offsets.tolist() for h in self.hops]
         out = []
         for j in range(len(bids)):

@@ -1,4 +1,4 @@
-"""Sparse primitives of bulk sampling, written against a backend's ``xp``.
+"""Sparse primitives of bulk sampling.
 
 The node-wise pipeline of one hop, for frontier rows ``r`` (vertex ``v_r`` of minibatch
 ``j(r)``) is::
@@ -27,10 +27,13 @@ to draw ``p`` (uniform); for layer-wise keys the stream of candidate column ``u`
 import numpy as np
 
 from .. import _rng
-from .._errors import ArgumentError, SamplerError
+from .._errors import ArgumentError, ArgumentTypeError, SamplerError
 from ._csr import RowMatrix, _indptr_of, column_accumulate, segment_arange
-from ._lazy import Streams
-from .._validate import as_index_array, as_int, check_range, fail
+from ._lazy import (
+    _as_vector, check_values, ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection,
+    REJECTION_ATTEMPTS as A, RowSelection, RowView, Streams, ThresholdSelection,
+)
+from .._validate import as_index_array, as_int, check_memory, check_range, fail
 
 __all__ = [
     "RowMatrix", "Streams", "segment_arange", "row_select", "spgemm", "normalize_rows",
@@ -41,7 +44,7 @@ __all__ = [
 ]
 
 
-def row_select(indptr, indices, weights, rows, *, row_offset=0, xp=np):
+def row_select(indptr, indices, weights, rows, *, row_offset=0):
     """``Q·A`` for a selection matrix ``Q``: a gather of rows of ``A``.
 
     Parameters
@@ -61,21 +64,18 @@ def row_select(indptr, indices, weights, rows, *, row_offset=0, xp=np):
     ------
     ArgumentError, ArgumentTypeError
         ``rows`` (minus ``row_offset``) not integers in ``[0, indptr.size - 1)``: a negative
-        id is not a row counted from the end (checked on NumPy arrays).
+        id is not a row counted from the end.
 
     Complexity: O(r + nnz of the selected rows).
     """
-    if xp is np:
-        rows = as_index_array("row_select", "rows", rows) - as_int("row_select", "row_offset",
-                                                                   row_offset)
-        check_range("row_select", "rows", rows, 0, indptr.size - 1)
-    else:
-        rows = xp.asarray(rows, dtype=xp.int64) - row_offset
+    rows = as_index_array("row_select", "rows", rows) - as_int("row_select", "row_offset",
+                                                               row_offset)
+    check_range("row_select", "rows", rows, 0, indptr.size - 1)
     starts = indptr[rows]
     counts = indptr[rows + 1] - starts
-    offset, segment = segment_arange(counts, xp)
+    offset, segment = segment_arange(counts)
     edge_id = starts[segment] + offset
-    return RowMatrix(_indptr_of(counts, xp), indices[edge_id],
+    return RowMatrix(_indptr_of(counts), indices[edge_id],
                      None if weights is None else weights[edge_id], edge_id)
 
 
@@ -84,25 +84,25 @@ def spgemm(x, y):
     return (x @ y).tocsr()
 
 
-def normalize_rows(values, indptr, xp=np):
+def normalize_rows(values, indptr):
     """Divide each row's values by the row's sum, summed left to right (deterministic).
 
     Rows summing to zero are left as zeros.
     """
-    sums = segmented_sum(values, indptr, xp)
-    seg = xp.repeat(xp.arange(indptr.size - 1), xp.diff(indptr))
+    sums = segmented_sum(values, indptr)
+    seg = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
     denom = sums[seg]
-    return xp.where(denom > 0, values / xp.where(denom > 0, denom, 1.0), 0.0)
+    return np.where(denom > 0, values / np.where(denom > 0, denom, 1.0), 0.0)
 
 
-def segmented_sum(values, indptr, xp=np):
+def segmented_sum(values, indptr):
     """Per-row sums of ``values``, each taken sequentially in storage order.
 
     ``bincount`` accumulates in input order, so this equals a serial loop over each row (and
     so does the native kernel); ``np.add.reduceat`` would sum pairwise instead.
     """
-    seg = xp.repeat(xp.arange(indptr.size - 1), xp.diff(indptr))
-    return xp.bincount(seg, weights=values, minlength=indptr.size - 1).astype(xp.float64)
+    seg = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    return np.bincount(seg, weights=values, minlength=indptr.size - 1).astype(np.float64)
 
 
 # ------------------------------------------------------------------------------ node-wise
@@ -111,7 +111,7 @@ def segmented_sum(values, indptr, xp=np):
 # with multiplicity under replacement), so the same code serves a RowView (positions index the
 # row's extent in A, nothing gathered) and a materialised RowMatrix.
 
-def sample_rows(P, fanout, streams, *, replace=False, weighted=False, xp=np):
+def sample_rows(P, fanout, streams, *, replace=False, weighted=False):
     """Select at most ``fanout`` entries of each row of ``P``: the sampled matrix ``S``.
 
     Rules (``d`` = row length, ``s`` = fanout, ``-1`` meaning "all"):
@@ -140,7 +140,6 @@ def sample_rows(P, fanout, streams, *, replace=False, weighted=False, xp=np):
     -------
     RowMatrix, the rows of ``P`` restricted to the selected entries.
     """
-    from ._lazy import RowView
     if isinstance(P, RowView):
         P = P.materialize()
     where = "sample_rows"
@@ -244,7 +243,7 @@ def _uniform_without_replacement(d, s, streams):
     return counts, _assemble(counts, parts)
 
 
-def floyd(d, s, rows, streams, xp=np):
+def floyd(d, s, rows, streams):
     """Floyd's sampling of ``s`` distinct positions out of ``d`` (> s) for each row.
 
     Parameters
@@ -263,22 +262,22 @@ def floyd(d, s, rows, streams, xp=np):
     taken positions.
     """
     m = d.size
-    sel = xp.empty((m, s), dtype=xp.int64)
+    sel = np.empty((m, s), dtype=np.int64)
     if m == 0:
         return sel
     taken = base = None
     if s > 64:
-        base = xp.cumsum(d) - d
-        taken = xp.zeros(int(d.sum()), dtype=bool)
+        base = np.cumsum(d) - d
+        taken = np.zeros(int(d.sum()), dtype=bool)
     for i in range(s):
-        word = streams.words(rows, xp.full(m, i, dtype=xp.int64), xp)
+        word = streams.words(rows, np.full(m, i, dtype=np.int64))
         j = d - s + i
-        t = _rng.uniform_int(word, j + 1, xp)
+        t = _rng.uniform_int(word, j + 1)
         if taken is None:
-            hit = (sel[:, :i] == t[:, None]).any(axis=1) if i else xp.zeros(m, dtype=bool)
+            hit = (sel[:, :i] == t[:, None]).any(axis=1) if i else np.zeros(m, dtype=bool)
         else:
             hit = taken[base + t]
-        x = xp.where(hit, j, t)
+        x = np.where(hit, j, t)
         if taken is not None:
             taken[base + x] = True
         sel[:, i] = x
@@ -343,8 +342,8 @@ def _weighted_with_replacement(d, s, streams, seg, pos, w):
 
 
 def _rejection(d, s, streams, values, bound):
-    """Weighted draws with replacement by rejection (see :class:`~spsample.engine._lazy.RowSelection`)."""
-    from ._lazy import REJECTION_ATTEMPTS as A
+    """Weighted draws with replacement by rejection (see
+    :class:`~spsample.engine._lazy.RowSelection`)."""
     whole = s < 0
     if whole.any():
         fail(ArgumentError, "select_rows", "fanout", "must be >= 0 with method='rejection'",
@@ -376,7 +375,6 @@ def _rejection(d, s, streams, values, bound):
 def _rejection_fallback(d, s, streams, values, bound, rows, draws):
     """Draw ``i`` of row ``r`` by exact keys on words ``2 A s + i d + p``: its position, or -1
     when no entry of the row has a positive value."""
-    from ._lazy import REJECTION_ATTEMPTS as A
     out = np.full(rows.size, -1, dtype=np.int64)
     for k in range(rows.size):
         r, i, dr = int(rows[k]), int(draws[k]), int(d[rows[k]])
@@ -465,7 +463,6 @@ def select_rows(P, fanout, streams, *, replace=False, weighted=False, method="ke
         ``P * -2.0``: :func:`~spsample.engine._lazy.check_values`). Entries whose value is ``<= 0``
         are never drawn.
     """
-    from ._lazy import RowSelection, RowView, Streams, check_values
     where = "select_rows"
     _check_type(where, "P", P, RowView, "a RowView (prim.gather(graph, Q))")
     _check_type(where, "streams", streams, Streams, "a Streams (Streams.per_vertex/per_row)")
@@ -510,7 +507,6 @@ def select_threshold(P, fanout, streams):
     -------
     RowMatrix or a traced selection (see :class:`~spsample.engine._lazy.ThresholdSelection`).
     """
-    from ._lazy import RowView, Streams, ThresholdSelection
     where = "select_threshold"
     _check_type(where, "P", P, RowView, "a RowView (prim.gather(graph, Q))")
     _check_type(where, "streams", streams, Streams, "Streams.per_column(Q, ctx)")
@@ -525,13 +521,11 @@ def select_threshold(P, fanout, streams):
 
 def _check_type(where, name, value, cls, what):
     if not isinstance(value, cls):
-        from .._errors import ArgumentTypeError
         fail(ArgumentTypeError, where, name, f"must be {what}", type(value))
 
 
 def _bool(where, name, value):
     if not isinstance(value, (bool, np.bool_)):
-        from .._errors import ArgumentTypeError
         fail(ArgumentTypeError, where, name, "must be a bool", value)
     return bool(value)
 
@@ -540,7 +534,6 @@ def positive_number(where, name, value):
     """``value`` as a positive finite float, or a typed error naming ``name``."""
     import numbers
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        from .._errors import ArgumentTypeError
         fail(ArgumentTypeError, where, name, "must be a positive number", value)
     value = float(value)
     if not (np.isfinite(value) and value > 0):
@@ -551,7 +544,6 @@ def positive_number(where, name, value):
 def _fanout_arg(where, fanout, n):
     """``(fanout, vector)``: an int fanout, or ``(0, vector)`` for a per-vertex one."""
     if isinstance(fanout, (list, tuple, np.ndarray)):
-        from ._lazy import _as_vector
         vec = _as_vector(where, "fanout", fanout, n, integer=True)
         if vec.size and vec.min() < -1:
             fail(ArgumentError, where, "fanout", "entries must be >= 0, or -1 for all",
@@ -572,7 +564,6 @@ def _row_fanouts(sel, vertex):
 def evaluate_selection(sel):
     """NumPy evaluation of a selection whose inputs are concrete: the sampled RowMatrix (its
     ``selection`` attribute is ``sel``)."""
-    from ._lazy import ColumnSelection, GlobalSelection, RowSelection, ThresholdSelection
     rules = ((RowSelection, _evaluate_rows), (ThresholdSelection, _evaluate_threshold),
              (ColumnSelection, _evaluate_columns), (GlobalSelection, _evaluate_global))
     for cls, rule in rules:
@@ -614,7 +605,6 @@ def _rows_result(P, start, counts, pos):
 def _check_row_output(P, d, s, replace):
     """A typed error before allocating an output that cannot fit (3 int64 per sampled entry
     downstream)."""
-    from .._validate import check_memory
     bound = np.where(s < 0, d, np.where(replace, np.where(d > 0, s, 0), np.minimum(d, s)))
     check_memory("sample", "fanout", 48 * int(bound.sum()), "a hop's sampled entries",
                  "lower the fanouts or batch_size")
@@ -637,7 +627,7 @@ def _evaluate_threshold(sel):
 # ------------------------------------------------------------------------------ layer-wise
 
 
-def sample_columns(P, fanout, batch, hop_word, key, xp=np):
+def sample_columns(P, fanout, batch, hop_word, key):
     """Pick ``fanout`` distinct columns of each row of ``P`` with probability ∝ ``P.data``.
 
     Efraimidis–Spirakis keys ``neg_log(open_unit(w_u)) / P[j, u]`` where ``w_u`` is word 0 of
@@ -649,27 +639,27 @@ def sample_columns(P, fanout, batch, hop_word, key, xp=np):
     RowMatrix of the chosen columns (ascending), ``data`` the row's values for them.
     """
     d = P.row_lengths()
-    seg = xp.repeat(xp.arange(d.size, dtype=xp.int64), d)
+    seg = np.repeat(np.arange(d.size, dtype=np.int64), d)
     if fanout < 0:
         return P
-    word = _rng.stream_words(xp.zeros(P.nnz, dtype=xp.int64), P.indices, hop_word,
-                             batch[seg], key, xp=xp)
-    keys = _rng.neg_log(_rng.open_unit(word, xp), xp) / P.data
-    order = xp.lexsort((P.indices, keys, seg))
-    rank = xp.arange(order.size) - P.indptr[seg[order]]
-    keep = xp.sort(order[rank < fanout])
-    return P.take(_indptr_of(xp.minimum(d, fanout), xp), keep)
+    word = _rng.stream_words(np.zeros(P.nnz, dtype=np.int64), P.indices, hop_word,
+                             batch[seg], key)
+    keys = _rng.neg_log(_rng.open_unit(word)) / P.data
+    order = np.lexsort((P.indices, keys, seg))
+    rank = np.arange(order.size) - P.indptr[seg[order]]
+    keep = np.sort(order[rank < fanout])
+    return P.take(_indptr_of(np.minimum(d, fanout)), keep)
 
 
-def _draws(t, batch, hop_word, key, xp=np):
+def _draws(t, batch, hop_word, key):
     """``unit53`` of words ``2t, 2t + 1`` of streams ``(NO_VERTEX, hop_word, batch)``: draw ``t``'s
     uniform in ``[0, 1)`` (elementwise; FastGCN and unweighted LADIES)."""
-    w0 = _rng.stream_words(2 * t, _rng.NO_VERTEX, hop_word, batch, key, xp=xp)
-    w1 = _rng.stream_words(2 * t + 1, _rng.NO_VERTEX, hop_word, batch, key, xp=xp)
-    return _rng.unit53(w0, w1, xp)
+    w0 = _rng.stream_words(2 * t, _rng.NO_VERTEX, hop_word, batch, key)
+    w1 = _rng.stream_words(2 * t + 1, _rng.NO_VERTEX, hop_word, batch, key)
+    return _rng.unit53(w0, w1)
 
 
-def sample_columns_by_entries(P, G, group, fanout, batch, hop_word, key, xp=np):
+def sample_columns_by_entries(P, G, group, fanout, batch, hop_word, key):
     """Unweighted LADIES: ``fanout`` distinct columns of each row of ``P`` with probability ∝
     ``P.data``, drawn as entries of the gathered rows ``G`` (no key per candidate).
 
@@ -714,7 +704,7 @@ def sample_columns_by_entries(P, G, group, fanout, batch, hop_word, key, xp=np):
         fail(ArgumentError, where, "G", "must be unweighted (draws of entries are uniform; "
              "weighted rows: sample_columns)", show_value=False)
     if group.shape != (G.num_rows,) or (group.size and (
-            bool(xp.any(group[1:] < group[:-1])) or int(group[0]) < 0 or int(group[-1]) >= k)):
+            bool(np.any(group[1:] < group[:-1])) or int(group[0]) < 0 or int(group[-1]) >= k)):
         fail(ArgumentError, where, "group", f"must give each of the {G.num_rows} rows of G a row "
              f"of P in [0, {k}), non-decreasing", show_value=False)
     if batch.shape != (k,):
@@ -722,32 +712,32 @@ def sample_columns_by_entries(P, G, group, fanout, batch, hop_word, key, xp=np):
              batch.shape)
     if fanout < 0:
         return P
-    entries = xp.bincount(group, weights=G.row_lengths(), minlength=k).astype(xp.int64)
-    first_entry = _indptr_of(entries, xp)[:-1]
+    entries = np.bincount(group, weights=G.row_lengths(), minlength=k).astype(np.int64)
+    first_entry = _indptr_of(entries)[:-1]
     width = int(P.indices.max()) + 1 if P.nnz else 1
     chosen = []                      # keys row * width + column of the drawn columns
-    rows = xp.nonzero(d > fanout)[0]
+    rows = np.nonzero(d > fanout)[0]
     m = fanout + fanout // 4 + 16    # draws per row this round (doubled until enough)
     while rows.size:
-        r = xp.repeat(rows, m)       # non-decreasing, draws in order within each row
-        u = _draws(xp.tile(xp.arange(m, dtype=xp.int64), rows.size), batch[r], hop_word, key, xp)
-        e = xp.minimum(xp.floor(u * entries[r].astype(xp.float64)).astype(xp.int64), entries[r] - 1)
+        r = np.repeat(rows, m)       # non-decreasing, draws in order within each row
+        u = _draws(np.tile(np.arange(m, dtype=np.int64), rows.size), batch[r], hop_word, key)
+        e = np.minimum(np.floor(u * entries[r].astype(np.float64)).astype(np.int64), entries[r] - 1)
         drawn = r * width + G.indices[first_entry[r] + e]
-        _, first = xp.unique(drawn, return_index=True)     # first draw of each (row, column)
-        first = xp.sort(first)                              # by row, then in draw order
-        rank = xp.arange(first.size) - xp.searchsorted(r[first], r[first], side="left")
-        which = xp.searchsorted(rows, r[first])
-        done = xp.bincount(which, minlength=rows.size) >= fanout
+        _, first = np.unique(drawn, return_index=True)     # first draw of each (row, column)
+        first = np.sort(first)                              # by row, then in draw order
+        rank = np.arange(first.size) - np.searchsorted(r[first], r[first], side="left")
+        which = np.searchsorted(rows, r[first])
+        done = np.bincount(which, minlength=rows.size) >= fanout
         chosen.append(drawn[first[(rank < fanout) & done[which]]])
         rows, m = rows[~done], 2 * m
-    seg = xp.repeat(xp.arange(k, dtype=xp.int64), d)
-    keep = [xp.nonzero(d[seg] <= fanout)[0]]
+    seg = np.repeat(np.arange(k, dtype=np.int64), d)
+    keep = [np.nonzero(d[seg] <= fanout)[0]]
     if chosen:
-        keep.append(xp.searchsorted(seg * width + P.indices, xp.concatenate(chosen)))
-    return P.take(_indptr_of(xp.minimum(d, fanout), xp), xp.sort(xp.concatenate(keep)))
+        keep.append(np.searchsorted(seg * width + P.indices, np.concatenate(chosen)))
+    return P.take(_indptr_of(np.minimum(d, fanout)), np.sort(np.concatenate(keep)))
 
 
-def sample_global(cumulative, fanout, batch, hop_word, key, xp=np):
+def sample_global(cumulative, fanout, batch, hop_word, key):
     """FastGCN: ``fanout`` i.i.d. draws per minibatch from a global distribution.
 
     Draw ``i`` of minibatch ``j`` takes words ``2i`` and ``2i + 1`` of stream
@@ -766,14 +756,14 @@ def sample_global(cumulative, fanout, batch, hop_word, key, xp=np):
     RowMatrix of k rows: the distinct drawn columns of each minibatch, ascending.
     """
     k = batch.size
-    draw = xp.tile(xp.arange(fanout, dtype=xp.int64), k)
-    target = _draws(draw, xp.repeat(batch, fanout), hop_word, key, xp) * cumulative[-1]
-    last_positive = int(xp.searchsorted(cumulative, cumulative[-1], side="left"))
-    col = xp.minimum(xp.searchsorted(cumulative, target, side="right"), last_positive)
-    row = xp.repeat(xp.arange(k, dtype=xp.int64), fanout)
-    uniq = xp.unique(row * cumulative.size + col)
+    draw = np.tile(np.arange(fanout, dtype=np.int64), k)
+    target = _draws(draw, np.repeat(batch, fanout), hop_word, key) * cumulative[-1]
+    last_positive = int(np.searchsorted(cumulative, cumulative[-1], side="left"))
+    col = np.minimum(np.searchsorted(cumulative, target, side="right"), last_positive)
+    row = np.repeat(np.arange(k, dtype=np.int64), fanout)
+    uniq = np.unique(row * cumulative.size + col)
     r = uniq // cumulative.size
-    return RowMatrix(_indptr_of(xp.bincount(r, minlength=k), xp), uniq % cumulative.size)
+    return RowMatrix(_indptr_of(np.bincount(r, minlength=k)), uniq % cumulative.size)
 
 
 def select_columns(P, fanout, ctx):
@@ -794,7 +784,6 @@ def select_columns(P, fanout, ctx):
     RowMatrix with one row per minibatch (the chosen columns, ascending), or a traced
     selection.
     """
-    from ._lazy import ColumnSelection, ColumnSums
     _check_type("select_columns", "P", P, ColumnSums, "a ColumnSums (prim.column_sums(...))")
     sel = ColumnSelection(P, _check_fanout("select_columns", fanout), ctx)
     return sel if P.symbolic else evaluate_selection(sel)
@@ -810,7 +799,6 @@ def select_global(P, fanout, ctx):
     fanout : int, ``>= 1``
     ctx : HopContext
     """
-    from ._lazy import GlobalColumns, GlobalSelection
     _check_type("select_global", "P", P, GlobalColumns, "a GlobalColumns (prim.global_columns(q))")
     n = getattr(getattr(ctx, "graph", None), "num_nodes", None)
     if n is not None and P.q.shape != (n,):
@@ -837,7 +825,6 @@ def _evaluate_global(sel):
     k = ctx.batch_ids.size
     if cumulative.size == 0 or cumulative[-1] <= 0:
         return RowMatrix(np.zeros(k + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    from .._validate import check_memory
     check_memory("sample", "fanout", 24 * sel.fanout * k, "the FastGCN draws",
                  "lower the FastGCN fanouts or the bulk size")
     return sample_global(cumulative, sel.fanout, ctx.batch_ids, ctx.hop_word, ctx.key)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._bulk import BulkState
-from .._errors import SamplerError, SpsampleError
+from .._errors import ArgumentTypeError, SamplerError, SpsampleError
 from ._lazy import Frontier, RowView
 from .._validate import as_int, fail
 
@@ -42,7 +42,6 @@ class HopContext:
         RNG counter word 2 for (epoch, hop).
     batch_ids : int64, shape (k,)
         Global minibatch id of each minibatch of the bulk.
-    backend : Backend
     scratch : dict
         Per-bulk storage shared by the hops (e.g. quantities computed once per bulk).
     symbolic : bool
@@ -73,7 +72,6 @@ class HopContext:
     key: tuple
     hop_word: int
     batch_ids: np.ndarray
-    backend: object
     scratch: dict = field(default_factory=dict)
     symbolic: bool = False
     graph: object = None
@@ -207,7 +205,6 @@ def check_fanouts(where, fanouts, *, allow_zero=False):
     """Validate a fanout list: non-empty ints, each ``>= 1`` or ``-1`` (or ``0`` with
     ``allow_zero``); at most 255 hops."""
     if isinstance(fanouts, (str, bytes)) or not hasattr(fanouts, "__len__"):
-        from .._errors import ArgumentTypeError
         fail(ArgumentTypeError, where, "fanouts", "must be a sequence of integers", fanouts)
     out = [as_int(where, "fanouts", f, error_cls=SamplerError) for f in fanouts]
     if not out:

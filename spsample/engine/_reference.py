@@ -3,10 +3,10 @@
 Obviously-correct and slow (use it on graphs of a few thousand edges). It interprets a
 sampler's *traced* constructors (:func:`spsample.engine._run.trace`) -- the frontier, values,
 selection and extraction of every hop -- with the rules documented in
-:mod:`spsample.engine._primitives`, :mod:`spsample.engine._lazy` and :mod:`spsample._rng`, so it never asks
-which class a sampler is: any sampler written with the lazy matrices has a reference. Every
-fast path -- the NumPy bulk evaluation, the native kernels, the distributed and GPU paths --
-must return exactly what these functions return.
+:mod:`spsample.engine._primitives`, :mod:`spsample.engine._lazy` and :mod:`spsample._rng`, so it
+never asks which class a sampler is: any sampler written with the lazy matrices has a reference.
+Every fast path -- the NumPy bulk evaluation, the native kernels, the distributed and GPU paths
+-- must return exactly what these functions return.
 """
 
 import bisect
@@ -18,7 +18,7 @@ from ._run import trace
 from ._lazy import REJECTION_ATTEMPTS, ColumnSelection, ThresholdSelection
 from ._minibatch import MiniBatch
 
-__all__ = ["reference_sample", "reference_minibatch"]
+__all__ = ["reference_sample"]
 
 
 def reference_sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0,
@@ -36,12 +36,6 @@ def reference_sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batc
     plans = trace(sampler, graph, batch_ids, seed, epoch, schedule=schedule, seed_time=seed_time)
     return [_Minibatch(graph, seeds[a:a + batch_size], j, int(batch_ids[j]), seed, epoch).run(plans)
             for j, a in enumerate(starts)]
-
-
-def reference_minibatch(graph, seeds, sampler, seed, epoch, batch_id):
-    """One minibatch (bulk position 0, global id ``batch_id``)."""
-    plans = trace(sampler, graph, np.array([batch_id], dtype=np.int64), seed, epoch)
-    return _Minibatch(graph, list(seeds), 0, batch_id, seed, epoch).run(plans)
 
 
 class _Minibatch:

@@ -15,15 +15,16 @@ from .. import _native
 from .._errors import SamplerError
 from . import _primitives as prim
 from ._lazy import Expr, Frontier, NotLowerable, RowSelection, RowView, Streams, ThresholdSelection
+from ._run import UNTRACEABLE, trace
 
-__all__ = ["trace_plans", "row_local", "NO_ROWS", "request_hop", "has_rows", "on_held_rows", "concrete_frontier", "Block",
-           "owner_select", "FetchedRows", "FetchHop", "in_request_order"]
+__all__ = ["trace_plans", "row_local", "NO_ROWS", "request_hop", "has_rows", "on_held_rows",
+           "concrete_frontier", "Block", "owner_select", "FetchedRows", "FetchHop",
+           "in_request_order"]
 
 
 def trace_plans(dg, sampler, batch_ids, seed, epoch, schedule=None, seed_time=None):
     """The sampler's traced hops, or ``None`` when its constructors cannot be traced (every
     hop then fetches rows and runs the constructors on them)."""
-    from ..engine._run import UNTRACEABLE, trace
     try:
         return trace(sampler, dg, batch_ids, seed, epoch, schedule=schedule,
                      seed_time=seed_time)
@@ -291,7 +292,8 @@ class FetchHop:
         ids = np.concatenate([self.ids, need])
         order = np.argsort(ids, kind="stable")
         self.ids = ids[order]
-        self.slot = np.concatenate([self.slot, np.arange(first_slot, first_slot + need.size)])[order]
+        self.slot = np.concatenate([self.slot,
+                                    np.arange(first_slot, first_slot + need.size)])[order]
         self.row_ptr = np.concatenate([self.row_ptr, self.row_ptr[-1] + np.cumsum(degree)])
         for name, (held, new) in self._per_entry(degree, start, indices, weights, time).items():
             setattr(self, name, np.concatenate([held, new]))

@@ -20,7 +20,6 @@ import warnings
 import numpy as np
 
 from .. import _native, _rng
-from ._backend import NUMPY
 from ._bulk import BulkState
 from .._errors import NotLoweredWarning, SpsampleError
 from ._lazy import NotLowerable
@@ -33,14 +32,14 @@ __all__ = ["run_bulk", "run_numpy", "run_hops", "trace", "lower_sampler", "estim
 _WARNED = set()
 
 
-def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY, *,
-             schedule=None, seed_time=None, minibatch_major=False):
+def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, schedule=None,
+             seed_time=None, minibatch_major=False):
     """Sample one bulk: validated ``seeds`` cut into minibatches of ``sizes`` with global ids
     ``batch_ids``. Returns a :class:`~spsample.Bulk`.
 
-    ``schedule`` (a heterogeneous graph's :class:`~spsample.engine._hetero_sample.Schedule`) runs one
-    engine hop per (hop, relation) step on the relations' blocks (``graph`` is then the first
-    step's block); ``seed_time`` (int64 or float64, one per minibatch) is the temporal cut;
+    ``schedule`` (a heterogeneous graph's :class:`~spsample.engine._hetero_sample.Schedule`)
+    runs one engine hop per (hop, relation) step on the relations' blocks (``graph`` is then the
+    first step's block); ``seed_time`` (int64 or float64, one per minibatch) is the temporal cut;
     ``minibatch_major``: the native row-wise engine lays the edges out per minibatch
     (:class:`~spsample.engine._minibatch.MinibatchMajorBulk`; the NumPy path ignores it).
 
@@ -50,7 +49,7 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY
         Before sampling, when the output's estimated size (:func:`estimate_output_bytes`) does
         not fit the memory available; while sampling, when the output grows past it.
     """
-    native = backend is NUMPY and _native.enabled()
+    native = _native.enabled()
     extra = dict(schedule=schedule, seed_time=seed_time)
     plans = _trace_quietly(sampler, graph, batch_ids, seed, epoch, **extra)
     if plans is not None:
@@ -62,7 +61,7 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY
         if lowered is not None:
             return _native.run(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
                                minibatch_major=minibatch_major)
-    return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend, **extra)
+    return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, **extra)
 
 
 #: What a constructor raises when it cannot run on traced placeholders (it reads data that
@@ -137,14 +136,14 @@ def _row_bound(sel, max_degree):
     return s if getattr(sel, "replace", False) else min(s, max_degree)
 
 
-def _contexts(sampler, graph, batch_ids, seed, epoch, backend, symbolic, schedule=None,
+def _contexts(sampler, graph, batch_ids, seed, epoch, symbolic, schedule=None,
               seed_time=None):
     """``(graph of the step, HopContext)`` per engine hop: the sampler's hops on a plain graph,
     the schedule's (hop, relation) steps on a heterogeneous one."""
     key = _rng.split_seed(seed)
     scratch = {}
-    common = dict(seed=seed, epoch=epoch, batch_ids=batch_ids, backend=backend,
-                  scratch=scratch, symbolic=symbolic, seed_time=seed_time)
+    common = dict(seed=seed, epoch=epoch, batch_ids=batch_ids, scratch=scratch,
+                  symbolic=symbolic, seed_time=seed_time)
     if schedule is None:
         for hop, fanout in enumerate(sampler.fanouts, start=1):
             yield graph, HopContext(hop=hop, fanout=fanout, key=key, step=hop, graph=graph,
@@ -164,16 +163,16 @@ def _state(graph, batch_ids, schedule, symbolic):
                      steps=[(st.hop, st.relation[0]) for st in schedule.steps])
 
 
-def run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, backend=NUMPY, *,
-              schedule=None, seed_time=None):
+def run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, schedule=None,
+              seed_time=None):
     """The NumPy evaluation of the sampler's constructors over the whole bulk (the oracle)."""
     return run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch,
-                    lambda state, ctx: sampler.sample_hop(ctx.graph, state, ctx), backend,
+                    lambda state, ctx: sampler.sample_hop(ctx.graph, state, ctx),
                     schedule=schedule, seed_time=seed_time)
 
 
-def run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch, hop, backend=NUMPY, *,
-             schedule=None, seed_time=None):
+def run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch, hop, *, schedule=None,
+             seed_time=None):
     """The hop loop on a concrete bulk state: the seeds, then ``hop(state, ctx)`` for every hop
     (the NumPy evaluation of the constructors, or the distributed strategies), then the flat
     result. ``ctx.graph`` is the graph of the step (a relation's block on a heterogeneous
@@ -181,7 +180,7 @@ def run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch, hop, backend=
     state = _state(graph, batch_ids, schedule, symbolic=False)
     state.begin_hop(0)
     state.add_nodes(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes), seeds)
-    for _, ctx in _contexts(sampler, graph, batch_ids, seed, epoch, backend, False, schedule,
+    for _, ctx in _contexts(sampler, graph, batch_ids, seed, epoch, False, schedule,
                             seed_time):
         state.begin_hop(ctx.step)
         hop(state, ctx)
@@ -199,7 +198,7 @@ def trace(sampler, graph, batch_ids, seed, epoch, *, schedule=None, seed_time=No
     """
     state = _state(graph, batch_ids, schedule, symbolic=True)
     state.begin_hop(0)
-    for step_graph, ctx in _contexts(sampler, graph, batch_ids, seed, epoch, NUMPY, True,
+    for step_graph, ctx in _contexts(sampler, graph, batch_ids, seed, epoch, True,
                                      schedule, seed_time):
         state.begin_hop(ctx.step)
         sampler.sample_hop(step_graph, state, ctx)

@@ -3,6 +3,6 @@
 entry times, the whole-graph quantities the layer-wise samplers use (column weights) and the
 checks of a graph file's rows.
 
-Room ``graph`` (see :mod:`spsample._rooms`): it imports only the foundations. Its modules are
+Room ``graph`` (see ``tests/rooms.py``): it imports only the foundations. Its modules are
 private; the public names are re-exported by :mod:`spsample`.
 """

@@ -22,6 +22,7 @@ import numpy as np
 from .._errors import DatasetError, GraphError
 from ._graph import MAX_NODES, Graph, _check_ids, _check_weights
 from .._validate import fail
+from ._hetero import check_time
 
 __all__ = ["GraphFile", "MAX_COMPRESSION"]
 
@@ -198,7 +199,6 @@ class GraphFile:
         return np.ascontiguousarray(raw, dtype=np.int64)
 
     def _checked(self, indices, weights, time):
-        from ._hetero import check_time
         try:
             _check_ids(self.where, f"/{self.group}/indices", indices, self.num_columns)
             if weights is not None:

@@ -11,8 +11,8 @@ import io
 
 import numpy as np
 
-from .._errors import GraphError
-from .._validate import as_float_array, as_index_array, as_int, fail
+from .._errors import ArgumentTypeError, GraphError
+from .._validate import as_float_array, as_index_array, as_int, check_memory, fail
 
 __all__ = ["Graph", "MAX_NODES", "frozen_array", "frozen_filled"]
 
@@ -96,8 +96,8 @@ class Graph:
         steps = np.diff(indptr)
         if steps.size and steps.min() < 0:
             bad = int(np.flatnonzero(steps < 0)[0])
-            fail(GraphError, where, "indptr", f"must be non-decreasing (drops at position {bad + 1})",
-                 int(indptr[bad + 1]))
+            fail(GraphError, where, "indptr",
+                 f"must be non-decreasing (drops at position {bad + 1})", int(indptr[bad + 1]))
         if indptr[-1] != indices.size:
             fail(GraphError, where, "indptr",
                  f"must end at len(indices) = {indices.size}", int(indptr[-1]))
@@ -133,7 +133,8 @@ class Graph:
         src = as_index_array(where, "src", src, error_cls=GraphError)
         dst = as_index_array(where, "dst", dst, error_cls=GraphError)
         if src.size != dst.size:
-            fail(GraphError, where, "dst", f"must have the same length as src ({src.size})", dst.size)
+            fail(GraphError, where, "dst", f"must have the same length as src ({src.size})",
+                 dst.size)
         top = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
         if num_nodes is None:
             if top == 0:
@@ -143,7 +144,8 @@ class Graph:
         else:
             n = as_int(where, "num_nodes", num_nodes, minimum=1, error_cls=GraphError)
             if top > n:
-                fail(GraphError, where, "num_nodes", f"is smaller than the largest id + 1 ({top})", n)
+                fail(GraphError, where, "num_nodes",
+                     f"is smaller than the largest id + 1 ({top})", n)
         if n > MAX_NODES:
             fail(GraphError, where, "num_nodes", f"must be at most {MAX_NODES}", n)
         _check_ids(where, "src", src, n)
@@ -172,12 +174,10 @@ class Graph:
 
         where = "Graph.from_scipy"
         if not sp.issparse(matrix):
-            from .._errors import ArgumentTypeError
             fail(ArgumentTypeError, where, "matrix", "must be a scipy.sparse matrix", type(matrix))
         if matrix.shape[0] != matrix.shape[1]:
             fail(GraphError, where, "matrix", "must be square", matrix.shape)
         if matrix.dtype.kind not in "biuf":
-            from .._errors import ArgumentTypeError
             fail(ArgumentTypeError, where, "matrix", f"must hold real numbers, not "
                  f"{matrix.dtype} (complex weights have no meaning here)", show_value=False)
         csr = sp.csr_matrix(matrix)
@@ -380,14 +380,12 @@ def _is_frozen(arr):
 def _as_flag(where, name, value):
     """``value`` if it is a bool: strings such as ``"no"`` are truthy and would flip it."""
     if not isinstance(value, (bool, np.bool_)):
-        from .._errors import ArgumentTypeError
         fail(ArgumentTypeError, where, name, "must be True or False", value)
     return bool(value)
 
 
 def _check_node_memory(where, n, num_edges):
     """Check the CSR arrays of ``n`` nodes and ``num_edges`` entries fit, before building."""
-    from .._validate import check_memory
 
     check_memory(where, "num_nodes", 16 * (n + 1) + 32 * num_edges,
                  f"the CSR arrays of {n:,d} nodes and {num_edges:,d} edges",

@@ -11,18 +11,21 @@ is a slice of it (:meth:`HeteroGraph.csr`).
 
 Optional per-relation edge times and per-type node times make the graph temporal (see
 :func:`spsample.sample`'s ``seed_time``). Integer times are kept as int64 and real times as
-float64 (:mod:`spsample.graph._times`), so integer timestamps of any size (nanoseconds included) stay
-exact through storage, sorting and every comparison; repeated ``(src, dst)`` pairs of a relation are merged into one edge that keeps
-the *earliest* time (the edge exists from its first event on) and the sum of the weights.
+float64 (:mod:`spsample.graph._times`), so integer timestamps of any size (nanoseconds included)
+stay exact through storage, sorting and every comparison; repeated ``(src, dst)`` pairs of a
+relation are merged into one edge that keeps the *earliest* time (the edge exists from its first
+event on) and the sum of the weights.
 """
 
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, GraphError
 from ._graph import MAX_NODES, Graph, frozen_array
-from .._validate import as_float_array, as_index_array, as_int, fail
+from .._validate import as_float_array, as_index_array, as_int, check_memory, fail
+from ._times import as_times
+from .._optional import import_pyg
 
-__all__ = ["HeteroGraph", "HeteroSchema", "TimeSortedGraph", "relation_name", "merge_entries",
+__all__ = ["HeteroGraph", "HeteroSchema", "TimeSortedGraph", "merge_entries",
            "time_order", "entry_times", "check_time", "RELATION_BLOCK_BYTES",
            "RELATION_FIXED_BYTES"]
 
@@ -31,11 +34,6 @@ __all__ = ["HeteroGraph", "HeteroSchema", "TimeSortedGraph", "relation_name", "m
 #: bytes per relation besides (its Graph and arrays as Python objects: measured 1.4 KiB).
 RELATION_BLOCK_BYTES = 16
 RELATION_FIXED_BYTES = 2048
-
-
-def relation_name(rel):
-    """``"src__name__dst"``: a relation as one string (keys of dicts that need strings)."""
-    return "__".join(rel)
 
 
 class TimeSortedGraph(Graph):
@@ -324,7 +322,6 @@ class HeteroGraph(HeteroSchema):
         ArgumentTypeError
             ``data`` is not a ``HeteroData``.
         """
-        from .._optional import import_pyg
 
         pyg = import_pyg("HeteroGraph.from_pyg")
         where = "HeteroGraph.from_pyg"
@@ -479,7 +476,6 @@ def _check_block_memory(where, pairs, counts):
     """Each relation's block has row pointers over all the vertices: refuse, before any is
     built, relations x vertices that cannot fit (thousands of relations over millions of
     vertices need gigabytes whatever their edges)."""
-    from .._validate import check_memory
     n = sum(counts.values())
     edges = sum(src.size for src, _ in pairs.values())
     check_memory(where, "edge_index", len(pairs) * ((n + 1) * RELATION_BLOCK_BYTES
@@ -572,7 +568,6 @@ def _check_weights(where, rel, weights, size):
 def check_time(where, name, time, size):
     """Times as a new array of ``size`` values: int64 for integers (exact), float64 for finite
     real numbers (:func:`spsample.graph._times.as_times`)."""
-    from ._times import as_times
     t = as_times(where, name, time, error_cls=GraphError)
     if t.size != size:
         fail(GraphError, where, name, f"must have one timestamp per entry ({size})", t.size)

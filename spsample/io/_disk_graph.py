@@ -37,6 +37,13 @@ from ..graph._graph import frozen_array
 from .._validate import (
     MAX_SIZE, as_index_array, as_int, check_range, fail, format_bytes, parse_size,
 )
+from ..graph._checks import GraphFile
+from ._h5 import as_path, open_file
+from ._graph_read import read_indptr
+from .. import _native
+from ..engine._lazy import NotLowerable
+from ..graph._weights import layerwise_scale
+from ._disk_sampling import sample_on_disk
 
 __all__ = ["DiskGraph", "BlockCache", "as_budget", "MAX_BLOCK_BYTES"]
 
@@ -409,12 +416,10 @@ class DiskGraph:
             ``memory_budget`` is not a size, or too small to hold the row pointers, three cache
             blocks and the longest row (the message gives the smallest budget that works).
         """
-        from ..graph._checks import GraphFile
-        from ._hdf5 import _as_path, _open
 
         budget = as_budget(where, memory_budget)
-        path = _as_path(where, path)
-        _open(where, path).close()                      # exists, format, version
+        path = as_path(where, path)
+        open_file(where, path).close()                      # exists, format, version
         graph_file = GraphFile(where, path)
         try:
             return cls(path, graph_file, budget, where=where)
@@ -427,7 +432,6 @@ class DiskGraph:
         hold them: they stay in memory). Read in place and checked piece by piece
         (:func:`spsample.io._graph_read.read_indptr`); pointers that fail are read whole again
         to name the problem."""
-        from ._graph_read import read_indptr
         need = 8 * (self.num_nodes + 1)
         if need > self.memory_budget:
             fail(ArgumentError, where, "memory_budget", f"must hold the row pointers "
@@ -579,13 +583,11 @@ class DiskGraph:
     def mapped(self):
         """Whether row-local hops read the file through :attr:`map` (contiguous native
         arrays, native kernels on)."""
-        from .. import _native
         return self.map is not None and _native.AVAILABLE and _native.enabled()
 
     @property
     def direct(self):
         """Whether rows can be read one range each (contiguous datasets, native kernels)."""
-        from .. import _native
         return _native.AVAILABLE and _native.enabled() and all(
             src.offset is not None for src in self._sources.values())
 
@@ -656,7 +658,6 @@ class DiskGraph:
             return self.column_weights()
         if name == "max_degree":
             return self.max_degree
-        from ..engine._lazy import NotLowerable
         raise NotLowerable(f"the whole-graph quantity {name!r} of a graph on disk")
 
     def column_weights(self):
@@ -676,7 +677,6 @@ class DiskGraph:
     def layerwise_scale(self):
         """The power of two layer-wise samplers scale the weights by (one pass; see
         :func:`spsample.samplers.layerwise_weights`)."""
-        from ..graph._weights import layerwise_scale
 
         if self._layerwise_scale is None:
             top = 0.0
@@ -689,7 +689,6 @@ class DiskGraph:
     def sample(self, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0):
         """Sample minibatches (``spsample.sample(disk_graph, ...)`` calls this); same arguments
         and result as :func:`spsample.sample` on the in-memory graph, bit for bit."""
-        from ._disk_sampling import sample_on_disk
         return sample_on_disk(self, seeds, sampler, batch_size, seed, epoch, batch_offset)
 
     def close(self):

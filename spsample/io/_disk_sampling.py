@@ -3,8 +3,8 @@
 graph's bounded block cache.
 
 Every hop is traced as on one process (:func:`spsample.engine._run.trace`) and runs in one of two
-ways, the two ways the distributed code computes ``Q·A`` (DESIGN §7) with the disk in the
-place of the rows' owners:
+ways, the two ways the distributed code computes ``Q·A`` (:mod:`spsample.distributed._sampling`)
+with the disk in the place of the rows' owners:
 
 * **scan** -- hops whose selection is *row-local* (each row's sample depends on that row of
   ``A`` alone: node-wise rules, LABOR, walks, compositions of the row's own values;
@@ -41,6 +41,12 @@ from .._errors import ResourceLimitError
 from .._validate import check_memory, format_bytes
 from ..engine._rows import (NO_ROWS, FetchHop, concrete_frontier, owner_select, request_hop,
                            row_local, trace_plans)
+from ..engine._batches import check_sample_args, check_unique_per_batch, split_batches
+from ..engine._run import estimate_output_bytes, run_hops
+from .. import _native
+from ..engine._lazy import NotLowerable
+from ._disk_map import RELEASE_BLOCK
+from ..engine._hetero_sample import run_disjoint
 
 __all__ = ["sample_on_disk", "run_on_disk", "hop_modes"]
 
@@ -58,7 +64,6 @@ _WINDOWED = True
 
 def sample_on_disk(dg, seeds, sampler, batch_size, seed, epoch, batch_offset):
     """:func:`spsample.sample` on a :class:`DiskGraph` (arguments checked as there)."""
-    from ..engine._batches import check_sample_args, check_unique_per_batch, split_batches
 
     seeds, clamped, seed, epoch, batch_offset = check_sample_args(
         dg.num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset)
@@ -68,7 +73,6 @@ def sample_on_disk(dg, seeds, sampler, batch_size, seed, epoch, batch_offset):
     stats = {}
     t0 = time.perf_counter()
     if getattr(sampler, "disjoint", False):      # each seed its own engine minibatch
-        from ..engine._hetero_sample import run_disjoint
         engine = lambda _g, _s, s, z, ids, smp, sd, ep, _t: run_on_disk(  # noqa: E731
             dg, s, z, ids, smp, sd, ep, stats)
         out = run_disjoint(dg, None, seeds, sizes, batch_ids, int(batch_size), sampler, seed,
@@ -92,7 +96,6 @@ def hop_modes(plans, num_hops):
 def run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats):
     """Every hop of one bulk (see the module docstring); fills ``stats`` with the hop modes,
     blocks and bytes read, cache hits and times."""
-    from ..engine._run import estimate_output_bytes, run_hops
 
     plans = trace_plans(dg, sampler, batch_ids, seed, epoch)
     if plans is not None:
@@ -125,8 +128,6 @@ def run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats):
 def _windowed_plan(dg, plans, modes, batch_ids):
     """The sampler lowered for the windowed row-wise kernel (every hop row-local and lowered,
     frontiers of the bulk, one graph: the map), or ``None``."""
-    from .. import _native
-    from ..engine._lazy import NotLowerable
     if not (_MAP and _WINDOWED and dg.mapped and plans) or \
             any(mode != "scan" for mode in modes):
         return None
@@ -153,8 +154,6 @@ class _MappedGraph:
 def _run_windowed(dg, lowered, seeds, sizes, batch_ids, seed, epoch, stats, modes):
     """Every hop through the windowed row-wise kernel (``native/windowed.h``) on the map: the
     whole file checked first (once), each window's pages released as soon as it is sampled."""
-    from .. import _native
-    from ._disk_map import RELEASE_BLOCK
     m = dg.map
     dg.cache.clear()                                      # the windows take the cache's room
     t0 = time.perf_counter()
@@ -276,7 +275,6 @@ class _ScanHop:
         """Every request sampled in place from the graph's memory map, window by window, in
         one native call (:mod:`spsample.io._disk_map`): the regions a window touches checked
         first (the first time only), each window's pages released once it is sampled."""
-        from .. import _native
         dg, m = self.dg, self.dg.map
         dg.cache.clear()                                  # the windows take the cache's room
         t0 = time.perf_counter()
@@ -333,7 +331,6 @@ class _ScanHop:
 
     def _sample_slots(self, Q, order, requests, slot, group, indptr, idx, w, ctx, pieces):
         """Requests whose rows are ``group[slot]``, held back to back in ``idx``."""
-        from .. import _native
         rows = order[requests]
         vertex, batch = Q.vertex[rows], Q.batch[rows]
         n = self.native
@@ -362,7 +359,6 @@ class _ScanHop:
         vertex, batch = Q.vertex[rows], Q.batch[rows]
         keys = Q.row_id[rows] if self.keyed_by_row else vertex
         if self.native is not None:
-            from .. import _native
             n = self.native
             arrays = (_native._i64(window.indptr), _native._i64(window.indices),
                       _native._f64(window.weights), None)
@@ -438,7 +434,8 @@ class _ReadHop(FetchHop):
         if new * dg.entry_bytes > dg.hop_bytes:
             raise ResourceLimitError(
                 f"sample: argument 'memory_budget' of the DiskGraph "
-                f"({format_bytes(dg.memory_budget)}) leaves {format_bytes(dg.hop_bytes)} for the rows a hop that is not row-local "
+                f"({format_bytes(dg.memory_budget)}) leaves {format_bytes(dg.hop_bytes)} "
+                f"for the rows a hop that is not row-local "
                 f"holds at once, and this hop needs {format_bytes(new * dg.entry_bytes)} "
                 f"({rows.size:,d} rows); raise memory_budget or sample fewer minibatches per "
                 "call")

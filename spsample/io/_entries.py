@@ -9,6 +9,7 @@ it, for what :meth:`spsample.Graph.from_csr` guarantees of a canonical graph: co
 """
 
 import numpy as np
+from .. import _native
 
 __all__ = ["entry_problems", "first_problems", "NO_PROBLEM"]
 
@@ -45,7 +46,6 @@ def entry_problems(indptr, indices, weights=None, *, base=0, prev=None, starts=N
         finite or is negative, and a column id not above the one before it in its row; ``-1``
         where none (:data:`NO_PROBLEM` when all pass).
     """
-    from .. import _native
     n = indptr.size - 1 if num_nodes is None else int(num_nodes)
     if starts is None:
         starts = np.array([base], dtype=np.int64)

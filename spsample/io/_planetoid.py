@@ -141,8 +141,8 @@ def from_planetoid(directory, name=None, *, missing_features="zero", verify=True
     Examples
     --------
     >>> import spsample
-    >>> ds = spsample.io.from_planetoid("/work/shared/datasets/planetoid-cora")  # doctest: +SKIP
-    >>> ds.num_nodes, ds.num_features, ds.num_classes
+    >>> ds = spsample.io.from_planetoid("datasets/planetoid-cora")  # doctest: +SKIP
+    >>> ds.num_nodes, ds.num_features, ds.num_classes  # doctest: +SKIP
     (2708, 1433, 7)
     """
     where = "spsample.io.from_planetoid"

@@ -5,9 +5,12 @@ import numpy as np
 from ..engine._run import run_bulk
 from .._errors import ArgumentError, ArgumentTypeError, SamplerError
 from ..graph._graph import Graph
-from .._validate import fail
+from .._validate import check_no_unknown, fail
 from ..engine._batches import check_sample_args, check_seeds, check_unique_per_batch, split_batches
 from ..engine._protocol import Sampler
+from ..graph._hetero import HeteroSchema
+from ..engine._hetero_sample import run_global, sample_hetero
+from .._gpu import CupyDevice, EmulatedDevice, host_seeds, sample_on_device
 
 __all__ = ["sample", "check_seeds", "check_sample_args", "split_batches", "run_bulk"]
 
@@ -80,7 +83,6 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
     >>> [mb.batch_size for mb in batches]
     [2, 1]
     """
-    from ..graph._hetero import HeteroSchema
     if isinstance(graph, HeteroSchema):          # a HeteroGraph or a DistHeteroGraph
         return _sample_hetero(graph, seeds, sampler, batch_size, seed, epoch, batch_offset,
                               device, seed_time, options)
@@ -94,11 +96,11 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
                  "DistGraph samples on the CPU)", device)
         impl = getattr(graph, "sample", None)
         if impl is None:
-            fail(ArgumentTypeError, "sample", "graph", "must be a spsample.Graph or DistGraph", type(graph))
+            fail(ArgumentTypeError, "sample", "graph", "must be a spsample.Graph or DistGraph",
+                 type(graph))
         return impl(seeds, sampler=sampler, batch_size=batch_size, seed=seed, epoch=epoch,
                     batch_offset=batch_offset, **options)
     if options:
-        from .._validate import check_no_unknown
         check_no_unknown("sample", options, ())
     seeds, clamped, seed, epoch, batch_offset = check_sample_args(
         graph.num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset)
@@ -110,13 +112,11 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
     if getattr(sampler, "disjoint", False):
         if device is not None:
             fail(ArgumentError, "sample", "device", "runs no disjoint sampling yet", device)
-        from ..engine._hetero_sample import run_global     # ids in minibatches of batch_size
         return run_global(graph, seeds, sizes, batch_ids, int(batch_size), sampler, seed,
                           epoch)
     sampler.check_graph(graph)
     check_unique_per_batch(seeds, sizes)
     if device is not None:
-        from .._gpu import sample_on_device
         return sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, device)
     return run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch)
 
@@ -131,12 +131,10 @@ def _sample_hetero(graph, seeds, sampler, batch_size, seed, epoch, batch_offset,
                             epoch=epoch, batch_offset=batch_offset, seed_time=seed_time,
                             **options)
     if options:
-        from .._validate import check_no_unknown
         check_no_unknown("sample", options, ())
     if not isinstance(sampler, Sampler):
         fail(ArgumentTypeError, "sample", "sampler", "must be a spsample Sampler (NodeWise, "
              "LABOR or a subclass)", type(sampler))
-    from ..engine._hetero_sample import sample_hetero
     return sample_hetero(graph, seeds, sampler=sampler, batch_size=batch_size, seed=seed,
                          epoch=epoch, batch_offset=batch_offset, seed_time=seed_time)
 
@@ -144,7 +142,6 @@ def _sample_hetero(graph, seeds, sampler, batch_size, seed, epoch, batch_offset,
 def _resolve_device(device, seeds):
     """``(device or None for the CPU, seeds as a host array)``; a device given by the seeds'
     array type when ``device`` is None."""
-    from .._gpu import CupyDevice, EmulatedDevice, host_seeds
     if not (isinstance(device, (EmulatedDevice, CupyDevice)) or
             (isinstance(device, str) and device in ("cpu", "cuda", "emulated")) or device is None):
         fail(ArgumentError, "sample", "device", "must be None, 'cpu', 'cuda' or 'emulated'", device)

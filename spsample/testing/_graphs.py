@@ -15,6 +15,7 @@ import numpy as np
 
 from ..graph._graph import Graph
 from ..graph._hetero import HeteroGraph
+from ..graph._generate import rmat
 
 __all__ = ["GraphCase", "graphs", "random_graph", "power_law", "weighted_zeros",
            "isolated_vertices", "self_loops", "directed", "empty_rows", "one_vertex",
@@ -36,7 +37,6 @@ def random_graph(seed=0):
 def power_law(seed=0):
     """R-MAT scale 7 (128 vertices, skewed degrees) plus vertex 0 as a hub in both directions
     (row 0 lists every other vertex, and 0 is in every row): unweighted."""
-    from ..graph._generate import rmat
     g = rmat(7, edge_factor=8, seed=seed)
     src, dst = g.edge_index()
     others = np.arange(1, g.num_nodes)

@@ -26,7 +26,6 @@ import numpy as np
 import spsample
 from spsample.io import _disk_sampling
 from spsample import _gpu, _native
-from spsample.io._disk_graph import DiskGraph
 from spsample._errors import ResourceLimitError
 
 MODES = ("node", "disjoint", "hetero", "temporal", "link", "hetero-link")

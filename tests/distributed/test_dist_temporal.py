@@ -1,9 +1,10 @@
 """Temporal sampling on a sharded ``DistHeteroGraph`` == the single-process call restricted to
 this rank's minibatches, bit for bit: uniform and ``"last"``, LABOR, weighted, edge times and
 node times, push and pull, every replication factor of the world size (p = 1, 2, 4; serially
-also worlds of p threads, p in {2, 3, 4, 8}), bulk sizes 1 to 3, native kernels on and off; no sampled entry later than its seed's time; the
-time-sorted blocks against ``TimeSortedGraph``; times read from a file (each rank its rows),
-damaged times giving the same typed error on every rank."""
+also worlds of p threads, p in {2, 3, 4, 8}), bulk sizes 1 to 3, native kernels on and off; no
+sampled entry later than its seed's time; the time-sorted blocks against ``TimeSortedGraph``;
+times read from a file (each rank its rows), damaged times giving the same typed error on every
+rank."""
 
 import numpy as np
 import pytest

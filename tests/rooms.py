@@ -1,4 +1,4 @@
-"""The rooms of spsample, lowest first, declared once.
+"""The rooms of spsample, lowest first, declared once (importable as ``rooms`` in the tests).
 
 A module may import from its own room and from the rooms below it, never from a room above;
 no two modules import each other (directly or around a loop); a name that starts with ``_``
@@ -8,14 +8,14 @@ are the interface); and an import inside a function is kept for optional depende
 ``tests/test_import_order.py`` parses every import of every module and checks all four.
 
 A module belongs to the room of the longest prefix below that matches its dotted name (a
-prefix ending in ``_`` matches every module name that starts with it).
+prefix ending in ``_`` matches every module name that starts with it; ``spsample`` alone
+matches only the package's ``__init__``).
 """
 
 #: ``(room, what it holds, module-name prefixes)``, lowest room first.
 ROOMS = (
     ("base", "errors, argument checks, the counter-based RNG, optional dependencies",
-     ("spsample._errors", "spsample._validate", "spsample._rng", "spsample._optional",
-      "spsample._rooms")),
+     ("spsample._errors", "spsample._validate", "spsample._rng", "spsample._optional")),
     ("graph", "Graph, HeteroGraph, generators, entry times, whole-graph quantities",
      ("spsample.graph",)),
     ("native", "the native kernels: on/off switch, threads, lowering onto the kernels",
@@ -23,16 +23,17 @@ ROOMS = (
     ("engine", "vocabulary, sampler protocol, bulk state, results, tracing, NumPy evaluation, "
      "row sources, reference", ("spsample.engine", "spsample.primitives")),
     ("gpu", "sampling on a GPU (CuPy) or its CPU emulation",
-     ("spsample.gpu", "spsample._gpu", "spsample._cuda_source")),
+     ("spsample.gpu", "spsample._gpu", "spsample._gpu_", "spsample._cuda_source")),
     ("samplers", "the built-in samplers and sample()", ("spsample.samplers",)),
-    ("io", "files: datasets, converters, graphs read from disk", ("spsample.io",)),
+    ("io", "files: datasets, converters, graphs read from disk, the embedded datasets",
+     ("spsample.io", "spsample.data")),
     ("distributed", "communicators, the 1.5D grid, partitioning, distributed graphs, planner",
      ("spsample.distributed", "spsample._plan")),
     ("testing", "graphs and samplers for tests, invariants", ("spsample.testing",)),
     ("loader", "torch loaders, features, caches", ("spsample.loader",)),
     ("train", "training loops and models", ("spsample.train",)),
     ("cli", "the command line", ("spsample.cli", "spsample._cli_", "spsample.__main__")),
-    ("spsample", "the package: re-exports the public names", ("spsample",)),
+    ("spsample", "the package itself (its __init__): re-exports the public names", ("spsample",)),
 )
 
 ORDER = tuple(name for name, _, _ in ROOMS)
@@ -45,6 +46,8 @@ def room_of(module):
         for prefix in prefixes:
             if prefix.endswith("_"):
                 hit = module.startswith(prefix)
+            elif "." not in prefix:
+                hit = module == prefix
             else:
                 hit = module == prefix or module.startswith(prefix + ".")
             if hit and len(prefix) > best:
