@@ -10,7 +10,7 @@ import spsample
 from graphs import random_graph
 
 _SPEC = importlib.util.spec_from_file_location(
-    "random_walk", Path(__file__).resolve().parents[1] / "experiments" / "random_walk.py")
+    "random_walk", Path(__file__).resolve().parents[2] / "experiments" / "random_walk.py")
 random_walk = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(random_walk)
 
