@@ -21,7 +21,7 @@ from ._failure import abort_if_failing_alone
 from ._grid import Grid
 from ._placement import (Placement, by_owner, original_rows, original_starts,
                          read_permutation, vertex_order)
-from . import _layout
+from ._layout import rows_of_rank
 from ..engine._lazy import NotLowerable
 from ._sampling import run_distributed
 
@@ -563,7 +563,7 @@ def _describe(sampler, batch_size, seed, epoch, strategy):
 
 
 def _span(n, rank, grid):
-    return _layout.rows_of_rank(n, rank, grid.size, grid.replication)
+    return rows_of_rank(n, rank, grid.size, grid.replication)
 
 
 def _slice_rows(graph, lo, hi):
