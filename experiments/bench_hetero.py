@@ -275,7 +275,6 @@ def main(argv=None):
 
 
 def run_tasks(args, tasks, rows, rng, base0, fanouts, dgl, torch, hog):
-    import numpy as np
     import spsample
     if "hetero" in tasks:
         for name in args.hetero_graphs.split(","):

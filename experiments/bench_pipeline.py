@@ -1,7 +1,7 @@
 """Epoch time of a GraphSAGE training loop with the loader's pipeline on and off.
 
 The pipeline samples and fetches bulk i+1 in a background thread while the model trains on
-bulk i (DESIGN §8, DSP's producer–consumer chain). This script trains GraphSAGE on an R-MAT
+bulk i (DSP's producer–consumer chain). This script trains GraphSAGE on an R-MAT
 graph with random 128-dim features and labels, and reports per configuration:
 
 * ``produce_s``: one epoch of the loader alone (sampling + feature fetch + tensor wrapping),

@@ -47,7 +47,8 @@ import sys
 import time
 from pathlib import Path
 
-DEFAULT_DATASET = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "law-cnr-2000" / "cnr-2000.npz"
+DEFAULT_DATASET = (Path(__file__).resolve().parents[2] / "shared" / "datasets" / "law-cnr-2000"
+                   / "cnr-2000.npz")
 
 
 def parse_args(argv=None):
@@ -180,7 +181,8 @@ def user_samplers():
         def probabilities(self, graph, Q, ctx):
             return prim.gather(graph, Q).scale_columns(self.vec)
 
-    spec = importlib.util.spec_from_file_location("random_walk", Path(__file__).parent / "random_walk.py")
+    spec = importlib.util.spec_from_file_location("random_walk",
+                                                  Path(__file__).parent / "random_walk.py")
     walk = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(walk)
     return Plain, ColumnScaled, walk.RandomWalk
@@ -246,7 +248,8 @@ def _dgl_graph(g, dgl, torch, csc=True):
     # in-edges of v = row v (the vertices v aggregates from): DGL's CSC; walks follow out-edges,
     # so for them row v is v's successor list: DGL's CSR
     fmt = "csc" if csc else "csr"
-    dg = dgl.graph((fmt, (indptr, indices, torch.empty(0, dtype=torch.int64))), num_nodes=g.num_nodes)
+    dg = dgl.graph((fmt, (indptr, indices, torch.empty(0, dtype=torch.int64))),
+                   num_nodes=g.num_nodes)
     dg.create_formats_()
     return dg
 
@@ -366,13 +369,15 @@ def main(argv=None):
         m = args.batches * args.batch_size
         rng = np.random.default_rng(args.seed)
         seeds = rng.choice(g.num_nodes, size=min(m, g.num_nodes), replace=False).astype(np.int64)
-        base = {"graph": gname, "threads": args.threads, "omp_wait_policy": os.environ["OMP_WAIT_POLICY"],
+        base = {"graph": gname, "threads": args.threads,
+                "omp_wait_policy": os.environ["OMP_WAIT_POLICY"],
                 "batches": -(-seeds.size // args.batch_size), "batch_size": args.batch_size}
         best = {}
         for sname, sampler, graph in make_samplers(args, g):
             for path in args.paths:
                 if path == "native" and not _native.AVAILABLE:
-                    print(json.dumps({"skip": "native", "reason": str(_native.IMPORT_ERROR)}), flush=True)
+                    print(json.dumps({"skip": "native", "reason": str(_native.IMPORT_ERROR)}),
+                          flush=True)
                     continue
                 res = measure_spsample(args, graph, seeds, sname, sampler, path, base)
                 record(results, args.out, **res)
@@ -385,7 +390,8 @@ def main(argv=None):
         per_batch = np.array_split(seeds, np.cumsum([args.batch_size] * (base["batches"] - 1)))
         fan = [int(f) for f in args.fanouts.split(",")]
         for peer in peers:
-            for kind in [k for k in ("nodewise", "labor", "walk", "node2vec") if (k, "native") in best]:
+            kinds = ("nodewise", "labor", "walk", "node2vec")
+            for kind in [k for k in kinds if (k, "native") in best]:
                 if peer == "pyg" and kind != "nodewise":
                     continue
                 try:
@@ -401,7 +407,8 @@ def main(argv=None):
                 res = dict(base, sampler=kind, path=peer, version=version, **mem)
                 mine = best[kind, "native"]
                 if kind in WALKS:
-                    res.update(seconds=round(min(times), 4), walks_per_s=round(units / min(times) / 1e6, 3))
+                    res.update(seconds=round(min(times), 4),
+                               walks_per_s=round(units / min(times) / 1e6, 3))
                     res["ratio_walks_per_s"] = ratio(mine, res, "walks_per_s")
                 else:
                     res.update(summary(times, units))

@@ -11,7 +11,8 @@ In one process the ranks are threads (``spsample.distributed.run_threads``), for
 ``--ranks``; under ``mpiexec -n P`` the ranks are the MPI processes (p = P):
 
     python experiments/conformance_trials.py --trials 100 --ranks 4 8
-    OMP_NUM_THREADS=1 SPSAMPLE_THREADS=1 mpiexec -n 4 python experiments/conformance_trials.py --trials 100
+    OMP_NUM_THREADS=1 SPSAMPLE_THREADS=1 mpiexec -n 4 \
+        python experiments/conformance_trials.py --trials 100
 
 Prints one JSON object per p: trials, cells, the differing cells (with both edge counts) and
 the seconds taken; the exit status is 1 when any cell differs.

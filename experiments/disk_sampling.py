@@ -134,7 +134,7 @@ def summary(rows, budget):
     """Best and median seconds per mode (each process's first bulk apart: it includes the
     one-time work, the in-memory engine's graph caches and the map's region checks), ratios,
     RSS against the limit, whether every bulk had the same bits."""
-    from spsample._disk_graph import as_budget
+    from spsample.io._disk_graph import as_budget
     out = {}
     for mode in ("memory", "disk"):
         later = [s for r in rows[mode] for s in r["seconds"][1:]]

@@ -35,7 +35,8 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=18)
     ap.add_argument("--edge-factor", type=int, default=16)
-    ap.add_argument("--data", default=None, help="HDF5 cache of the graph (default /tmp/rmat<scale>.h5)")
+    ap.add_argument("--data", default=None,
+                    help="HDF5 cache of the graph (default /tmp/rmat<scale>.h5)")
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--fanouts", default="15,10,5", help="node-wise and LABOR fanouts")
     ap.add_argument("--layer-fanouts", default="512,512", help="LADIES vertices per layer")
@@ -132,7 +133,8 @@ def fill_pull_ideal(runs):
 def report(run):
     s = run["summary"]
     ideal = "" if s["ratio_to_push_ideal"] is None else \
-        f"(push ideal {s['push_ideal_bytes'] / 2**20:8.2f} MiB, ratio {s['ratio_to_push_ideal']:.3f})"
+        (f"(push ideal {s['push_ideal_bytes'] / 2**20:8.2f} MiB, "
+         f"ratio {s['ratio_to_push_ideal']:.3f})")
     print(f"p={run['p']} c={run['c']} k={run['k']:3d} {run['sampler']:8s} {run['strategy']:4s}: "
           f"sample {s['sample_s_max']:.2f}s fetch {s['fetch_s_max']:.2f}s  "
           f"sampling {s['sampling_bytes'] / 2**20:8.2f} MiB {ideal}  "
@@ -147,9 +149,11 @@ def main():
     path = ensure_graph(comm, args)
     fanouts = [int(x) for x in args.fanouts.split(",")]
     layer = [int(x) for x in args.layer_fanouts.split(",")]
-    make = {"nodewise": lambda: spsample.NodeWise(fanouts), "labor": lambda: spsample.LABOR(fanouts),
+    make = {"nodewise": lambda: spsample.NodeWise(fanouts),
+            "labor": lambda: spsample.LABOR(fanouts),
             "ladies": lambda: spsample.LADIES(layer)}
-    cs = [int(x) for x in args.c.split(",")] if args.c else [d for d in range(1, p + 1) if p % d == 0]
+    cs = ([int(x) for x in args.c.split(",")] if args.c
+          else [d for d in range(1, p + 1) if p % d == 0])
     ks = [int(x) for x in args.k.split(",")]
     runs = []
     for c in cs:

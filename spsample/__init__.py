@@ -35,8 +35,8 @@ from ._errors import (  # noqa: E402
     SeedError,
     SpsampleError,
 )
-from ._graph import Graph  # noqa: E402
-from ._hetero import HeteroGraph  # noqa: E402
+from .graph._graph import Graph  # noqa: E402
+from .graph._hetero import HeteroGraph  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -44,17 +44,17 @@ __version__ = "0.1.0"
 # dependencies (torch, mpi4py, cupy) are only needed by the features that use them.
 _LAZY = {
     # sampling core
-    "MiniBatch": "._minibatch",
-    "sample": "._sample",
+    "MiniBatch": ".engine._minibatch",
+    "sample": ".samplers._sample",
     "Sampler": ".samplers",
     "NodeWise": ".samplers",
     "LADIES": ".samplers",
     "FastGCN": ".samplers",
     "LABOR": ".samplers",
     "RandomWalk": ".samplers",
-    "Bulk": "._minibatch",
-    "HeteroMiniBatch": "._hetero_sample",
-    "HeteroBulk": "._hetero_sample",
+    "Bulk": ".engine._minibatch",
+    "HeteroMiniBatch": ".engine._hetero_sample",
+    "HeteroBulk": ".engine._hetero_sample",
     "BulkState": ".samplers",
     "HopContext": ".samplers",
     # datasets on disk
@@ -62,7 +62,7 @@ _LAZY = {
     "HeteroDataset": ".io",
     "save": ".io",
     "load": ".io",
-    "DiskGraph": "._disk_graph",
+    "DiskGraph": ".io._disk_graph",
     "convert": ".io",
     # torch training loop
     "Loader": ".loader",
@@ -74,8 +74,11 @@ _LAZY = {
     "primitives": ".primitives",
     "testing": ".testing",
     "rng": "._rng",
-    "rmat": "._generate",
+    "rmat": ".graph._generate",
 }
+
+# the names above that are modules (``spsample.rng`` is the module ``spsample._rng``)
+_MODULES = {"distributed", "io", "samplers", "primitives", "testing", "rng"}
 
 __all__ = [
     "Graph",
@@ -103,7 +106,7 @@ def __getattr__(name):
     except KeyError:
         raise AttributeError(f"module 'spsample' has no attribute {name!r}") from None
     mod = importlib.import_module(module, __name__)
-    value = mod if module.lstrip(".") == name else getattr(mod, name)
+    value = mod if name in _MODULES else getattr(mod, name)
     globals()[name] = value
     return value
 

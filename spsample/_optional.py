@@ -1,6 +1,8 @@
 """Optional dependencies, probed once; a clear ImportError saying what to install otherwise."""
 
 import importlib
+import threading
+import warnings
 
 from ._errors import MissingDependencyError
 
@@ -29,8 +31,46 @@ def require(name, feature):
     """Import ``name`` or raise :class:`MissingDependencyError` naming ``feature``."""
     if have(name):
         return _CACHE[name]
-    raise MissingDependencyError(f"{feature} needs {name}: {_INSTALL.get(name, 'pip install ' + name)}")
+    hint = _INSTALL.get(name, "pip install " + name)
+    raise MissingDependencyError(f"{feature} needs {name}: {hint}")
 
 
 def import_torch(feature):
     return require("torch", feature)
+
+
+_PYG = {}
+_LOCK = threading.Lock()
+
+
+def _probe():
+    with _LOCK:
+        if "module" not in _PYG:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    warnings.simplefilter("ignore", UserWarning)
+                    import torch_geometric
+                    import torch_geometric.data
+                    import torch_geometric.loader
+                    import torch_geometric.nn
+                    import torch_geometric.sampler
+                _PYG["module"] = torch_geometric
+            except Exception as exc:  # ImportError, or a broken install raising something else
+                _PYG["module"] = None
+                _PYG["error"] = exc
+    return _PYG["module"]
+
+
+def have_pyg():
+    """Whether ``torch_geometric`` imports (probed once)."""
+    return _probe() is not None
+
+
+def import_pyg(feature):
+    """``torch_geometric`` or :class:`MissingDependencyError` naming ``feature``."""
+    mod = _probe()
+    if mod is None:
+        raise MissingDependencyError(f"{feature} needs torch_geometric: pip install "
+                                     f"torch_geometric ({_PYG.get('error')})")
+    return mod

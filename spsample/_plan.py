@@ -188,7 +188,7 @@ class Workload:
         """Sample a few minibatches of random seeds on one process and count what they sample."""
         import numpy as np
 
-        from ._sample import sample
+        from .samplers._sample import sample
         rng = np.random.default_rng(seed)
         m = min(graph.num_nodes, batch_size * minibatches)
         seeds = rng.choice(graph.num_nodes, size=m, replace=False)
@@ -244,7 +244,7 @@ class Workload:
         1 when not scaled); the sampled counts are the
         stand-in's (node-wise rows of degree above the fanout sample the fanout either way).
         """
-        from ._generate import rmat
+        from .graph._generate import rmat
 
         entry = registered(sampler, where="Workload.like", argname="sampler", walk=False)
         scale = max(10, min(max_scale, math.ceil(math.log2(max(num_nodes, 2)))))

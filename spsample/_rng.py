@@ -59,7 +59,7 @@ def hop_word(epoch, hop):
 
 
 # ---------------------------------------------------------------------------- vectorised
-def philox4x32(c0, c1, c2, c3, k0, k1, xp=np):
+def philox4x32(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10 on arrays of counters.
 
     Parameters
@@ -68,32 +68,31 @@ def philox4x32(c0, c1, c2, c3, k0, k1, xp=np):
         The four counter words.
     k0, k1 : int
         The key words.
-    xp : module
-        ``numpy`` or ``cupy``.
 
     Returns
     -------
     tuple of four uint64 arrays holding 32-bit values, of the broadcast shape.
     """
-    m0 = xp.uint64(PHILOX_M0)
-    m1 = xp.uint64(PHILOX_M1)
-    mask = xp.uint64(_MASK32)
-    s32 = xp.uint64(32)
-    x0, x1, x2, x3 = xp.broadcast_arrays(*(xp.asarray(c, dtype=xp.uint64) for c in (c0, c1, c2, c3)))
+    m0 = np.uint64(PHILOX_M0)
+    m1 = np.uint64(PHILOX_M1)
+    mask = np.uint64(_MASK32)
+    s32 = np.uint64(32)
+    x0, x1, x2, x3 = np.broadcast_arrays(*(np.asarray(c, dtype=np.uint64)
+                                           for c in (c0, c1, c2, c3)))
     x0, x1, x2, x3 = (a & mask for a in (x0, x1, x2, x3))
     ka, kb = int(k0) & _MASK32, int(k1) & _MASK32
     for _ in range(10):
         p0 = m0 * x0
         p1 = m1 * x2
-        kaa = xp.uint64(ka)
-        kbb = xp.uint64(kb)
+        kaa = np.uint64(ka)
+        kbb = np.uint64(kb)
         x0, x1, x2, x3 = ((p1 >> s32) ^ x1 ^ kaa, p1 & mask, (p0 >> s32) ^ x3 ^ kbb, p0 & mask)
         ka = (ka + PHILOX_W0) & _MASK32
         kb = (kb + PHILOX_W1) & _MASK32
     return x0, x1, x2, x3
 
 
-def stream_words(index, vertex, hop_w, batch, key, xp=np):
+def stream_words(index, vertex, hop_w, batch, key):
     """Word ``index`` of the streams ``(vertex, hop_w, batch)``, elementwise.
 
     Parameters
@@ -110,30 +109,30 @@ def stream_words(index, vertex, hop_w, batch, key, xp=np):
     -------
     ndarray of uint64 holding 32-bit values, shape (m,).
     """
-    index = xp.asarray(index, dtype=xp.int64)
+    index = np.asarray(index, dtype=np.int64)
     block = index >> 2
     lane = index & 3
-    w = philox4x32(block, vertex, hop_w, batch, key[0], key[1], xp=xp)
-    out = xp.where(lane == 0, w[0], w[1])
-    out = xp.where(lane == 2, w[2], out)
-    return xp.where(lane == 3, w[3], out)
+    w = philox4x32(block, vertex, hop_w, batch, key[0], key[1])
+    out = np.where(lane == 0, w[0], w[1])
+    out = np.where(lane == 2, w[2], out)
+    return np.where(lane == 3, w[3], out)
 
 
-def uniform_int(word, m, xp=np):
+def uniform_int(word, m):
     """``(word * m) >> 32``: an integer in ``[0, m)`` from a 32-bit word (``m < 2**32``)."""
-    return ((xp.asarray(word, dtype=xp.uint64) * xp.asarray(m, dtype=xp.uint64))
-            >> xp.uint64(32)).astype(xp.int64)
+    return ((np.asarray(word, dtype=np.uint64) * np.asarray(m, dtype=np.uint64))
+            >> np.uint64(32)).astype(np.int64)
 
 
-def open_unit(word, xp=np):
+def open_unit(word):
     """``(word + 0.5) / 2**32``: a float64 in the open interval (0, 1)."""
-    return (xp.asarray(word, dtype=xp.float64) + 0.5) * (1.0 / 4294967296.0)
+    return (np.asarray(word, dtype=np.float64) + 0.5) * (1.0 / 4294967296.0)
 
 
-def unit53(w0, w1, xp=np):
+def unit53(w0, w1):
     """A float64 in ``[0, 1)`` with 53 random bits from two 32-bit words."""
-    a = (xp.asarray(w0, dtype=xp.uint64) >> xp.uint64(5)).astype(xp.float64)
-    b = (xp.asarray(w1, dtype=xp.uint64) >> xp.uint64(6)).astype(xp.float64)
+    a = (np.asarray(w0, dtype=np.uint64) >> np.uint64(5)).astype(np.float64)
+    b = (np.asarray(w1, dtype=np.uint64) >> np.uint64(6)).astype(np.float64)
     return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
 
 
@@ -144,7 +143,7 @@ _LN2 = 0.6931471805599453
 _SQRT_HALF = 0.7071067811865476
 
 
-def det_log(x, xp=np):
+def det_log(x):
     """Natural logarithm of positive float64 ``x`` from +, *, / only (bit-reproducible).
 
     ``x = m * 2**e`` with ``m`` in ``[sqrt(1/2), sqrt(2))``; ``ln m = 2 atanh(z)``,
@@ -152,22 +151,22 @@ def det_log(x, xp=np):
     (truncation error below 1e-16 relative). Every implementation evaluates the same
     expression tree, so the result is identical on every device.
     """
-    x = xp.asarray(x, dtype=xp.float64)
-    m, e = xp.frexp(x)
+    x = np.asarray(x, dtype=np.float64)
+    m, e = np.frexp(x)
     small = m < _SQRT_HALF
-    m = xp.where(small, m * 2.0, m)
-    e = xp.where(small, e - 1, e).astype(xp.float64)
+    m = np.where(small, m * 2.0, m)
+    e = np.where(small, e - 1, e).astype(np.float64)
     z = (m - 1.0) / (m + 1.0)
     z2 = z * z
-    p = xp.full_like(z, _ATANH_COEF[-1])
+    p = np.full_like(z, _ATANH_COEF[-1])
     for c in _ATANH_COEF[-2::-1]:
         p = p * z2 + c
     return 2.0 * z * p + e * _LN2
 
 
-def neg_log(x, xp=np):
+def neg_log(x):
     """``-det_log(x)``: an Exp(1) variate when ``x`` is uniform on (0, 1)."""
-    return -det_log(x, xp=xp)
+    return -det_log(x)
 
 
 # ---------------------------------------------------------------------------- scalar oracle

@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from ._errors import ArgumentError, ArgumentTypeError
+from ._errors import ArgumentError, ArgumentTypeError, ResourceLimitError, SamplerError
 
 _MAX_SHOWN = 60
 
@@ -51,7 +51,8 @@ def as_index_array(where, name, value, *, ndim=1, error_cls=ArgumentError, allow
     try:
         arr = np.asarray(value)
     except Exception as exc:  # ragged sequences and the like
-        fail(ArgumentTypeError, where, name, f"cannot be read as an array ({exc})", show_value=False)
+        fail(ArgumentTypeError, where, name, f"cannot be read as an array ({exc})",
+             show_value=False)
     if arr.dtype == object or arr.dtype.kind not in "iu":
         if arr.size == 0 and arr.dtype.kind == "f" and not isinstance(value, np.ndarray):
             arr = arr.astype(np.int64)  # [] from Python has float dtype
@@ -73,7 +74,8 @@ def as_float_array(where, name, value, *, ndim=1, error_cls=ArgumentError):
     try:
         arr = np.asarray(value)
     except Exception as exc:
-        fail(ArgumentTypeError, where, name, f"cannot be read as an array ({exc})", show_value=False)
+        fail(ArgumentTypeError, where, name, f"cannot be read as an array ({exc})",
+             show_value=False)
     if arr.dtype == object or arr.dtype.kind not in "iuf":
         fail(ArgumentTypeError, where, name, f"must hold real numbers, not {arr.dtype}",
              show_value=False)
@@ -98,8 +100,8 @@ def check_no_unknown(where, options, known):
     """Reject keyword options not in ``known`` (for ``**kwargs`` constructors)."""
     unknown = sorted(set(options) - set(known))
     if unknown:
-        from ._errors import SamplerError
-        raise SamplerError(f"{where}: unknown option(s) {unknown}; known options are {sorted(known)}")
+        raise SamplerError(f"{where}: unknown option(s) {unknown}; "
+                           f"known options are {sorted(known)}")
 
 
 def _to_numpy(value):
@@ -249,7 +251,6 @@ def check_memory(where, name, nbytes, what, hint):
     hint : str
         What to do instead (``"pass relabel=True to renumber the ids"``).
     """
-    from ._errors import ResourceLimitError
 
     limit = memory_limit()
     if nbytes > limit:

@@ -41,12 +41,15 @@ The concrete building blocks (``row_select``, ``sample_rows``, ``column_accumula
 ``segmented_sum``, ``segment_arange``, ``spgemm``, ``RowMatrix``) work on arrays directly.
 """
 
-from ._lazy import (ColumnSums, Expr, Frontier, GlobalColumns, RowView, Streams, column_sums,
-                    gather, global_columns)
-from ._primitives import (RowMatrix, column_accumulate, normalize_rows, probabilities_of,
-                          row_select, sample_columns, sample_columns_by_entries, sample_global,
-                          sample_rows, segment_arange, segmented_sum, select_columns,
-                          select_global, select_rows, select_threshold, spgemm)
+from .engine._lazy import (
+    ColumnSums, Expr, Frontier, GlobalColumns, RowView, Streams, column_sums, gather,
+    global_columns,
+)
+from .engine._primitives import (
+    RowMatrix, column_accumulate, normalize_rows, probabilities_of, row_select, sample_columns,
+    sample_columns_by_entries, sample_global, sample_rows, segment_arange, segmented_sum,
+    select_columns, select_global, select_rows, select_threshold, spgemm,
+)
 
 __all__ = [
     # lazy vocabulary

@@ -5,7 +5,6 @@ import os
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import spsample

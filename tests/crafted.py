@@ -128,7 +128,7 @@ _CHILD = textwrap.dedent("""
             return io.from_heco(path)
         if kind == "partition":      # a .perm.npz against the dataset beside it
             from pathlib import Path
-            from spsample._partition import load_partition
+            from spsample.distributed._partition import load_partition
             base = spsample.load(Path(path).parent / "perm_base.h5")
             return load_partition(path, base.graph)
         raise SystemExit("unknown kind " + kind)

@@ -1,4 +1,5 @@
-"""Graph builders shared by the test modules (importable as ``graphs``; fixtures live in conftest)."""
+"""Graph builders shared by the test modules (importable as ``graphs``; fixtures live in
+conftest)."""
 
 import numpy as np
 

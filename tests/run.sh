@@ -9,6 +9,9 @@ status=0
 echo "== serial suite"
 $PY -m pytest -p no:cacheprovider --timeout=900 tests || status=1
 
+echo "== doctests of spsample's modules"
+$PY -m pytest -p no:cacheprovider --timeout=900 --doctest-modules spsample || status=1
+
 mpi_dirs=()
 for d in tests/distributed tests/mpi tests/conformance/test_world.py; do
   [ -e "$d" ] && mpi_dirs+=("$d")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample._partition import partition, relabel
+from spsample.distributed._partition import partition, relabel
 from spsample.cli import main
 
 import crafted

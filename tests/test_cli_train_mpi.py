@@ -158,7 +158,7 @@ def test_relabelled_dataset_with_its_permutation_trains_as_the_original(tmp_path
     import numpy as np
 
     import spsample
-    from spsample._partition import relabel, save_partition
+    from spsample.distributed._partition import relabel, save_partition
 
     cora = io.load_cora()
     old_id = np.random.default_rng(1).permutation(cora.num_nodes)

@@ -85,7 +85,8 @@ _BREAKS = {
                            "return static_cast<uint64_t>(__double_as_longlong(x, 1));", ""),
     # a layer-wise kernel body using a host-only standard algorithm (fine on the host)
     "host algorithm in a layer-wise body": (
-        "layerwise.cuh", "SPSAMPLE_HD inline void k_lw_row_sums(Launch t, const LwRowSumsArgs& a) {\n",
+        "layerwise.cuh",
+        "SPSAMPLE_HD inline void k_lw_row_sums(Launch t, const LwRowSumsArgs& a) {\n",
         "    if (a.N < 0) std::sort(a.total, a.total + 2);\n",
         "#include <algorithm>\n"),
 }

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _disk_sampling, native as _native
-from spsample._disk_graph import DiskGraph
+from spsample.io import _disk_sampling
+from spsample import native as _native
+from spsample.io._disk_graph import DiskGraph
 from test_engine import WeightedWalk, _unweighted_samplers, _weighted_samplers
 
 from graphs import random_graph
@@ -49,7 +50,7 @@ def files(request, tmp_path_factory):
         path = tmp_path_factory.mktemp("disk") / f"g{int(weighted)}.h5"
         compression = None if layout == "contiguous" else "gzip"
         with pytest.MonkeyPatch.context() as mp:      # chunks of 32 entries: blocks span many
-            mp.setattr(spsample.io._hdf5, "_CHUNK_BYTES", 256)
+            mp.setattr(spsample.io._h5, "_CHUNK_BYTES", 256)
             spsample.save(spsample.Dataset(g), path, layout=layout, compression=compression)
         out[weighted] = (g, path)
     return out
@@ -440,7 +441,7 @@ def test_native_windowed_run_is_checked(tmp_path):
     """run_rowwise_windowed refuses a graph whose arrays are not inside the map it releases."""
     if not _native.AVAILABLE:
         pytest.skip("native kernels not built")
-    from spsample._disk_map import RELEASE_BLOCK
+    from spsample.io._disk_map import RELEASE_BLOCK
     from spsample._native_kernels import run_rowwise_windowed
     g, path = _mapped_file(tmp_path)
     hop = dict(frontier=(0, 0, -1, -1, 0), aux=None, aux_graph=0, graph=0, program=[],
@@ -467,7 +468,7 @@ def test_native_windowed_run_matches_run_rowwise(tmp_path, span):
     the in-memory row-wise kernel, hop after hop."""
     if not _native.AVAILABLE:
         pytest.skip("native kernels not built")
-    from spsample._disk_map import RELEASE_BLOCK
+    from spsample.io._disk_map import RELEASE_BLOCK
     from spsample._native_kernels import run_rowwise, run_rowwise_windowed
     g, path = _mapped_file(tmp_path)
     hops = [dict(frontier=(0, h - 1, -1, -1, h - 1), aux=None, aux_graph=0, graph=0,

@@ -18,7 +18,7 @@ import pytest
 import spsample
 from spsample import native as _native
 from spsample import primitives as prim
-from spsample._reference import reference_sample
+from spsample.engine._reference import reference_sample
 from spsample.primitives import Streams
 
 from graphs import random_graph

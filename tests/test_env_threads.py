@@ -7,7 +7,6 @@ import sys
 
 import pytest
 
-import spsample
 from spsample import native as _native
 from spsample._errors import ArgumentError
 from spsample._threads import threads_from_env

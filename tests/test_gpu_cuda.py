@@ -25,7 +25,7 @@ pytestmark = [
 def _host(bulk):
     """The bulk's minibatches with NumPy arrays (a GPU bulk holds CuPy arrays)."""
     import cupy
-    from spsample._minibatch import Bulk, HopEdges
+    from spsample.engine._minibatch import Bulk, HopEdges
     get = lambda a: None if a is None else cupy.asnumpy(a)  # noqa: E731
     hops = [HopEdges(get(h.dst), get(h.src), get(h.edge_id), get(h.weight), h.offsets)
             for h in bulk.hops]

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _disk_sampling, _validate, native as _native
+from spsample.io import _disk_sampling
+from spsample import native as _native, _validate
 from spsample import primitives as prim
 from spsample._errors import ArgumentError, ArgumentTypeError, SamplerError
 from spsample._threads import max_threads, threads_from_env
@@ -403,7 +404,7 @@ def test_plan_enumerates_divisors_quickly():
 
 def test_plan_never_builds_the_graph_it_plans_for(monkeypatch):
     # before: --edges 10**13 made the R-MAT stand-in draw 6.5e11 edges (a 4.8 TiB array)
-    from spsample import _generate
+    from spsample.graph import _generate
     from spsample._plan import STANDIN_EDGES, Workload
 
     built = []

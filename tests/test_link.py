@@ -8,7 +8,7 @@ import pytest
 
 import spsample
 from spsample import native as _native
-from spsample._negatives import degree_weights, draw_negatives
+from spsample.engine._negatives import degree_weights, draw_negatives
 
 torch = pytest.importorskip("torch")
 needs_native = pytest.mark.skipif(not _native.AVAILABLE, reason="native kernels not built")
@@ -264,7 +264,7 @@ def test_strict_negatives_that_cannot_be_found_fail_alike_on_both_paths():
 
 @needs_native
 def test_native_link_pass_refuses_inconsistent_arrays():
-    from spsample._negatives import pickers
+    from spsample.engine._negatives import pickers
     ok = dict(mode="binary", ratio=1, pickers=pickers((5, 5)), key=(1, 2), hop_word=0,
               block=None, max_attempts=1, type_offsets=(0, 0), dedup=True)
     ids = np.arange(4)
@@ -305,8 +305,8 @@ def test_bulk_edges_are_make_batch_edges(threads):
 def test_minibatch_major_bulks_are_the_hop_major_bulks(sampler, threads):
     """run_rowwise(minibatch_major=True): the same minibatches, hop arrays, counts and edges
     as the flat per-hop layout, and edge_index / e_id views equal to make_batch's."""
-    from spsample._hetero_sample import run_global
-    from spsample._minibatch import MinibatchMajorBulk
+    from spsample.engine._hetero_sample import run_global
+    from spsample.engine._minibatch import MinibatchMajorBulk
     from spsample.loader._batch import _edges, bulk_edges
     g = spsample.Graph.from_edge_index([0, 1, 2, 3, 4, 9], [1, 2, 3, 4, 0, 3], num_nodes=12,
                                        symmetrize=True)

@@ -311,9 +311,10 @@ def test_pyg_node_loader_drives_spsample_samplers(dataset):
 
 
 def test_pyg_adapter_says_what_to_install_without_pyg(dataset, monkeypatch):
+    from spsample import _optional
     from spsample.loader import _pyg
 
-    monkeypatch.setattr(_pyg, "_PYG", {"module": None, "error": ImportError("absent")})
+    monkeypatch.setattr(_optional, "_PYG", {"module": None, "error": ImportError("absent")})
     monkeypatch.setattr(_pyg, "_CLASS", {})
     with pytest.raises(spsample.MissingDependencyError, match="pip install torch_geometric"):
         PyGSampler(dataset.graph, spsample.NodeWise([2]))

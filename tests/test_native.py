@@ -13,8 +13,8 @@ import pytest
 
 import spsample
 from spsample import FastGCN, LADIES, NodeWise, native as _native
-from spsample._reference import reference_sample
-from spsample._sample import split_batches
+from spsample.engine._reference import reference_sample
+from spsample.samplers._sample import split_batches
 
 from graphs import random_graph
 
@@ -269,7 +269,7 @@ def test_switched_off_by_environment():
     code = ("import numpy as np, spsample; from spsample import native as _native; "
             "g = spsample.rmat(8, seed=1); "
             "mbs = spsample.sample(g, np.arange(64), sampler=spsample.NodeWise([4, 2]), batch_size=16); "
-            "from spsample._reference import reference_sample; "
+            "from spsample.engine._reference import reference_sample; "
             "ref = reference_sample(g, np.arange(64), sampler=spsample.NodeWise([4, 2]), batch_size=16); "
             "assert all(a.equals(b) for a, b in zip(mbs, ref)) and len(mbs) == 4; "
             "print(_native.active_path(), _native.enabled())")

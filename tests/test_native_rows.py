@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import _rng, native as _native
-from spsample import _primitives as prim
+from spsample import native as _native, _rng
+from spsample.engine import _primitives as prim
 from spsample._errors import ArgumentError
 
 pytestmark = pytest.mark.skipif(not _native.AVAILABLE,

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample._partition import (cut_edges, have_metis, load_partition, partition, relabel,
-                                 save_partition)
+from spsample.distributed._partition import (
+    cut_edges, have_metis, load_partition, partition, relabel, save_partition,
+)
 
 needs_metis = pytest.mark.skipif(not have_metis(), reason="pymetis is not installed")
 

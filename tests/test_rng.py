@@ -30,7 +30,8 @@ def test_vector_equals_scalar_streams():
     hw = _rng.hop_word(9, 3)
     vec = _rng.stream_words(idx, vertex, hw, batch, key)
     for i in range(500):
-        assert int(vec[i]) == _rng.stream_word_scalar(int(idx[i]), int(vertex[i]), hw, int(batch[i]), key)
+        scalar = _rng.stream_word_scalar(int(idx[i]), int(vertex[i]), hw, int(batch[i]), key)
+        assert int(vec[i]) == scalar
 
 
 def test_det_log_accurate_and_reproducible():

@@ -302,7 +302,7 @@ def _failed_under_mpi(comm, command, message):
     this."""
     import time
 
-    from ..distributed._failure import _FORWARD_S
+    from ..distributed._failure import FORWARD_S as _FORWARD_S
 
     rank = comm.Get_rank()
     request = comm.Ibarrier()

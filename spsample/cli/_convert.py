@@ -65,7 +65,7 @@ def run(args):
         if key in options:
             raise ArgumentError(f"spsample convert: argument '--option' {key}=... is not a "
                                 f"reader option; use {flag}")
-    from ..io._convert import _check_destination
+    from ..io._convert import check_destination as _check_destination
 
     _check_destination("spsample convert", args.src, args.dst)  # never the source
     if os.path.exists(args.dst) and not args.force:
@@ -106,7 +106,7 @@ def _run_streaming(args, options):
                             "supported with --memory-budget (directed, comment are)")
     src = args.src
     if os.path.isdir(src):
-        from ..io._convert import _single_file
+        from ..io._convert import single_file as _single_file
         from pathlib import Path
         src = _single_file("spsample convert", Path(src))
     info = stream_edge_list(src, args.dst, memory_budget=args.memory_budget,

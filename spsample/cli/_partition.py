@@ -24,7 +24,7 @@ def add_arguments(p):
 
 def run(args):
     from ._common import load_dataset
-    from .._partition import cut_edges, partition, relabel, save_partition
+    from ..distributed._partition import cut_edges, partition, relabel, save_partition
     import spsample
 
     if args.parts < 1:

@@ -159,7 +159,7 @@ def _others_defaults():
 
 def _sample_epoch(args, graph, seeds, sampler):
     """Sample the epoch's minibatches in bulks; the per-hop counts and the time taken."""
-    from .._sample import sample
+    from ..samplers._sample import sample
 
     order = np.random.default_rng([args.seed, 0]).permutation(seeds)
     num_batches = -(-order.size // args.batch_size)
@@ -303,7 +303,7 @@ def _rel_key(rel):
 def _sample_epoch_hetero(args, graph, seeds, sampler):
     """The epoch's minibatches of ``seeds`` (``(type, ids)``) in bulks; counts per type and
     relation, and their sums per hop (the homogeneous fields)."""
-    from .._sample import sample
+    from ..samplers._sample import sample
 
     node_type, ids = seeds
     order = np.random.default_rng([args.seed, 0]).permutation(ids)
@@ -362,7 +362,7 @@ def _print_hetero(stats):
 def _rmat(name):
     """The R-MAT graph ``rmat:SCALE``, its scale checked against the memory it would take."""
     from .._errors import ArgumentError
-    from .._generate import rmat
+    from ..graph._generate import rmat
     from .._validate import check_memory
 
     lo, hi = _RMAT_SCALES

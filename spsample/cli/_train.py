@@ -260,7 +260,7 @@ def _check_flags(args):
 def _check_link_numbers(args):
     """``--neg-ratio`` and ``--eval-negatives``, whatever the task (given with node
     classification they were accepted unchecked)."""
-    from ._errors import ArgumentError
+    from .._errors import ArgumentError
 
     if not args.neg_ratio > 0:
         raise ArgumentError(f"spsample train: argument '--neg-ratio' must be > 0 "
@@ -324,13 +324,14 @@ def _whole_features(path):
     """``(name, features)`` of a homogeneous file: ``/features`` whole (a CSR matrix when
     stored sparse, else dense), ``None`` without features."""
     from ..io import read_feature_rows, read_node_targets
-    from ..io._hdf5 import _as_path, _is_csr_group, _open, read_sparse_features
+    from ..io._h5 import as_path, is_csr_group, open_file
+    from ..io._hdf5 import read_sparse_features
 
     meta = read_node_targets(path)
     if meta["num_features"] == 0:
         return meta["name"], None
-    with _open("spsample train", _as_path("spsample train", path)) as f:
-        sparse = _is_csr_group(f["features"])
+    with open_file("spsample train", as_path("spsample train", path)) as f:
+        sparse = is_csr_group(f["features"])
     if sparse:
         return meta["name"], read_sparse_features(path)
     return meta["name"], read_feature_rows(path, np.arange(meta["num_nodes"]))
@@ -341,7 +342,7 @@ def _in_original_ids(dataset, permutation):
     permutation file; ``dataset`` itself without one."""
     if permutation is None:
         return dataset
-    from .._partition import load_partition, relabel
+    from ..distributed._partition import load_partition, relabel
     from ..io import Dataset
 
     if not isinstance(dataset, Dataset):

@@ -1,5 +1,5 @@
 """Distributed bulk sampling over MPI: 1.5D-partitioned adjacency, push and pull, replicated
-feature shards (DESIGN §7).
+feature shards (README: "Many processes: `mpiexec`").
 
 ``p`` ranks form a :class:`Grid` of ``p / c`` process rows × ``c`` replicas. A
 :class:`DistGraph` holds one block of rows of ``A`` per process row; ``spsample.sample`` given a

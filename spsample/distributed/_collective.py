@@ -16,7 +16,11 @@ import hashlib
 import threading
 
 from .. import _errors
-from .._errors import DistributedError, SpsampleError
+from .._errors import (
+    ArgumentTypeError, DatasetError, DatasetNotFoundError, DistributedError, SpsampleError,
+)
+from .._validate import fail
+from ..io import open_rows
 
 __all__ = ["agree", "check_same", "fingerprint", "open_rows_everywhere", "RAISED_ON_EVERY_RANK",
            "mark_raised_on_every_rank"]
@@ -170,9 +174,6 @@ def open_rows_everywhere(comm, where, path, *, need_features=False):
     """
     import os
 
-    from .._errors import ArgumentTypeError, DatasetError, DatasetNotFoundError
-    from .._validate import fail
-    from ..io import open_rows
 
     def check():
         if not isinstance(path, (str, os.PathLike)):

@@ -13,6 +13,7 @@ the algorithm MPI picks inside is not visible from outside).
 
 import os
 import pickle
+import threading
 
 import numpy as np
 
@@ -142,6 +143,16 @@ class Communicator:
 
     def __repr__(self):
         return f"{type(self).__name__}(rank={self.rank}, size={self.size})"
+
+
+_local = threading.local()          # .comm: the ThreadComm of the rank this thread runs
+
+
+def current_thread_comm():
+    """The :class:`~spsample.distributed.ThreadComm` of the rank that
+    :func:`~spsample.distributed.run_threads` runs in this thread, or ``None`` (then
+    :func:`spsample.distributed.world` is MPI's or a ``SelfComm``)."""
+    return getattr(_local, "comm", None)
 
 
 def _row_bytes(arr):
@@ -367,7 +378,6 @@ def world():
     imported, so a plain ``python`` run needs no MPI). Inside a rank of
     :func:`~spsample.distributed.run_threads`: a duplicate of that rank's
     :class:`~spsample.distributed.ThreadComm` (collective, as MPI's ``Dup``)."""
-    from ._threadcomm import current_thread_comm
 
     threaded = current_thread_comm()
     if threaded is not None:

@@ -21,6 +21,7 @@ from ._failure import abort_if_failing_alone
 from ._features import FeatureStore
 from ._graph import DistGraph
 from ._grid import Grid
+from ..io import Dataset, read_node_targets
 
 __all__ = ["ShardedDataset"]
 
@@ -104,7 +105,6 @@ class ShardedDataset:
 
     @classmethod
     def _load(cls, path, grid, replicate_graph, permutation):
-        from ..io import read_node_targets
 
         where, comm = "ShardedDataset.load", grid.comm
         meta = agree(comm, where, lambda: _checked_targets(where, path, read_node_targets))
@@ -138,7 +138,6 @@ class ShardedDataset:
 
     @classmethod
     def _from_dataset(cls, dataset, grid, replicate_graph):
-        from ..io import Dataset
 
         where, comm = "ShardedDataset.from_dataset", grid.comm
 

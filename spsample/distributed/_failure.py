@@ -39,7 +39,7 @@ _ON, _OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 #: Seconds between printing the error and aborting: without a pause, mpiexec sometimes tears
 #: the job down before it has forwarded the message (about 1 run in 12 with MPICH's hydra).
-_FORWARD_S = 0.5
+FORWARD_S = 0.5
 
 _choice = None              # set_abort_on_failure's value; None: the environment decides
 _previous_hook = None       # sys.excepthook before ours; None: ours is not installed
@@ -192,7 +192,7 @@ def _abort(rank, size, what, exc, *, exit_code=None):
             stream.flush()
     world = _world()
     if world is not None:
-        time.sleep(_FORWARD_S)      # the launcher forwards the message before it kills us
+        time.sleep(FORWARD_S)      # the launcher forwards the message before it kills us
         world.Abort(exit_code if exit_code is not None else _exit_code(exc))
 
 

@@ -17,6 +17,7 @@ from ._collective import agree, check_same, open_rows_everywhere
 from ._failure import abort_if_failing_alone
 from ._grid import Grid
 from ._placement import Placement, by_owner, permutation_of
+from ._layout import rows_of_rank
 
 __all__ = ["FeatureStore", "CachedFeatureStore"]
 
@@ -355,7 +356,6 @@ def _sums(values, counts):
 
 
 def _spans(n, grid):
-    from ._layout import rows_of_rank
     return [rows_of_rank(n, r, grid.size, grid.replication) for r in range(grid.size)]
 
 

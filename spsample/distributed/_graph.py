@@ -7,19 +7,23 @@ from functools import partial
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DistributedError, SeedError
-from .._graph import Graph, frozen_array
-from .._engine import run_numpy
-from .._hetero_sample import disjoint_ids, is_disjoint, run_scheduled
-from .._sample import check_sample_args, check_unique_per_batch, run_bulk, split_batches
+from ..graph._graph import Graph, frozen_array
+from ..engine._run import run_numpy
+from ..engine._hetero_sample import disjoint_ids, is_disjoint, run_scheduled
+from ..engine._batches import check_sample_args, check_unique_per_batch, split_batches
+from ..engine._run import run_bulk
 from .._validate import as_index_array, as_int, check_range, fail
-from ..samplers._layerwise import column_weights as _serial_column_weights
-from ..samplers._layerwise import layerwise_scale as _layerwise_scale
-from ._checks import GraphFile
+from ..graph._weights import column_weights as _serial_column_weights
+from ..graph._weights import layerwise_scale as _layerwise_scale
+from ..graph._checks import GraphFile
 from ._collective import agree, check_same, mark_raised_on_every_rank, open_rows_everywhere
 from ._failure import abort_if_failing_alone
 from ._grid import Grid
 from ._placement import (Placement, by_owner, original_rows, original_starts,
                          read_permutation, vertex_order)
+from ._layout import rows_of_rank
+from ..engine._lazy import NotLowerable
+from ._sampling import run_distributed
 
 __all__ = ["DistGraph", "STRATEGIES"]
 
@@ -382,7 +386,6 @@ class DistGraph:
             return self.column_weights()
         if name == "layerwise_weights" and self.weights is not None:
             return self.weights * self.layerwise_scale()
-        from .._lazy import NotLowerable
         raise NotLowerable(f"the whole-graph quantity {name!r} has no distributed form")
 
     def layerwise_scale(self):
@@ -456,9 +459,8 @@ class DistGraph:
 
     def _engine(self, strategy, stats, graph, schedule, seeds, sizes, batch_ids, sampler, seed,
                 epoch, seed_time):
-        """One engine bulk (the engine of :func:`~spsample._hetero_sample.run_scheduled`):
+        """One engine bulk (the engine of :func:`~spsample.engine._hetero_sample.run_scheduled`):
         the one-process engine on the whole graph held here, else the distributed hops."""
-        from ._sampling import run_distributed
         if self._full is None:
             return run_distributed(self, seeds, sizes, batch_ids, sampler, seed, epoch,
                                    strategy, stats)
@@ -561,8 +563,7 @@ def _describe(sampler, batch_size, seed, epoch, strategy):
 
 
 def _span(n, rank, grid):
-    from . import _layout
-    return _layout.rows_of_rank(n, rank, grid.size, grid.replication)
+    return rows_of_rank(n, rank, grid.size, grid.replication)
 
 
 def _slice_rows(graph, lo, hi):

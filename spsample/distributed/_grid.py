@@ -3,7 +3,8 @@ sub-communicators (see :mod:`spsample.distributed._layout` for the arithmetic)."
 
 from .._errors import ArgumentTypeError
 from .._validate import fail
-from . import _layout
+from ._layout import (block_bounds, block_range, check_grid, owner_of, process_row,
+                      replica_index)
 from ._collective import agree, check_same
 from ._comm import Communicator, MPIComm, world
 from ._failure import abort_if_failing_alone
@@ -65,22 +66,22 @@ class Grid:
         check_same(comm, "Grid", "replication", c)
         self.replication = c
         self.num_rows = size // c
-        self.row = _layout.process_row(self.rank, size, c)
-        self.replica = _layout.replica_index(self.rank, size, c)
+        self.row = process_row(self.rank, size, c)
+        self.replica = replica_index(self.rank, size, c)
         self.row_comm = comm.split(self.row, self.replica)
         self.col_comm = comm.split(self.replica, self.row)
 
     def block(self, n):
         """``(lo, hi)``: the rows of an ``n``-vertex graph held by this rank's process row."""
-        return _layout.block_range(n, self.row, self.num_rows)
+        return block_range(n, self.row, self.num_rows)
 
     def bounds(self, n):
         """Block boundaries of all process rows, int64 shape (num_rows + 1,)."""
-        return _layout.block_bounds(n, self.num_rows)
+        return block_bounds(n, self.num_rows)
 
     def owner(self, ids, n):
         """The process row owning each vertex id."""
-        return _layout.owner_of(ids, n, self.num_rows)
+        return owner_of(ids, n, self.num_rows)
 
     def stats(self):
         """Bytes per collective kind, summed over the world, row and column communicators."""
@@ -107,7 +108,7 @@ class Grid:
 
 
 def _agreed_grid(comm, replication):
-    size, c = _layout.check_grid(comm.size, replication)
+    size, c = check_grid(comm.size, replication)
     return size, c
 
 

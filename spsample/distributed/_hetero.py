@@ -1,19 +1,20 @@
 """``DistHeteroGraph``: a heterogeneous graph split over the process rows of a :class:`Grid`,
 one :class:`DistGraph` block per relation.
 
-Layout (DESIGN §7, per node type). Global ids are :class:`~spsample.HeteroGraph`'s (node
-types sorted by name, each a consecutive range). A relation ``(s, name, d)`` is a CSR whose
-rows are the destination type's vertices. The rows of every node type ``t`` are split over
-the ``p / c`` process rows as :class:`DistGraph` splits a homogeneous graph of
-``num_nodes[t]`` rows (``grid.block(num_nodes[t])``), each block held by the ``c`` ranks of
-its process row; so one process row holds, of every relation into ``t``, the same rows, and
-the rows a vertex expands over all its relations have one owner. A relation's block is a
-:class:`DistGraph` over the global ids (columns: global source ids; rows ``[offsets[d] + lo,
-offsets[d] + hi)``) placed by the destination type's split (:class:`_TypePlacement`: the
-owner and local row of each vertex, as the exchanges look them up).
+Layout (that of :class:`~spsample.distributed.DistGraph`, per node type). Global ids are
+:class:`~spsample.HeteroGraph`'s (node types sorted by name, each a consecutive range). A
+relation ``(s, name, d)`` is a CSR whose rows are the destination type's vertices. The rows of
+every node type ``t`` are split over the ``p / c`` process rows as :class:`DistGraph` splits a
+homogeneous graph of ``num_nodes[t]`` rows (``grid.block(num_nodes[t])``), each block held by
+the ``c`` ranks of its process row; so one process row holds, of every relation into ``t``, the
+same rows, and the rows a vertex expands over all its relations have one owner. A relation's
+block is a :class:`DistGraph` over the global ids (columns: global source ids; rows
+``[offsets[d] + lo, offsets[d] + hi)``) placed by the destination type's split
+(:class:`_TypePlacement`: the owner and local row of each vertex, as the exchanges look them
+up).
 
 Sampling. A heterogeneous bulk is one engine hop per (hop, relation) step with the
-relation's own Philox key (:mod:`spsample._hetero_sample`); here each step is the
+relation's own Philox key (:mod:`spsample.engine._hetero_sample`); here each step is the
 homogeneous distributed hop (push or pull, :mod:`spsample.distributed._sampling`) on that
 relation's block, so every rank gets exactly the single-process minibatches of its global
 minibatch ids, for every ``p``, ``c`` and bulk size. With one process row (``c = p``) or
@@ -37,14 +38,25 @@ from functools import partial
 
 import numpy as np
 
-from .._errors import ArgumentError, ArgumentTypeError, DatasetError
-from .._hetero import HeteroGraph, HeteroSchema, entry_times, merge_entries
+from .._errors import ArgumentError, ArgumentTypeError, DatasetError, SpsampleError
+from ..graph._hetero import HeteroGraph, HeteroSchema, entry_times, merge_entries
 from .._validate import as_int, fail
-from ._checks import GraphFile
+from ..graph._checks import GraphFile
 from ._collective import agree, check_same
 from ._failure import abort_if_failing_alone
 from ._graph import STRATEGIES, DistGraph, _check_grid, _check_same_graph, _describe
 from ._placement import Placement
+from ..io import HeteroDataset
+from ..io._h5 import as_path, open_file
+from ..io._hetero_hdf5 import is_hetero_file, read_hetero, read_hetero_parts
+from ..engine._run import run_numpy
+from ._timesorted import TimeSortedBlock
+from ..engine._hetero_sample import (
+    build_schedule, check_seed_time, disjoint_ids, is_disjoint, resolve_seeds, run_scheduled,
+    split_hetero,
+)
+from ._sampling import run_distributed
+from ..engine._batches import check_sample_args, check_unique_per_batch, split_batches
 
 __all__ = ["DistHeteroGraph", "load_hetero_dataset"]
 
@@ -232,7 +244,6 @@ class DistHeteroGraph(HeteroSchema):
         :class:`~spsample.distributed._timesorted.TimeSortedBlock`, built on first use,
         without communication; the whole graph's ``TimeSortedGraph`` when this rank holds
         :attr:`whole`), or ``None`` when the relation has no times."""
-        from ._timesorted import TimeSortedBlock
         rel = self.relation(relation, where="DistHeteroGraph.time_sorted")
         if self.whole is not None:
             return self.whole.time_sorted(rel)
@@ -286,7 +297,6 @@ class DistHeteroGraph(HeteroSchema):
 
     def _sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy,
                 seed_time):
-        from .._hetero_sample import run_scheduled, split_hetero
 
         comm, t0, sent = self.grid.comm, time.perf_counter(), _sent(self.grid)
         args = agree(comm, "sample", lambda: self._check_sample(
@@ -313,17 +323,13 @@ class DistHeteroGraph(HeteroSchema):
 
     def _distributed_engine(self, strategy, stats, graph, schedule, seeds, sizes, batch_ids,
                             sampler, seed, epoch, seed_time):
-        """The engine of :func:`~spsample._hetero_sample.run_scheduled`: every step as the
+        """The engine of :func:`~spsample.engine._hetero_sample.run_scheduled`: every step as the
         homogeneous distributed hop on its relation's block."""
-        from ._sampling import run_distributed
         return run_distributed(self, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
                                stats, schedule=schedule, seed_time=seed_time)
 
     def _check_sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy,
                       seed_time):
-        from .._hetero_sample import (build_schedule, check_seed_time, disjoint_ids,
-                                      is_disjoint, resolve_seeds)
-        from .._sample import check_sample_args, check_unique_per_batch, split_batches
         if strategy not in STRATEGIES:
             fail(ArgumentError, "sample", "strategy", f"must be one of {STRATEGIES}", strategy)
         node_type, local = resolve_seeds("sample", self, seeds, allow_empty=True)
@@ -396,8 +402,6 @@ def _loaded(where, path, grid, replicate_graph, *, features, then=None):
 
 
 def _hetero_dataset(where, path, graph, meta):
-    from .._errors import SpsampleError
-    from ..io import HeteroDataset
     try:
         return HeteroDataset(graph, features=meta["features"], labels=meta["labels"],
                              splits=meta["splits"], target_type=meta["target_type"],
@@ -464,11 +468,9 @@ def _times_of(graph, rel, block):
 
 def _read_meta(where, path, features):
     """The file's heterogeneous parts but the relations' arrays (every rank reads them)."""
-    from ..io._hdf5 import _as_path, _open
-    from ..io._hetero_hdf5 import is_hetero_file, read_hetero_parts
 
-    path = _as_path(where, path)
-    with _open(where, path) as f:
+    path = as_path(where, path)
+    with open_file(where, path) as f:
         if not is_hetero_file(f):
             raise DatasetError(f"{where}: argument 'path' {str(path)!r} holds a homogeneous "
                                "dataset: use DistGraph.load")
@@ -477,11 +479,9 @@ def _read_meta(where, path, features):
 
 def _read_whole(where, path):
     """The whole graph of the file, checked as ``spsample.load`` checks it."""
-    from ..io._hdf5 import _as_path, _open
-    from ..io._hetero_hdf5 import read_hetero
 
-    path = _as_path(where, path)
-    with _open(where, path) as f:
+    path = as_path(where, path)
+    with open_file(where, path) as f:
         return read_hetero(where, path, f, features=False).graph
 
 
@@ -509,7 +509,7 @@ def _read_block(where, path, group, schema, rel, grid):
 
 
 def _merged(indptr, indices, weights, time_of):
-    """Rows as stored merged into canonical rows: :func:`~spsample._hetero.merge_entries`
+    """Rows as stored merged into canonical rows: :func:`~spsample.graph._hetero.merge_entries`
     (what ``HeteroGraph`` does to the whole relation) on a block of rows."""
     rows = indptr.size - 1
     row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(indptr))
@@ -522,7 +522,6 @@ def _merged(indptr, indices, weights, time_of):
 def _no_minibatch(graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, seed_time):
     """The engine of a bulk without minibatches (a rank with no seeds): the NumPy evaluation,
     which takes one (the native kernels do not)."""
-    from .._engine import run_numpy
     return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, schedule=schedule,
                      seed_time=seed_time)
 

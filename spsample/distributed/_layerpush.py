@@ -30,8 +30,8 @@ import time
 
 import numpy as np
 
-from .. import _primitives as prim
-from .._lazy import ColumnSelection, GlobalSelection
+from ..engine import _primitives as prim
+from ..engine._lazy import ColumnSelection, GlobalSelection
 from ._placement import by_owner
 
 __all__ = ["layer_pushable", "LayerPush"]
@@ -217,7 +217,7 @@ class LayerPush:
     def _choose_columns(self, state, ctx, plan, reports, stats):
         """LADIES's columns: every candidate when at most ``s`` (the owners' reports say so),
         else draws of entries until ``s`` distinct came up (the rule of
-        :func:`spsample._primitives.sample_columns_by_entries`)."""
+        :func:`spsample.engine._primitives.sample_columns_by_entries`)."""
         k, s = state.k, int(plan.selection.fanout)
         chosen = [None] * k
         pending = {}
@@ -282,7 +282,7 @@ class LayerPush:
         """Send each owner holding rows of a minibatch the members it has not seen (all of
         them to an owner whose first rows came at this layer); get each registered row's
         member entries; record the layer."""
-        dg, col, k = self.dg, self.col, state.k
+        col, k = self.col, state.k
         n_id, offsets = state._flat_nodes()
         counts = np.diff(offsets)
         per_dest = [[] for _ in range(col.size)]

@@ -18,6 +18,11 @@ dataset, whichever partition placed the rows.
 """
 
 import numpy as np
+from ..engine._primitives import segment_arange
+from ..graph._checks import GraphFile
+from .._errors import DatasetError
+from .._validate import fail
+from ._partition import fingerprint, read_partition
 
 __all__ = ["Placement", "by_owner", "original_starts", "original_rows", "vertex_order",
            "read_permutation", "permutation_of"]
@@ -130,7 +135,6 @@ def original_rows(indptr, indices, weights, old_id):
 def vertex_order(indptr, indices, weights, new_id):
     """All ``n`` rows of a file (file order) rearranged so that row ``v`` is vertex ``v``'s
     (file row ``new_id[v]``): ``(indptr, indices, weights)``."""
-    from .._primitives import segment_arange
 
     degree = np.diff(indptr)[new_id]
     offset, segment = segment_arange(degree)
@@ -143,7 +147,6 @@ def vertex_order(indptr, indices, weights, new_id):
 def permutation_of(where, path, permutation):
     """``old_id`` of the relabelled dataset ``path`` from its ``permutation`` file, checked
     against the dataset's graph (see :func:`read_permutation`)."""
-    from ._checks import GraphFile
 
     with GraphFile(where, path) as graph_file:
         return _checked_permutation(where, graph_file, permutation)[0]
@@ -161,8 +164,6 @@ def read_permutation(where, graph_file, path, block):
     DatasetError
         Naming ``permutation`` (or ``path`` for duplicate entries).
     """
-    from .._errors import DatasetError
-    from .._validate import fail
 
     old_id, file_degree = _checked_permutation(where, graph_file, path)
     lo, block_indptr = block
@@ -174,7 +175,6 @@ def read_permutation(where, graph_file, path, block):
 
 
 def _checked_permutation(where, graph_file, path):
-    from .._partition import fingerprint, read_partition
 
     indptr = graph_file.read_indptr()
     expected = fingerprint(graph_file.num_nodes, graph_file.num_edges, indptr)

@@ -31,21 +31,12 @@ import numpy as np
 from .._errors import ArgumentError, ArgumentTypeError, DistributedError
 from .._validate import fail
 from ._collective import mark_raised_on_every_rank
-from ._comm import Communicator, _row_bytes
+from ._comm import Communicator, _local, _row_bytes, current_thread_comm
 
 __all__ = ["ThreadComm", "run_threads", "current_thread_comm"]
 
 #: The attribute marking a rank's error as caused by another rank's failure.
 PEER_FAILURE = "spsample_peer_failure"
-
-_local = threading.local()          # .comm: the ThreadComm of the rank this thread runs
-
-
-def current_thread_comm():
-    """The :class:`ThreadComm` of the rank that :func:`run_threads` runs in this thread, or
-    ``None`` (then :func:`spsample.distributed.world` is MPI's or a ``SelfComm``)."""
-    return getattr(_local, "comm", None)
-
 
 class _Round:
     """One collective of a group: what each rank deposited, and who has taken the result."""

@@ -1,5 +1,5 @@
 """``TimeSortedBlock``: a rank's rows of a temporal relation sorted by entry time, the sharded
-form of :class:`~spsample._hetero.TimeSortedGraph`.
+form of :class:`~spsample.graph._hetero.TimeSortedGraph`.
 
 A temporal bulk cuts every row at its minibatch's time: the entries no later than the time
 are a prefix of a row sorted by ``(entry time, column)``. One process sorts the whole
@@ -17,8 +17,8 @@ per-edge vectors read what one process reads. Samples report the canonical CSR's
 
 import numpy as np
 
-from .._graph import Graph, frozen_array
-from .._hetero import time_order
+from ..graph._graph import Graph, frozen_array
+from ..graph._hetero import time_order
 from ._graph import DistGraph
 
 __all__ = ["TimeSortedBlock"]

@@ -224,7 +224,7 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         Naming ``device`` when the sampler does not lower onto the native kernels (constructors
         the engine cannot lower).
     """
-    from .._engine import estimate_output_bytes, trace
+    from ..engine._run import estimate_output_bytes, trace
     from .._validate import check_memory
     dev = get_device(device)
     try:
@@ -409,7 +409,7 @@ class RowWiseDriver(DeviceDriver):
 
     # ---------------------------------------------------------------- the bulk
     def run(self, seeds):
-        from .._minibatch import Bulk, HopEdges
+        from ..engine._minibatch import Bulk, HopEdges
         self.nid = self.dev.upload(np.ascontiguousarray(seeds, dtype=np.int64))
         self.nid_off = self._off(self.sizes)
         self.ends = [self.sizes.copy()]

@@ -1,6 +1,6 @@
 """The GPU backend of the layer-wise engine: LADIES (weighted and unweighted) and FastGCN run by
 the kernels of ``native/device/layerwise.cuh``, on a CUDA device or the host emulator, with
-the CPU engine's bits (``native/layerwise.h``; the NumPy oracle ``spsample._primitives``).
+the CPU engine's bits (``native/layerwise.h``; the NumPy oracle ``spsample.engine._primitives``).
 
 Layer ``l`` of the whole bulk (:meth:`LayerWiseDriver._layer`):
 
@@ -95,7 +95,7 @@ class LayerWiseDriver(DeviceDriver):
 
     # ---------------------------------------------------------------- the bulk
     def run(self, seeds):
-        from .._minibatch import Bulk
+        from ..engine._minibatch import Bulk
         self.nid = self.dev.upload(np.ascontiguousarray(seeds, dtype=np.int64))
         self.nid_off = self._off(self.sizes)
         counts = [self.sizes.copy()]
@@ -228,7 +228,7 @@ class LayerWiseDriver(DeviceDriver):
     # ---------------------------------------------------------------- edges
     def _edges(self, rows, sums):
         """The layer's edges: entries of its rows whose column is in the new ``n_id``."""
-        from .._minibatch import HopEdges
+        from ..engine._minibatch import HopEdges
         xp, D, N = self.xp, rows["D"], rows["N"]
         slots, tab_off = self._member_table()
         hit, lu = self._empty(D), self._empty(D)

@@ -16,7 +16,7 @@ from ._converters import (
     from_npz_gnnbench,
     from_ogb,
 )
-from ._files import as_file, fail_path
+from ._files import as_file, check_writable, fail_path
 from ._hdf5 import load, save
 from ._hetero_converters import (EDGE_LIST_SUFFIXES, IGNORED_FILES, from_heco, from_kg,
                                  from_temporal_edges, is_heco_folder, looks_temporal)
@@ -107,7 +107,7 @@ def _detect_folder(where, path):
               f"MUSAE, or one dataset file); pass format= one of {sorted(FORMATS)}", path)
 
 
-def _single_file(where, path):
+def single_file(where, path):
     """The one dataset file of a folder (a format that reads files was named)."""
     files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")
                    and p.name not in _IGNORED)
@@ -191,7 +191,7 @@ def convert(src, dst, *, format=None, name=None, features_dtype=None, compressio
     where = "spsample.convert"
     if not isinstance(src, (str, os.PathLike)):
         fail(ArgumentTypeError, where, "src", "must be a str or os.PathLike", type(src))
-    dst = _check_destination(where, src, dst)
+    dst = check_destination(where, src, dst)
     if format is None:
         src, format = _detect(src)
     elif not isinstance(format, str):
@@ -212,7 +212,7 @@ def convert(src, dst, *, format=None, name=None, features_dtype=None, compressio
     if features_dtype is not None:
         features_dtype = _as_dtype(where, features_dtype)
     if key in _FILE_FORMATS and Path(src).is_dir():
-        src = _single_file(where, Path(src))
+        src = single_file(where, Path(src))
     if key == "planetoid" and name is not None and "name" not in options:
         if Path(src).is_dir() and name in planetoid_names(src):
             options["name"] = name
@@ -228,9 +228,8 @@ def convert(src, dst, *, format=None, name=None, features_dtype=None, compressio
     return dataset
 
 
-def _check_destination(where, src, dst):
+def check_destination(where, src, dst):
     """``dst`` as a Path: writable, and not the source (or a file inside a source folder)."""
-    from ._files import check_writable
 
     dst = check_writable(where, "dst", dst, error_cls=DatasetError)
     if not (os.path.exists(src) and dst.exists()):

@@ -18,7 +18,7 @@ from .._errors import (
     DatasetNotFoundError,
     ResourceLimitError,
 )
-from .._graph import Graph
+from ..graph._graph import Graph
 from .._validate import as_int, check_memory, fail, format_bytes
 from ._dataset import Dataset, check_sparse_option, features_as
 from ._files import (as_bool, as_dir, as_file, data_lines, fail_path, read_integer_columns,

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._errors import ArgumentTypeError, DatasetError
-from .._graph import Graph
-from .._validate import as_index_array, fail
+from ..graph._graph import Graph
+from .._validate import as_index_array, check_memory, fail
+from ._disk_graph import DiskGraph
 
 __all__ = ["Dataset", "SPLIT_PARTS", "SPARSE_DENSITY", "features_as", "check_sparse_option"]
 
@@ -69,7 +70,6 @@ class Dataset:
 
     def __post_init__(self):
         where = "Dataset"
-        from .._disk_graph import DiskGraph
         if not isinstance(self.graph, (Graph, DiskGraph)):
             fail(ArgumentTypeError, where, "graph", "must be a spsample.Graph (or a DiskGraph)",
                  type(self.graph))
@@ -211,7 +211,6 @@ def features_as(where, name, matrix, sparse_features, what):
     what : str
         What the features are, for the memory message.
     """
-    from .._validate import check_memory
 
     sparse_features = check_sparse_option(where, sparse_features, name)
     rows, cols = matrix.shape

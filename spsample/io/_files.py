@@ -14,8 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import ArgumentTypeError, DatasetError, DatasetNotFoundError, ResourceLimitError
-from .._validate import fail
+from .._errors import (
+    ArgumentError, ArgumentTypeError, DatasetError, DatasetNotFoundError, ResourceLimitError,
+)
+from .._validate import check_memory, fail, format_bytes, memory_limit
+from ._untrusted import DEFLATE_MAX_RATIO
 
 __all__ = ["as_bool", "as_dir", "as_file", "fail_path", "read_table", "read_npz",
            "read_integer_columns", "read_time_column", "data_lines", "check_writable",
@@ -38,7 +41,7 @@ def as_bool(where, name, value):
     return bool(value)
 
 
-def _as_path(where, name, path):
+def as_path(where, name, path):
     if not isinstance(path, (str, os.PathLike)):
         fail(ArgumentTypeError, where, name, "must be a str or os.PathLike", type(path))
     return Path(path)
@@ -46,7 +49,7 @@ def _as_path(where, name, path):
 
 def as_dir(where, path, name="directory"):
     """``path`` as a Path to an existing directory, else a typed error naming ``name``."""
-    path = _as_path(where, name, path)
+    path = as_path(where, name, path)
     if not path.exists():
         fail_path(DatasetNotFoundError, where, name, "does not exist", path)
     if not path.is_dir():
@@ -56,7 +59,7 @@ def as_dir(where, path, name="directory"):
 
 def as_file(where, path, name="path"):
     """``path`` as a Path to an existing regular file, else a typed error naming ``name``."""
-    path = _as_path(where, name, path)
+    path = as_path(where, name, path)
     if not path.exists():
         fail_path(DatasetNotFoundError, where, name, "does not exist", path)
     if not path.is_file():
@@ -76,7 +79,6 @@ class _Metered(io.RawIOBase):
     into more memory than this process may use."""
 
     def __init__(self, raw, ratio, where, name, what):
-        from .._validate import memory_limit
         super().__init__()
         self._raw, self._ratio, self._limit = raw, ratio, memory_limit()
         self._where, self._name, self._what = where, name, what
@@ -91,7 +93,6 @@ class _Metered(io.RawIOBase):
         buffer[:n] = data
         self.count += n
         if self.count * self._ratio > self._limit:
-            from .._validate import format_bytes
             raise ResourceLimitError(
                 f"{self._where}: argument '{self._name}' {self._what} decompresses to more "
                 f"than {format_bytes(self.count)}, which would need more than "
@@ -121,7 +122,6 @@ def open_text(where, path, ratio, *, name="path"):
     ResourceLimitError
         Naming ``name`` and the file.
     """
-    from .._validate import check_memory
     what = f"{str(path)!r}"
     if not path.name.endswith(".gz"):
         check_memory(where, name, path.stat().st_size * ratio, f"the text of {what}",
@@ -282,8 +282,6 @@ def read_npz(where, path, keys, optional=()):
 def _check_npz_sizes(where, path, archive, keys):
     """Each member's declared array size against its stored bytes, then the total against
     memory (``np.load`` allocates the declared size before it reads a byte)."""
-    from .._validate import check_memory
-    from ._untrusted import DEFLATE_MAX_RATIO
 
     total = 0
     for key in keys:
@@ -308,11 +306,10 @@ def _check_npz_sizes(where, path, archive, keys):
 def check_writable(where, name, path, *, error_cls=None):
     """Check, before any work, that a file can be written at ``path``: its directory exists
     and is writable, and ``path`` is not a directory. Returns ``path`` as a Path."""
-    from .._errors import ArgumentError
 
     error_cls = ArgumentError if error_cls is None else error_cls
     missing_cls = DatasetNotFoundError if issubclass(error_cls, DatasetError) else error_cls
-    path = _as_path(where, name, path)
+    path = as_path(where, name, path)
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         fail_path(missing_cls, where, name, "is in a directory that does not exist", path)

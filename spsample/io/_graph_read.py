@@ -2,10 +2,10 @@
 
 :func:`read_graph` reads ``/graph/indptr``, ``/graph/indices`` and ``/graph/weights`` straight
 into the immutable buffers the :class:`~spsample.Graph` keeps (no copy: an
-:func:`spsample._graph.frozen_filled` allocates one ``bytes`` object per array and has h5py
+:func:`spsample.graph._graph.frozen_filled` allocates one ``bytes`` object per array and has h5py
 decompress or read each piece into it), and checks every piece as it
 arrives: row pointers from 0, non-decreasing, ending at the entry count; column ids in
-``[0, n)`` and strictly increasing within rows (:func:`spsample._entries.entry_problems`);
+``[0, n)`` and strictly increasing within rows (:func:`spsample.io._entries.entry_problems`);
 weights finite and non-negative. Peak memory: the three arrays plus one piece.
 
 A graph that is not already canonical and valid (unsorted rows, duplicates, any error) or whose
@@ -15,8 +15,8 @@ arrays read whole), which canonicalises it or raises the error it always raised.
 
 import numpy as np
 
-from .._entries import NO_PROBLEM, entry_problems
-from .._graph import MAX_NODES, Graph, frozen_filled
+from ._entries import NO_PROBLEM, entry_problems
+from ..graph._graph import MAX_NODES, Graph, frozen_filled
 
 __all__ = ["read_graph", "read_indptr"]
 

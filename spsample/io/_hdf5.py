@@ -31,9 +31,7 @@ Row-range reads (for a loader that owns rows ``[lo, hi)``) need only three slice
 :func:`read_rows`, :func:`read_feature_rows` and :func:`open_rows` do exactly that.
 """
 
-import math
 import os
-from pathlib import Path
 
 import numpy as np
 
@@ -44,26 +42,23 @@ from .._errors import (
     DatasetNotFoundError,
     SpsampleError,
 )
-from .._graph import Graph
+from ..graph._graph import Graph
 from .._validate import as_index_array, as_int, check_memory, check_range, fail
-from ._dataset import SPLIT_PARTS, Dataset
+from ._dataset import _check_labels, _check_splits, Dataset, SPLIT_PARTS
 from ._files import fail_path, temporary_beside
+from ._h5 import (FORMAT, LAYOUTS, VERSION, _CSR_PARTS, _DENSE_VERSION, _as_name, _check_sizes,
+                  _csr_features, _dataset, _read_all, _shown, _write, _write_contiguous,
+                  _write_csr, as_path, is_csr_group, open_file)
 from ._graph_read import read_graph
 from ._untrusted import check_stored, csr_from_parts
+from ..graph._hetero import HeteroGraph
+from ._hetero_dataset import HeteroDataset
+from ._hetero_hdf5 import is_hetero_file, read_hetero, write_hetero
+from ._disk_graph import DiskGraph
 
 __all__ = ["save", "load", "open_rows", "read_rows", "read_feature_rows", "RowReader",
            "read_node_targets",
            "FORMAT", "VERSION"]
-
-FORMAT = "spsample"
-VERSION = 2
-#: The version written for files without sparse features (readable by older spsample).
-_DENSE_VERSION = 1
-#: The newest version read: 3 is the heterogeneous layout (``_hetero_hdf5.py``).
-_MAX_VERSION = 3
-_CHUNK_BYTES = 256 * 1024
-#: How ``/graph/*`` is stored (:func:`save`'s ``layout``).
-LAYOUTS = ("chunked", "contiguous")
 
 
 # ---------------------------------------------------------------------- writing
@@ -102,9 +97,6 @@ def save(dataset, path, *, compression="gzip", layout="chunked"):
     """
     import h5py
 
-    from .._hetero import HeteroGraph
-    from ._hetero_dataset import HeteroDataset
-    from ._hetero_hdf5 import write_hetero
     where = "spsample.save"
     if not isinstance(dataset, (Dataset, HeteroDataset)):
         fail(ArgumentTypeError, where, "dataset", "must be a spsample.Dataset or "
@@ -116,7 +108,7 @@ def save(dataset, path, *, compression="gzip", layout="chunked"):
         fail(DatasetError, where, "compression", "must be 'gzip' or None", compression)
     if layout not in LAYOUTS:
         fail(ArgumentError, where, "layout", f"must be one of {LAYOUTS}", layout)
-    path = _as_path(where, path)
+    path = as_path(where, path)
     if not path.parent.is_dir():
         fail(DatasetNotFoundError, where, "path", "is in a directory that does not exist",
              str(path))
@@ -156,34 +148,6 @@ def _write_dataset(f, dataset, compression, layout="chunked"):
             _write(sg, key, part[key], compression)
 
 
-def _write_csr(group, name, matrix, compression):
-    """Create the group ``group[name]`` holding CSR ``matrix`` (see the module docstring)."""
-    matrix = matrix if matrix.has_sorted_indices else matrix.sorted_indices()
-    grp = group.create_group(name)
-    grp.attrs.update(format="csr", shape=np.array(matrix.shape, dtype=np.int64))
-    index_dtype = np.int32 if matrix.shape[1] < 2**31 else np.int64
-    _write(grp, "indptr", np.asarray(matrix.indptr, dtype=np.int64), compression)
-    _write(grp, "indices", np.asarray(matrix.indices, dtype=index_dtype), compression)
-    _write(grp, "data", matrix.data, compression)
-
-
-def _write(group, name, arr, compression):
-    """Create ``group[name]`` from ``arr``: chunked by whole rows, compressed when asked."""
-    arr = np.ascontiguousarray(arr)
-    if arr.size == 0:
-        return group.create_dataset(name, data=arr)
-    row_bytes = arr.itemsize * (arr.size // arr.shape[0])
-    rows = int(max(1, min(arr.shape[0], _CHUNK_BYTES // row_bytes)))
-    opts = {} if compression is None else {"compression": "gzip", "compression_opts": 4,
-                                           "shuffle": True}
-    return group.create_dataset(name, data=arr, chunks=(rows,) + arr.shape[1:], **opts)
-
-
-def _write_contiguous(group, name, arr, compression=None):
-    """Create ``group[name]`` from ``arr`` in one contiguous, uncompressed extent."""
-    return group.create_dataset(name, data=np.ascontiguousarray(arr))
-
-
 # ---------------------------------------------------------------------- reading
 def load(path, *, features=True, mmap=False, memory_budget=None):
     """Read a dataset written by :func:`save`.
@@ -221,13 +185,12 @@ def load(path, *, features=True, mmap=False, memory_budget=None):
         ``path`` is not an spsample HDF5 file, is truncated, lacks a required array (the
         message names it, e.g. ``/graph/indptr``), or holds inconsistent arrays.
     """
-    from ._hetero_hdf5 import is_hetero_file, read_hetero
     where = "spsample.load"
-    path = _as_path(where, path)
+    path = as_path(where, path)
     _check_mmap(where, mmap, memory_budget)
     if mmap:
         return _load_on_disk(where, path, memory_budget)
-    with _open(where, path) as f:
+    with open_file(where, path) as f:
         if is_hetero_file(f):
             return read_hetero(where, path, f, features)
         try:
@@ -272,17 +235,15 @@ def _check_mmap(where, mmap, memory_budget):
 
 def _load_on_disk(where, path, memory_budget):
     """The dataset with its graph opened as a DiskGraph; labels and splits read."""
-    from .._disk_graph import DiskGraph
-    from ._hetero_hdf5 import is_hetero_file
 
-    with _open(where, path) as f:
+    with open_file(where, path) as f:
         if is_hetero_file(f):
             fail(ArgumentError, where, "mmap", "opens homogeneous graphs only; read a "
                  "heterogeneous file whole (mmap=False)", True)
     graph = DiskGraph.open(path, "1GB" if memory_budget is None else memory_budget,
                            where=where)
     try:
-        with _open(where, path) as f:
+        with open_file(where, path) as f:
             dsets = {k: v for k, v in _datasets_to_read(where, path, f, False).items()
                      if not k.startswith("graph/")}
             _check_sizes(where, path, dsets)
@@ -312,7 +273,7 @@ def _datasets_to_read(where, path, f, features):
         if name in f:
             dsets[name] = _dataset(where, path, f, name)
     if features and "features" in f:
-        if _is_csr_group(f["features"]):
+        if is_csr_group(f["features"]):
             for part in _CSR_PARTS:
                 dsets[f"features/{part}"] = _dataset(where, path, f, f"features/{part}")
         else:
@@ -328,16 +289,12 @@ def _datasets_to_read(where, path, f, features):
     return dsets
 
 
-_CSR_PARTS = ("indptr", "indices", "data")
-
-
 def open_layout(path):
     """``"hetero"`` or ``"homogeneous"``: the layout of the spsample file ``path`` (checked
     as :func:`load` checks it, nothing else read)."""
-    from ._hetero_hdf5 import is_hetero_file
 
     where = "spsample.io.open_layout"
-    with _open(where, _as_path(where, path)) as f:
+    with open_file(where, as_path(where, path)) as f:
         return "hetero" if is_hetero_file(f) else "homogeneous"
 
 
@@ -363,10 +320,9 @@ def read_node_targets(path):
     DatasetNotFoundError, DatasetError
         As :func:`load`.
     """
-    from ._dataset import _check_labels, _check_splits
 
     where = "spsample.io.read_node_targets"
-    path = _as_path(where, path)
+    path = as_path(where, path)
     if open_layout(path) == "hetero":
         fail_path(DatasetError, where, "path", "holds a heterogeneous dataset (no single "
                   "node set to shard)", path)
@@ -404,47 +360,15 @@ def read_node_targets(path):
 def read_sparse_features(path):
     """The CSR ``/features`` group of ``path`` (a version-2 file) as a checked matrix."""
     where = "spsample.io.read_sparse_features"
-    path = _as_path(where, path)
-    with _open(where, path) as f:
-        if "features" not in f or not _is_csr_group(f["features"]):
+    path = as_path(where, path)
+    with open_file(where, path) as f:
+        if "features" not in f or not is_csr_group(f["features"]):
             raise DatasetError(f"{where}: {str(path)!r} has no sparse /features")
         dsets = {f"features/{p}": _dataset(where, path, f, f"features/{p}")
                  for p in _CSR_PARTS}
         _check_sizes(where, path, dsets)
         arrays = {name: _read_all(where, path, dset) for name, dset in dsets.items()}
         return _csr_features(where, path, f["features"], arrays)
-
-
-def _is_csr_group(obj):
-    """Whether ``obj`` is a group holding sparse features (``attrs["format"] == "csr"``)."""
-    if hasattr(obj, "shape"):
-        return False
-    fmt = obj.attrs.get("format")
-    return isinstance(fmt, (str, bytes)) and fmt in ("csr", b"csr")
-
-
-def _csr_features(where, path, group, arrays):
-    """The CSR matrix of the ``/features`` group, its parts checked (:func:`csr_from_parts`)."""
-    shape = np.asarray(group.attrs.get("shape", ()))
-    if shape.shape != (2,) or shape.dtype.kind not in "iu":
-        raise DatasetError(f"{where}: /features of {str(path)!r} needs a 'shape' attribute of "
-                           f"two integers, not {shape!r:.40}")
-    return csr_from_parts(where, f"/features of {str(path)!r}", arrays.pop("features/data"),
-                          arrays.pop("features/indices"), arrays.pop("features/indptr"),
-                          tuple(int(s) for s in shape))
-
-
-def _check_sizes(where, path, dsets):
-    """Every dataset holds the data its shape declares, and all of them fit in memory."""
-    total = 0
-    for dset in dsets.values():
-        check_stored(where, path, dset)
-        total += math.prod(dset.shape) * dset.dtype.itemsize
-    has_features = "features" in dsets or "features/data" in dsets
-    hint = ("pass features=False to leave /features in the file (read rows later with "
-            "spsample.io.read_feature_rows)" if has_features else
-            "the file declares more than fits in memory")
-    check_memory(where, "path", total, f"the arrays of {str(path)!r}", hint)
 
 
 def _check_num_nodes(num_nodes, n):
@@ -455,23 +379,6 @@ def _check_num_nodes(num_nodes, n):
     if value.shape != () or value.dtype.kind not in "iu" or int(value) != n:
         raise DatasetError(f"attribute num_nodes={_shown(num_nodes)} disagrees with "
                            f"/graph/indptr ({n} nodes)")
-
-
-def _shown(value):
-    """An attribute's value for a message: NumPy scalars as plain numbers, at most 40
-    characters."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return f"{value!r:.40}"
-
-
-def _as_name(value):
-    """The ``name`` attribute as a str (h5py gives str, or bytes for fixed-length strings)."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    if not isinstance(value, str):
-        raise DatasetError(f"attribute name={_shown(value)} must be a string")
-    return value
 
 
 class RowReader:
@@ -493,8 +400,8 @@ class RowReader:
 
     def __init__(self, path):
         where = "spsample.io.open_rows"
-        self.path = _as_path(where, path)
-        self._file = _open(where, self.path)
+        self.path = as_path(where, path)
+        self._file = open_file(where, self.path)
         self._csr = self._csr_nnz = None
         try:
             self._indptr = _dataset(where, self.path, self._file, "graph/indptr")
@@ -512,7 +419,7 @@ class RowReader:
         feats = self._features
         if feats is None:
             return 0
-        if _is_csr_group(feats):
+        if is_csr_group(feats):
             shape = np.asarray(feats.attrs.get("shape", ()))
             parts = [feats.get(part) for part in _CSR_PARTS]
             if shape.shape != (2,) or shape.dtype.kind not in "iu" or None in parts:
@@ -726,73 +633,3 @@ def read_feature_rows(path, ids):
         return reader.read_feature_rows(ids)
 
 
-# ---------------------------------------------------------------------- helpers
-def _as_path(where, path):
-    if not isinstance(path, (str, os.PathLike)):
-        fail(ArgumentTypeError, where, "path", "must be a str or os.PathLike", type(path))
-    return Path(path)
-
-
-def _open(where, path):
-    """Open ``path`` read-only and check it is an spsample file of a known version.
-
-    The file is closed again whenever the check fails (no handle leaks)."""
-    import h5py
-
-    if not path.exists():
-        fail_path(DatasetNotFoundError, where, "path", "does not exist", path)
-    if path.is_dir():
-        fail_path(DatasetError, where, "path", "is a directory, not an spsample HDF5 file "
-                  "(run `spsample convert` on it first)", path)
-    try:
-        f = h5py.File(path, "r")
-    except OSError as exc:
-        raise DatasetError(f"{where}: argument 'path' is not a readable HDF5 file "
-                           f"({str(path)!r}: {exc}); if it is a dataset in another format, "
-                           "run `spsample convert` on it first") from exc
-    try:
-        _check_format(where, path, f)
-    except BaseException:
-        f.close()
-        raise
-    return f
-
-
-def _check_format(where, path, f):
-    try:
-        fmt, version = f.attrs.get("format"), f.attrs.get("version")
-    except (OSError, KeyError, TypeError, ValueError) as exc:
-        raise DatasetError(f"{where}: cannot read the attributes of {str(path)!r}: "
-                           f"{exc}") from exc
-    if isinstance(fmt, bytes):
-        fmt = fmt.decode("utf-8", errors="replace")
-    number = np.asarray(version) if version is not None else None
-    good = (isinstance(fmt, str) and fmt == FORMAT and number is not None
-            and number.shape == ()
-            and number.dtype.kind in "iu" and 1 <= int(number) <= _MAX_VERSION)
-    if not good:
-        fail_path(DatasetError, where, "path",
-                  f"is not an spsample dataset of version <= {_MAX_VERSION} "
-                  f"(format={_shown(fmt)}, version={_shown(version)}); run `spsample convert` "
-                  "on other formats first", path)
-
-
-def _dataset(where, path, f, name):
-    try:
-        obj = f.get(name)
-    except (OSError, KeyError) as exc:
-        raise DatasetError(f"{where}: cannot read /{name} of {str(path)!r}: {exc}") from exc
-    if obj is None or not hasattr(obj, "shape"):
-        raise DatasetError(f"{where}: {str(path)!r} lacks the required dataset /{name}")
-    if obj.shape is None:
-        raise DatasetError(f"{where}: /{name} of {str(path)!r} is empty (no dataspace)")
-    return obj
-
-
-def _read_all(where, path, dset):
-    """The whole of ``dset`` (sizes checked before, see :func:`_check_sizes`)."""
-    try:
-        return dset[()]
-    except (OSError, ValueError, TypeError) as exc:
-        raise DatasetError(f"{where}: cannot read {dset.name} of {str(path)!r} "
-                           f"(truncated or corrupt?): {exc}") from exc

@@ -20,12 +20,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import ArgumentTypeError, DatasetError, ResourceLimitError, SpsampleError
-from .._hetero import HeteroGraph
-from .._validate import fail
+from .._errors import (
+    ArgumentTypeError, DatasetError, DatasetNotFoundError, ResourceLimitError, SpsampleError,
+)
+from ..graph._hetero import HeteroGraph, RELATION_BLOCK_BYTES, RELATION_FIXED_BYTES
+from .._validate import check_memory, fail
 from ._converters import _check_node_count, _is_header
-from ._files import (as_bool, as_dir, as_file, data_lines, fail_path, read_integer_columns,
-                     read_npz, read_table, read_time_column)
+from ._files import (
+    as_path, as_bool, as_dir, as_file, data_lines, fail_path, metered, read_integer_columns,
+    read_npz, read_table, read_time_column,
+)
 from ._hetero_dataset import HeteroDataset
 from ._untrusted import csr_from_parts
 
@@ -33,6 +37,7 @@ __all__ = ["from_heco", "from_temporal_edges", "from_kg", "is_heco_folder", "HEC
            "edge_list_file", "looks_temporal"]
 
 #: Node type of each file letter, and the labelled type, per HeCo dataset.
+from ._dataset import features_as
 HECO_TYPES = {
     "acm": ({"p": "paper", "a": "author", "s": "subject"}, "paper"),
     "dblp": ({"a": "author", "p": "paper", "t": "term", "c": "conference"}, "author"),
@@ -143,7 +148,6 @@ def _integers(where, path, arr):
 def _npy(where, path):
     """A ``.npy`` array (no pickle): its header's declared size checked against the bytes of
     the file and the memory limit before NumPy allocates it."""
-    from .._validate import check_memory
     try:
         with open(path, "rb") as f:
             shape, dtype = _npy_header(f)
@@ -192,7 +196,6 @@ def _guess_target(edges, labels):
 
 def _heco_features(where, directory, type_of, sparse_features):
     import scipy.sparse as sp
-    from ._dataset import features_as
     out = {}
     for p in sorted(directory.glob("?_feat.npz")):
         t = type_of(p.name[0])
@@ -378,8 +381,7 @@ EDGE_LIST_SUFFIXES = (".txt", ".txt.gz", ".tsv", ".tsv.gz", ".edges", ".edges.gz
 
 def edge_list_file(where, path):
     """``path`` as an edge-list file: itself, or the one edge-list file of a folder."""
-    from ._files import _as_path
-    path = _as_path(where, "path", path)
+    path = as_path(where, "path", path)
     if not path.is_dir():
         return as_file(where, path)
     files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")
@@ -433,8 +435,6 @@ def from_kg(path, *, reverse=False):
 def _check_relation_blocks(where, path, relations, nodes):
     """Every relation is a CSR over all the graph's vertices (row pointers ``nodes + 1`` per
     relation, whatever its edges): refuse before building when they cannot fit."""
-    from .._hetero import RELATION_BLOCK_BYTES, RELATION_FIXED_BYTES
-    from .._validate import check_memory
     check_memory(where, "path", relations * ((nodes + 1) * RELATION_BLOCK_BYTES
                                              + RELATION_FIXED_BYTES),
                  f"the row pointers of {relations:,d} relations over {nodes:,d} vertices "
@@ -458,7 +458,6 @@ def _kg_triples(where, path):
     three ids), the bytes checked against the memory limit before they are read (declared
     sizes) and as they decompress."""
     if not path.exists():
-        from .._errors import DatasetNotFoundError
         fail_path(DatasetNotFoundError, where, "path", "does not exist", path)
     texts = _kg_folder(where, path) if path.is_dir() else _kg_archive(where, path)
     if "train" not in texts:
@@ -556,7 +555,6 @@ def _per_relation(names, heads, rels, tails):
 
 
 def _kg_memory(where, path, total):
-    from .._validate import check_memory
     check_memory(where, "path", total * KG_TEXT_RATIO,
                  f"the triples of {str(path)!r} ({total:,d} bytes of text)",
                  "convert a smaller knowledge graph")
@@ -589,7 +587,6 @@ def _kg_archive(where, path):
 
 
 def _read_member(where, path, tar, member):
-    from ._files import metered
     stream = metered(where, tar.extractfile(member), KG_TEXT_RATIO, "path",
                      f"{member.name} of {str(path)!r}")
     with stream:

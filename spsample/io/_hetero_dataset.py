@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from .._errors import ArgumentTypeError, DatasetError
-from .._hetero import HeteroGraph, HeteroSchema
+from ..graph._hetero import HeteroGraph, HeteroSchema
 from .._validate import as_index_array, fail
 from ._dataset import (SPLIT_PARTS, _check_features, _check_labels, _check_splits, _is_sparse,
                        check_name, split_of)
@@ -130,8 +129,3 @@ def _check_edge_splits(where, graph, edge_splits):
     return out
 
 
-def edge_index_of(graph, relation):
-    """``(2, nnz)`` int64 ``[src; dst]`` of a relation's CSR entries (local ids, CSR order)."""
-    indptr, indices, _ = graph.csr(relation)
-    dst = np.repeat(np.arange(indptr.size - 1, dtype=np.int64), np.diff(indptr))
-    return np.stack([np.asarray(indices, dtype=np.int64), dst])

@@ -24,9 +24,14 @@ relation or edge split stored twice (one would silently replace the other).
 import numpy as np
 
 from .._errors import DatasetError, SpsampleError
-from .._hetero import HeteroGraph
+from ..graph._hetero import check_time, HeteroGraph
 from ._dataset import SPLIT_PARTS
 from ._hetero_dataset import HeteroDataset
+from ._h5 import (
+    _as_name, _check_sizes, _csr_features, _CSR_PARTS, _dataset, is_csr_group, _read_all,
+    _write, _write_csr, FORMAT,
+)
+from ._untrusted import check_stored
 
 __all__ = ["write_hetero", "read_hetero", "read_hetero_parts", "HETERO_VERSION",
            "is_hetero_file"]
@@ -41,7 +46,6 @@ def is_hetero_file(f):
 
 def write_hetero(f, ds, compression):
     """Write ``ds`` (a :class:`HeteroDataset`) into the open file ``f``."""
-    from ._hdf5 import FORMAT, _write, _write_csr
     g = ds.graph
     f.attrs.update(format=FORMAT, version=HETERO_VERSION, name=ds.name, kind="hetero")
     root = f.create_group("hetero")
@@ -145,7 +149,6 @@ def read_hetero_parts(where, path, f, features=True):
 def _node_times(where, path, types):
     """``{type: times}`` of the types that store node times, checked as ``HeteroGraph``
     checks them (one finite time per vertex)."""
-    from .._hetero import check_time
     out = {}
     for t, v in types.items():
         if "time" not in v:
@@ -161,7 +164,6 @@ def _node_times(where, path, types):
 def _read_parts(where, path, f, relations, features):
     """``(types, relations(root, types), splits, edge_splits, target type, name)`` of ``f``,
     read errors turned into a :class:`DatasetError`."""
-    from ._hdf5 import _as_name
     root = f["hetero"]
     try:
         types = _read_types(where, path, root, features)
@@ -193,7 +195,6 @@ def _groups(where, path, parent, name):
 
 def _arrays(where, path, grp, names):
     """``{name: array}`` of the datasets ``names`` present in ``grp`` (sizes checked first)."""
-    from ._hdf5 import _check_sizes, _dataset, _read_all
     rel = grp.name.lstrip("/")
     dsets = {n: _dataset(where, path, grp.file, f"{rel}/{n}") for n in names if n in grp}
     _check_sizes(where, path, dsets)
@@ -201,7 +202,6 @@ def _arrays(where, path, grp, names):
 
 
 def _read_types(where, path, root, features):
-    from ._hdf5 import _CSR_PARTS, _as_name, _csr_features, _is_csr_group
     out = {}
     for grp in _groups(where, path, root, "node_types"):
         t = _as_name(grp.attrs["name"])
@@ -212,7 +212,7 @@ def _read_types(where, path, root, features):
         entry = _arrays(where, path, grp, ("labels", "time"))
         entry["num_nodes"] = _count(where, path, grp.attrs.get("num_nodes"))
         if features and "features" in grp:
-            if _is_csr_group(grp["features"]):
+            if is_csr_group(grp["features"]):
                 arrays = _arrays(where, path, grp["features"], _CSR_PARTS)
                 parts = {f"features/{p}": arrays[p] for p in _CSR_PARTS}
                 entry["features"] = _csr_features(where, path, grp["features"], parts)
@@ -234,7 +234,6 @@ def _count(where, path, value):
 
 def _relation_groups(where, path, root, types):
     """``{relation: its h5py group}`` in file order, the node types checked."""
-    from ._hdf5 import _as_name
     out = {}
     for grp in _groups(where, path, root, "relations"):
         rel = tuple(_as_name(grp.attrs[k]) for k in ("src", "name", "dst"))
@@ -277,7 +276,6 @@ def _csr_edges(where, path, rel, arrays, n_dst):
 
 
 def _read_splits(where, path, root):
-    from ._hdf5 import _dataset, _read_all
     if "splits" not in root:
         return {}
     out = {}
@@ -285,14 +283,12 @@ def _read_splits(where, path, root):
         out[name] = {}
         for key in SPLIT_PARTS:
             dset = _dataset(where, path, root.file, f"hetero/splits/{name}/{key}")
-            from ._untrusted import check_stored
             check_stored(where, path, dset)
             out[name][key] = _read_all(where, path, dset)
     return out
 
 
 def _read_edge_splits(where, path, root):
-    from ._hdf5 import _as_name
     if "edge_splits" not in root:
         return {}
     out = {}

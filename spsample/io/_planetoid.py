@@ -24,7 +24,7 @@ from .._errors import (
     DatasetNotFoundError,
     SpsampleWarning,
 )
-from .._graph import Graph
+from ..graph._graph import Graph
 from .._validate import fail
 from ._dataset import Dataset, check_sparse_option, features_as
 from ._files import as_bool, as_dir, fail_path
@@ -141,8 +141,8 @@ def from_planetoid(directory, name=None, *, missing_features="zero", verify=True
     Examples
     --------
     >>> import spsample
-    >>> ds = spsample.io.from_planetoid("/work/shared/datasets/planetoid-cora")  # doctest: +SKIP
-    >>> ds.num_nodes, ds.num_features, ds.num_classes
+    >>> ds = spsample.io.from_planetoid("datasets/planetoid-cora")  # doctest: +SKIP
+    >>> ds.num_nodes, ds.num_features, ds.num_classes  # doctest: +SKIP
     (2708, 1433, 7)
     """
     where = "spsample.io.from_planetoid"

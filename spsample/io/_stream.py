@@ -19,6 +19,10 @@ import numpy as np
 
 from .._errors import DatasetError
 from .._validate import fail
+from .. import native as _native
+from ._disk_graph import as_budget
+from ._files import temporary_beside
+from ._h5 import _DENSE_VERSION, FORMAT
 
 __all__ = ["stream_edge_list"]
 
@@ -51,7 +55,6 @@ def _chunks(path, chunk_bytes):
 
 def _parse(where, path, offset, text, comment):
     """``(E, 2)`` int64 ``(u, v)`` of one chunk of lines (native parser, NumPy fallback)."""
-    from .. import native as _native
 
     edges = None
     if _native.enabled():
@@ -184,9 +187,6 @@ def stream_edge_list(path, dst, *, memory_budget="1GB", directed=True, comment="
     """
     import h5py
 
-    from .._disk_graph import as_budget
-    from ._files import temporary_beside
-    from ._hdf5 import _DENSE_VERSION, FORMAT
 
     where = "spsample.io.stream_edge_list"
     budget = as_budget(where, memory_budget)

@@ -5,7 +5,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from .._minibatch import MiniBatch
+from ..engine._minibatch import MiniBatch
 from ._sparse import SparseRows
 
 __all__ = ["Batch", "Block", "LayerEdges", "make_batch", "bulk_edges"]
@@ -351,12 +351,12 @@ def bulk_edges(bulk, exclude=None):
     edges : list of (ndarray, ndarray), or of None
         ``None`` per minibatch when the native kernels are off (:func:`make_batch` then
         builds them with NumPy, the oracle); views, without a copy, of a
-        :class:`~spsample._minibatch.MinibatchMajorBulk` (``exclude`` must be ``None``).
+        :class:`~spsample.engine._minibatch.MinibatchMajorBulk` (``exclude`` must be ``None``).
     kept : int64 ndarray of shape (k, L), or None
         Kept edges per minibatch and hop (``None`` with the native kernels off).
     """
     from .. import native as _native
-    from .._minibatch import MinibatchMajorBulk
+    from ..engine._minibatch import MinibatchMajorBulk
 
     if isinstance(bulk, MinibatchMajorBulk) and exclude is None:
         return [bulk.edge_index(j) for j in range(len(bulk))], bulk.hop_edges

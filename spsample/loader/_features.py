@@ -178,7 +178,7 @@ class HDF5Features(FeatureSource):
             fail(ArgumentError, where, "cache", "must be True, False or 'auto'", cache)
         self._file = None
         if isinstance(source, (str, os.PathLike)):
-            dset = self._open(where, source, key)
+            dset = self.open_file(where, source, key)
         elif isinstance(source, h5py.Dataset):
             dset = source
         else:
@@ -205,7 +205,7 @@ class HDF5Features(FeatureSource):
             self._cache = np.empty((self.num_nodes, self.num_features), dtype=self.dtype)
             self._loaded = np.zeros(-(-self.num_nodes // self._block), dtype=bool)
 
-    def _open(self, where, source, key):
+    def open_file(self, where, source, key):
         """Open the file and return its dataset ``key`` (typed errors for every failure)."""
         import h5py
 
@@ -430,11 +430,11 @@ def _hdf5_source(path):
     matrix in memory (:class:`SparseFeatures`) for sparse features (version 2 files)."""
     import h5py
 
-    from ..io._hdf5 import _is_csr_group
+    from ..io._h5 import is_csr_group
 
     try:
         with h5py.File(path, "r") as f:
-            sparse = "features" in f and _is_csr_group(f["features"])
+            sparse = "features" in f and is_csr_group(f["features"])
     except OSError:
         sparse = False  # HDF5Features reports it
     if not sparse:

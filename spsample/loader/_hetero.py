@@ -13,7 +13,7 @@ from typing import Optional
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, SeedError
-from .._hetero import HeteroGraph, HeteroSchema
+from ..graph._hetero import HeteroGraph, HeteroSchema
 from .._threads import apply_env_threads
 from .._validate import fail
 from ._batch import _tensor
@@ -226,7 +226,7 @@ class HeteroLoader(Loader):
                  labels=None, shuffle=True, seed=0, device="cpu", dtype="float32",
                  pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0,
                  seed_time=None, strategy=None):
-        from .._hetero_sample import check_seed_time
+        from ..engine._hetero_sample import check_seed_time
         apply_env_threads()
         dataset = None if isinstance(data, HeteroSchema) else data
         self.graph = data if dataset is None else data.graph
@@ -269,7 +269,7 @@ class HeteroLoader(Loader):
     def _sample(self, part, epoch, batch_offset):
         """The minibatches of the seeds at positions ``part``, the first with the global id
         ``batch_offset``."""
-        from .._sample import sample
+        from ..samplers._sample import sample
         st = None if self.seed_time is None else self.seed_time[part]
         return sample(self.graph, (self.input_type, self.seeds[part]), sampler=self.sampler,
                       batch_size=self.batch_size, seed=self.seed, epoch=epoch,
@@ -309,7 +309,7 @@ def record(stats, mbs, t0, t1, t2):
 
 def _hetero_seeds(graph, seeds, dataset):
     """``(input type, distinct local ids)``."""
-    from .._hetero_sample import resolve_seeds
+    from ..engine._hetero_sample import resolve_seeds
     if seeds is None or isinstance(seeds, str):
         parts = ("train", "val", "test")
         if dataset is None or not dataset.splits:

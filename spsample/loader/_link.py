@@ -1,7 +1,7 @@
 """``spsample.LinkLoader``: minibatches seeded by edges, with negatives (link prediction).
 
 A link minibatch of ``b`` seed edges ``(u_i, v_i)`` of one relation draws its negatives from
-the counter-based RNG (:mod:`spsample._negatives`) and samples the neighbourhoods of every
+the counter-based RNG (:mod:`spsample.engine._negatives`) and samples the neighbourhoods of every
 endpoint -- positives' and negatives' -- in the same bulk, as one node-seeded minibatch whose
 seeds are the endpoints (deduplicated in first-occurrence order; each its own subgraph when
 disjoint or temporal). Labels follow PyG's ``LinkNeighborLoader``:
@@ -25,8 +25,8 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError
-from .._graph import Graph
-from .._hetero import HeteroSchema
+from ..graph._graph import Graph
+from ..graph._hetero import HeteroSchema
 from .._validate import as_float_array, as_index_array, check_memory, fail
 from ._batch import Batch, bulk_edges, make_batch
 from ._hetero import epoch_positions, fetch_typed, hetero_features, make_hetero_batch, record
@@ -338,7 +338,7 @@ class LinkLoader(Loader):
 
     def _links_numpy(self, edge_pos, batch_ids, epoch, neg):
         """:meth:`_links` in NumPy: draw_negatives, then each minibatch's endpoints."""
-        from .._negatives import draw_negatives
+        from ..engine._negatives import draw_negatives
         (os_, od), (ns, nd) = self._types()
         fixed = None
         if self.neg_sampling == "triplet":
@@ -367,8 +367,8 @@ class LinkLoader(Loader):
 
     def _links_native(self, pos, pos_off, batch_ids, epoch, neg):
         """:meth:`_links` in one pass of ``native/link.h``, parallel over minibatches."""
-        from .. import _rng, native as _native
-        from .._negatives import MAX_ATTEMPTS, negative_key, pickers, strict_failure
+        from .. import native as _native, _rng
+        from ..engine._negatives import MAX_ATTEMPTS, negative_key, pickers, strict_failure
         (os_, od), (ns, nd) = self._types()
         neg_off = np.zeros(neg.size + 1, dtype=np.int64)
         np.cumsum(neg, out=neg_off[1:])
@@ -392,13 +392,13 @@ class LinkLoader(Loader):
 
     def _disjoint(self):
         """Every endpoint its own subgraph (the sampler asks for it, or seed edges have times)."""
-        from .._hetero_sample import is_disjoint
+        from ..engine._hetero_sample import is_disjoint
         return is_disjoint(self.sampler, self.edge_time)
 
     def _weights(self):
         """The negatives' ``degree_weights`` (``"degree"``), computed once; ``None`` for
         uniform negatives."""
-        from .._negatives import degree_weights
+        from ..engine._negatives import degree_weights
         if self.neg_distribution != "degree":
             return None
         if self._degree_weights is None:
@@ -442,7 +442,7 @@ class LinkLoader(Loader):
         minibatch what :meth:`_batch` builds on: ``None`` (heterogeneous, or the native
         kernels off), or ``(minibatch, (edge_index, e_id))`` from one native pass over the
         bulk, without the seed edges when ``exclude_seed_edges``."""
-        from .._hetero_sample import run_global, split_hetero
+        from ..engine._hetero_sample import run_global, split_hetero
         seeds = [link["seeds"] for link in links]
         times = [link["time"] for link in links if link["time"] is not None]
         sizes = np.array([s.size for s in seeds], dtype=np.int64)
@@ -713,7 +713,7 @@ def _flag(name, value):
 
 def _per_edge_time(value, size):
     """Seed edge times: int64 for integers (exact, as the graph's times), float64 for reals."""
-    from .._times import as_times
+    from ..graph._times import as_times
     arr = as_times(_WHERE, "edge_time", value)
     if arr.shape != (size,):
         fail(ArgumentError, _WHERE, "edge_time", f"must have one value per seed edge ({size})",

@@ -12,7 +12,7 @@ What each rank holds and what moves (every byte counted by the grid's communicat
   on every rank (a SHA-256 compared once). ``edges=None`` gathers the relation's entries once
   (one ``allgatherv`` in the grid's column: 24 bytes per entry to every rank).
 * **Negatives** are drawn by each rank for its own minibatches from the same keyed streams as
-  one process (:mod:`spsample._negatives`). ``neg_distribution="degree"`` needs the whole
+  one process (:mod:`spsample.engine._negatives`). ``neg_distribution="degree"`` needs the whole
   relation's degrees: gathered once (column counts summed by an ``allreduce``, row lengths by
   an ``allgatherv``). ``strict=True`` asks, at every attempt, the owner of row ``v`` whether
   candidate ``(u, v)`` is an entry (16 bytes out, 1 byte back per remote candidate, within the
@@ -33,8 +33,8 @@ import hashlib
 
 import numpy as np
 
-from .._lazy import lookup
-from .._negatives import strict_failure, weights_of
+from ..engine._lazy import lookup
+from ..engine._negatives import strict_failure, weights_of
 
 __all__ = ["ShardedLinks", "checked_on_every_rank", "grid_of", "fingerprint_arrays",
            "gathered_edge_index"]
@@ -94,7 +94,7 @@ def fingerprint_arrays(*arrays):
 
 
 class _Rows:
-    """A block's rows as :func:`~spsample._lazy.lookup` reads them (local row ids)."""
+    """A block's rows as :func:`~spsample.engine._lazy.lookup` reads them (local row ids)."""
 
     def __init__(self, block):
         self.indptr, self.indices = block.indptr, block.indices
@@ -132,7 +132,7 @@ class ShardedLinks:
 
     # ------------------------------------------------------------------ negatives
     def degree_weights(self, offsets, sizes):
-        """:func:`~spsample._negatives.degree_weights` of the whole relation, the same bits:
+        """:func:`~spsample.engine._negatives.degree_weights` of the whole relation, the same bits:
         its column counts summed over the process rows, its row lengths gathered (once)."""
         if self._weights is None:
             block, col = self.block, self.grid.col_comm
@@ -168,7 +168,7 @@ class ShardedLinks:
 
     # ------------------------------------------------------------------ sampling
     def engine(self, graph, schedule, seeds, sizes, batch_ids, sampler, seed, epoch, seed_time):
-        """The engine of :func:`~spsample._hetero_sample.run_global`: the distributed hops
+        """The engine of :func:`~spsample.engine._hetero_sample.run_global`: the distributed hops
         (each relation step on its block of rows when ``schedule`` is given, cut at
         ``seed_time`` in a temporal bulk)."""
         from ..distributed._sampling import run_distributed

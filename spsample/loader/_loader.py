@@ -6,8 +6,9 @@ from functools import partial
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, SeedError
-from .._graph import Graph
-from .._sample import check_seeds, sample
+from ..graph._graph import Graph
+from ..engine._batches import check_seeds
+from ..samplers._sample import sample
 from .._threads import apply_env_threads
 from .._validate import as_index_array, as_int, fail
 from ..samplers import Sampler

@@ -5,56 +5,17 @@ PyG (``torch_geometric``) is optional. :func:`import_pyg` imports it once (silen
 so that a strict ``-W error`` test run does not mistake it for a missing install).
 """
 
-import threading
-import warnings
-
 import numpy as np
 
-from .._errors import ArgumentTypeError, MissingDependencyError, SamplerError
-from .._graph import Graph
-from .._sample import sample
+from .._errors import ArgumentTypeError, SamplerError
+from .._optional import have_pyg, import_pyg
+from ..graph._graph import Graph
+from ..samplers._sample import sample
 from .._validate import as_int, fail
 from ..samplers import Sampler
 from ..samplers._registry import entry_of
 
 __all__ = ["import_pyg", "have_pyg", "PyGSampler"]
-
-_PYG = {}
-_LOCK = threading.Lock()
-
-
-def _probe():
-    with _LOCK:
-        if "module" not in _PYG:
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    warnings.simplefilter("ignore", UserWarning)
-                    import torch_geometric
-                    import torch_geometric.data
-                    import torch_geometric.loader
-                    import torch_geometric.nn
-                    import torch_geometric.sampler
-                _PYG["module"] = torch_geometric
-            except Exception as exc:  # ImportError, or a broken install raising something else
-                _PYG["module"] = None
-                _PYG["error"] = exc
-    return _PYG["module"]
-
-
-def have_pyg():
-    """Whether ``torch_geometric`` imports (probed once)."""
-    return _probe() is not None
-
-
-def import_pyg(feature):
-    """``torch_geometric`` or :class:`MissingDependencyError` naming ``feature``."""
-    mod = _probe()
-    if mod is None:
-        raise MissingDependencyError(f"{feature} needs torch_geometric: pip install "
-                                     f"torch_geometric ({_PYG.get('error')})")
-    return mod
-
 
 _CLASS = {}
 

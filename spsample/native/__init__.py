@@ -28,7 +28,7 @@ The rest serves spsample's other rooms, one private module per job:
   :func:`select_requests`, :func:`sample_rows`: a ``RowMatrix``);
 * ``_bulk_ops`` -- relabelling, link minibatches, minibatch edges, typed grouping;
 * ``_io`` -- edge-list parsing, entry checks, file ranges;
-* ``_buffers`` -- the arrays handed to the kernels; ``_layer_values`` -- the values layer-wise
+* ``_buffers`` -- the arrays handed to the kernels; ``graph._weights`` -- the values layer-wise
   sampling squares and sums.
 
 Examples
@@ -46,7 +46,7 @@ from ._buffers import as_f64, as_i64, bulk_args, indices32, internal_columns
 from ._bulk_ops import insert_bulk, link_bulk, lookup_bulk, minibatch_edges, split_typed
 from ._codes import VALUE_STACK, Frontier, LinkMode, SelectRule, StreamKey, ValueOp
 from ._io import check_entries, gather_ranges, parse_edges
-from ._layer_values import layerwise_scale, layerwise_weights
+from ..graph._weights import layerwise_scale, layerwise_weights
 from ._lowering import Lowered, RequestHop, lower, lower_requests, lower_rows
 from ._sampling import run, sample_rows, select_requests
 from ._switch import (AVAILABLE, IMPORT_ERROR, active_path, disabled, enabled, get_num_threads,

@@ -5,7 +5,7 @@ every bound the C++ code relies on checked here, and the graph-derived arrays th
 import numpy as np
 
 from .._errors import ArgumentError
-from .._graph import frozen_filled
+from ..graph._graph import frozen_filled
 from .._validate import fail
 
 __all__ = ["as_i64", "as_f64", "bulk_args", "indices32", "internal_columns"]

@@ -3,7 +3,7 @@ gathered in one pass."""
 
 import numpy as np
 
-from ._buffers import as_f64, as_i64
+from ._buffers import as_i64
 from ._switch import kernel_threads, kernels
 
 __all__ = ["parse_edges", "check_entries", "gather_ranges"]

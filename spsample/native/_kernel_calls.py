@@ -6,10 +6,10 @@ kernels return them (flat arrays); :mod:`._sampling` wraps them into the engine'
 import numpy as np
 
 from .._errors import ResourceLimitError, SamplerError
-from .._times import cut_times
+from ..graph._times import cut_times
 from .._validate import memory_limit
 from ._buffers import as_f64, as_i64, bulk_args, internal_columns
-from ._layer_values import layerwise_weights
+from ..graph._weights import layerwise_weights
 from ._switch import kernel_threads, kernels
 
 __all__ = ["run_bulk", "select_rows"]

@@ -22,11 +22,11 @@ warns once). The codes written into a plan come from the extension (:mod:`._code
 
 import numpy as np
 
-from .._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
+from ..engine._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
                      RowSelection, RowView, ThresholdSelection)
 from ._buffers import as_f64, as_i64, indices32 as graph_indices32
 from ._codes import VALUE_STACK, Frontier, SelectRule, StreamKey, ValueOp
-from ._layer_values import layerwise_weights
+from ..graph._weights import layerwise_weights
 
 __all__ = ["Lowered", "lower", "lower_rows", "RequestHop", "lower_requests"]
 

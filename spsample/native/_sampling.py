@@ -6,8 +6,8 @@
 import numpy as np
 
 from .._errors import ArgumentError
-from .._minibatch import Bulk, HopEdges, MinibatchMajorBulk
-from .._primitives import RowMatrix
+from ..engine._minibatch import Bulk, HopEdges, MinibatchMajorBulk
+from ..engine._primitives import RowMatrix
 from .._validate import as_int, fail
 from ._buffers import as_f64, as_i64
 from ._codes import SelectRule, ValueOp

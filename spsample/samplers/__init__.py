@@ -4,7 +4,7 @@ find them by name: the built-ins are registered here, once."""
 
 from ._layerwise import LADIES, FastGCN, column_weights
 from ._nodewise import NodeWise
-from ._protocol import BulkState, Frontier, HopContext, Sampler, check_fanouts
+from ..engine._protocol import BulkState, Frontier, HopContext, Sampler, check_fanouts
 from ._registry import SamplerEntry, entry_of, names, register, registered, unregister
 from ._walks import LABOR, RandomWalk
 

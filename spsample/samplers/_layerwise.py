@@ -16,15 +16,13 @@ Layer ``l`` of minibatch ``j`` with current vertex set ``B_j`` (all its vertices
    weights of the LADIES paper; the factor ``1/s`` cancels in the normalisation).
 """
 
-import numpy as np
 
-from .. import _primitives as prim
-from .._graph import frozen_array
+from ..engine import _primitives as prim
+from ..graph._weights import column_weights, layerwise_scale, layerwise_weights  # noqa: F401
 from .._errors import SamplerError
-from .._lazy import Expr, column_sums, gather, global_columns
+from ..engine._lazy import Expr, column_sums, gather, global_columns
 from .._validate import check_no_unknown, fail
-from ..native import layerwise_scale, layerwise_weights  # noqa: F401 (public here too)
-from ._protocol import Sampler
+from ..engine._protocol import Sampler
 
 __all__ = ["LADIES", "FastGCN", "column_weights", "layerwise_weights"]
 
@@ -71,24 +69,8 @@ class LADIES(_LayerWise):
     def select(self, P, Q, ctx):
         """``fanout`` distinct columns per minibatch with probability ∝ ``P`` (all if fewer):
         by draws of entries on unweighted graphs, by keys on weighted ones
-        (:func:`~spsample._primitives.select_columns`)."""
+        (:func:`~spsample.engine._primitives.select_columns`)."""
         return prim.select_columns(P, ctx.fanout, ctx)
-
-
-def column_weights(graph):
-    """FastGCN's ``q[u] = Σ_v A[v,u]²`` (weights scaled by :func:`layerwise_weights`), summed in
-    CSR order, and its serial prefix sums.
-
-    Returns
-    -------
-    (q, cumulative) : float64 arrays of shape (n,), read-only
-    """
-    def compute():
-        w = None if graph.weights is None else layerwise_weights(graph)
-        sq = None if w is None else w * w
-        q = np.bincount(graph.indices, weights=sq, minlength=graph.num_nodes).astype(np.float64)
-        return frozen_array(q), frozen_array(np.cumsum(q))
-    return graph.cached("fastgcn_column_weights", compute)
 
 
 class FastGCN(_LayerWise):

@@ -15,11 +15,11 @@ the latest ``fanout`` of them instead of a uniform sample.
 
 import numpy as np
 
-from .. import _primitives as prim
+from ..engine import _primitives as prim
 from .._errors import ArgumentTypeError, SamplerError
-from .._lazy import Streams, gather
+from ..engine._lazy import Streams, gather
 from .._validate import check_no_unknown, fail
-from ._protocol import Sampler
+from ..engine._protocol import Sampler
 
 __all__ = ["NodeWise"]
 

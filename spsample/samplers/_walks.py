@@ -1,9 +1,10 @@
 """Samplers written only as constructors: LABOR-0 and (node2vec) random walks."""
 
-from .. import _primitives as prim
-from .._lazy import Streams, gather
+from ..engine import _primitives as prim
+from ..engine._lazy import Streams, gather
 from .._validate import as_int, check_no_unknown
-from ._protocol import Sampler
+from ..engine._protocol import Sampler
+from ._nodewise import masked_by_time
 
 __all__ = ["LABOR", "RandomWalk"]
 
@@ -32,7 +33,6 @@ class LABOR(Sampler):
         return state.new_nodes(ctx.hop - 1, ctx.dst_type)
 
     def probabilities(self, graph, Q, ctx):
-        from ._nodewise import masked_by_time
         return masked_by_time(gather(graph, Q), graph, ctx)
 
     def select(self, P, Q, ctx):

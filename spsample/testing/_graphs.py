@@ -5,7 +5,7 @@ one vertex, several node types, times).
 Every function takes ``seed`` (int, default 0) and returns a new
 :class:`~spsample.Graph` (or :class:`~spsample.HeteroGraph`); the same seed gives the same
 graph. Sizes are a few hundred vertices and edges at most, so that the scalar reference
-(:mod:`spsample._reference`) samples them in milliseconds.
+(:mod:`spsample.engine._reference`) samples them in milliseconds.
 """
 
 from dataclasses import dataclass
@@ -13,8 +13,9 @@ from typing import Callable
 
 import numpy as np
 
-from .._graph import Graph
-from .._hetero import HeteroGraph
+from ..graph._graph import Graph
+from ..graph._hetero import HeteroGraph
+from ..graph._generate import rmat
 
 __all__ = ["GraphCase", "graphs", "random_graph", "power_law", "weighted_zeros",
            "isolated_vertices", "self_loops", "directed", "empty_rows", "one_vertex",
@@ -36,7 +37,6 @@ def random_graph(seed=0):
 def power_law(seed=0):
     """R-MAT scale 7 (128 vertices, skewed degrees) plus vertex 0 as a hub in both directions
     (row 0 lists every other vertex, and 0 is in every row): unweighted."""
-    from .._generate import rmat
     g = rmat(7, edge_factor=8, seed=seed)
     src, dst = g.edge_index()
     others = np.arange(1, g.num_nodes)

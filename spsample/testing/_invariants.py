@@ -1,14 +1,16 @@
 """``check_invariants``: what every sample must satisfy, whatever path produced it.
 
-The checks read the sampler's *traced* constructors (:func:`spsample._engine.trace`), never
+The checks read the sampler's *traced* constructors (:func:`spsample.engine._run.trace`), never
 its class: which hops are row-wise or layer-wise, what each hop's frontier is, and its
 selection rule with its fanout. So a user's sampler is checked as a built-in is.
 """
 
 import numpy as np
 
-from .._lazy import ColumnSelection, GlobalSelection, RowSelection, ThresholdSelection
+from ..engine._lazy import ColumnSelection, GlobalSelection, RowSelection, ThresholdSelection
 from ._compare import _host
+from ..engine._run import trace
+from ..engine._hetero_sample import build_schedule
 
 __all__ = ["check_invariants"]
 
@@ -99,7 +101,6 @@ def check_invariants(graph, bulk, sampler, *, seeds=None, seed_time=None, seed=0
 
 
 def _plans(graph, sampler, mbs, seed, epoch):
-    from .._engine import trace
     ids = np.array([0 if getattr(sampler, "disjoint", False) else mb.batch_id for mb in mbs],
                    dtype=np.int64)
     return trace(sampler, graph, ids, seed, epoch)
@@ -254,8 +255,6 @@ def _layer_hop(indptr, indices, weights, n_id, hop_end, h, plan, mb, dst, src, e
 # ---------------------------------------------------------------------- heterogeneous
 def _hetero_plans(graph, sampler, mb, seed, epoch, temporal):
     """``{(relation, hop): (plan, step graph)}`` of the traced heterogeneous bulk."""
-    from .._engine import trace
-    from .._hetero_sample import build_schedule
     types = {mb.input_type} if mb.input_type is not None else \
         {t for t, counts in mb.num_sampled_nodes.items() if counts[0] > 0}   # link: both ends
     schedule = build_schedule(graph, sampler, types, seed, temporal)

@@ -13,8 +13,8 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
-from .. import _primitives as _prim
-from .._lazy import Streams, gather
+from ..engine import _primitives as _prim
+from ..engine._lazy import Streams, gather
 from ..samplers import LABOR, LADIES, FastGCN, NodeWise, RandomWalk
 
 __all__ = ["SamplerCase", "samplers", "Subclass", "SubclassLADIES", "ColumnScaled",

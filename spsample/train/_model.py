@@ -145,7 +145,7 @@ def make_layer(in_channels, out_channels, conv="auto"):
     """A GraphSAGE layer: :class:`SAGELayer` (``"auto"``, ``"torch"``) or PyG's ``SAGEConv``
     (``"pyg"``)."""
     if conv == "pyg":
-        from ..loader._pyg import import_pyg
+        from .._optional import import_pyg
 
         pyg = import_pyg("GraphSAGE(conv='pyg')")
         return pyg.nn.SAGEConv(in_channels, out_channels, aggr="mean")

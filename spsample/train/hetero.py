@@ -186,11 +186,11 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
     progress : bool
         tqdm progress bars over each epoch's minibatches and over the evaluation's.
     comm : spsample.distributed.Communicator or mpi4py communicator, optional
-        Data-parallel training over its ranks (``MPIComm``, ``NcclComm``, a ``ThreadComm``) (every rank calls ``fit_node`` with the same
-        arguments): each trains on its share of every epoch's minibatches, the gradients are
-        averaged by one all-reduce per step, and the metrics are computed over all ranks'
-        predictions. Default: the grid's ranks of a ``DistHeteroGraph``, else one process.
-        The minibatches are the same whether the graph is whole on every rank or a
+        Data-parallel training over its ranks (``MPIComm``, ``NcclComm``, a ``ThreadComm``; every
+        rank calls ``fit_node`` with the same arguments): each trains on its share of every epoch's
+        minibatches, the gradients are averaged by one all-reduce per step, and the metrics are
+        computed over all ranks' predictions. Default: the grid's ranks of a ``DistHeteroGraph``,
+        else one process. The minibatches are the same whether the graph is whole on every rank or a
         ``DistHeteroGraph``, so are the losses (bit for bit).
     strategy : {"push", "pull"}, optional
         How a ``DistHeteroGraph`` is sampled (default push).

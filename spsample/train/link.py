@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError
-from .._hetero import HeteroGraph, HeteroSchema
+from ..graph._hetero import HeteroGraph, HeteroSchema
 from .._optional import import_torch
 from .._validate import as_int, fail
 from ..loader._link import check_negatives
@@ -186,7 +186,7 @@ def _message_graph(graph, src, dst):
     """The undirected graph of the pairs ``src < dst``: a :class:`~spsample.Graph`, or on a
     sharded ``graph`` a :class:`~spsample.distributed.DistGraph` on its grid holding this
     process row's rows of that very graph (the same rows, order and edge ids; collective)."""
-    from .._graph import Graph
+    from ..graph._graph import Graph
     from ..distributed import DistGraph
     n = graph.num_nodes
     if grid_of(graph) is None:
@@ -404,11 +404,12 @@ def fit_link(data, *, relation=None, split="auto", fanouts=None, hidden=64, out=
     progress : bool
         tqdm progress bars over each epoch's minibatches and over the evaluation's.
     comm : spsample.distributed.Communicator or mpi4py communicator, optional
-        Data-parallel training over its ranks (``MPIComm``, ``NcclComm``, a ``ThreadComm``) (every rank calls ``fit_link`` with the same
-        arguments): each trains on its share of every epoch's minibatches, gradients are
-        averaged by one all-reduce per step, AUC and MRR are computed over all ranks' scores.
-        Default: the grid's ranks of distributed data, else one process. The minibatches are
-        the same whether the graph is whole on every rank or sharded, so are the losses.
+        Data-parallel training over its ranks (``MPIComm``, ``NcclComm``, a ``ThreadComm``; every
+        rank calls ``fit_link`` with the same arguments): each trains on its share of every epoch's
+        minibatches, gradients are averaged by one all-reduce per step, AUC and MRR are computed
+        over all ranks' scores. Default: the grid's ranks of distributed data, else one process. The
+        minibatches are the same whether the graph is whole on every rank or sharded, so are the
+        losses.
     strategy : {"push", "pull"}, optional
         How a sharded graph is sampled (default push).
     features : array, scipy.sparse matrix or FeatureStore, optional

@@ -24,9 +24,9 @@ from typing import Callable, Dict, Tuple
 import numpy as np
 
 import spsample
-from spsample import _disk_sampling, native as _native
+from spsample.io import _disk_sampling
+from spsample import native as _native
 from spsample.gpu import _device as _gpu
-from spsample._disk_graph import DiskGraph
 from spsample._errors import ResourceLimitError
 
 MODES = ("node", "disjoint", "hetero", "temporal", "link", "hetero-link")
@@ -156,12 +156,13 @@ def emulated_path(graph, seeds, sampler, **kw):
 
 def reference_path(graph, seeds, sampler, *, batch_size, seed=0, epoch=0, batch_offset=0,
                    seed_time=None):
-    """:mod:`spsample._reference`: one minibatch at a time, scalar Philox; heterogeneous,
+    """:mod:`spsample.engine._reference`: one minibatch at a time, scalar Philox; heterogeneous,
     temporal and disjoint bulks through the engine's schedule and merge."""
-    from spsample._hetero_sample import (build_schedule, disjoint_ids, is_disjoint,
-                                         merge_disjoint, split_hetero)
-    from spsample._reference import reference_sample
-    from spsample._sample import split_batches
+    from spsample.engine._hetero_sample import (
+        build_schedule, disjoint_ids, is_disjoint, merge_disjoint, split_hetero,
+    )
+    from spsample.engine._reference import reference_sample
+    from spsample.samplers._sample import split_batches
     typed = isinstance(seeds, tuple)
     ids = np.asarray(seeds[1] if typed else seeds, dtype=np.int64)
     schedule, base = None, graph
@@ -191,7 +192,7 @@ def reference_path(graph, seeds, sampler, *, batch_size, seed=0, epoch=0, batch_
 
 def _as_bulk(mbs):
     """Reference minibatches as one flat :class:`~spsample.Bulk`."""
-    from spsample._minibatch import Bulk, HopEdges
+    from spsample.engine._minibatch import Bulk, HopEdges
     cat = lambda xs, dt=np.int64: np.concatenate(xs) if xs else np.zeros(0, dt)  # noqa: E731
     offsets = np.concatenate([[0], np.cumsum([m.n_id.size for m in mbs])]).astype(np.int64)
     counts = np.array([m.num_sampled_nodes for m in mbs], dtype=np.int64)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import example, given, note  # noqa: E402
+from hypothesis import given, note  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import spsample  # noqa: E402

@@ -1,8 +1,9 @@
-"""Distributed heterogeneous sampling (``DistHeteroGraph``) == the single-process call restricted
-to this rank's minibatches, bit for bit: per-relation fanouts, LABOR, disjoint, push and pull,
-every replication factor of the current world size (the suite runs at p = 1, 2 and 4, and
-serially on worlds of p threads), any bulk size; invariants of the samples; loading each rank's rows from a heterogeneous file; the
-loader; bad input giving the same typed error on every rank."""
+"""Distributed heterogeneous sampling (``DistHeteroGraph``) == the single-process call
+restricted to this rank's minibatches, bit for bit: per-relation fanouts, LABOR, disjoint, push
+and pull, every replication factor of the current world size (the suite runs at p = 1, 2 and 4,
+and serially on worlds of p threads), any bulk size; invariants of the samples; loading each
+rank's rows from a heterogeneous file; the loader; bad input giving the same typed error on
+every rank."""
 
 import numpy as np
 import pytest

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample._partition import have_metis, partition, relabel, save_partition
+from spsample.distributed._partition import have_metis, partition, relabel, save_partition
 from spsample.distributed import DistGraph, FeatureStore, ShardedDataset
 
 from _dist_helpers import (SHARDED_LAYOUTS, assert_all, distributed_modes,  # noqa: F401

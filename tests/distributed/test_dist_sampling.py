@@ -12,8 +12,8 @@ from spsample import primitives as prim
 from spsample.primitives import Streams
 
 from _dist_helpers import (SHARDED_LAYOUTS, assert_all, distributed_modes,  # noqa: F401
-                           grid_for, layouts, matches, mpi_timeout, my_batches, rmat10, rmat10_weighted, spread,
-                           threaded, world_comm)
+                           grid_for, layouts, matches, mpi_timeout, my_batches, rmat10,
+                           rmat10_weighted, spread, threaded, world_comm)
 
 pytestmark = [pytest.mark.mpi, mpi_timeout(120)]
 
@@ -260,7 +260,6 @@ def test_disjoint_minibatches_with_repeated_seeds(rmat10, p, c):
     """A disjoint sampler gives every seed its own subgraph (vertices repeat across a
     minibatch's seeds; a seed may repeat): a DistGraph ignored ``disjoint`` and merged the
     seeds' subgraphs, at every p (one process included)."""
-    comm = world_comm()
     dg = DistGraph.from_graph(rmat10, grid_for(c))
     seeds = np.random.default_rng(4).permutation(rmat10.num_nodes)[:40]
     seeds[1] = seeds[0]                     # a repeated seed, allowed when disjoint
@@ -336,7 +335,8 @@ def test_push_of_walks_keyed_per_row_near_ideal(rmat10, p, c):
     assert_all(sent <= 1.2 * ideal, (sent, ideal))
 
 
-@pytest.mark.parametrize("make", [lambda: spsample.LADIES([64, 64]), lambda: spsample.FastGCN([64, 64])],
+@pytest.mark.parametrize("make", [lambda: spsample.LADIES([64, 64]),
+                                  lambda: spsample.FastGCN([64, 64])],
                          ids=["ladies", "fastgcn"])
 @pytest.mark.parametrize("p, c", layouts([(4, 1), (8, 1)]))
 @threaded

@@ -218,7 +218,7 @@ def test_sharded_dataset_keeps_sparse_features_sparse(tmp_path, p, c):
 
 
 def test_relabelled_sparse_features_are_fetched_by_original_id(rmat10, tmp_path_factory):
-    from spsample._partition import relabel, save_partition
+    from spsample.distributed._partition import relabel, save_partition
 
     g, comm = rmat10, world_comm()
     x = sparse_features(n=g.num_nodes)

@@ -1,9 +1,10 @@
 """Temporal sampling on a sharded ``DistHeteroGraph`` == the single-process call restricted to
 this rank's minibatches, bit for bit: uniform and ``"last"``, LABOR, weighted, edge times and
 node times, push and pull, every replication factor of the world size (p = 1, 2, 4; serially
-also worlds of p threads, p in {2, 3, 4, 8}), bulk sizes 1 to 3, native kernels on and off; no sampled entry later than its seed's time; the
-time-sorted blocks against ``TimeSortedGraph``; times read from a file (each rank its rows),
-damaged times giving the same typed error on every rank."""
+also worlds of p threads, p in {2, 3, 4, 8}), bulk sizes 1 to 3, native kernels on and off; no
+sampled entry later than its seed's time; the time-sorted blocks against ``TimeSortedGraph``;
+times read from a file (each rank its rows), damaged times giving the same typed error on every
+rank."""
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ import pytest
 import spsample
 from spsample import io, native as _native
 from spsample.distributed import DistGraph, DistHeteroGraph
-from spsample.distributed._sampling import _canonical_edges
+from spsample.engine._rows import _canonical_edges
 from spsample.distributed._timesorted import TimeSortedBlock
 
 from _dist_helpers import (CITES, HAS, IN, SHARDED_LAYOUTS, WRITES, WRITTEN_BY,  # noqa: F401
@@ -227,8 +228,9 @@ def test_canonical_edges_of_fetched_rows():
 def test_native_requests_cut_at_their_times_as_numpy_does():
     """select_requests with per-request times == the owners' NumPy evaluation with the same
     cut (runs of one minibatch share a time), for uniform, last and LABOR steps."""
-    from spsample import _engine, _rng
-    from spsample.distributed._sampling import _Block, _owner_select
+    from spsample.engine import _run as _engine
+    from spsample import _rng
+    from spsample.engine._rows import Block as _Block, owner_select as _owner_select
     graph = GRAPHS["edge"]
     dg = DistGraph.from_graph(graph.relation_graph(CITES), grid_for(world_comm().size))
     sorted_rows = graph.time_sorted(CITES)

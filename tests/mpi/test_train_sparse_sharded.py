@@ -8,7 +8,6 @@ Run by CI under ``mpiexec -n 2`` and ``-n 4`` (tests/run.sh) and collected seria
 size 1. Assertions are reduced over the ranks so that all ranks fail together.
 """
 
-import numpy as np
 import pytest
 import scipy.sparse as sp
 

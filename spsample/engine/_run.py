@@ -1,0 +1,266 @@
+"""The sampling engine: one hop loop for every sampler.
+
+A sampler is only its constructors (:class:`~spsample.Sampler`). For a bulk the engine
+
+1. **traces** them: runs every hop's constructors on a symbolic bulk state, which records one
+   :class:`~spsample.engine._bulk.HopPlan` per hop (what the frontier, values, selection and
+   extraction are) without sampling anything;
+2. **lowers** the plans onto a native bulk kernel (:func:`spsample.native.lower`) and runs it;
+3. or, when the native kernels are off, or a constructor reads sampled data (or builds
+   something no kernel implements), **evaluates** the same constructors with NumPy on a
+   concrete state -- the oracle of the lowering -- warning once per constructor that was not
+   lowered, so no sampler is silently 10-100x slower.
+
+Nothing here looks at which class a sampler is.
+"""
+
+import sys
+import warnings
+
+import numpy as np
+
+from .. import native as _native, _rng
+from ._bulk import BulkState
+from .._errors import NotLoweredWarning, SpsampleError
+from ._lazy import NotLowerable
+from .._validate import check_memory
+from ._protocol import HopContext
+
+__all__ = ["run_bulk", "run_numpy", "run_hops", "trace", "lower_sampler", "estimate_output_bytes",
+           "UNTRACEABLE"]
+
+_WARNED = set()
+
+
+def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, schedule=None,
+             seed_time=None, minibatch_major=False):
+    """Sample one bulk: validated ``seeds`` cut into minibatches of ``sizes`` with global ids
+    ``batch_ids``. Returns a :class:`~spsample.Bulk`.
+
+    ``schedule`` (a heterogeneous graph's :class:`~spsample.engine._hetero_sample.Schedule`)
+    runs one engine hop per (hop, relation) step on the relations' blocks (``graph`` is then the
+    first step's block); ``seed_time`` (int64 or float64, one per minibatch) is the temporal cut;
+    ``minibatch_major``: the native row-wise engine lays the edges out per minibatch
+    (:class:`~spsample.engine._minibatch.MinibatchMajorBulk`; the NumPy path ignores it).
+
+    Raises
+    ------
+    ResourceLimitError
+        Before sampling, when the output's estimated size (:func:`estimate_output_bytes`) does
+        not fit the memory available; while sampling, when the output grows past it.
+    """
+    native = _native.enabled()
+    extra = dict(schedule=schedule, seed_time=seed_time)
+    plans = _trace_quietly(sampler, graph, batch_ids, seed, epoch, **extra)
+    if plans is not None:
+        check_memory("sample", "sampler", estimate_output_bytes(plans, schedule or graph, sizes),
+                     "the sampled output", "lower the fanouts, batch_size or the number of seeds "
+                     "per call")
+    if native:
+        lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch, plans, **extra)
+        if lowered is not None:
+            return _native.run(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
+                               minibatch_major=minibatch_major)
+    return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, **extra)
+
+
+#: What a constructor raises when it cannot run on traced placeholders (it reads data that
+#: does not exist yet, or uses a placeholder as an array): such a sampler is evaluated with
+#: NumPy instead. Anything else (spsample's own errors, MemoryError, ...) propagates.
+UNTRACEABLE = (NotLowerable, TypeError, AttributeError, IndexError, KeyError)
+
+
+def _trace_quietly(sampler, graph, batch_ids, seed, epoch, **extra):
+    """The plans, or ``None`` when the constructors cannot be traced (the engine then warns in
+    :func:`lower_sampler`, or evaluates them with NumPy)."""
+    try:
+        return trace(sampler, graph, batch_ids, seed, epoch, **extra)
+    except SpsampleError:
+        raise
+    except UNTRACEABLE:
+        return None
+
+
+def estimate_output_bytes(plans, graph, sizes):
+    """An upper estimate of a bulk's output (n_id and edge arrays), in bytes, from the plans.
+
+    Per minibatch of ``b`` seeds, hop by hop: rows of the frontier (vertices new at the hop it
+    names, every vertex so far, or one row per edge of an earlier hop), at most ``min(fanout,
+    max degree)`` entries per row (the fanout under replacement, the max degree for ``-1``),
+    and never more entries than ``A`` holds for rows of distinct vertices. LABOR counts
+    ``min(fanout, max degree)`` per row (its expected size); layer-wise hops, whose outputs are
+    bounded by the minibatch's vertex sets, end the estimate.
+    """
+    if hasattr(graph, "degree_stats"):               # a heterogeneous schedule
+        n, (nnz, max_degree) = graph.num_nodes, graph.degree_stats()
+    else:
+        n, nnz = graph.num_nodes, graph.num_edges
+        max_degree = graph.cached("max_degree", lambda: int(np.diff(graph.indptr).max()))
+    total = 0
+    sizes = np.asarray(sizes, dtype=np.int64)
+    for b, count in zip(*np.unique(sizes, return_counts=True)):
+        new, edges, nodes, out = [int(b)], [], int(b), 0
+        for plan in plans:
+            if plan.kind != "rows":
+                break
+            rows = _rows_bound(plan.frontier, new, edges, nodes, sizes)
+            e = rows * _row_bound(plan.selection, max_degree)
+            if plan.frontier.kind in ("new_nodes", "all_nodes", "rows") and \
+                    not getattr(plan.selection, "replace", False):
+                e = min(e, nnz)
+            added = min(e, n) if plan.dedup else e
+            nodes = min(nodes + added, n) if plan.dedup else nodes + added
+            new.append(added)
+            edges.append(e)
+            out += 24 * e
+        total += int(count) * (out + 8 * nodes)
+    return total
+
+
+def _rows_bound(Q, new, edges, nodes, sizes):
+    if Q.kind == "new_nodes":
+        return sum(new[Q.hop:Q.hop_last + 1])
+    if Q.kind == "all_nodes":
+        return nodes
+    if Q.kind in ("edge_sources", "edge_destinations"):
+        return edges[Q.hop - 1]
+    batch = Q.given[0]                                   # given rows: the most of one minibatch
+    return int(np.bincount(batch, minlength=1).max()) if batch.size else 0
+
+
+def _row_bound(sel, max_degree):
+    vector = getattr(sel, "fanout_vector", None)
+    s = sel.fanout if vector is None else (-1 if (vector < 0).any() else int(vector.max()))
+    if s < 0:
+        return max_degree
+    return s if getattr(sel, "replace", False) else min(s, max_degree)
+
+
+def _contexts(sampler, graph, batch_ids, seed, epoch, symbolic, schedule=None,
+              seed_time=None):
+    """``(graph of the step, HopContext)`` per engine hop: the sampler's hops on a plain graph,
+    the schedule's (hop, relation) steps on a heterogeneous one."""
+    key = _rng.split_seed(seed)
+    scratch = {}
+    common = dict(seed=seed, epoch=epoch, batch_ids=batch_ids, scratch=scratch,
+                  symbolic=symbolic, seed_time=seed_time)
+    if schedule is None:
+        for hop, fanout in enumerate(sampler.fanouts, start=1):
+            yield graph, HopContext(hop=hop, fanout=fanout, key=key, step=hop, graph=graph,
+                                    hop_word=_rng.hop_word(epoch, hop), **common)
+        return
+    for step, st in enumerate(schedule.steps, start=1):
+        yield st.graph, HopContext(hop=st.hop, fanout=st.fanout, key=st.key, step=step,
+                                   hop_word=_rng.hop_word(epoch, st.hop), graph=st.graph,
+                                   relation=st.relation, src_type=st.relation[0],
+                                   dst_type=st.relation[2], **common)
+
+
+def _state(graph, batch_ids, schedule, symbolic):
+    if schedule is None:
+        return BulkState(graph.num_nodes, batch_ids, symbolic=symbolic)
+    return BulkState(schedule.num_nodes, batch_ids, symbolic=symbolic,
+                     steps=[(st.hop, st.relation[0]) for st in schedule.steps])
+
+
+def run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, schedule=None,
+              seed_time=None):
+    """The NumPy evaluation of the sampler's constructors over the whole bulk (the oracle)."""
+    return run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch,
+                    lambda state, ctx: sampler.sample_hop(ctx.graph, state, ctx),
+                    schedule=schedule, seed_time=seed_time)
+
+
+def run_hops(graph, seeds, sizes, batch_ids, sampler, seed, epoch, hop, *, schedule=None,
+             seed_time=None):
+    """The hop loop on a concrete bulk state: the seeds, then ``hop(state, ctx)`` for every hop
+    (the NumPy evaluation of the constructors, or the distributed strategies), then the flat
+    result. ``ctx.graph`` is the graph of the step (a relation's block on a heterogeneous
+    graph)."""
+    state = _state(graph, batch_ids, schedule, symbolic=False)
+    state.begin_hop(0)
+    state.add_nodes(np.repeat(np.arange(sizes.size, dtype=np.int64), sizes), seeds)
+    for _, ctx in _contexts(sampler, graph, batch_ids, seed, epoch, False, schedule,
+                            seed_time):
+        state.begin_hop(ctx.step)
+        hop(state, ctx)
+        state.end_hop()
+    return state.finish(sizes)
+
+
+def trace(sampler, graph, batch_ids, seed, epoch, *, schedule=None, seed_time=None):
+    """The sampler's hops as :class:`~spsample.engine._bulk.HopPlan` objects (nothing is sampled).
+
+    Raises
+    ------
+    NotLowerable
+        When a constructor reads data that exists only once sampled (e.g. ``Q.vertex``).
+    """
+    state = _state(graph, batch_ids, schedule, symbolic=True)
+    state.begin_hop(0)
+    for step_graph, ctx in _contexts(sampler, graph, batch_ids, seed, epoch, True,
+                                     schedule, seed_time):
+        state.begin_hop(ctx.step)
+        sampler.sample_hop(step_graph, state, ctx)
+        state.end_hop()
+    return state.plans
+
+
+def lower_sampler(sampler, graph, batch_ids, seed, epoch, plans=None, **extra):
+    """The sampler traced (unless ``plans`` are given) and lowered
+    (:class:`spsample.native.Lowered`), or ``None`` (after a one-time warning naming the
+    constructor) when it cannot run natively."""
+    try:
+        if plans is None:
+            plans = trace(sampler, graph, batch_ids, seed, epoch, **extra)
+        return _native.lower(plans, graph, int(batch_ids.size))
+    except NotLowerable as exc:
+        _warn_not_lowered(sampler, exc, getattr(exc, "constructor", None) or _culprit(sampler, exc))
+    except SpsampleError:
+        raise
+    except Exception as exc:  # a constructor that cannot run on placeholders at all
+        _warn_not_lowered(sampler, NotLowerable(f"{type(exc).__name__}: {exc}"),
+                          _culprit(sampler, exc))
+    return None
+
+
+def _culprit(sampler, exc):
+    """The innermost method of ``sampler`` on the traceback of ``exc`` (e.g. ``"streams"``)."""
+    name = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_locals.get("self") is sampler:
+            name = tb.tb_frame.f_code.co_name
+        tb = tb.tb_next
+    return name or "sample_hop"
+
+
+def _defining_class(sampler, method):
+    for cls in type(sampler).__mro__:
+        if method in vars(cls):
+            return cls.__name__
+    return type(sampler).__name__
+
+
+def _warn_not_lowered(sampler, exc, method):
+    owner = _defining_class(sampler, method)
+    what = getattr(exc, "what", str(exc))
+    key = (type(sampler), method, what)
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    warnings.warn(
+        f"spsample: {owner}.{method} was not lowered to the native engine ({what}); "
+        f"{type(sampler).__name__} runs on the NumPy path, typically 10-100x slower. Build it "
+        "from the lazy matrices of spsample.primitives (gather, select_rows, Streams.per_row, "
+        "state.add_sampled, ...; README: 'Writing a new sampler') to run natively.",
+        NotLoweredWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel():
+    """Point the warning at the first frame outside spsample."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("spsample"):
+        frame = frame.f_back
+        level += 1
+    return level
