@@ -74,7 +74,7 @@ def test_the_lowering_writes_the_extension_codes():
     import numpy as np
 
     import spsample
-    from spsample._engine import trace
+    from spsample.engine._run import trace
 
     g = spsample.Graph.from_edge_index([0, 1, 2, 3], [1, 2, 3, 0], num_nodes=4)
     batch_ids = np.arange(2, dtype=np.int64)
