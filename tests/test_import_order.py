@@ -34,7 +34,6 @@ PENDING = {
                     "moves into a module of its own) and import the engine inside functions",
     "spsample.cli": "issue 26, left: the CLI's function-level imports hoisted",
     "spsample._plan": "issue 26, left: the planner moves into distributed/",
-    "spsample.train": "issue 26, left: the training room's function-level imports hoisted",
 }
 
 # (importer, imported module): allowed although it breaks a rule, and why. Keep this short.
