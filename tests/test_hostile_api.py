@@ -471,8 +471,11 @@ def test_train_names_the_device_flag(capsys):
 def test_cpu_only_tasks_refuse_another_device(capsys, monkeypatch):
     pytest.importorskip("torch")
     from spsample.loader import _loader
+    from spsample.train import _trainer
 
-    monkeypatch.setattr(_loader, "resolve_device", lambda device, where="": device)
+    # every device "exists" (TrainConfig checks it with the loader's resolve_device)
+    for module in (_loader, _trainer):
+        monkeypatch.setattr(module, "resolve_device", lambda device, where="": device)
     code = main(["train", "--task", "link", "--device", "cuda:0", "--epochs", "1", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and "'--device' must be cpu with --task link" in err, err

@@ -23,7 +23,8 @@ import os
 import sys
 import warnings
 
-from .._errors import SpsampleError
+from .._errors import ArgumentError, DistributedError, SpsampleError, SpsampleWarning
+from .._threads import apply_env_threads
 
 COMMANDS = {
     "train": "Train a GNN (GraphSAGE, GCN) with spsample minibatches (default: the embedded Cora).",
@@ -133,8 +134,6 @@ def load_plugins():
     ArgumentError
         A module that cannot be imported, naming the variable and the module.
     """
-    from .._errors import ArgumentError
-
     for name in filter(None, (n.strip() for n in os.environ.get(PLUGINS_VAR, "").split(","))):
         try:
             importlib.import_module(name)
@@ -157,8 +156,6 @@ def _given_world(command, comm):
 def _run(args, world=None):
     """Run the parsed sub-command; its errors become one line and status 2 (under MPI: see
     :func:`_failed_under_mpi`; over ranks in one process: :func:`_failed_in_process`)."""
-    from .._errors import SpsampleError
-
     args._world = world
     # failures are gathered on a communicator of their own: the command's collectives on
     # ``world`` (its agreed steps) must never meet another rank's error gathering
@@ -166,8 +163,6 @@ def _run(args, world=None):
     errors = None if mpi is None else mpi.Dup()
     try:
         with _warnings_as_lines(args.command):
-            from .._threads import apply_env_threads
-
             apply_env_threads()  # SPSAMPLE_THREADS for the native kernels
             return int(args._module.run(args) or 0)
     except SpsampleError as exc:
@@ -205,8 +200,6 @@ class _Exit(Exception):
 def _mpi_parser(command, rank):
     """The parser, raising usage errors as :class:`ArgumentError` (instead of exiting) and
     printing help on rank 0 only."""
-    from .._errors import ArgumentError
-
     def error(self, message):
         raise ArgumentError(message)
 
@@ -225,7 +218,6 @@ def _mpi_parser(command, rank):
 
 def _main_mpi(world, command, argv):
     """``main`` on one of several MPI ranks: parse and check on every rank, agree, run."""
-    from .._errors import SpsampleError
     from ..distributed._collective import agree
 
     where = f"spsample {command}"
@@ -257,7 +249,6 @@ def _main_mpi(world, command, argv):
 def _agree_on_flags(world, where, args):
     """Every rank asked for help, or none; and ranks that train together pass the same flags
     (those a command lists in ``PER_RANK_FLAGS`` may differ: paths, output, threads)."""
-    from .._errors import DistributedError
     from ..distributed._collective import mark_raised_on_every_rank
 
     if args is None:
@@ -388,8 +379,6 @@ def _speak_cli_of(command, message):
 @contextlib.contextmanager
 def _warnings_as_lines(command):
     """Show spsample's warnings as ``spsample <command>: warning: ...`` on stderr."""
-    from .._errors import SpsampleWarning
-
     def show(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, SpsampleWarning):
             print(f"spsample {command}: warning: {message}", file=sys.stderr)

@@ -12,7 +12,11 @@ import math
 import os
 import re
 
-from .._errors import ArgumentError, DatasetError, DatasetNotFoundError
+from .._errors import ArgumentError, DatasetError, DatasetNotFoundError, DistributedError
+from ..distributed._collective import agree, mark_raised_on_every_rank
+from ..io import embedded_names, embedded_path, load
+from ..io._files import check_writable
+from ..io._hdf5 import open_layout
 
 __all__ = ["check_output", "check_int", "check_finite", "cli_message", "load_dataset",
            "agreed", "DATASET_HINT"]
@@ -24,8 +28,6 @@ DATASET_HINT = ("run `spsample convert SRC DST.h5` first to make an spsample HDF
 
 def check_output(command, flag, path):
     """Check, before any work, that ``path`` (given to ``flag``) can be written."""
-    from ..io._files import check_writable
-
     if path is not None:
         check_writable(f"spsample {command}", flag, path)
 
@@ -40,6 +42,19 @@ def check_int(command, flag, value, *, minimum=None, below=None):
     if below is not None and value >= below:
         raise ArgumentError(f"spsample {command}: argument '{flag}' must be < {below} "
                             f"(got {value})")
+
+
+def int_list(text):
+    """``F1,F2,...`` -> a tuple of ints (argparse type)."""
+    import argparse
+
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one integer")
+    return values
 
 
 def check_finite(command, flag, value):
@@ -57,7 +72,6 @@ def agreed(args, where, work):
     world = getattr(args, "_world", None)
     if world is None:
         return work()
-    from ..distributed._collective import agree
 
     return agree(world, where, work)
 
@@ -69,8 +83,6 @@ def same_everywhere(args, where, what, value):
     world = getattr(args, "_world", None)
     if world is None:
         return
-    from .._errors import DistributedError
-    from ..distributed._collective import mark_raised_on_every_rank
 
     digests = world.allgather_object(content_digest(value))
     other = next((r for r, d in enumerate(digests) if d != digests[0]), None)
@@ -113,8 +125,6 @@ def dataset_path(command, name):
     DatasetError, DatasetNotFoundError
         A folder, or neither a file nor an embedded name (the message says what to do).
     """
-    from ..io import embedded_names, embedded_path
-
     where = f"spsample {command}"
     if os.path.isdir(name):
         raise DatasetError(f"{where}: argument 'dataset' is a folder, not an spsample HDF5 "
@@ -133,8 +143,6 @@ def load_dataset(command, name, *, features=True):
 
     Directories and files in other formats get a message that says to convert them first.
     """
-    from ..io import load
-
     path = dataset_path(command, name)
     with _convert_hint(command, name):
         return load(path, features=features)
@@ -143,8 +151,6 @@ def load_dataset(command, name, *, features=True):
 def dataset_layout(command, name):
     """``"hetero"`` or ``"homogeneous"``: the layout of dataset ``name``
     (:func:`dataset_path`), read from the file's header only."""
-    from ..io._hdf5 import open_layout
-
     path = dataset_path(command, name)
     with _convert_hint(command, name):
         return open_layout(path)

@@ -12,6 +12,9 @@ import os
 import sys
 
 from .._errors import ArgumentError, DatasetError
+from ..io import FORMATS, convert, detect_format
+from ..io._convert import check_destination as _check_destination, single_file as _single_file
+from ..io._stream import stream_edge_list
 
 
 #: convert() keywords that have their own flag and so cannot pass through ``-o``.
@@ -22,8 +25,6 @@ _RESERVED = {"src": "the SRC argument", "dst": "the DST argument", "format": "--
 
 def add_arguments(parser):
     """Add the ``convert`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
-    from ..io import FORMATS
-
     parser.add_argument("src", help="dataset file or folder to convert")
     parser.add_argument("dst", help="spsample HDF5 file to write (an existing file is "
                                     "replaced only with --force)")
@@ -48,8 +49,6 @@ def add_arguments(parser):
 
 def reader_options():
     """Every keyword a reader takes through ``-o`` (for messages that name them)."""
-    from ..io import FORMATS
-
     names = set()
     for reader in FORMATS.values():
         names.update(list(inspect.signature(reader).parameters)[1:])
@@ -58,14 +57,11 @@ def reader_options():
 
 def run(args):
     """Run ``spsample convert``; returns the exit status (0 on success)."""
-    from ..io import convert
-
     options = dict(_parse_option(text) for text in args.option)
     for key, flag in _RESERVED.items():
         if key in options:
             raise ArgumentError(f"spsample convert: argument '--option' {key}=... is not a "
                                 f"reader option; use {flag}")
-    from ..io._convert import check_destination as _check_destination
 
     _check_destination("spsample convert", args.src, args.dst)  # never the source
     if os.path.exists(args.dst) and not args.force:
@@ -94,8 +90,6 @@ def run(args):
 def _run_streaming(args, options):
     """``--memory-budget``: an edge list converted by :func:`spsample.io._stream.
     stream_edge_list` (options: directed, comment)."""
-    from ..io._stream import stream_edge_list
-
     fmt = args.format or _format_of(args.src)
     if fmt not in ("edge_list", "snap"):
         raise ArgumentError(f"spsample convert: argument '--memory-budget' streams edge lists "
@@ -106,7 +100,6 @@ def _run_streaming(args, options):
                             "supported with --memory-budget (directed, comment are)")
     src = args.src
     if os.path.isdir(src):
-        from ..io._convert import single_file as _single_file
         from pathlib import Path
         src = _single_file("spsample convert", Path(src))
     info = stream_edge_list(src, args.dst, memory_budget=args.memory_budget,
@@ -117,8 +110,6 @@ def _run_streaming(args, options):
 
 
 def _format_of(src):
-    from ..io import detect_format
-
     return detect_format(src)
 
 

@@ -8,6 +8,9 @@ from pathlib import Path
 
 from .._errors import ArgumentError
 from .._validate import fail
+from ..distributed._partition import cut_edges, partition, relabel, save_partition
+from ..io import save
+from ._common import load_dataset
 
 
 def add_arguments(p):
@@ -23,10 +26,6 @@ def add_arguments(p):
 
 
 def run(args):
-    from ._common import load_dataset
-    from ..distributed._partition import cut_edges, partition, relabel, save_partition
-    import spsample
-
     if args.parts < 1:
         fail(ArgumentError, "spsample partition", "--parts", "must be >= 1", args.parts)
     typed = Path(args.dataset)
@@ -41,7 +40,7 @@ def run(args):
              "so train or sample the heterogeneous file as it is", args.dataset)
     old_id = partition(ds.graph, args.parts, method=args.method, seed=args.seed)
     new = relabel(ds, old_id)
-    spsample.save(new, out)
+    save(new, out)
     perm = out.with_suffix(".perm.npz")
     save_partition(perm, new.graph, old_id, method=args.method, parts=args.parts)
     before, after = cut_edges(ds.graph, args.parts), cut_edges(new.graph, args.parts)

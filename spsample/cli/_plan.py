@@ -11,8 +11,12 @@ import json
 import math
 from pathlib import Path
 
+from .. import _plan
 from .._errors import ArgumentError
+from .._plan import MAX_RANKS
 from .._validate import fail
+from ..samplers._registry import names
+from ._common import check_output
 
 MACHINES = Path(__file__).resolve().parent.parent / "data" / "machines"
 #: Arguments of :func:`spsample._plan.plan` named by the flags that set them.
@@ -29,7 +33,6 @@ def add_arguments(p):
     p.add_argument("--machine", default="perlmutter",
                    help="machine file: a path or a name in spsample/data/machines "
                         "(default perlmutter: 4 x A100 per node, assumed numbers)")
-    from ..samplers._registry import names
 
     p.add_argument("--sampler", default="nodewise", choices=names(walk=False),
                    help="sampler (default nodewise; any registered one but walks)")
@@ -42,8 +45,6 @@ def add_arguments(p):
 
 
 def run(args):
-    from .. import _plan
-
     _check(args)
     machine = _plan.Machine.load(_machine_path(args.machine))
     workload = measure_workload(args)
@@ -79,8 +80,6 @@ def run(args):
 
 def measure_workload(args):
     """The per-minibatch counts of ``args``'s graph and sampler (see :meth:`Workload.like`)."""
-    from .. import _plan
-
     fanouts = [int(f) for f in args.fanouts.split(",")]
     return _plan.Workload.like(args.nodes, args.edges, sampler=args.sampler, fanouts=fanouts,
                                batch_size=args.batch_size, feature_dim=args.features)
@@ -99,9 +98,6 @@ def _machine_path(name):
 
 
 def _check(args):
-    from ._common import check_output
-    from .._plan import MAX_RANKS
-
     for flag, value in (("--nodes", args.nodes), ("--edges", args.edges),
                         ("--features", args.features), ("--ranks", args.ranks),
                         ("--batch-size", args.batch_size)):

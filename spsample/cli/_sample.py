@@ -20,9 +20,13 @@ import time
 
 import numpy as np
 
+from .. import native as _native
 from .._errors import ArgumentError
+from .._validate import check_memory
+from ..graph._generate import rmat
 from ..samplers._registry import NameView, names, registered
-from ._common import check_int, check_output, load_dataset
+from ..samplers._sample import sample
+from ._common import check_int, check_output, int_list, load_dataset
 
 #: The samplers this command runs: every registered one (``spsample.samplers.register``), a
 #: live view of the registry; their default fanouts (hop 1 first) are the registry's:
@@ -38,8 +42,6 @@ _RMAT_BYTES_PER_EDGE = 100   # the generator's arrays per drawn edge, roughly
 
 def add_arguments(parser):
     """Add the ``sample`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
-    from ._train import _int_list
-
     parser.add_argument("dataset", nargs="?", default="cora",
                         help="spsample HDF5 file, embedded dataset name or rmat:SCALE "
                              "(default: cora)")
@@ -47,7 +49,7 @@ def add_arguments(parser):
                         help="sampling algorithm: node-wise (GraphSAGE), LABOR, layer-wise "
                              "(LADIES, FastGCN) or random walks (node2vec's when p or q is "
                              "not 1) (default: nodewise)")
-    parser.add_argument("--fanouts", type=_int_list, default=None, metavar="F1,F2,...",
+    parser.add_argument("--fanouts", type=int_list, default=None, metavar="F1,F2,...",
                         help="per-hop fanouts, hop 1 first: neighbours per vertex for "
                              "nodewise and labor, nodes per layer for ladies and fastgcn "
                              f"(default: {_show(registered('nodewise').fanouts)} for nodewise "
@@ -87,8 +89,6 @@ def add_arguments(parser):
 
 def run(args):
     """Run ``spsample sample``; returns the exit status (0 on success)."""
-    from .. import native as _native
-
     _check_flags(args)
     graph, seeds, label = _graph_and_seeds(args.dataset, args.seeds, args.node_type)
     if hasattr(graph, "relations"):
@@ -159,8 +159,6 @@ def _others_defaults():
 
 def _sample_epoch(args, graph, seeds, sampler):
     """Sample the epoch's minibatches in bulks; the per-hop counts and the time taken."""
-    from ..samplers._sample import sample
-
     order = np.random.default_rng([args.seed, 0]).permutation(seeds)
     num_batches = -(-order.size // args.batch_size)
     if args.max_batches is not None:
@@ -235,7 +233,6 @@ def _hetero_seeds(dataset, which, node_type):
 def _hetero_sampler(args, graph):
     """NodeWise with per-relation fanouts: ``--relation-fanouts`` for the relations it names,
     ``--fanouts`` (default 15,10,5) for every other."""
-    from ._train import _int_list
     entry = registered(args.sampler, where="spsample sample", argname="--sampler")
     if not entry.heterogeneous:
         raise ArgumentError(f"spsample sample: argument '--sampler' {args.sampler} samples "
@@ -246,7 +243,7 @@ def _hetero_sampler(args, graph):
     for text in args.relation_fanouts:
         key, sep, values = text.partition("=")
         try:
-            hops = _int_list(values)
+            hops = int_list(values)
         except argparse.ArgumentTypeError:
             hops = None
         if not sep or hops is None or min(hops) < -1:
@@ -265,8 +262,6 @@ def _hetero_sampler(args, graph):
 def _run_hetero(args, graph, seeds, label):
     """``spsample sample`` on a heterogeneous dataset: node-wise per relation, statistics per
     node type and per relation."""
-    from .. import native as _native
-
     sampler = _hetero_sampler(args, graph)
     previous = _native.enabled()
     if args.native != "auto":
@@ -303,8 +298,6 @@ def _rel_key(rel):
 def _sample_epoch_hetero(args, graph, seeds, sampler):
     """The epoch's minibatches of ``seeds`` (``(type, ids)``) in bulks; counts per type and
     relation, and their sums per hop (the homogeneous fields)."""
-    from ..samplers._sample import sample
-
     node_type, ids = seeds
     order = np.random.default_rng([args.seed, 0]).permutation(ids)
     num_batches = -(-order.size // args.batch_size)
@@ -361,10 +354,6 @@ def _print_hetero(stats):
 
 def _rmat(name):
     """The R-MAT graph ``rmat:SCALE``, its scale checked against the memory it would take."""
-    from .._errors import ArgumentError
-    from ..graph._generate import rmat
-    from .._validate import check_memory
-
     lo, hi = _RMAT_SCALES
     try:
         scale = int(name[5:])

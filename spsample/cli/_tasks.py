@@ -13,6 +13,8 @@ import json
 import sys
 
 from .._errors import ArgumentError, DatasetError
+from ..io import HeteroDataset
+from ..loader._threads import balance_threads, local_ranks
 
 __all__ = ["run_task", "refuse_unlabelled"]
 
@@ -24,8 +26,6 @@ LINK_BATCH_SIZE = 512
 def run_task(args, dataset, comm):
     """Train ``args.task`` on ``dataset`` (heterogeneous node classification data-parallel
     over ``comm``'s ranks when given); returns the exit status (0 on success)."""
-    from ..io import HeteroDataset
-
     hetero = isinstance(dataset, HeteroDataset)
     _check(args, dataset, hetero)
     _apply_threads(args, comm)
@@ -54,8 +54,6 @@ def _apply_threads(args, comm):
     MPI ranks of the node, so ranks never oversubscribe it) and the sampler one thread --
     :func:`~spsample.loader.balance_threads` before any epoch was measured; the tasks' loops
     do not rebalance per epoch as ``Trainer`` does."""
-    from ..loader._threads import balance_threads, local_ranks
-
     explicit = lambda value: None if value == "auto" else value  # noqa: E731
     balance_threads(None, model_threads=explicit(args.threads),
                     sampler_threads=explicit(args.sampler_threads),

@@ -23,8 +23,19 @@ import sys
 
 import numpy as np
 
+from .._errors import ArgumentError
+from .._threads import max_threads
+from ..distributed import DistGraph, Grid, ShardedDataset, launched_under_mpi, load_hetero_dataset
+from ..distributed._collective import agree
+from ..distributed._comm import mpi_world
+from ..distributed._partition import load_partition, relabel
+from ..io import Dataset, HeteroDataset, read_feature_rows, read_node_targets
+from ..io._h5 import as_path, is_csr_group, open_file
+from ..io._hdf5 import open_layout, read_sparse_features
+from ..samplers._registry import names, registered
 from ._common import (agreed, check_finite, check_output, dataset_layout, dataset_path,
-                          load_dataset, same_everywhere)
+                      int_list, load_dataset, same_everywhere)
+from ._tasks import _check, refuse_unlabelled, run_task
 
 #: Flags (parser destinations) that may differ between the ranks of an ``mpiexec`` job: paths
 #: to each rank's copy of a file, what each rank prints, its threads and device. Every other
@@ -38,7 +49,6 @@ ARGUMENT_FLAGS = {"data": "dataset"}
 
 def add_arguments(parser):
     """Add the ``train`` arguments to ``parser`` (an ``argparse`` sub-parser)."""
-    from ..samplers._registry import names, registered
     from ..train import TrainConfig
     from ..train._trainer import MODELS
 
@@ -49,7 +59,7 @@ def add_arguments(parser):
                         help=f"sampling algorithm (default: {d.sampler}); nodewise and labor "
                              "train GraphSAGE, ladies and fastgcn a GCN aggregating with their "
                              "importance weights (see --model)")
-    parser.add_argument("--fanouts", type=_int_list, default=None, metavar="F1,F2,...",
+    parser.add_argument("--fanouts", type=int_list, default=None, metavar="F1,F2,...",
                         help="per-hop fanouts, hop 1 first (nodes per layer for ladies and "
                              "fastgcn); one GNN layer per hop (default: "
                              f"{_show(registered('nodewise').train_fanouts)} for nodewise "
@@ -59,7 +69,7 @@ def add_arguments(parser):
                              "subgraph: the first of 10,10, 10,5 and 5,5 whose subgraphs "
                              "hold at most 32 vertices per seed, measured on one training "
                              "minibatch)")
-    parser.add_argument("--eval-fanouts", type=_int_list, default=None, metavar="F1,F2,...",
+    parser.add_argument("--eval-fanouts", type=int_list, default=None, metavar="F1,F2,...",
                         help="fanouts for validation/test (default: all neighbours for "
                              "nodewise and labor, the training fanouts for layer-wise samplers)")
     parser.add_argument("--task", choices=("node", "link"), default="node",
@@ -194,15 +204,10 @@ def run(args):
         dataset = agreed(args, "spsample train", lambda: _in_original_ids(
             load_dataset("train", args.dataset), args.permutation))
         same_everywhere(args, "spsample train", "the dataset", dataset)
-    from ..io import HeteroDataset
 
     if args.task == "link" or isinstance(dataset, HeteroDataset):
-        from ._tasks import run_task
-
         return run_task(args, dataset, comm)
     if getattr(dataset, "labels", None) is None:
-        from ._tasks import refuse_unlabelled
-
         refuse_unlabelled(dataset, args.dataset)
     trainer = Trainer(dataset, config, comm=comm)
     if args.resume:
@@ -230,8 +235,6 @@ def check(args):
     _config(args)
     hetero = dataset_layout("train", args.dataset) == "hetero"
     if args.task == "link" or hetero:
-        from ._tasks import _check
-
         _check(args, None, hetero)
 
 
@@ -243,16 +246,12 @@ def _check_flags(args):
     check_output("train", "--metrics", args.metrics)
     check_output("train", "--checkpoint", args.checkpoint)
     if args.relation is not None and args.task != "link":
-        from .._errors import ArgumentError
-
         raise ArgumentError("spsample train: argument '--relation' applies to --task link on "
                             "a heterogeneous file (the relation to predict); node "
                             f"classification has none (got {','.join(args.relation)!r})")
     for flag in ("--resume", "--permutation"):
         path = getattr(args, flag[2:])
         if path and not os.path.isfile(path):
-            from .._errors import ArgumentError
-
             raise ArgumentError(f"spsample train: argument '{flag}' is not a file "
                                 f"(got {path!r})")
 
@@ -260,8 +259,6 @@ def _check_flags(args):
 def _check_link_numbers(args):
     """``--neg-ratio`` and ``--eval-negatives``, whatever the task (given with node
     classification they were accepted unchecked)."""
-    from .._errors import ArgumentError
-
     if not args.neg_ratio > 0:
         raise ArgumentError(f"spsample train: argument '--neg-ratio' must be > 0 "
                             f"(got {args.neg_ratio})")
@@ -282,10 +279,6 @@ def _load_sharded(args, comm):
     """A ShardedDataset of ``args.dataset`` on a grid of ``--replication`` (a heterogeneous
     file: a HeteroDataset whose graph is a DistHeteroGraph); every rank resolves the name, and
     any failure ends every rank with the same error."""
-    from ..distributed import Grid, ShardedDataset, load_hetero_dataset
-    from ..distributed._collective import agree
-    from ..io._hdf5 import open_layout
-
     grid = Grid(comm, replication=1 if args.replication is None else args.replication)
 
     def resolve():
@@ -294,7 +287,6 @@ def _load_sharded(args, comm):
         if hetero and args.permutation is not None:
             _permutation_needs_homogeneous()
         if args.task == "link" and args.permutation is not None:
-            from .._errors import ArgumentError
             raise ArgumentError("spsample train: argument '--permutation' is not supported "
                                 "with --task link on a sharded graph (use --replicate-graph)")
         return path, hetero
@@ -312,9 +304,6 @@ def _link_shards(path, grid, replicate_graph):
     its block rows), the features whole on every rank (sparse ones stay sparse)."""
     from types import SimpleNamespace
 
-    from ..distributed import DistGraph
-    from ..distributed._collective import agree
-
     graph = DistGraph.load(path, grid, replicate_graph=replicate_graph)
     name, features = agree(grid.comm, "spsample train", lambda: _whole_features(path))
     return SimpleNamespace(graph=graph, features=features, name=name)
@@ -323,10 +312,6 @@ def _link_shards(path, grid, replicate_graph):
 def _whole_features(path):
     """``(name, features)`` of a homogeneous file: ``/features`` whole (a CSR matrix when
     stored sparse, else dense), ``None`` without features."""
-    from ..io import read_feature_rows, read_node_targets
-    from ..io._h5 import as_path, is_csr_group, open_file
-    from ..io._hdf5 import read_sparse_features
-
     meta = read_node_targets(path)
     if meta["num_features"] == 0:
         return meta["name"], None
@@ -342,8 +327,6 @@ def _in_original_ids(dataset, permutation):
     permutation file; ``dataset`` itself without one."""
     if permutation is None:
         return dataset
-    from ..distributed._partition import load_partition, relabel
-    from ..io import Dataset
 
     if not isinstance(dataset, Dataset):
         _permutation_needs_homogeneous()
@@ -355,15 +338,11 @@ def _in_original_ids(dataset, permutation):
 
 
 def _permutation_needs_homogeneous():
-    from .._errors import ArgumentError
-
     raise ArgumentError("spsample train: argument '--permutation' applies to homogeneous "
                         "datasets (spsample partition relabels those only)")
 
 
 def _resume(trainer, path):
-    from .._errors import ArgumentError
-
     try:
         trainer.load_checkpoint(path)
     except ArgumentError as exc:
@@ -446,11 +425,9 @@ def _communicator(mode):
     """An ``MPIComm`` of ``MPI.COMM_WORLD`` when training data-parallel, else None."""
     if mode == "off":
         return None
-    from ..distributed import launched_under_mpi
 
     if mode == "auto" and not launched_under_mpi():
         return None
-    from ..distributed._comm import mpi_world
 
     comm = mpi_world(feature="spsample train --mpi")
     if mode == "auto" and comm.size == 1:
@@ -462,8 +439,6 @@ def _communicator(mode):
 def _threads_arg(text):
     """``auto`` or an integer in ``[1, max_threads()]`` (argparse type)."""
     import argparse
-
-    from .._threads import max_threads
 
     if text == "auto":
         return text
@@ -486,18 +461,6 @@ def _relation(text):
     if len(parts) != 3 or not all(parts):
         raise argparse.ArgumentTypeError(f"expected SRC,NAME,DST, got {text!r}")
     return parts
-
-
-def _int_list(text):
-    import argparse
-
-    try:
-        values = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-    if not values:
-        raise argparse.ArgumentTypeError("expected at least one integer")
-    return values
 
 
 def _show(values):

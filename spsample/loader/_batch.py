@@ -5,8 +5,13 @@ from typing import List, Optional
 
 import numpy as np
 
-from ..engine._minibatch import MiniBatch
-from ._sparse import SparseRows
+from .. import native as _native
+from .._errors import ArgumentError
+from .._optional import require
+from ..engine._minibatch import MiniBatch, MinibatchMajorBulk
+from ._adjacency import build_adjacency, prefix_adjacency
+from ._pyg import import_pyg
+from ._sparse import SparseRows, sparse_rows
 
 __all__ = ["Batch", "Block", "LayerEdges", "make_batch", "bulk_edges"]
 
@@ -75,8 +80,6 @@ class Block:
 
     def to_dgl(self):
         """A ``dgl.create_block`` of this layer (needs DGL), ``dgl.NID``/``dgl.EID`` set."""
-        from .._optional import require
-
         dgl = require("dgl", "Block.to_dgl")
         import torch
 
@@ -177,7 +180,6 @@ class Batch:
     def _bounds(self, layer):
         L = self.num_layers
         if not 0 <= layer < L:
-            from .._errors import ArgumentError
             raise ArgumentError(f"Batch.layer: argument 'layer' must be in [0, {L}) (got {layer})")
         hop = L - layer
         ncum = np.cumsum(self.num_sampled_nodes)
@@ -208,8 +210,6 @@ class Batch:
             layer's aggregation (the built-in layers take it). Node-wise layers share one CSR
             (layer ``i``'s rows are a prefix of layer ``i - 1``'s).
         """
-        from ._adjacency import build_adjacency, prefix_adjacency
-
         _, lo, hi, num_src, num_dst = self._bounds(layer)
         if self._adjacency is None:
             self._adjacency = [None] * self.num_layers
@@ -294,8 +294,6 @@ class Batch:
         ``edge_weight`` for layer-wise
         samplers (whose per-layer edges need :meth:`layer`, not ``trim_to_layer``).
         """
-        from ._pyg import import_pyg
-
         pyg = import_pyg("Batch.to_pyg_data")
         data = pyg.data.Data(edge_index=self.edge_index, num_nodes=self.num_nodes)
         if self.x is not None:
@@ -328,8 +326,6 @@ def _tensor(torch, arr):
     if isinstance(arr, np.ndarray):
         return torch.from_dlpack(np.ascontiguousarray(arr))
     if type(arr).__module__.startswith("scipy.sparse"):
-        from ._sparse import sparse_rows
-
         return sparse_rows(arr)
     return arr
 
@@ -355,9 +351,6 @@ def bulk_edges(bulk, exclude=None):
     kept : int64 ndarray of shape (k, L), or None
         Kept edges per minibatch and hop (``None`` with the native kernels off).
     """
-    from .. import native as _native
-    from ..engine._minibatch import MinibatchMajorBulk
-
     if isinstance(bulk, MinibatchMajorBulk) and exclude is None:
         return [bulk.edge_index(j) for j in range(len(bulk))], bulk.hop_edges
     if not _native.enabled() or not bulk.hops:

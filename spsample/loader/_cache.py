@@ -12,9 +12,10 @@ batches are bit for bit those of the uncached source.
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError
-from .._validate import fail
-from ._features import (FeatureSource, _as_numpy, _spread, as_feature_source, checked_bulk,
-                        checked_ids)
+from .._validate import as_float_array, as_index_array, fail
+from ..samplers._sample import sample
+from ._features import as_feature_source
+from ._source import FeatureSource, _as_numpy, _spread, checked_bulk, checked_ids
 
 __all__ = ["CachedFeatures", "in_degree_scores", "sampled_counts", "hit_rate_curve"]
 
@@ -34,12 +35,10 @@ def in_degree_scores(graph):
 def sampled_counts(graph, seeds, *, sampler, batch_size, seed=0, epochs=(0,)):
     """Per vertex, in how many minibatches' ``n_id`` it appears over ``epochs`` of sampling
     ``seeds`` (the fetches a loader without a cache would make), int64, shape (n,)."""
-    import spsample
-
     counts = np.zeros(graph.num_nodes, dtype=np.int64)
     for epoch in epochs:
-        for mb in spsample.sample(graph, seeds, sampler=sampler, batch_size=batch_size,
-                                  seed=seed, epoch=epoch):
+        for mb in sample(graph, seeds, sampler=sampler, batch_size=batch_size,
+                          seed=seed, epoch=epoch):
             counts += np.bincount(mb.n_id, minlength=graph.num_nodes)
     return counts
 
@@ -54,8 +53,6 @@ def hit_rate_curve(scores, accesses, fractions):
         ``scores`` not finite numbers, ``accesses`` not integers ``>= 0`` of the same length,
         or ``fractions`` not numbers in ``[0, 1]``.
     """
-    from .._validate import as_float_array, as_index_array
-
     where = "hit_rate_curve"
     scores = as_float_array(where, "scores", scores)
     if not np.isfinite(scores).all():

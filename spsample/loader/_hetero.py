@@ -16,9 +16,14 @@ from .._errors import ArgumentError, ArgumentTypeError, SeedError
 from ..graph._hetero import HeteroGraph, HeteroSchema
 from .._threads import apply_env_threads
 from .._validate import fail
+from ..engine._hetero_sample import check_seed_time, resolve_seeds
+from ..samplers._sample import sample
 from ._batch import _tensor
-from ._loader import (Loader, _grids_of, _resolve_strategy, add_bytes, bulk_starts,
-                      init_common)
+from ._features import as_feature_source
+from ._loader import (Loader, _grids_of, _resolve_labels, _resolve_strategy, add_bytes, bulk_starts,
+                      epoch_order, init_common)
+from ._pyg import import_pyg
+from ._sparse import SparseRows
 
 __all__ = ["HeteroBatch", "make_hetero_batch", "HeteroLoader", "is_hetero_data",
            "hetero_features", "hetero_labels"]
@@ -97,9 +102,6 @@ class HeteroBatch:
         """The batch as ``torch_geometric.data.HeteroData`` (needs PyG): ``x``, ``n_id``,
         ``num_sampled_nodes`` per type, ``edge_index``, ``e_id``, ``num_sampled_edges`` per
         relation, ``y`` and ``batch_size`` on the input type."""
-        from ._pyg import import_pyg
-        from ._sparse import SparseRows
-
         pyg = import_pyg("HeteroBatch.to_pyg_data")
         data = pyg.data.HeteroData()
         for t, n_id in self.n_id_dict.items():
@@ -166,7 +168,6 @@ def is_hetero_data(data):
 
 def hetero_features(graph, features, dataset):
     """``{type: FeatureSource}`` from a dict (or the dataset's features)."""
-    from ._features import as_feature_source
     if features is None and dataset is not None:
         features = dataset.features
     if features is None:
@@ -187,7 +188,6 @@ def hetero_features(graph, features, dataset):
 
 def hetero_labels(graph, labels, dataset):
     """``{type: int64 array}`` from a dict (or the dataset's labels)."""
-    from ._loader import _resolve_labels
     if labels is None and dataset is not None:
         labels = dataset.labels
     if labels is None:
@@ -222,11 +222,15 @@ class HeteroLoader(Loader):
     collectively (``strategy``: ``"push"`` by default, or ``"pull"``); a rank with fewer
     bulks samples padding ones so that the collective calls match."""
 
+    @staticmethod
+    def claims(data):
+        """``Loader(data, ...)`` is a HeteroLoader for heterogeneous ``data``."""
+        return is_hetero_data(data)
+
     def __init__(self, data, seeds=None, *, sampler, batch_size, bulk_size=4, features=None,
                  labels=None, shuffle=True, seed=0, device="cpu", dtype="float32",
                  pipeline=True, queue_size=2, rank=None, world_size=None, comm=None, epoch=0,
                  seed_time=None, strategy=None):
-        from ..engine._hetero_sample import check_seed_time
         apply_env_threads()
         dataset = None if isinstance(data, HeteroSchema) else data
         self.graph = data if dataset is None else data.graph
@@ -269,7 +273,6 @@ class HeteroLoader(Loader):
     def _sample(self, part, epoch, batch_offset):
         """The minibatches of the seeds at positions ``part``, the first with the global id
         ``batch_offset``."""
-        from ..samplers._sample import sample
         st = None if self.seed_time is None else self.seed_time[part]
         return sample(self.graph, (self.input_type, self.seeds[part]), sampler=self.sampler,
                       batch_size=self.batch_size, seed=self.seed, epoch=epoch,
@@ -288,7 +291,6 @@ class HeteroLoader(Loader):
 
 def epoch_positions(m, seed, epoch, shuffle):
     """The seed positions epoch ``epoch`` visits, in order (see ``epoch_order``)."""
-    from ._loader import epoch_order
     return epoch_order(np.arange(m, dtype=np.int64), seed, epoch, shuffle)
 
 
@@ -309,7 +311,6 @@ def record(stats, mbs, t0, t1, t2):
 
 def _hetero_seeds(graph, seeds, dataset):
     """``(input type, distinct local ids)``."""
-    from ..engine._hetero_sample import resolve_seeds
     if seeds is None or isinstance(seeds, str):
         parts = ("train", "val", "test")
         if dataset is None or not dataset.splits:

@@ -24,11 +24,20 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from .. import _rng, native as _native
 from .._errors import ArgumentError, ArgumentTypeError
 from ..graph._graph import Graph
 from ..graph._hetero import HeteroSchema
 from .._validate import as_float_array, as_index_array, check_memory, fail
+from ..distributed import DistGraph, STRATEGIES
+from ..distributed._collective import check_same
+from ..distributed._failure import abort_if_failing_alone
+from ..engine._hetero_sample import is_disjoint, run_global, split_hetero
+from ..engine._negatives import (MAX_ATTEMPTS, degree_weights, draw_negatives, negative_key,
+                                 pickers, strict_failure)
+from ..graph._times import as_times
 from ._batch import Batch, bulk_edges, make_batch
+from ._features import FetchFeatures, as_feature_source
 from ._hetero import epoch_positions, fetch_typed, hetero_features, make_hetero_batch, record
 from ._link_dist import ShardedLinks, checked_on_every_rank, fingerprint_arrays, grid_of
 from ._loader import Loader, _grids_of, add_bytes, bulk_starts, init_common
@@ -211,8 +220,6 @@ class LinkLoader(Loader):
     def _agree(self, grid):
         """Collective: the ranks' arguments and seed edges compared; every edge of a sharded
         relation gathered when ``edges`` was ``None``."""
-        from ..distributed._collective import check_same
-        from ..distributed._failure import abort_if_failing_alone
         with abort_if_failing_alone(grid.comm, _WHERE):
             check_same(grid.comm, _WHERE, "arguments (sampler, batch_size, bulk_size, "
                        "negatives, exclude_seed_edges, shuffle, seed, epoch, world_size, "
@@ -236,7 +243,6 @@ class LinkLoader(Loader):
                          edges=int(self.seeds.size)))
 
     def _features(self, features, dataset):
-        from ._features import as_feature_source
         if self.hetero:
             self.features = hetero_features(self.graph, features, dataset)
             return
@@ -318,7 +324,6 @@ class LinkLoader(Loader):
         hang); nothing to guard in one process."""
         if not (self.collective and self._grids):
             return contextlib.nullcontext()
-        from ..distributed._failure import abort_if_failing_alone
         return abort_if_failing_alone(self._grids[0].comm, _WHERE)
 
     def _links(self, pos, pos_off, batch_ids, epoch):
@@ -327,7 +332,6 @@ class LinkLoader(Loader):
         disjoint), each endpoint's position among them (``where``), their times; one native
         pass over the bulk when the native kernels are on, else (and for strict negatives on
         a sharded graph, whose edge tests are collective) the NumPy oracle."""
-        from .. import native as _native
         counts = np.diff(pos_off)
         neg = self._negative_counts(counts)
         sharded_strict = self.strict and self._dist is not None   # edge tests by the owners
@@ -338,7 +342,6 @@ class LinkLoader(Loader):
 
     def _links_numpy(self, edge_pos, batch_ids, epoch, neg):
         """:meth:`_links` in NumPy: draw_negatives, then each minibatch's endpoints."""
-        from ..engine._negatives import draw_negatives
         (os_, od), (ns, nd) = self._types()
         fixed = None
         if self.neg_sampling == "triplet":
@@ -367,8 +370,6 @@ class LinkLoader(Loader):
 
     def _links_native(self, pos, pos_off, batch_ids, epoch, neg):
         """:meth:`_links` in one pass of ``native/link.h``, parallel over minibatches."""
-        from .. import native as _native, _rng
-        from ..engine._negatives import MAX_ATTEMPTS, negative_key, pickers, strict_failure
         (os_, od), (ns, nd) = self._types()
         neg_off = np.zeros(neg.size + 1, dtype=np.int64)
         np.cumsum(neg, out=neg_off[1:])
@@ -392,13 +393,11 @@ class LinkLoader(Loader):
 
     def _disjoint(self):
         """Every endpoint its own subgraph (the sampler asks for it, or seed edges have times)."""
-        from ..engine._hetero_sample import is_disjoint
         return is_disjoint(self.sampler, self.edge_time)
 
     def _weights(self):
         """The negatives' ``degree_weights`` (``"degree"``), computed once; ``None`` for
         uniform negatives."""
-        from ..engine._negatives import degree_weights
         if self.neg_distribution != "degree":
             return None
         if self._degree_weights is None:
@@ -442,7 +441,6 @@ class LinkLoader(Loader):
         minibatch what :meth:`_batch` builds on: ``None`` (heterogeneous, or the native
         kernels off), or ``(minibatch, (edge_index, e_id))`` from one native pass over the
         bulk, without the seed edges when ``exclude_seed_edges``."""
-        from ..engine._hetero_sample import run_global, split_hetero
         seeds = [link["seeds"] for link in links]
         times = [link["time"] for link in links if link["time"] is not None]
         sizes = np.array([s.size for s in seeds], dtype=np.int64)
@@ -619,12 +617,10 @@ def _graph_of(data):
 
 
 def _is_graph(obj):
-    from ..distributed import DistGraph
     return isinstance(obj, (Graph, HeteroSchema, DistGraph))
 
 
 def _strategy(strategy):
-    from ..distributed import STRATEGIES
     if strategy is None:
         return "push"
     if strategy not in STRATEGIES:
@@ -635,7 +631,6 @@ def _strategy(strategy):
 
 def _fetched(features):
     """Whether fetching ``features`` (a source, or a dict of them) is collective."""
-    from ._features import FetchFeatures
     sources = features.values() if isinstance(features, dict) else [features]
     return any(isinstance(f, FetchFeatures) for f in sources)
 
@@ -713,7 +708,6 @@ def _flag(name, value):
 
 def _per_edge_time(value, size):
     """Seed edge times: int64 for integers (exact, as the graph's times), float64 for reals."""
-    from ..graph._times import as_times
     arr = as_times(_WHERE, "edge_time", value)
     if arr.shape != (size,):
         fail(ArgumentError, _WHERE, "edge_time", f"must have one value per seed edge ({size})",

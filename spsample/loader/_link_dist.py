@@ -33,6 +33,9 @@ import hashlib
 
 import numpy as np
 
+from ..distributed._collective import agree
+from ..distributed._placement import by_owner
+from ..distributed._sampling import run_distributed
 from ..engine._lazy import lookup
 from ..engine._negatives import strict_failure, weights_of
 
@@ -52,7 +55,6 @@ def checked_on_every_rank(grid, where):
     if grid is None:
         yield
         return
-    from ..distributed._collective import agree
     failure = []
     try:
         yield
@@ -146,7 +148,6 @@ class ShardedLinks:
         """Whether each ``(rows[i], columns[i])`` (global ids) is an entry of the relation,
         answered by the owners of the rows (collective within the grid's column)."""
         block, col = self.block, self.grid.col_comm
-        from ..distributed._placement import by_owner
         order, counts = by_owner(block.placement.owner(rows), col.size)
         asked, asked_counts = col.alltoallv(np.stack([rows[order], columns[order]], axis=1),
                                             counts)
@@ -163,7 +164,6 @@ class ShardedLinks:
 
     def give_up(self, pending):
         """Raise, on every rank, the strict failure of the first rank with slots left."""
-        from ..distributed._collective import agree
         agree(self.grid.comm, "LinkLoader", lambda: strict_failure(pending) if pending else None)
 
     # ------------------------------------------------------------------ sampling
@@ -171,7 +171,6 @@ class ShardedLinks:
         """The engine of :func:`~spsample.engine._hetero_sample.run_global`: the distributed hops
         (each relation step on its block of rows when ``schedule`` is given, cut at
         ``seed_time`` in a temporal bulk)."""
-        from ..distributed._sampling import run_distributed
         stats = {"strategy": self.strategy}
         out = run_distributed(self.graph, seeds, sizes, batch_ids, sampler, seed, epoch,
                               self.strategy, stats, schedule=schedule, seed_time=seed_time)

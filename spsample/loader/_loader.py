@@ -6,11 +6,15 @@ from functools import partial
 import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, SeedError
+from .._optional import import_torch
 from ..graph._graph import Graph
 from ..engine._batches import check_seeds
 from ..samplers._sample import sample
 from .._threads import apply_env_threads
 from .._validate import as_index_array, as_int, fail
+from ..distributed import STRATEGIES
+from ..distributed._collective import agree, check_same
+from ..distributed._failure import abort_if_failing_alone
 from ..samplers import Sampler
 from ._batch import make_batch
 from ._features import FetchFeatures, as_feature_source
@@ -133,11 +137,20 @@ class Loader:
     (4, 2, 1)
     """
 
+    #: Subclasses that ``Loader(data, ...)`` becomes for the data they claim (a subclass
+    #: defining ``claims(data) -> bool`` is added here when it is defined, e.g. HeteroLoader).
+    _claimants = []
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "claims" in cls.__dict__:
+            Loader._claimants.append(cls)
+
     def __new__(cls, data=None, *args, **kwargs):
-        if cls is Loader:              # heterogeneous data: the heterogeneous loader
-            from ._hetero import HeteroLoader, is_hetero_data
-            if is_hetero_data(data):
-                return super().__new__(HeteroLoader)
+        if cls is Loader:              # e.g. heterogeneous data: the heterogeneous loader
+            for sub in Loader._claimants:
+                if sub.claims(data):
+                    return super().__new__(sub)
         return super().__new__(cls)
 
     def __init__(self, data, seeds=None, *, sampler, batch_size, bulk_size=4, features=None,
@@ -157,9 +170,6 @@ class Loader:
             return
         # Over a DistGraph every rank samples collectively: a bad argument on one rank, or
         # ranks given different seeds (their minibatches would not line up), fails them all.
-        from ..distributed._collective import agree, check_same
-        from ..distributed._failure import abort_if_failing_alone
-
         with abort_if_failing_alone(grid.comm, _WHERE):
             agree(grid.comm, _WHERE, setup)
             check_same(grid.comm, _WHERE, "seeds and batching (SHA-256 of the seeds; "
@@ -453,8 +463,6 @@ def _resolve_strategy(strategy, graph):
     """The ``strategy`` option for ``sample`` (only a DistGraph takes one)."""
     if strategy is None:
         return {}
-    from ..distributed import STRATEGIES
-
     if strategy not in STRATEGIES:
         fail(ArgumentError, _WHERE, "strategy", f"must be None or one of {STRATEGIES}",
              strategy)
@@ -543,8 +551,6 @@ def resolve_device(device, where=_WHERE):
         A name torch does not know, a device that is not available here (``"cuda"``
         without a GPU), or ``"meta"`` (tensors without data: no batch can be copied there).
     """
-    from .._optional import import_torch
-
     torch = import_torch(f"spsample.{where}")
     if not isinstance(device, (str, torch.device)):
         fail(ArgumentTypeError, where, "device", "must be a str or torch.device", device)

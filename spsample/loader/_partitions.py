@@ -24,10 +24,10 @@ import collections
 
 import numpy as np
 
-from .._errors import ArgumentError, ArgumentTypeError
+from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._validate import as_int, fail
-from ._features import (FeatureSource, HDF5Features, _as_numpy, _spread, as_feature_source,
-                        checked_bulk, checked_ids)
+from ._features import HDF5Features, as_feature_source
+from ._source import FeatureSource, _as_numpy, _spread, checked_bulk, checked_ids
 
 __all__ = ["PartitionedFeatures", "buffer_aware_order", "owner_order", "partition_bounds",
            "ORDERS"]
@@ -207,8 +207,6 @@ def _check_extent(dset, lo, hi):
     """Rows ``[lo, hi)`` of ``dset`` lie inside its file as it is now (HDF5 reads bytes past
     the end of a truncated file as zeros); :class:`~spsample.DatasetError` otherwise."""
     import os
-
-    from .._errors import DatasetError
 
     path = dset.file.filename
     size = os.stat(path).st_size

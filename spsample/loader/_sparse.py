@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._features import FeatureSource, checked_bulk, checked_ids
+from ._source import FeatureSource, checked_bulk, checked_ids
 
 __all__ = ["SparseRows", "SparseFeatures"]
 

@@ -38,9 +38,11 @@ import math
 import os
 from dataclasses import dataclass
 
+from .. import native as _native
 from .._errors import ArgumentError
 from .._validate import as_int, fail
-from .._threads import check_threads
+from .._threads import check_threads, threads_from_env, warn_if_spinning
+from ..distributed._comm import Communicator, as_communicator
 
 __all__ = ["ThreadPlan", "plan_threads", "balance_threads", "process_cores", "local_ranks"]
 
@@ -81,8 +83,6 @@ def local_ranks(comm=None, environ=None):
     ``local_size()``, for MPI a shared-memory split; collective; an mpi4py communicator is
     wrapped) when given, else from the launcher's environment (1 outside MPI)."""
     if comm is not None:
-        from ..distributed._comm import Communicator, as_communicator
-
         wrapped = as_communicator(comm, "local_ranks")
         try:
             return int(wrapped.local_size())
@@ -214,8 +214,6 @@ def balance_threads(loader, *, model_threads=None, sampler_threads=None, ranks=N
         loader's is on (a single core: the producer's thread could only take turns with the
         model's), the loader's background thread is turned off (``loader.pipeline = False``).
     """
-    from .._threads import threads_from_env, warn_if_spinning
-
     if sampler_threads is None:
         sampler_threads = threads_from_env() or None
     cores = process_cores(local_ranks() if ranks is None else ranks)
@@ -234,8 +232,6 @@ def balance_threads(loader, *, model_threads=None, sampler_threads=None, ranks=N
 def apply_plan(plan):
     """Set torch's and the native kernels' thread counts to ``plan``'s."""
     import torch
-
-    from .. import native as _native
 
     if torch.get_num_threads() != plan.model:
         torch.set_num_threads(plan.model)

@@ -15,10 +15,12 @@ import os
 from .._errors import ArgumentError
 from .._optional import import_torch
 from .._validate import fail
+from ..distributed._collective import agree
+from ..io._files import check_writable, temporary_beside
 
 torch = import_torch("spsample.train")
 
-__all__ = ["TaskRun", "TASK_FORMAT", "read_checkpoint"]
+__all__ = ["TaskRun", "TASK_FORMAT", "read_checkpoint", "start_run"]
 
 #: ``format`` of a task checkpoint (:class:`Trainer`'s are ``spsample-train-1``).
 TASK_FORMAT = "spsample-task-1"
@@ -111,8 +113,6 @@ class TaskRun:
     def save(self, path):
         """Write :meth:`state_dict` to ``path`` (rank 0; atomically, through a temporary file
         beside it)."""
-        from ..io._files import temporary_beside
-
         if self.rank != 0:
             return
         with temporary_beside(path) as tmp:
@@ -165,3 +165,17 @@ class TaskRun:
     def _refuse(self, argname, path, problem):
         fail(ArgumentError, self.where, argname, f"{os.fspath(path)!r} {problem}",
              show_value=False)
+
+
+def start_run(run, comm, checkpoint, resume):
+    """Before the first epoch: the checkpoint's folder checked (rank 0) and the run resumed
+    from ``resume``, any rank's failure raised on every rank of ``comm`` (a Communicator)."""
+    def check():
+        if checkpoint is not None and run.rank == 0:
+            check_writable(run.where, "checkpoint", checkpoint)
+        if resume is not None:
+            run.resume(resume)
+    if comm is None:
+        check()
+        return
+    agree(comm, run.where, check)

@@ -18,13 +18,13 @@ out with :func:`~spsample.train.dropout` (torch's generator, 16-bit masks).
 """
 
 from .._errors import ArgumentError
-from .._validate import as_int, fail
+from .._validate import as_int, check_memory, fail
 from ..loader._adjacency import Adjacency
 from ..loader._sparse import SparseRows
 from ._aggregate import AGGREGATIONS, aggregate, scatter_aggregate
 from ._dropout import dropout as _dropout
 from ._dropout import thread_generator as _thread_generator
-from .._optional import import_torch
+from .._optional import import_pyg, import_torch
 
 torch = import_torch("spsample.train")
 
@@ -145,8 +145,6 @@ def make_layer(in_channels, out_channels, conv="auto"):
     """A GraphSAGE layer: :class:`SAGELayer` (``"auto"``, ``"torch"``) or PyG's ``SAGEConv``
     (``"pyg"``)."""
     if conv == "pyg":
-        from .._optional import import_pyg
-
         pyg = import_pyg("GraphSAGE(conv='pyg')")
         return pyg.nn.SAGEConv(in_channels, out_channels, aggr="mean")
     return SAGELayer(in_channels, out_channels)
@@ -185,8 +183,6 @@ def _check_weight_bytes(where, in_channels, hidden_channels, out_channels, num_l
     """A typed ``ResourceLimitError`` naming the widest argument when the layers' float32
     weights alone (two matrices per layer) exceed the memory limit, before torch is asked
     for them (a width of 10**20 overflowed inside torch with a TypeError)."""
-    from .._validate import check_memory
-
     widths = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
     nbytes = 8 * sum(a * b for a, b in zip(widths[:-1], widths[1:]))
     used = {"in_channels": in_channels, "out_channels": out_channels}

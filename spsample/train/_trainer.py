@@ -18,12 +18,17 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from .. import native as _native
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._optional import import_torch
 from .._threads import check_threads
 from .._validate import as_int, check_memory, fail
-from ..distributed import ShardedDataset
+from ..distributed import FeatureStore, ShardedDataset
+from ..io import Dataset
 from ..io._dataset import SPARSE_DENSITY
+from ..io._files import check_writable, temporary_beside
+from ..loader import Loader, SparseFeatures, balance_threads
+from ..loader._loader import resolve_device
 from ..loader._sparse import SparseRows
 from ..loader._threads import local_ranks
 from ..samplers._registry import NameView, registered
@@ -200,7 +205,6 @@ class TrainConfig:
         for name in ("threads", "sampler_threads"):
             if getattr(self, name) != "auto":
                 setattr(self, name, check_threads(where, name, getattr(self, name)))
-        from ..loader._loader import resolve_device
 
         resolve_device(self.device, where)     # a device batches can be moved to, here
 
@@ -284,9 +288,6 @@ class Trainer:
     """
 
     def __init__(self, dataset, config=None, *, comm=None, **overrides):
-        from ..io import Dataset
-        from ..loader import Loader
-
         if config is None:
             config = TrainConfig(**overrides)
         elif overrides:
@@ -357,9 +358,6 @@ class Trainer:
         entries are non-zero. Densifying sparse features checks the memory it needs first.
         A ``FeatureStore`` (a ``ShardedDataset``) follows the same rules shard by shard (the
         non-zeros counted over the whole matrix: collective)."""
-        from ..distributed import FeatureStore
-        from ..loader import SparseFeatures
-
         mode = config.sparse_features
         if isinstance(features, FeatureStore):      # shards, fetched by all-to-all
             return _store_source(features, mode)
@@ -389,8 +387,6 @@ class Trainer:
         """Split this process's cores between the model and the sampler for the next epoch
         (``config.threads`` / ``sampler_threads``; see
         :func:`~spsample.loader.balance_threads`) and apply it; returns the plan."""
-        from ..loader import balance_threads
-
         config = self.config
         self.thread_plan = balance_threads(
             self.train_loader, ranks=self._local_ranks,
@@ -509,8 +505,6 @@ class Trainer:
             return self._fit(epochs, checkpoint, progress, log)
 
     def _fit(self, epochs, checkpoint, progress, log):
-        from .. import native as _native
-
         t0 = time.perf_counter()
         show = progress and self.rank == 0
         run = []
@@ -614,8 +608,6 @@ class Trainer:
     def save_checkpoint(self, path):
         """Write :meth:`state_dict` to ``path`` (rank 0; atomically, via a temporary file
         beside it that is removed on SIGTERM too)."""
-        from ..io._files import temporary_beside
-
         if self.rank != 0:
             return
         with temporary_beside(path) as tmp:
@@ -648,8 +640,6 @@ class Trainer:
 
     def check_checkpoint_path(self, path):
         """Check before training that a checkpoint can be written at ``path`` (rank 0)."""
-        from ..io._files import check_writable
-
         if self.rank == 0:
             check_writable("Trainer.fit", "checkpoint", path)
 
@@ -744,8 +734,6 @@ def _build_model(dataset, config):
 @contextmanager
 def _threads_restored():
     """Restore torch's and the native sampler's thread counts on exit."""
-    from .. import native as _native
-
     model = torch.get_num_threads()
     sampler = _native.set_num_threads(0)        # the setting as it is (0: OpenMP's default)
     _native.set_num_threads(sampler)
@@ -825,8 +813,6 @@ def run_epoch(model, optimizer, loader, loss_of, *, epoch, seed, progress, desc,
         all-reduce); ``threads`` and ``sampler_threads`` (torch's and the native sampler's),
         and ``stats`` (the loader's epoch stats).
     """
-    from .. import native as _native
-
     bar = _progress_bar(progress, loader.steps_per_epoch, desc)
 
     def after_step(steps):

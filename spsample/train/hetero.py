@@ -20,11 +20,17 @@ import numpy as np
 
 from .._errors import ArgumentError
 from .._optional import import_torch
-from .._validate import as_int, fail
+from .._validate import as_int, check_memory, fail
+from ..graph._hetero import HeteroGraph
+from ..loader import Loader
+from ..samplers import NodeWise
 from ._aggregate import scatter_aggregate
 from ._dropout import dropout
-from ._trainer import evaluation_batches, run_epoch
+from ._trainer import _grid_comm, evaluation_batches, run_epoch
 from ..loader._sparse import SparseRows
+from ._checkpoint import TaskRun, start_run
+from ._ddp import GradientAllReduce, sum_over_ranks, world_of
+from ._steps import seeded_init
 
 torch = import_torch("spsample.train.hetero")
 
@@ -35,8 +41,6 @@ def _check_widths(graph, in_channels, hidden_channels, out_channels, num_layers)
     """``(hidden_channels, out_channels)`` checked, and the float32 weights they imply
     (inputs, then two matrices per type or relation and layer) against the memory limit
     before torch is asked for them (a width of 10**20 overflowed inside torch)."""
-    from .._validate import check_memory
-
     hidden = as_int("HeteroSAGE", "hidden_channels", hidden_channels, minimum=1)
     out = as_int("HeteroSAGE", "out_channels", out_channels, minimum=1)
     rows = sum(int(in_channels[t]) if t in in_channels else int(graph.num_nodes[t])
@@ -213,15 +217,7 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
         ranks) and ``sampling_bytes``: ``{collective: bytes}`` this rank sent while sampling
         the epoch's training minibatches), ``world_size``.
     """
-    import spsample
-
-    from ._checkpoint import TaskRun
-    from ._ddp import GradientAllReduce, sum_over_ranks, world_of
-    from ._steps import seeded_init
-    from ._trainer import _grid_comm
-    from .link import start_run
-
-    if not isinstance(ds.graph, spsample.HeteroGraph):
+    if not isinstance(ds.graph, HeteroGraph):
         comm = _grid_comm(ds.graph, comm)
     rank, size = world_of(comm)
     epochs = as_int("fit_node", "epochs", epochs, minimum=0)
@@ -232,10 +228,10 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
     y = torch.from_numpy(ds.labels[target])
 
     def loader(seeds, fan, shuffle):
-        return spsample.Loader(ds.graph, (target, seeds), sampler=spsample.NodeWise(list(fan)),
-                               batch_size=batch_size, bulk_size=bulk_size, features=feats,
-                               labels=labels, seed=seed, shuffle=shuffle, rank=rank,
-                               world_size=size, strategy=strategy)
+        return Loader(ds.graph, (target, seeds), sampler=NodeWise(list(fan)),
+                      batch_size=batch_size, bulk_size=bulk_size, features=feats,
+                      labels=labels, seed=seed, shuffle=shuffle, rank=rank, world_size=size,
+                      strategy=strategy)
 
     train_loader = loader(train, fanouts, True)
     val_loader = loader(val, eval_fanouts or fanouts, False)

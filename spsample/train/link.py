@@ -16,11 +16,20 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError
 from ..graph._hetero import HeteroGraph, HeteroSchema
+from ..samplers import NodeWise
 from .._optional import import_torch
 from .._validate import as_int, fail
+from ..distributed import DistGraph, FeatureStore
+from ..graph._graph import Graph
+from ..loader import LinkLoader
 from ..loader._link import check_negatives
 from ..loader._link_dist import gathered_edge_index, grid_of
-from ._trainer import evaluation_batches, run_epoch
+from ._checkpoint import TaskRun, start_run
+from ._ddp import GradientAllReduce, sum_over_ranks, world_of
+from ._model import GraphSAGE
+from ._steps import seeded_init
+from ._trainer import _grid_comm, _mean_bytes, epoch_traffic, evaluation_batches, run_epoch
+from .hetero import HeteroSAGE, normalized_features
 
 torch = import_torch("spsample.train.link")
 
@@ -186,8 +195,6 @@ def _message_graph(graph, src, dst):
     """The undirected graph of the pairs ``src < dst``: a :class:`~spsample.Graph`, or on a
     sharded ``graph`` a :class:`~spsample.distributed.DistGraph` on its grid holding this
     process row's rows of that very graph (the same rows, order and edge ids; collective)."""
-    from ..graph._graph import Graph
-    from ..distributed import DistGraph
     n = graph.num_nodes
     if grid_of(graph) is None:
         return Graph.from_edge_index(src, dst, num_nodes=n, symmetrize=True)
@@ -227,8 +234,6 @@ def _with_reverse(graph, rel):
 def _features(task):
     """The task's features with rows scaled to sum 1 (a ``FeatureStore``: its shard's rows,
     the same bits)."""
-    from ..distributed import FeatureStore
-    from .hetero import normalized_features
     x = task.features
     if x is None:
         return None
@@ -241,8 +246,6 @@ def _features(task):
 
 
 def _encoder(task, feats, hidden, out, layers, dropout):
-    from ._model import GraphSAGE
-    from .hetero import HeteroSAGE
     if task.hetero:
         return HeteroSAGE(task.graph, {t: f.shape[1] for t, f in (feats or {}).items()},
                           hidden, out, num_layers=layers, dropout=dropout)
@@ -304,9 +307,8 @@ def _measured_vertices(task, fanouts, seed):
     """Sampled vertices per seed of a training minibatch of :data:`_PROBE_EDGES` seed edges
     (epoch 0's first; one negative per edge) with ``fanouts``: the whole graph, sampled here
     alone (every rank measures the same)."""
-    import spsample
     rel, ei = task.edges["train"]
-    loader = spsample.LinkLoader(task.graph, (rel, ei), sampler=spsample.NodeWise(
+    loader = LinkLoader(task.graph, (rel, ei), sampler=NodeWise(
         list(fanouts)), batch_size=min(_PROBE_EDGES, ei.shape[1]), bulk_size=1,
         edge_time=task.times["train"], exclude_seed_edges=True, seed=seed, pipeline=False,
         rank=0, world_size=1)
@@ -438,12 +440,6 @@ def fit_link(data, *, relation=None, split="auto", fanouts=None, hidden=64, out=
         ``sampling``, ``negatives``, ``feature_fetch`` and ``gradient_allreduce``),
         ``bytes_per_epoch`` (their mean, with a ``total`` per phase).
     """
-    import spsample
-
-    from ._checkpoint import TaskRun
-    from ._ddp import GradientAllReduce, world_of
-    from ._steps import seeded_init
-    from ._trainer import _grid_comm, _mean_bytes
     if split not in ("auto", "random", "time", "stored"):
         fail(ArgumentError, "fit_link", "split", "must be auto, random, time or stored", split)
     epochs = as_int("fit_link", "epochs", epochs, minimum=0)
@@ -468,12 +464,11 @@ def fit_link(data, *, relation=None, split="auto", fanouts=None, hidden=64, out=
 
     def loader(part, **kw):
         rel, ei = task.edges[part]
-        return spsample.LinkLoader(task.graph, ei if rel is None else (rel, ei),
-                                   sampler=spsample.NodeWise(list(fanouts)),
-                                   bulk_size=bulk_size, features=feats,
-                                   edge_time=task.times[part], exclude_seed_edges=True,
-                                   seed=seed, rank=rank, world_size=size,
-                                   strategy=strategy if task.sharded else None, **kw)
+        return LinkLoader(task.graph, ei if rel is None else (rel, ei),
+                          sampler=NodeWise(list(fanouts)), bulk_size=bulk_size,
+                          features=feats, edge_time=task.times[part],
+                          exclude_seed_edges=True, seed=seed, rank=rank, world_size=size,
+                          strategy=strategy if task.sharded else None, **kw)
 
     train = loader("train", neg_ratio=neg_ratio, batch_size=batch_size)
     check_negatives("fit_link", "eval_negatives", eval_batch_size, bulk_size, eval_negatives,
@@ -522,28 +517,9 @@ def fit_link(data, *, relation=None, split="auto", fanouts=None, hidden=64, out=
                 bytes_per_epoch=_mean_bytes(history))
 
 
-def start_run(run, comm, checkpoint, resume):
-    """Before the first epoch: the checkpoint's folder checked (rank 0) and the run resumed
-    from ``resume``, any rank's failure raised on every rank of ``comm`` (a Communicator)."""
-    from ..io._files import check_writable
-
-    def check():
-        if checkpoint is not None and run.rank == 0:
-            check_writable(run.where, "checkpoint", checkpoint)
-        if resume is not None:
-            run.resume(resume)
-    if comm is None:
-        check()
-        return
-    from ..distributed._collective import agree
-    agree(comm, run.where, check)
-
-
 def _train_epoch(model, opt, loader, loss_of, progress, epoch, reduce, seed):
     """One data-parallel epoch: its history entry (loss and sampled edges over all ranks,
     the slowest rank's seconds, this rank's phases, the ranks' bytes per phase)."""
-    from ._ddp import sum_over_ranks
-    from ._trainer import epoch_traffic
     t0, gradient_bytes = time.perf_counter(), reduce.bytes_sent
     done = run_epoch(model, opt, loader, loss_of, epoch=epoch, seed=seed, progress=progress,
                      desc=f"epoch {epoch + 1}", reduce=reduce, rank=reduce.rank)
