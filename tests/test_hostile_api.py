@@ -17,6 +17,7 @@ from spsample.io import _disk_sampling
 from spsample import native as _native, _validate
 from spsample import primitives as prim
 from spsample._errors import ArgumentError, ArgumentTypeError, SamplerError
+from spsample.engine._native_run import sample_rows as native_sample_rows
 from spsample._threads import max_threads, threads_from_env
 from spsample.cli import main
 
@@ -577,9 +578,9 @@ def test_native_row_sampler_checks_what_the_kernels_would_trust():
            "fanout": dict(fanout=2**40)}
     for name, change in bad.items():
         with pytest.raises(ArgumentError, match=f"argument '{name}'"):
-            _native.sample_rows(**{**base, **change})
+            native_sample_rows(**{**base, **change})
     with pytest.raises(ArgumentTypeError, match="'fanout' must be an integer"):
-        _native.sample_rows(**{**base, "fanout": 2.5})
+        native_sample_rows(**{**base, "fanout": 2.5})
 
 
 def test_hit_rate_curve_checks_its_arrays():

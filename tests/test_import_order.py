@@ -23,10 +23,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "spsample"
 # r26native; the CLI, one registry, communicator and step loop on r26api). Until they land,
 # their own imports are reported but not failed; imports INTO them obey the rules like any other.
 PENDING = {
-    "spsample.native._lowering": "issue 26, left: the lowering reads the engine's vocabulary; "
-                                 "it moves into engine/",
-    "spsample.native._sampling": "issue 26, left: wraps kernel results in engine types; "
-                                 "it moves into engine/",
     "spsample._threads": "issue 26, left: threads join the public spsample.native switch",
     "spsample.native": "issue 26, left: the cycle through spsample._threads (which imports the "
                        "switch that imports it back)",

@@ -35,6 +35,7 @@ from .. import native
 from .._errors import (ArgumentError, MissingDependencyError, ResourceLimitError, SamplerError,
                       SpsampleError)
 from .._validate import fail
+from ..engine._lowering import lower
 from ._args import pack_args
 
 __all__ = ["INSTR_DTYPE", "EmulatedDevice", "CupyDevice", "get_device", "run_rowwise",
@@ -232,7 +233,7 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         check_memory("sample", "sampler", estimate_output_bytes(plans, graph, sizes),
                      "the sampled output", "lower the fanouts, batch_size or the number of seeds "
                      "per call")
-        lowered = native.lower(plans, graph, int(batch_ids.size))
+        lowered = lower(plans, graph, int(batch_ids.size))
     except SpsampleError:
         raise
     except Exception as exc:  # NotLowerable, or a constructor that cannot run on placeholders
@@ -268,9 +269,9 @@ def _rng_key(seed):
 
 
 def run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
-    """Run a row-wise :class:`~spsample.native.Lowered` sampler on ``device``.
+    """Run a row-wise :class:`~spsample.engine._lowering.Lowered` sampler on ``device``.
 
-    Same arguments and checks as :func:`spsample.native.run`; returns a
+    Same arguments and checks as :func:`spsample.engine._native_run.run`; returns a
     :class:`~spsample.Bulk` whose ``n_id`` and edge arrays live on the device (CuPy arrays on
     a GPU) and whose offsets and counts are NumPy arrays; ``path`` is the device's name.
     """

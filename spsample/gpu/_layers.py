@@ -29,9 +29,9 @@ __all__ = ["run_layerwise", "LayerWiseDriver", "check_key_range"]
 
 
 def run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
-    """Run a layer-wise :class:`~spsample.native.Lowered` sampler on ``device``.
+    """Run a layer-wise :class:`~spsample.engine._lowering.Lowered` sampler on ``device``.
 
-    Same arguments and checks as :func:`spsample.native.run`; returns a
+    Same arguments and checks as :func:`spsample.engine._native_run.run`; returns a
     :class:`~spsample.Bulk` (``layerwise``: edges carry weights) whose ``n_id`` and edge
     arrays live on the device and whose offsets and counts are NumPy arrays.
 

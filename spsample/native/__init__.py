@@ -20,16 +20,16 @@ The rest serves spsample's other rooms, one private module per job:
 
 * ``_codes`` -- the plan codes, taken from the extension (:class:`Frontier`,
   :class:`SelectRule`, :class:`StreamKey`, :class:`ValueOp`, :class:`LinkMode`);
-* ``_lowering`` -- traced constructors lowered to kernel requests (:func:`lower`,
-  :func:`lower_rows`, :func:`lower_requests`);
 * ``_kernel_calls`` -- the bulk kernels called with checked arguments, the memory budget and the
-  thread setting (flat results);
-* ``_sampling`` -- those results in the engine's types (:func:`run`: a ``Bulk``;
-  :func:`select_requests`, :func:`sample_rows`: a ``RowMatrix``);
+  thread setting (flat results: :func:`run_bulk`, :func:`select_rows`);
 * ``_bulk_ops`` -- relabelling, link minibatches, minibatch edges, typed grouping;
 * ``_io`` -- edge-list parsing, entry checks, file ranges;
 * ``_buffers`` -- the arrays handed to the kernels; ``graph._weights`` -- the values layer-wise
   sampling squares and sums.
+
+The lowering of traced constructors onto these kernels and the kernels' results in the engine's
+types live in the engine room, which this room lies below (``spsample.engine._lowering``,
+``spsample.engine._native_run``).
 
 Examples
 --------
@@ -47,8 +47,7 @@ from ._bulk_ops import insert_bulk, link_bulk, lookup_bulk, minibatch_edges, spl
 from ._codes import VALUE_STACK, Frontier, LinkMode, SelectRule, StreamKey, ValueOp
 from ._io import check_entries, gather_ranges, parse_edges
 from ..graph._weights import layerwise_scale, layerwise_weights
-from ._lowering import Lowered, RequestHop, lower, lower_requests, lower_rows
-from ._sampling import run, sample_rows, select_requests
+from ._kernel_calls import run_bulk, select_rows
 from ._switch import (AVAILABLE, IMPORT_ERROR, active_path, disabled, enabled, get_num_threads,
                       kernel_threads, kernels, pool_stats, set_enabled, set_num_threads,
                       set_pool_limit)
@@ -59,8 +58,7 @@ __all__ = [
     "set_num_threads", "get_num_threads", "set_pool_limit", "pool_stats",
     # for spsample's rooms
     "kernels", "kernel_threads", "Frontier", "SelectRule", "StreamKey", "ValueOp", "LinkMode",
-    "VALUE_STACK", "Lowered", "lower", "lower_rows", "RequestHop", "lower_requests", "run",
-    "select_requests", "sample_rows", "insert_bulk", "lookup_bulk", "link_bulk",
+    "VALUE_STACK", "run_bulk", "select_rows", "insert_bulk", "lookup_bulk", "link_bulk",
     "minibatch_edges", "split_typed", "parse_edges", "check_entries", "gather_ranges",
     "as_i64", "as_f64", "bulk_args", "indices32", "internal_columns", "layerwise_weights",
     "layerwise_scale",
