@@ -19,7 +19,7 @@ ROOMS = (
     ("graph", "Graph, HeteroGraph, generators, entry times, whole-graph quantities",
      ("spsample.graph",)),
     ("native", "the native kernels: on/off switch, threads, lowering onto the kernels",
-     ("spsample.native", "spsample._native_kernels", "spsample._threads")),
+     ("spsample.native", "spsample._native_kernels", "spsample._openmp")),
     ("engine", "vocabulary, sampler protocol, bulk state, results, tracing, NumPy evaluation, "
      "row sources, reference", ("spsample.engine", "spsample.primitives")),
     ("gpu", "sampling on a GPU (CuPy) or its CPU emulation",

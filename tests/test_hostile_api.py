@@ -18,7 +18,7 @@ from spsample import native as _native, _validate
 from spsample import primitives as prim
 from spsample._errors import ArgumentError, ArgumentTypeError, SamplerError
 from spsample.engine._native_run import sample_rows as native_sample_rows
-from spsample._threads import max_threads, threads_from_env
+from spsample.native import max_threads, threads_from_env
 from spsample.cli import main
 
 import crafted

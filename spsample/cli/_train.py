@@ -463,7 +463,7 @@ def _threads_arg(text):
     """``auto`` or an integer in ``[1, max_threads()]`` (argparse type)."""
     import argparse
 
-    from .._threads import max_threads
+    from ..native import max_threads
 
     if text == "auto":
         return text

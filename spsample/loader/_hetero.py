@@ -14,7 +14,7 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, SeedError
 from ..graph._hetero import HeteroGraph, HeteroSchema
-from .._threads import apply_env_threads
+from ..native import apply_env_threads
 from .._validate import fail
 from ._batch import _tensor
 from ._loader import (Loader, _grids_of, _resolve_strategy, add_bytes, bulk_starts,

@@ -9,7 +9,7 @@ from .._errors import ArgumentError, ArgumentTypeError, SeedError
 from ..graph._graph import Graph
 from ..engine._batches import check_seeds
 from ..samplers._sample import sample
-from .._threads import apply_env_threads
+from ..native import apply_env_threads
 from .._validate import as_index_array, as_int, fail
 from ..samplers import Sampler
 from ._batch import make_batch

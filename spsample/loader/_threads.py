@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from .._errors import ArgumentError
 from .._validate import as_int, fail
-from .._threads import check_threads
+from ..native import check_threads
 
 __all__ = ["ThreadPlan", "plan_threads", "balance_threads", "process_cores", "local_ranks"]
 
@@ -214,7 +214,7 @@ def balance_threads(loader, *, model_threads=None, sampler_threads=None, ranks=N
         loader's is on (a single core: the producer's thread could only take turns with the
         model's), the loader's background thread is turned off (``loader.pipeline = False``).
     """
-    from .._threads import threads_from_env, warn_if_spinning
+    from ..native import threads_from_env, warn_if_spinning
 
     if sampler_threads is None:
         sampler_threads = threads_from_env() or None

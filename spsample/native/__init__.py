@@ -12,8 +12,12 @@ Which path runs (what users and the experiments use):
   :func:`set_enabled` / :func:`disabled` at run time; :func:`active_path` says
   ``"native"`` or ``"numpy"``.
 * :func:`set_num_threads` / :func:`get_num_threads` -- the kernels' threads (default: OpenMP's,
-  i.e. ``OMP_NUM_THREADS`` or all cores; ``SPSAMPLE_THREADS`` applies at import). Results never
-  depend on them: each minibatch is sampled by one thread from its own keyed streams.
+  i.e. ``OMP_NUM_THREADS`` or all cores; ``SPSAMPLE_THREADS`` applies at import,
+  :func:`apply_env_threads`). Results never depend on them: each minibatch is sampled by one
+  thread from its own keyed streams. :func:`max_threads` is the ceiling of every thread count
+  (:func:`check_threads`, :func:`threads_from_env`).
+* :func:`set_passive_wait`, :data:`WAIT_POLICY`, :func:`warn_if_spinning` -- how idle OpenMP
+  threads wait, set by ``import spsample`` before any runtime loads (:mod:`spsample._openmp`).
 * :func:`set_pool_limit` / :func:`pool_stats` -- the pool of recycled output blocks.
 
 The rest serves spsample's other rooms, one private module per job:
@@ -41,21 +45,24 @@ True
 'numpy'
 """
 
-from .._threads import apply_env_threads
+from .._openmp import WAIT_POLICY, set_passive_wait, warn_if_spinning
 from ._buffers import as_f64, as_i64, bulk_args, indices32, internal_columns
 from ._bulk_ops import insert_bulk, link_bulk, lookup_bulk, minibatch_edges, split_typed
 from ._codes import VALUE_STACK, Frontier, LinkMode, SelectRule, StreamKey, ValueOp
 from ._io import check_entries, gather_ranges, parse_edges
 from ..graph._weights import layerwise_scale, layerwise_weights
 from ._kernel_calls import run_bulk, select_rows
-from ._switch import (AVAILABLE, IMPORT_ERROR, active_path, disabled, enabled, get_num_threads,
-                      kernel_threads, kernels, pool_stats, set_enabled, set_num_threads,
-                      set_pool_limit)
+from ._switch import (AVAILABLE, IMPORT_ERROR, active_path, apply_env_threads, disabled, enabled,
+                      get_num_threads, kernel_threads, kernels, pool_stats, set_enabled,
+                      set_num_threads, set_pool_limit)
+from ._threads import check_threads, max_threads, threads_from_env
 
 __all__ = [
     # the switch, threads and pool
     "AVAILABLE", "IMPORT_ERROR", "enabled", "set_enabled", "disabled", "active_path",
     "set_num_threads", "get_num_threads", "set_pool_limit", "pool_stats",
+    "max_threads", "check_threads", "threads_from_env", "apply_env_threads",
+    "set_passive_wait", "warn_if_spinning", "WAIT_POLICY",
     # for spsample's rooms
     "kernels", "kernel_threads", "Frontier", "SelectRule", "StreamKey", "ValueOp", "LinkMode",
     "VALUE_STACK", "run_bulk", "select_rows", "insert_bulk", "lookup_bulk", "link_bulk",
@@ -64,6 +71,6 @@ __all__ = [
     "layerwise_scale",
 ]
 
-# SPSAMPLE_THREADS (spsample._threads) applies from the first use of the native kernels on,
+# SPSAMPLE_THREADS (._threads) applies from the first use of the native kernels on,
 # before any explicit set_num_threads call (which then wins).
 apply_env_threads()

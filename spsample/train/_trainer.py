@@ -20,7 +20,7 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._optional import import_torch
-from .._threads import check_threads
+from ..native import check_threads
 from .._validate import as_int, check_memory, fail
 from ..distributed import ShardedDataset
 from ..io._dataset import SPARSE_DENSITY
