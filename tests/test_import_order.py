@@ -23,8 +23,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "spsample"
 # r26native; the CLI, one registry, communicator and step loop on r26api). Until they land,
 # their own imports are reported but not failed; imports INTO them obey the rules like any other.
 PENDING = {
-    "spsample.gpu": "issue 26, left: _device and _layers import each other (the device driver "
-                    "moves into a module of its own) and import the engine inside functions",
     "spsample.cli": "issue 26, left: the CLI's function-level imports hoisted",
     "spsample._plan": "issue 26, left: the planner moves into distributed/",
     "spsample.loader": "issue 26, left: the loader's function-level imports hoisted",

@@ -22,8 +22,9 @@ import numpy as np
 
 from .. import native
 from .._errors import ArgumentError
-from ._device import DeviceDriver
 from .._validate import fail
+from ..engine._minibatch import Bulk, HopEdges
+from ._driver import DeviceDriver
 
 __all__ = ["run_layerwise", "LayerWiseDriver", "check_key_range"]
 
@@ -95,7 +96,6 @@ class LayerWiseDriver(DeviceDriver):
 
     # ---------------------------------------------------------------- the bulk
     def run(self, seeds):
-        from ..engine._minibatch import Bulk
         self.nid = self.dev.upload(np.ascontiguousarray(seeds, dtype=np.int64))
         self.nid_off = self._off(self.sizes)
         counts = [self.sizes.copy()]
@@ -228,7 +228,6 @@ class LayerWiseDriver(DeviceDriver):
     # ---------------------------------------------------------------- edges
     def _edges(self, rows, sums):
         """The layer's edges: entries of its rows whose column is in the new ``n_id``."""
-        from ..engine._minibatch import HopEdges
         xp, D, N = self.xp, rows["D"], rows["N"]
         slots, tab_off = self._member_table()
         hit, lu = self._empty(D), self._empty(D)
