@@ -28,7 +28,7 @@ ROOMS = (
     ("io", "files: datasets, converters, graphs read from disk, the embedded datasets",
      ("spsample.io", "spsample.data")),
     ("distributed", "communicators, the 1.5D grid, partitioning, distributed graphs, planner",
-     ("spsample.distributed", "spsample._plan")),
+     ("spsample.distributed",)),
     ("testing", "graphs and samplers for tests, invariants", ("spsample.testing",)),
     ("loader", "torch loaders, features, caches", ("spsample.loader",)),
     ("train", "training loops and models", ("spsample.train",)),

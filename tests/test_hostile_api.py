@@ -388,7 +388,7 @@ def test_plan_bounds_the_ranks(ranks, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "'--ranks' must be at most" in err, err
     from spsample.cli._plan import _machine_path
-    from spsample._plan import Machine, plan
+    from spsample.distributed._plan import Machine, plan
 
     m = Machine.load(_machine_path("perlmutter"))
     with pytest.raises(ArgumentError, match="'ranks' must be at most"):
@@ -396,7 +396,7 @@ def test_plan_bounds_the_ranks(ranks, capsys):
 
 
 def test_plan_enumerates_divisors_quickly():
-    from spsample._plan import divisors
+    from spsample.distributed._plan import divisors
 
     for p in (1, 2, 12, 97, 360, 1024, 9973 * 2):
         assert divisors(p) == [d for d in range(1, p + 1) if p % d == 0]
@@ -406,7 +406,7 @@ def test_plan_enumerates_divisors_quickly():
 def test_plan_never_builds_the_graph_it_plans_for(monkeypatch):
     # before: --edges 10**13 made the R-MAT stand-in draw 6.5e11 edges (a 4.8 TiB array)
     from spsample.graph import _generate
-    from spsample._plan import STANDIN_EDGES, Workload
+    from spsample.distributed._plan import STANDIN_EDGES, Workload
 
     built = []
     real = _generate.rmat

@@ -24,7 +24,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "spsample"
 # their own imports are reported but not failed; imports INTO them obey the rules like any other.
 PENDING = {
     "spsample.cli": "issue 26, left: the CLI's function-level imports hoisted",
-    "spsample._plan": "issue 26, left: the planner moves into distributed/",
     "spsample.loader": "issue 26, left: the loader's function-level imports hoisted",
     "spsample.train": "issue 26, left: the training room's function-level imports hoisted",
 }

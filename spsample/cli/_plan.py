@@ -3,8 +3,8 @@
 The workload (sampled edges, frontier rows and vertices per minibatch) is measured on an
 R-MAT graph with the target's mean degree; the machine comes from a JSON file
 (``--machine``: a path, or the name of one shipped in ``spsample/data/machines``). The cost
-model (:mod:`spsample._plan`) then predicts each configuration; the fastest that fits the
-memory per rank is printed with the reasons.
+model (:mod:`spsample.distributed._plan`) then predicts each configuration; the fastest that fits
+the memory per rank is printed with the reasons.
 """
 
 import json
@@ -15,7 +15,7 @@ from .._errors import ArgumentError
 from .._validate import fail
 
 MACHINES = Path(__file__).resolve().parent.parent / "data" / "machines"
-#: Arguments of :func:`spsample._plan.plan` named by the flags that set them.
+#: Arguments of :func:`spsample.distributed._plan.plan` named by the flags that set them.
 ARGUMENT_FLAGS = {"memory": "--memory-per-rank", "ranks": "--ranks"}
 
 
@@ -42,7 +42,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from .. import _plan
+    from ..distributed import _plan
 
     _check(args)
     machine = _plan.Machine.load(_machine_path(args.machine))
@@ -79,7 +79,7 @@ def run(args):
 
 def measure_workload(args):
     """The per-minibatch counts of ``args``'s graph and sampler (see :meth:`Workload.like`)."""
-    from .. import _plan
+    from ..distributed import _plan
 
     fanouts = [int(f) for f in args.fanouts.split(",")]
     return _plan.Workload.like(args.nodes, args.edges, sampler=args.sampler, fanouts=fanouts,
@@ -100,7 +100,7 @@ def _machine_path(name):
 
 def _check(args):
     from ._common import check_output
-    from .._plan import MAX_RANKS
+    from ..distributed._plan import MAX_RANKS
 
     for flag, value in (("--nodes", args.nodes), ("--edges", args.edges),
                         ("--features", args.features), ("--ranks", args.ranks),
