@@ -18,10 +18,10 @@ ROOMS = (
      ("spsample._errors", "spsample._validate", "spsample._rng", "spsample._optional")),
     ("graph", "Graph, HeteroGraph, generators, entry times, whole-graph quantities",
      ("spsample.graph",)),
-    ("native", "the native kernels: on/off switch, threads, lowering onto the kernels",
+    ("native", "the native kernels: on/off switch, threads, the kernels' calls and codes",
      ("spsample.native", "spsample._native_kernels", "spsample._openmp")),
-    ("engine", "vocabulary, sampler protocol, bulk state, results, tracing, NumPy evaluation, "
-     "row sources, reference", ("spsample.engine", "spsample.primitives")),
+    ("engine", "vocabulary, sampler protocol, bulk state, results, tracing, lowering onto the "
+     "native kernels, NumPy evaluation, row sources, reference", ("spsample.engine", "spsample.primitives")),
     ("gpu", "sampling on a GPU (CuPy) or its CPU emulation",
      ("spsample.gpu",)),
     ("samplers", "the built-in samplers and sample()", ("spsample.samplers",)),
