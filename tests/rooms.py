@@ -21,7 +21,8 @@ ROOMS = (
     ("native", "the native kernels: on/off switch, threads, the kernels' calls and codes",
      ("spsample.native", "spsample._native_kernels", "spsample._openmp")),
     ("engine", "vocabulary, sampler protocol, bulk state, results, tracing, lowering onto the "
-     "native kernels, NumPy evaluation, row sources, reference", ("spsample.engine", "spsample.primitives")),
+     "native kernels, NumPy evaluation, row sources, reference",
+     ("spsample.engine", "spsample.primitives")),
     ("gpu", "sampling on a GPU (CuPy) or its CPU emulation",
      ("spsample.gpu",)),
     ("samplers", "the built-in samplers and sample()", ("spsample.samplers",)),
