@@ -148,7 +148,7 @@ def test_a_slow_reader_of_the_block_cache_never_runs_out_of_blocks(tmp_path, mon
     disk-cache path; here made certain by a slow release)."""
     import time
 
-    from spsample._disk_graph import BlockCache
+    from spsample.io._disk_graph import BlockCache
     g = spsample.rmat(9, seed=1)
     path = tmp_path / "g.h5"
     spsample.save(spsample.Dataset(g), path, layout="contiguous", compression=None)
