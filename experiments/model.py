@@ -1,5 +1,5 @@
-"""The cost model of ``spsample._plan``: calibrate it on this machine, validate it against the
-scaling runs, project it to a 128-GPU cluster.
+"""The cost model of ``spsample.distributed._plan``: calibrate it on this machine, validate it
+against the scaling runs, project it to a 128-GPU cluster.
 
     # kernel rates (one thread) and the MPI network (alltoallv under mpiexec -n 2..16)
     python experiments/model.py calibrate --out experiments/machines/local.json
@@ -39,7 +39,7 @@ SAMPLERS = {"nodewise": (15, 10, 5), "labor": (15, 10, 5), "ladies": (512, 512, 
 def calibrate(args):
     os.environ["SPSAMPLE_THREADS"] = "1"
     import spsample
-    from spsample._plan import Machine
+    from spsample.distributed._plan import Machine
 
     graph = spsample.rmat(args.scale, 16, seed=1)
     rates = {name: kernel_rate(graph, name, args.batch_size) for name in SAMPLERS}
@@ -63,7 +63,7 @@ def kernel_rate(graph, name, batch_size, minibatches=16, repeat=3):
     layer-wise samplers, entries of the frontier rows per second (what their selection
     reads, the unit of ``Machine.sample_rate`` for them)."""
     import spsample
-    from spsample._plan import LAYERWISE, Workload
+    from spsample.distributed._plan import LAYERWISE, Workload
     make = {"nodewise": spsample.NodeWise, "labor": spsample.LABOR, "ladies": spsample.LADIES}
     fanouts = SAMPLERS[name][:2] if name == "ladies" else SAMPLERS[name]
     seeds = np.random.default_rng(0).choice(graph.num_nodes, batch_size * minibatches,
@@ -145,7 +145,7 @@ def validate(args):
     """Predicted against measured bytes and phase times of every run; with ``--fit-below P``
     the machine's overheads are first fitted to the runs with fewer than P ranks, so the runs
     with P or more ranks test an extrapolation in p."""
-    from spsample._plan import Machine, feature_bytes, predict, sampling_bytes
+    from spsample.distributed._plan import Machine, feature_bytes, predict, sampling_bytes
 
     machine = Machine.load(args.machine)
     runs = list(runs_of(args.runs))
@@ -194,7 +194,7 @@ def fit_overheads(machine, runs):
     the runs with c < p: measured = factor * work + overhead + latency."""
     from dataclasses import replace
 
-    from spsample._plan import cost_terms
+    from spsample.distributed._plan import cost_terms
 
     a_s, b_s, a_f, b_f = [], [], [], []
     for w, _, run in runs:
@@ -237,7 +237,7 @@ def _nonnegative_lstsq(a, b):
 def workload_of_run(cfg, sampler):
     """The single-process workload of a scaling run's graph, sampler and batch size."""
     import spsample
-    from spsample._plan import Workload
+    from spsample.distributed._plan import Workload
     graph = spsample.load(cfg["data"]).graph if cfg.get("data") and os.path.exists(cfg["data"]) \
         else spsample.rmat(cfg["scale"], cfg["edge_factor"], seed=1)
     fanouts = cfg["layer_fanouts"] if sampler == "ladies" else cfg["fanouts"]
@@ -280,7 +280,7 @@ def print_validation(rows):
 
 # ------------------------------------------------------------------------------- project
 def project(args):
-    from spsample._plan import Machine, Workload, plan
+    from spsample.distributed._plan import Machine, Workload, plan
 
     machine = Machine.load(args.machine)
     memory = args.memory_per_rank * 1e9 if args.memory_per_rank else None

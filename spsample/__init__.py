@@ -14,10 +14,10 @@ SciPy and h5py.
 
 import importlib
 
-from ._threads import set_passive_wait
+from ._openmp import set_passive_wait
 
 # First of all, before anything loads an OpenMP runtime (torch, the native kernels): idle
-# OpenMP threads sleep instead of spinning, unless the user chose (see spsample._threads).
+# OpenMP threads sleep instead of spinning, unless the user chose (see spsample._openmp).
 set_passive_wait()
 
 from ._errors import (  # noqa: E402

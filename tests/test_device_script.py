@@ -310,7 +310,7 @@ def test_summary_finish_fails_on_a_failed_or_pending_part_not_on_a_skipped_one(t
 def test_calibrating_at_one_rank_count_writes_a_machine_file_that_loads(tmp_path):
     """model.py calibrate with one network probe (or latencies that do not grow with p) used
     to write alpha_peer_s = 0, which Machine.load refuses: validate then failed."""
-    from spsample._plan import Machine
+    from spsample.distributed._plan import Machine
     model = _module("model_for_test", "experiments/model.py")
     one = [{"p": 2, "seconds": {"8": 3e-5, "8192": 4e-5, "1048576": 9e-3}}]
     flat = one + [{"p": 4, "seconds": {"8": 2e-5, "8192": 4e-5, "1048576": 9e-3}}]

@@ -9,7 +9,7 @@ import pytest
 
 from spsample import native as _native
 from spsample._errors import ArgumentError
-from spsample._threads import threads_from_env
+from spsample.native import threads_from_env
 
 import crafted
 

@@ -17,7 +17,8 @@ from spsample.io import _disk_sampling
 from spsample import native as _native, _validate
 from spsample import primitives as prim
 from spsample._errors import ArgumentError, ArgumentTypeError, SamplerError
-from spsample._threads import max_threads, threads_from_env
+from spsample.engine._native_run import sample_rows as native_sample_rows
+from spsample.native import max_threads, threads_from_env
 from spsample.cli import main
 
 import crafted
@@ -387,7 +388,7 @@ def test_plan_bounds_the_ranks(ranks, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "'--ranks' must be at most" in err, err
     from spsample.cli._plan import _machine_path
-    from spsample._plan import Machine, plan
+    from spsample.distributed._plan import Machine, plan
 
     m = Machine.load(_machine_path("perlmutter"))
     with pytest.raises(ArgumentError, match="'ranks' must be at most"):
@@ -395,7 +396,7 @@ def test_plan_bounds_the_ranks(ranks, capsys):
 
 
 def test_plan_enumerates_divisors_quickly():
-    from spsample._plan import divisors
+    from spsample.distributed._plan import divisors
 
     for p in (1, 2, 12, 97, 360, 1024, 9973 * 2):
         assert divisors(p) == [d for d in range(1, p + 1) if p % d == 0]
@@ -405,7 +406,7 @@ def test_plan_enumerates_divisors_quickly():
 def test_plan_never_builds_the_graph_it_plans_for(monkeypatch):
     # before: --edges 10**13 made the R-MAT stand-in draw 6.5e11 edges (a 4.8 TiB array)
     from spsample.graph import _generate
-    from spsample._plan import STANDIN_EDGES, Workload
+    from spsample.distributed._plan import STANDIN_EDGES, Workload
 
     built = []
     real = _generate.rmat
@@ -580,9 +581,9 @@ def test_native_row_sampler_checks_what_the_kernels_would_trust():
            "fanout": dict(fanout=2**40)}
     for name, change in bad.items():
         with pytest.raises(ArgumentError, match=f"argument '{name}'"):
-            _native.sample_rows(**{**base, **change})
+            native_sample_rows(**{**base, **change})
     with pytest.raises(ArgumentTypeError, match="'fanout' must be an integer"):
-        _native.sample_rows(**{**base, "fanout": 2.5})
+        native_sample_rows(**{**base, "fanout": 2.5})
 
 
 def test_hit_rate_curve_checks_its_arrays():

@@ -74,12 +74,13 @@ def test_the_lowering_writes_the_extension_codes():
     import numpy as np
 
     import spsample
+    from spsample.engine._lowering import lower
     from spsample.engine._run import trace
 
     g = spsample.Graph.from_edge_index([0, 1, 2, 3], [1, 2, 3, 0], num_nodes=4)
     batch_ids = np.arange(2, dtype=np.int64)
     plans = trace(spsample.NodeWise([2, 1]), g, batch_ids, 0, 0)
-    lowered = native.lower(plans, g, 2)
+    lowered = lower(plans, g, 2)
     first, second = lowered.spec["hops"]
     rules = native.kernels.codes()["select"]
     assert first["select"] == second["select"] == rules["UNIFORM"]

@@ -1,4 +1,5 @@
-"""The native per-request row sampler (``spsample.native.sample_rows`` over ``select_requests``)
+"""The native per-request row sampler (``sample_rows`` over ``select_requests``,
+``spsample.engine._native_run``)
 against the NumPy primitives ``sample_rows(row_select(...))``, bit for bit.
 
 This is the owner side of distributed push sampling: a block of rows of ``A`` (global rows
@@ -11,6 +12,7 @@ import pytest
 import spsample
 from spsample import native as _native, _rng
 from spsample.engine import _primitives as prim
+from spsample.engine._native_run import sample_rows as native_sample_rows
 from spsample._errors import ArgumentError
 
 pytestmark = pytest.mark.skipif(not _native.AVAILABLE,
@@ -37,8 +39,8 @@ def _numpy(block, vertex, batch, fanout, weighted, replace, lo):
 
 def _native_rows(block, vertex, batch, fanout, weighted, replace, lo):
     indptr, indices, weights = block
-    return _native.sample_rows(indptr, indices, weights, vertex, batch, fanout, HOP_WORD, KEY,
-                               replace=replace, weighted=weighted, row_offset=lo)
+    return native_sample_rows(indptr, indices, weights, vertex, batch, fanout, HOP_WORD, KEY,
+                              replace=replace, weighted=weighted, row_offset=lo)
 
 
 def _assert_same(native, numpy):
@@ -161,8 +163,8 @@ def test_rows_stored_in_arrival_order(rmat_block, weighted, replace):
     slot_of_row = np.argsort(perm)
     rows = slot_of_row[vertex - lo]
     direct = _native_rows((indptr, indices, weights), vertex, batch, 9, weighted, replace, lo)
-    stored = _native.sample_rows(slot_ptr, indices[take], weights[take], vertex, batch, 9,
-                                 HOP_WORD, KEY, replace=replace, weighted=weighted, rows=rows)
+    stored = native_sample_rows(slot_ptr, indices[take], weights[take], vertex, batch, 9,
+                                HOP_WORD, KEY, replace=replace, weighted=weighted, rows=rows)
     np.testing.assert_array_equal(stored.indptr, direct.indptr)
     np.testing.assert_array_equal(stored.indices, direct.indices)
     np.testing.assert_array_equal(take[stored.edge_id], direct.edge_id)
@@ -174,8 +176,8 @@ def test_matches_the_fused_bulk_sampler(rmat_block):
     seeds = np.random.default_rng(2).permutation(graph.num_nodes)[:200]
     batches = spsample.sample(graph, seeds, sampler=spsample.NodeWise([6]), batch_size=50,
                               seed=0x1234_5678_9ABC_DEF0, epoch=5, batch_offset=3)
-    out = _native.sample_rows(graph.indptr, graph.indices, None, seeds, np.repeat([3, 4, 5, 6], 50),
-                              6, _rng.hop_word(5, 1), KEY)
+    out = native_sample_rows(graph.indptr, graph.indices, None, seeds, np.repeat([3, 4, 5, 6], 50),
+                             6, _rng.hop_word(5, 1), KEY)
     np.testing.assert_array_equal(np.concatenate([mb.edge_ids[0] for mb in batches]), out.edge_id)
 
 
@@ -207,6 +209,6 @@ def test_bad_input_raises_before_native_code(change, name):
         (options if k in options else args)[k] = v
     before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
     with pytest.raises(ArgumentError, match=f"'{name}'"):
-        _native.sample_rows(*args.values(), **options)
+        native_sample_rows(*args.values(), **options)
     for k, v in args.items():          # inputs unmodified
         assert np.array_equal(v, before[k]) if isinstance(v, np.ndarray) else v == before[k]

@@ -1,5 +1,5 @@
-"""The cost model and planner (spsample._plan, ``spsample plan``): what it recommends where
-the answer is known, the memory it counts, its reasons, and typed errors naming the flag. The
+"""The cost model and planner (spsample.distributed._plan, ``spsample plan``): what it recommends
+where the answer is known, the memory it counts, its reasons, and typed errors naming the flag. The
 byte formulas are checked against the counted bytes under MPI
 (tests/distributed/test_plan_bytes.py)."""
 
@@ -9,8 +9,8 @@ import pytest
 
 import spsample
 from spsample._errors import ArgumentError
-from spsample._plan import (Machine, Workload, feature_bytes, memory_per_rank, plan, predict,
-                            sampling_bytes)
+from spsample.distributed._plan import (Machine, Workload, feature_bytes, memory_per_rank, plan,
+                                        predict, sampling_bytes)
 from spsample.cli import main
 
 MACHINE = {"name": "test", "cores_per_node": 4, "ranks_per_node": 4, "alpha_s": 1e-5,

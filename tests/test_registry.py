@@ -99,7 +99,7 @@ def test_a_registered_sampler_is_accepted_by_the_trainer(lowdegree):
 
 
 def test_a_registered_sampler_is_planned(lowdegree, tmp_path, capsys):
-    from spsample._plan import Workload
+    from spsample.distributed._plan import Workload
 
     assert main(["plan", "--nodes", "100000", "--edges", "2000000", "--ranks", "4",
                  "--sampler", NAME, "--fanouts", "5,5"]) == 0
@@ -113,7 +113,7 @@ def test_a_registered_sampler_is_planned(lowdegree, tmp_path, capsys):
 def test_unregistered_names_are_refused_everywhere(capsys):
     unregister(NAME)                # also the README's, when its example ran before
     pytest.importorskip("torch")
-    from spsample._plan import Workload
+    from spsample.distributed._plan import Workload
     from spsample.train import TrainConfig
 
     for command in ("sample", "train", "plan"):
@@ -150,7 +150,7 @@ def test_a_registered_layerwise_sampler_is_treated_as_one():
         pass
 
     try:
-        from spsample._plan import LAYERWISE
+        from spsample.distributed._plan import LAYERWISE
         from spsample.train._trainer import TrainConfig
 
         assert "wide" in LAYERWISE and entry_of(Narrow([2])).layerwise

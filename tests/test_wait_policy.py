@@ -42,7 +42,7 @@ import os
 before = runtime_loaded()
 import spsample
 print(before, runtime_loaded(), os.environ.get("OMP_WAIT_POLICY"),
-      spsample._threads.WAIT_POLICY["chosen_by"], spsample._threads.WAIT_POLICY["too_late"])
+      spsample._openmp.WAIT_POLICY["chosen_by"], spsample._openmp.WAIT_POLICY["too_late"])
 """)
     assert out.split() == ["False", "False", "passive", "spsample", "False"]
 
@@ -53,7 +53,7 @@ def test_a_policy_the_user_chose_is_kept(name, value):
     out, _ = python(f"""
 import os, spsample
 print(os.environ.get("OMP_WAIT_POLICY"), os.environ[{name!r}],
-      spsample._threads.WAIT_POLICY["chosen_by"])
+      spsample._openmp.WAIT_POLICY["chosen_by"])
 """, **{name: value})
     policy = value if name == "OMP_WAIT_POLICY" else "None"
     assert out.split() == [policy, value, "user"]

@@ -7,7 +7,7 @@ sub-command's module is imported, so a missing or broken one never breaks the ot
 
 This module is part of the package, so ``import spsample`` has run before it: idle OpenMP
 threads already sleep (``OMP_WAIT_POLICY=passive`` unless the user chose, see
-:mod:`spsample._threads`) when a sub-command imports torch or the native kernels.
+:mod:`spsample._openmp`) when a sub-command imports torch or the native kernels.
 
 Under ``mpiexec`` a sub-command whose ranks work together (``train``) never ends on one rank
 alone: see :func:`main`. A sub-command module takes part by defining ``check(args)`` (this
@@ -24,7 +24,6 @@ import sys
 import warnings
 
 from .._errors import ArgumentError, DistributedError, SpsampleError, SpsampleWarning
-from .._threads import apply_env_threads
 
 COMMANDS = {
     "train": "Train a GNN (GraphSAGE, GCN) with spsample minibatches (default: the embedded Cora).",
@@ -163,6 +162,8 @@ def _run(args, world=None):
     errors = None if mpi is None else mpi.Dup()
     try:
         with _warnings_as_lines(args.command):
+            from ..native import apply_env_threads
+
             apply_env_threads()  # SPSAMPLE_THREADS for the native kernels
             return int(args._module.run(args) or 0)
     except SpsampleError as exc:

@@ -3,23 +3,23 @@
 The workload (sampled edges, frontier rows and vertices per minibatch) is measured on an
 R-MAT graph with the target's mean degree; the machine comes from a JSON file
 (``--machine``: a path, or the name of one shipped in ``spsample/data/machines``). The cost
-model (:mod:`spsample._plan`) then predicts each configuration; the fastest that fits the
-memory per rank is printed with the reasons.
+model (:mod:`spsample.distributed._plan`) then predicts each configuration; the fastest that fits
+the memory per rank is printed with the reasons.
 """
 
 import json
 import math
 from pathlib import Path
 
-from .. import _plan
+from ..distributed import _plan
 from .._errors import ArgumentError
-from .._plan import MAX_RANKS
+from ..distributed._plan import MAX_RANKS
 from .._validate import fail
 from ..samplers._registry import names
 from ._common import check_output
 
 MACHINES = Path(__file__).resolve().parent.parent / "data" / "machines"
-#: Arguments of :func:`spsample._plan.plan` named by the flags that set them.
+#: Arguments of :func:`spsample.distributed._plan.plan` named by the flags that set them.
 ARGUMENT_FLAGS = {"memory": "--memory-per-rank", "ranks": "--ranks"}
 
 

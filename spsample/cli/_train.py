@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from .._errors import ArgumentError
-from .._threads import max_threads
+from ..native import max_threads
 from ..distributed import DistGraph, Grid, ShardedDataset, launched_under_mpi, load_hetero_dataset
 from ..distributed._collective import agree
 from ..distributed._comm import mpi_world

@@ -37,7 +37,6 @@ import time
 
 import numpy as np
 
-from .. import native as _native
 from ..engine import _primitives as prim
 from ..engine._lazy import (
     ThresholdSelection,
@@ -48,6 +47,7 @@ from ..engine._rows import (Block as _Block, FetchHop, NO_ROWS as _NO_ROWS, conc
                            request_hop as _request_hop, row_local, trace_plans as _trace)
 from ._layerpush import LayerPush, layer_pushable
 from ._placement import by_owner
+from ..engine._native_run import select_requests
 from ..engine._run import run_hops
 
 __all__ = ["run_distributed", "hop_modes"]
@@ -263,11 +263,10 @@ class _PushHop:
         key_words = np.concatenate(keys) if width == 2 else vertex
         batch = np.repeat(np.arange(batch_ids.size, dtype=np.int64), run_lengths)
         if self.native is not None:
-            S = _native.select_requests(self.native, vertex, dg.local_rows(vertex),
-                                        batch_ids[batch],
-                                        ctx.hop_word, ctx.key,
-                                        keys=key_words if self.keyed_by_row else None,
-                                        times=None if run_time is None else run_time[batch])
+            S = select_requests(self.native, vertex, dg.local_rows(vertex), batch_ids[batch],
+                                ctx.hop_word, ctx.key,
+                                keys=key_words if self.keyed_by_row else None,
+                                times=None if run_time is None else run_time[batch])
         else:
             S = _owner_select(self.plan.selection, _Block(dg), vertex, key_words, batch,
                               batch_ids, ctx, run_time)

@@ -15,6 +15,8 @@ from .. import native as _native
 from .._errors import SamplerError
 from . import _primitives as prim
 from ._lazy import Expr, Frontier, NotLowerable, RowSelection, RowView, Streams, ThresholdSelection
+from ._lowering import lower_requests
+from ._native_run import select_requests
 from ._run import UNTRACEABLE, trace
 
 __all__ = ["trace_plans", "row_local", "NO_ROWS", "request_hop", "has_rows", "on_held_rows",
@@ -61,13 +63,13 @@ NO_ROWS = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), None, np.ze
 
 
 def request_hop(plan, graph, **where):
-    """The hop lowered for requested rows (:func:`spsample.native.lower_requests`; ``where``:
-    its ``rows`` or ``edges``), or ``None``: native kernels off, a hop that is not
+    """The hop lowered for requested rows (:func:`~spsample.engine._lowering.lower_requests`;
+    ``where``: its ``rows`` or ``edges``), or ``None``: native kernels off, a hop that is not
     row-local, or a rule the kernels do not implement (its NumPy evaluation then runs)."""
     if plan is None or not _native.enabled() or not row_local(plan):
         return None
     try:
-        return _native.lower_requests(plan, graph, **where)
+        return lower_requests(plan, graph, **where)
     except NotLowerable:
         return None
 
@@ -228,8 +230,8 @@ class FetchHop:
     :class:`FetchedRows` view. Row-local hops the kernels implement (``native_rows``; every
     pulled hop of the bulk must be one): appended in arrival order (:meth:`_append`, O(new
     entries) per hop, no re-sort of the entries) and selected by
-    :func:`spsample.native.select_requests`, which reads each request's row through its slot;
-    the NumPy way stays the oracle (same bits).
+    :func:`~spsample.engine._native_run.select_requests`, which reads each request's row
+    through its slot; the NumPy way stays the oracle (same bits).
 
     Rows of a time-sorted block (``timed``) come with their entries' times (``self.time``) and
     keep each entry's canonical edge id (``self.edge``, :func:`_canonical_edges`).
@@ -307,13 +309,13 @@ class FetchHop:
     def _select_native(self, Q, ctx, plan):
         """``S`` of the frontier rows ``Q`` (fetched rows of this block)."""
         rows = self.slot[np.searchsorted(self.ids, Q.vertex)]
-        lowered = _native.lower_requests(plan, self.dg, rows=(self.row_ptr, self.indices,
-                                                              self.weights, self.time))
+        lowered = lower_requests(plan, self.dg, rows=(self.row_ptr, self.indices,
+                                                      self.weights, self.time))
         keyed_by_row = plan.selection.streams.keyed_by == "row"
         timed = lowered.hop["time"] >= 0
-        S = _native.select_requests(lowered, Q.vertex, rows, ctx.batch_ids[Q.batch],
-                                    ctx.hop_word, ctx.key, keys=Q.row_id if keyed_by_row else None,
-                                    times=plan.selection.P.cutoff[1][Q.batch] if timed else None)
+        S = select_requests(lowered, Q.vertex, rows, ctx.batch_ids[Q.batch],
+                            ctx.hop_word, ctx.key, keys=Q.row_id if keyed_by_row else None,
+                            times=plan.selection.P.cutoff[1][Q.batch] if timed else None)
         if self.timed:                          # buffer position -> canonical edge id
             S.edge_id = self.edge[S.edge_id]
         else:                                   # buffer position -> edge id

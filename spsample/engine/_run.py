@@ -5,7 +5,8 @@ A sampler is only its constructors (:class:`~spsample.Sampler`). For a bulk the 
 1. **traces** them: runs every hop's constructors on a symbolic bulk state, which records one
    :class:`~spsample.engine._bulk.HopPlan` per hop (what the frontier, values, selection and
    extraction are) without sampling anything;
-2. **lowers** the plans onto a native bulk kernel (:func:`spsample.native.lower`) and runs it;
+2. **lowers** the plans onto a native bulk kernel (:func:`~spsample.engine._lowering.lower`)
+   and runs it;
 3. or, when the native kernels are off, or a constructor reads sampled data (or builds
    something no kernel implements), **evaluates** the same constructors with NumPy on a
    concrete state -- the oracle of the lowering -- warning once per constructor that was not
@@ -21,6 +22,8 @@ import numpy as np
 
 from .. import native as _native, _rng
 from ._bulk import BulkState
+from ._lowering import lower
+from ._native_run import run as run_native
 from .._errors import NotLoweredWarning, SpsampleError
 from ._lazy import NotLowerable
 from .._validate import check_memory
@@ -59,8 +62,8 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, schedule=N
     if native:
         lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch, plans, **extra)
         if lowered is not None:
-            return _native.run(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
-                               minibatch_major=minibatch_major)
+            return run_native(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
+                              minibatch_major=minibatch_major)
     return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, **extra)
 
 
@@ -208,12 +211,12 @@ def trace(sampler, graph, batch_ids, seed, epoch, *, schedule=None, seed_time=No
 
 def lower_sampler(sampler, graph, batch_ids, seed, epoch, plans=None, **extra):
     """The sampler traced (unless ``plans`` are given) and lowered
-    (:class:`spsample.native.Lowered`), or ``None`` (after a one-time warning naming the
+    (:class:`spsample.engine._lowering.Lowered`), or ``None`` (after a one-time warning naming the
     constructor) when it cannot run natively."""
     try:
         if plans is None:
             plans = trace(sampler, graph, batch_ids, seed, epoch, **extra)
-        return _native.lower(plans, graph, int(batch_ids.size))
+        return lower(plans, graph, int(batch_ids.size))
     except NotLowerable as exc:
         _warn_not_lowered(sampler, exc, getattr(exc, "constructor", None) or _culprit(sampler, exc))
     except SpsampleError:

@@ -4,6 +4,8 @@
   :class:`EmulatedDevice`, the host running the very same kernel functions), the row-wise
   driver and :func:`sample_on_device`, which :func:`spsample.sample` calls for ``device=``;
 * ``_layers`` -- the layer-wise driver (LADIES, FastGCN);
+* ``_driver`` -- what both drivers share (launches, prefix sums, each minibatch's ``n_id``);
+* ``_args`` -- the kernels' typed argument structs;
 * ``_cuda_source`` -- the kernels' source as CuPy compiles it, and the nvcc / NVRTC checks.
 
 Results do not depend on the device: every device gives the CPU engine's (and the NumPy

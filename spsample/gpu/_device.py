@@ -34,8 +34,14 @@ import numpy as np
 from .. import native
 from .._errors import (ArgumentError, MissingDependencyError, ResourceLimitError, SamplerError,
                       SpsampleError)
-from .._validate import fail
-from ._args import pack_args
+from .._rng import split_seed
+from .._validate import check_memory, fail
+from ..engine._lowering import lower
+from ..engine._minibatch import Bulk, HopEdges
+from ..engine._run import estimate_output_bytes, trace
+from ._cuda_source import NVRTC_OPTIONS, kernel_source
+from ._driver import DeviceDriver
+from ._layers import run_layerwise
 
 __all__ = ["INSTR_DTYPE", "EmulatedDevice", "CupyDevice", "get_device", "run_rowwise",
            "sample_on_device", "gpu_available"]
@@ -120,7 +126,6 @@ class CupyDevice:
 
     def module(self):
         if CupyDevice._module is None:
-            from ._cuda_source import NVRTC_OPTIONS, kernel_source
             CupyDevice._module = self.xp.RawModule(code=kernel_source(), options=NVRTC_OPTIONS)
         return CupyDevice._module
 
@@ -224,15 +229,13 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         Naming ``device`` when the sampler does not lower onto the native kernels (constructors
         the engine cannot lower).
     """
-    from ..engine._run import estimate_output_bytes, trace
-    from .._validate import check_memory
     dev = get_device(device)
     try:
         plans = trace(sampler, graph, batch_ids, seed, epoch)
         check_memory("sample", "sampler", estimate_output_bytes(plans, graph, sizes),
                      "the sampled output", "lower the fanouts, batch_size or the number of seeds "
                      "per call")
-        lowered = native.lower(plans, graph, int(batch_ids.size))
+        lowered = lower(plans, graph, int(batch_ids.size))
     except SpsampleError:
         raise
     except Exception as exc:  # NotLowerable, or a constructor that cannot run on placeholders
@@ -240,7 +243,6 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         fail(ArgumentError, "sample", "device", f"runs only samplers that lower onto the native "
              f"engine; {type(sampler).__name__} does not ({what})", show_value=False)
     if lowered.kernel == "layerwise":
-        from ._layers import run_layerwise
         return run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
     _check_gpu_hops(lowered, sampler, seed, epoch)
     return run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
@@ -263,131 +265,19 @@ def _check_gpu_hops(lowered, sampler, seed, epoch):
 
 
 def _rng_key(seed):
-    from .._rng import split_seed
     return split_seed(seed)
 
 
 def run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
-    """Run a row-wise :class:`~spsample.native.Lowered` sampler on ``device``.
+    """Run a row-wise :class:`~spsample.engine._lowering.Lowered` sampler on ``device``.
 
-    Same arguments and checks as :func:`spsample.native.run`; returns a
+    Same arguments and checks as :func:`spsample.engine._native_run.run`; returns a
     :class:`~spsample.Bulk` whose ``n_id`` and edge arrays live on the device (CuPy arrays on
     a GPU) and whose offsets and counts are NumPy arrays; ``path`` is the device's name.
     """
     _, _, seeds, sizes, batch_ids, k0, k1 = native.bulk_args(graph, seeds, sizes, batch_ids,
                                                                  seed, epoch)
     return RowWiseDriver(lowered.spec, device, sizes, batch_ids, (k0, k1), int(epoch)).run(seeds)
-
-
-class DeviceDriver:
-    """What the row-wise and layer-wise drivers share: launches, prefix sums, and each
-    minibatch's ``n_id`` on the device with its deduplicated growth.
-
-    State: ``nid`` (device; each minibatch's ``n_id``, minibatch after minibatch) with
-    ``nid_off`` (host, ``k + 1``).
-    """
-
-    def __init__(self, device, sizes, batch_ids, key, epoch):
-        self.dev, self.xp = device, device.xp
-        self.k = int(sizes.size)
-        self.key, self.epoch = key, epoch
-        self.batch_ids = device.upload(np.ascontiguousarray(batch_ids, dtype=np.int64))
-        self.sizes = np.asarray(sizes, dtype=np.int64)
-        self._live = []
-
-    def hop_word(self, h):
-        """Counter word 2 of hop ``h``'s streams (``spsample._rng.hop_word``)."""
-        return ((self.epoch & 0xFFFFFF) << 8) | (h & 255)
-
-    # ---------------------------------------------------------------- small helpers
-    def _off(self, counts):
-        out = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=out[1:])
-        return out
-
-    def _dev_off(self, counts):
-        """Exclusive prefix sum of a device int64 array (length + 1) and its total."""
-        xp = self.xp
-        out = xp.zeros(int(counts.size) + 1, dtype=xp.int64)
-        if counts.size:
-            xp.cumsum(counts, out=out[1:])
-        return out, int(out[-1])
-
-    def _empty(self, n):
-        return self.xp.empty(int(n), dtype=self.xp.int64)
-
-    def _p(self, arr):
-        """The address of ``arr`` for an argument array; ``arr`` is kept alive until the next
-        launch has been issued (a temporary would otherwise be freed before the kernel runs)."""
-        self._live.append(arr)
-        return self.dev.ptr(arr)
-
-    def _launch(self, kernel, items, /, **fields):
-        """Launch ``kernel`` over ``items`` items with its argument struct filled by name
-        (:func:`spsample.gpu._args.pack_args`: arrays for pointer fields, numbers otherwise)."""
-        try:
-            self.dev.launch(kernel, items, pack_args(kernel, self._p, **fields))
-        finally:
-            self._live = []
-
-    # ---------------------------------------------------------------- extraction
-    def _append_unique(self, items, item_off):
-        """Local ids of ``items`` (device; minibatch j's are ``item_off[j]:item_off[j + 1]``),
-        appending the vertices new to their minibatch in first-occurrence order."""
-        xp, k = self.xp, self.k
-        held = np.diff(self.nid_off)
-        per = np.diff(item_off)
-        caps = np.array([_capacity(int(a) + int(b)) for a, b in zip(held, per)], dtype=np.int64)
-        tab_off = self._off(caps)
-        slots = xp.zeros(int(tab_off[-1]), dtype=xp.uint64)
-        I, N = int(item_off[-1]), int(self.nid_off[-1])
-        nid_off_d, item_off_d = self.dev.upload(self.nid_off), self.dev.upload(item_off)
-        tab_off_d = self.dev.upload(tab_off)
-        self._launch("table_nodes", N, N=N, k=k, nid=self.nid, nid_off=nid_off_d,
-                     tab_off=tab_off_d, slots=slots)
-        item = dict(I=I, k=k, items=items, item_off=item_off_d, tab_off=tab_off_d, slots=slots)
-        self._launch("table_items", I, **item)
-        flags = self._empty(I)
-        self._launch("first_flags", I, **item, flags=flags)
-        rank, total = self._dev_off(flags)
-        local, newv = self._empty(I), self._empty(total)
-        self._launch("assign", I, **item, rank=rank, base=self.dev.upload(held), local=local,
-                     newv=newv)
-        added = np.diff(np.asarray(self.dev.download(rank[item_off_d]), dtype=np.int64))
-        self._merge(newv, added)
-        return local
-
-    def _append_all(self, items, item_off):
-        """Local ids of ``items`` appended without deduplication (one new vertex each)."""
-        xp = self.xp
-        held = np.diff(self.nid_off)
-        per = np.diff(item_off)
-        shift = self.dev.upload(np.repeat(held - item_off[:-1], per))
-        local = shift + xp.arange(int(item_off[-1]), dtype=xp.int64)
-        self._merge(items, per)
-        return local
-
-    def _merge(self, add, added):
-        """Append ``added[j]`` vertices of ``add`` (device, minibatch after minibatch) to each
-        minibatch's ``n_id``."""
-        new_off = self._off(np.diff(self.nid_off) + added)
-        N2 = int(new_off[-1])
-        out = self._empty(N2)
-        self._launch("merge_nodes", N2, N2=N2, k=self.k, out_off=self.dev.upload(new_off),
-                     nid=self.nid, nid_off=self.dev.upload(self.nid_off), add=add,
-                     add_off=self.dev.upload(self._off(added)), out=out)
-        self.nid, self.nid_off = out, new_off
-
-    def _member_table(self):
-        """Per-minibatch dedup tables of the current ``n_id``, valued by local id:
-        ``(slots, tab_off)`` (device; ``native/device/dedup.cuh``)."""
-        N = int(self.nid_off[-1])
-        tab_off = self._off([_capacity(int(h)) for h in np.diff(self.nid_off)])
-        slots = self.xp.zeros(int(tab_off[-1]), dtype=self.xp.uint64)
-        tab_off = self.dev.upload(tab_off)
-        self._launch("table_nodes", N, N=N, k=self.k, nid=self.nid,
-                     nid_off=self.dev.upload(self.nid_off), tab_off=tab_off, slots=slots)
-        return slots, tab_off
 
 
 class RowWiseDriver(DeviceDriver):
@@ -409,7 +299,6 @@ class RowWiseDriver(DeviceDriver):
 
     # ---------------------------------------------------------------- the bulk
     def run(self, seeds):
-        from ..engine._minibatch import Bulk, HopEdges
         self.nid = self.dev.upload(np.ascontiguousarray(seeds, dtype=np.int64))
         self.nid_off = self._off(self.sizes)
         self.ends = [self.sizes.copy()]
@@ -561,10 +450,3 @@ class RowWiseDriver(DeviceDriver):
         self._launch("compact", m, m=m, out_off=out_off, count=count, new_off=new_off, dst=dst,
                      eid=eid, erow=erow, dst2=dst2, eid2=eid2, erow2=erow2)
         return dst2, eid2, erow2, new_off, E
-
-def _capacity(entries):
-    """native/device/dedup.cuh's dedup_capacity."""
-    c = 16
-    while c < 2 * entries:
-        c <<= 1
-    return c

@@ -22,16 +22,17 @@ import numpy as np
 
 from .. import native
 from .._errors import ArgumentError
-from ._device import DeviceDriver
 from .._validate import fail
+from ..engine._minibatch import Bulk, HopEdges
+from ._driver import DeviceDriver
 
 __all__ = ["run_layerwise", "LayerWiseDriver", "check_key_range"]
 
 
 def run_layerwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, device):
-    """Run a layer-wise :class:`~spsample.native.Lowered` sampler on ``device``.
+    """Run a layer-wise :class:`~spsample.engine._lowering.Lowered` sampler on ``device``.
 
-    Same arguments and checks as :func:`spsample.native.run`; returns a
+    Same arguments and checks as :func:`spsample.engine._native_run.run`; returns a
     :class:`~spsample.Bulk` (``layerwise``: edges carry weights) whose ``n_id`` and edge
     arrays live on the device and whose offsets and counts are NumPy arrays.
 
@@ -95,7 +96,6 @@ class LayerWiseDriver(DeviceDriver):
 
     # ---------------------------------------------------------------- the bulk
     def run(self, seeds):
-        from ..engine._minibatch import Bulk
         self.nid = self.dev.upload(np.ascontiguousarray(seeds, dtype=np.int64))
         self.nid_off = self._off(self.sizes)
         counts = [self.sizes.copy()]
@@ -228,7 +228,6 @@ class LayerWiseDriver(DeviceDriver):
     # ---------------------------------------------------------------- edges
     def _edges(self, rows, sums):
         """The layer's edges: entries of its rows whose column is in the new ``n_id``."""
-        from ..engine._minibatch import HopEdges
         xp, D, N = self.xp, rows["D"], rows["N"]
         slots, tab_off = self._member_table()
         hit, lu = self._empty(D), self._empty(D)

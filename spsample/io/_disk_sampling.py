@@ -45,6 +45,8 @@ from ..engine._batches import check_sample_args, check_unique_per_batch, split_b
 from ..engine._run import estimate_output_bytes, run_hops
 from .. import native as _native
 from ..engine._lazy import NotLowerable
+from ..engine._lowering import RequestHop, lower_rows
+from ..engine._native_run import run as run_native, select_requests
 from ._disk_map import RELEASE_BLOCK
 from ..engine._hetero_sample import run_disjoint
 
@@ -132,8 +134,7 @@ def _windowed_plan(dg, plans, modes, batch_ids):
             any(mode != "scan" for mode in modes):
         return None
     try:
-        lowered = _native.lower_rows(plans, dg, int(batch_ids.size), indices32=False,
-                                      arrays=False)
+        lowered = lower_rows(plans, dg, int(batch_ids.size), indices32=False, arrays=False)
     except NotLowerable:
         return None
     rows = _native.Frontier.ROWS
@@ -163,8 +164,8 @@ def _run_windowed(dg, lowered, seeds, sizes, batch_ids, seed, epoch, stats, mode
     lowered.spec["graphs"] = [(graph.indptr, graph.indices, graph.weights, None)]
     span = max(1, m.span // _native.get_num_threads())
     try:
-        out = _native.run(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
-                          windows=(span, m.view(), RELEASE_BLOCK))
+        out = run_native(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
+                         windows=(span, m.view(), RELEASE_BLOCK))
     except BaseException:
         m.release(0, dg.num_edges)                        # windows the failed call left mapped
         raise
@@ -285,10 +286,9 @@ class _ScanHop:
         m.check_size()
         vertex, batch = Q.vertex[order], Q.batch[order]
         n = self.native
-        lowered = _native.RequestHop((dg.indptr, *m.arrays(), None), n.hop, n.f64, n.i64,
-                                     n.n_vertices)
+        lowered = RequestHop((dg.indptr, *m.arrays(), None), n.hop, n.f64, n.i64, n.n_vertices)
         try:
-            S = _native.select_requests(
+            S = select_requests(
                 lowered, vertex, vertex, ctx.batch_ids[batch], ctx.hop_word, ctx.key,
                 keys=Q.row_id[order] if self.keyed_by_row else None, num_threads=threads,
                 windows=(order, bounds[1:], m.view(), m.release_ranges(lo, hi)))
@@ -334,11 +334,10 @@ class _ScanHop:
         rows = order[requests]
         vertex, batch = Q.vertex[rows], Q.batch[rows]
         n = self.native
-        lowered = _native.RequestHop((indptr, idx, _native.as_f64(w), None), n.hop, n.f64,
-                                     n.i64, n.n_vertices)
-        S = _native.select_requests(lowered, vertex, slot, ctx.batch_ids[batch],
-                                    ctx.hop_word, ctx.key,
-                                    keys=Q.row_id[rows] if self.keyed_by_row else None)
+        lowered = RequestHop((indptr, idx, _native.as_f64(w), None), n.hop, n.f64, n.i64,
+                             n.n_vertices)
+        S = select_requests(lowered, vertex, slot, ctx.batch_ids[batch], ctx.hop_word, ctx.key,
+                            keys=Q.row_id[rows] if self.keyed_by_row else None)
         first = self.dg.indptr[group[slot]] - indptr[slot]       # buffer position -> edge id
         S.edge_id = S.edge_id + np.repeat(first, S.row_lengths())
         pieces.add(rows, S, 0)
@@ -362,12 +361,11 @@ class _ScanHop:
             n = self.native
             arrays = (_native.as_i64(window.indptr), _native.as_i64(window.indices),
                       _native.as_f64(window.weights), None)
-            lowered = _native.RequestHop(arrays,
-                                         n.hop, n.f64, n.i64, n.n_vertices)
-            S = _native.select_requests(lowered, vertex, window.local_rows(vertex),
-                                        ctx.batch_ids[batch], ctx.hop_word, ctx.key,
-                                        keys=keys if self.keyed_by_row else None,
-                                        num_threads=None if vertex.size >= _PARALLEL else 1)
+            lowered = RequestHop(arrays, n.hop, n.f64, n.i64, n.n_vertices)
+            S = select_requests(lowered, vertex, window.local_rows(vertex),
+                                ctx.batch_ids[batch], ctx.hop_word, ctx.key,
+                                keys=keys if self.keyed_by_row else None,
+                                num_threads=None if vertex.size >= _PARALLEL else 1)
         else:
             S = owner_select(self.plan.selection, window, vertex, keys, batch,
                               ctx.batch_ids, ctx)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, SeedError
 from ..graph._hetero import HeteroGraph, HeteroSchema
-from .._threads import apply_env_threads
+from ..native import apply_env_threads
 from .._validate import fail
 from ..engine._hetero_sample import check_seed_time, resolve_seeds
 from ..samplers._sample import sample

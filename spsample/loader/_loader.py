@@ -10,7 +10,7 @@ from .._optional import import_torch
 from ..graph._graph import Graph
 from ..engine._batches import check_seeds
 from ..samplers._sample import sample
-from .._threads import apply_env_threads
+from ..native import apply_env_threads
 from .._validate import as_index_array, as_int, fail
 from ..distributed import STRATEGIES
 from ..distributed._collective import agree, check_same

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from .. import native as _native
 from .._errors import ArgumentError
 from .._validate import as_int, fail
-from .._threads import check_threads, threads_from_env, warn_if_spinning
+from ..native import check_threads, threads_from_env, warn_if_spinning
 from ..distributed._comm import Communicator, as_communicator
 
 __all__ = ["ThreadPlan", "plan_threads", "balance_threads", "process_cores", "local_ranks"]

@@ -1,7 +1,8 @@
 """Calls into the bulk kernels of the extension, with what every call needs: the arguments
 checked (:func:`~._buffers.bulk_args`), the memory budget (``ResourceLimitError`` when the output
 outgrows it), the thread setting, and the kernels' errors translated. Results come back as the
-kernels return them (flat arrays); :mod:`._sampling` wraps them into the engine's types."""
+kernels return them (flat arrays); :mod:`spsample.engine._native_run` wraps them into the
+engine's types."""
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def _request_times(hop, times):
 def select_rows(lowered, vertex, row, batch, hop_word, key, *, keys=None, num_threads=None,
                 windows=None, times=None):
     """A lowered hop's selection on requested rows (arguments of
-    :func:`~._sampling.select_requests`, ``vertex`` not empty).
+    :func:`spsample.engine._native_run.select_requests`, ``vertex`` not empty).
 
     Returns
     -------

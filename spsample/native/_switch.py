@@ -7,7 +7,8 @@
   / :func:`disabled` at run time.
 * :func:`active_path` -- ``"native"`` or ``"numpy"``.
 * :func:`set_num_threads` / :func:`get_num_threads` -- the kernels' OpenMP threads (default:
-  OpenMP's, i.e. ``OMP_NUM_THREADS`` or all cores); results never depend on them.
+  OpenMP's, i.e. ``OMP_NUM_THREADS`` or all cores); results never depend on them;
+  :func:`apply_env_threads` applies ``SPSAMPLE_THREADS`` (:mod:`._threads`) once.
 * :func:`set_pool_limit` / :func:`pool_stats` -- the pool of recycled output blocks.
 """
 
@@ -15,11 +16,12 @@ import contextlib
 import os
 
 from .._errors import MissingDependencyError
-from .._threads import check_threads
 from .._validate import as_int, memory_limit
+from ._threads import check_threads, threads_from_env
 
 __all__ = ["AVAILABLE", "IMPORT_ERROR", "kernels", "enabled", "set_enabled", "disabled",
            "active_path", "set_num_threads", "get_num_threads", "kernel_threads",
+           "apply_env_threads",
            "set_pool_limit", "pool_stats"]
 
 try:
@@ -33,6 +35,7 @@ except ImportError as exc:  # not built (no compiler at install time) or built f
 
 _ENABLED = AVAILABLE and os.environ.get("SPSAMPLE_NATIVE", "1").strip().lower() not in ("0", "false", "no", "off")
 _THREADS = 0    # 0: OpenMP's default
+_APPLIED = []   # SPSAMPLE_THREADS applied (once per process)
 
 def enabled():
     """Whether the samplers use the native kernels now."""
@@ -81,13 +84,28 @@ def set_num_threads(n):
     ArgumentTypeError
         ``n`` is not an integer.
     ArgumentError
-        ``n`` is negative or above :func:`spsample._threads.max_threads` (an OpenMP runtime
+        ``n`` is negative or above :func:`~spsample.native.max_threads` (an OpenMP runtime
         asked for many more threads than it can create ends the process).
     """
     global _THREADS
     n = check_threads("set_num_threads", "n", n, minimum=0)
     previous, _THREADS = _THREADS, n
     return previous
+
+
+def apply_env_threads():
+    """Apply ``SPSAMPLE_THREADS`` to the native kernels, once per process.
+
+    Returns the thread count applied, or ``None`` (unset, already applied, or no native
+    kernels)."""
+    if _APPLIED:
+        return None
+    _APPLIED.append(True)
+    value = threads_from_env()
+    if value is None or not AVAILABLE:
+        return None
+    set_num_threads(value)
+    return value
 
 
 def get_num_threads():

@@ -21,7 +21,7 @@ import numpy as np
 from .. import native as _native
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._optional import import_torch
-from .._threads import check_threads
+from ..native import check_threads
 from .._validate import as_int, check_memory, fail
 from ..distributed import FeatureStore, ShardedDataset
 from ..io import Dataset

@@ -12,6 +12,8 @@ import pytest
 import spsample
 from spsample import io, native as _native
 from spsample.distributed import DistGraph, DistHeteroGraph
+from spsample.engine._lowering import lower_requests
+from spsample.engine._native_run import select_requests
 from spsample.engine._rows import _canonical_edges
 from spsample.distributed._timesorted import TimeSortedBlock
 
@@ -245,9 +247,9 @@ def test_native_requests_cut_at_their_times_as_numpy_does():
         plan = _engine.trace(make(), block, batch_ids, 5, 0,
                              seed_time=np.zeros(batch_ids.size))[0]
         ctx = type("Ctx", (), dict(hop_word=_rng.hop_word(0, 1), key=_rng.split_seed(5)))
-        native = _native.lower_requests(plan, block, edges=block.block_edges())
-        got = _native.select_requests(native, vertex, block.local_rows(vertex), batch_ids[batch],
-                                      ctx.hop_word, ctx.key, times=run_time[batch])
+        native = lower_requests(plan, block, edges=block.block_edges())
+        got = select_requests(native, vertex, block.local_rows(vertex), batch_ids[batch],
+                              ctx.hop_word, ctx.key, times=run_time[batch])
         want = _owner_select(plan.selection, _Block(block), vertex, vertex, batch, batch_ids,
                              ctx, run_time)
         ok &= np.array_equal(got.indptr, want.indptr) and np.array_equal(got.edge_id,

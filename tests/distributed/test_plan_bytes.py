@@ -1,12 +1,13 @@
-"""The cost model's byte formulas (spsample._plan) against the bytes the implementation's
-collectives count, summed over the ranks: push, pull and the feature fetch for node-wise, LABOR
-and LADIES at every replication factor below the world size (at c = p nothing moves)."""
+"""The cost model's byte formulas (spsample.distributed._plan) against the bytes the
+implementation's collectives count, summed over the ranks: push, pull and the feature fetch for
+node-wise, LABOR and LADIES at every replication factor below the world size (at c = p nothing
+moves)."""
 
 import numpy as np
 import pytest
 
 import spsample
-from spsample._plan import Workload, feature_bytes, sampling_bytes
+from spsample.distributed._plan import Workload, feature_bytes, sampling_bytes
 from spsample.distributed import DistGraph, FeatureStore
 
 from _dist_helpers import (assert_all, grid_for, job_layouts, launched_under_mpi, mpi_timeout,

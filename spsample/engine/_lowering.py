@@ -16,17 +16,18 @@ owner side of distributed sampling, rows fetched from other ranks, a graph on di
 
 Which class a sampler is plays no part: a subclass, or a user's sampler built from the same
 lazy matrices, lowers to the same kernels. What cannot be lowered raises
-:class:`~spsample._lazy.NotLowerable` naming the constructor (the engine then runs NumPy and
-warns once). The codes written into a plan come from the extension (:mod:`._codes`).
+:class:`~spsample.engine._lazy.NotLowerable` naming the constructor (the engine then runs NumPy
+and warns once). The codes written into a plan come from the extension
+(:mod:`spsample.native._codes`).
 """
 
 import numpy as np
 
-from ..engine._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
-                     RowSelection, RowView, ThresholdSelection)
-from ._buffers import as_f64, as_i64, indices32 as graph_indices32
-from ._codes import VALUE_STACK, Frontier, SelectRule, StreamKey, ValueOp
 from ..graph._weights import layerwise_weights
+from ..native import VALUE_STACK, Frontier, SelectRule, StreamKey, ValueOp, as_f64, as_i64
+from ..native import indices32 as graph_indices32
+from ._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
+                    RowSelection, RowView, ThresholdSelection)
 
 __all__ = ["Lowered", "lower", "lower_rows", "RequestHop", "lower_requests"]
 
@@ -60,7 +61,7 @@ def lower(plans, graph, num_batches):
     Parameters
     ----------
     plans : list of HopPlan
-        One per hop (:func:`spsample._engine.trace`).
+        One per hop (:func:`spsample.engine._run.trace`).
     graph : Graph
         The bulk's graph.
     num_batches : int
@@ -350,7 +351,7 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
         then not read per-edge vectors. ``time`` (int64 or float64 as the traced hop's
         entry times, one per entry, non-decreasing
         within rows, or ``None``): the entries' times, which a temporal hop (a view cut by
-        :meth:`~spsample._lazy.RowView.until`) reads instead of the traced graph's.
+        :meth:`~spsample.engine._lazy.RowView.until`) reads instead of the traced graph's.
     edges : slice or int64 array of shape (nnz,), optional
         The global edge ids of ``graph``'s entries (a block of rows of a larger graph): where
         per-edge vectors are read. Default: ``graph`` is the whole graph.

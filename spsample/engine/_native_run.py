@@ -6,13 +6,11 @@
 import numpy as np
 
 from .._errors import ArgumentError
-from ..engine._minibatch import Bulk, HopEdges, MinibatchMajorBulk
-from ..engine._primitives import RowMatrix
 from .._validate import as_int, fail
-from ._buffers import as_f64, as_i64
-from ._codes import SelectRule, ValueOp
-from ._kernel_calls import run_bulk, select_rows
+from ..native import SelectRule, ValueOp, as_f64, as_i64, run_bulk, select_rows
 from ._lowering import RequestHop
+from ._minibatch import Bulk, HopEdges, MinibatchMajorBulk
+from ._primitives import RowMatrix
 
 __all__ = ["run", "select_requests", "sample_rows"]
 
@@ -20,13 +18,13 @@ __all__ = ["run", "select_requests", "sample_rows"]
 def run(lowered, graph, seeds, sizes, batch_ids, seed, epoch, *, windows=None,
         minibatch_major=False):
     """Run a lowered sampler on one bulk: a :class:`~spsample.Bulk`, the same bits as the
-    NumPy evaluation (a :class:`~spsample._minibatch.MinibatchMajorBulk` for a row-wise
+    NumPy evaluation (a :class:`~spsample.engine._minibatch.MinibatchMajorBulk` for a row-wise
     sampler when ``minibatch_major``: the same minibatches, edges laid out per minibatch).
 
     ``windows=(span, map, block)`` runs a row-wise plan hop-major over the windows of a graph
     whose arrays lie in the memory map ``map`` (``native/windowed.h``; ``span`` entries per
     window, pages released in blocks of ``block`` bytes); it then returns ``None`` when a column
-    id outside ``[0, n)`` was read (see :mod:`spsample._disk_map`).
+    id outside ``[0, n)`` was read (see :mod:`spsample.io._disk_map`).
 
     Raises
     ------
@@ -74,7 +72,7 @@ def select_requests(lowered, vertex, row, batch, hop_word, key, *, keys=None, nu
         ends before request ``ends[w]``), taken in that order, a window's pages released once
         its requests are done (``release[w]``: pairs of page-aligned byte offsets into
         ``map``, a uint8 view of a read-only shared file mapping, or ``None``); request ``i``'s
-        samples become row ``order[i]`` (a permutation). See :mod:`spsample._disk_map`.
+        samples become row ``order[i]`` (a permutation). See :mod:`spsample.io._disk_map`.
     times : int64 or float64, shape (r,), optional
         A temporal hop's cut (and only then): request ``i`` reads the prefix of its row whose
         entry times are ``<= times[i]`` (compared exactly whatever the two kinds).

@@ -35,9 +35,11 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._errors import ArgumentError
-from ._validate import fail
-from .samplers._registry import NameView, registered
+from .._errors import ArgumentError
+from .._validate import fail
+from ..graph import _generate
+from ..samplers._registry import NameView, registered
+from ..samplers._sample import sample
 
 __all__ = ["Machine", "Workload", "predict", "plan", "memory_per_rank", "sampling_bytes",
            "feature_bytes", "divisors", "MAX_RANKS", "STANDIN_EDGES"]
@@ -188,7 +190,6 @@ class Workload:
         """Sample a few minibatches of random seeds on one process and count what they sample."""
         import numpy as np
 
-        from .samplers._sample import sample
         rng = np.random.default_rng(seed)
         m = min(graph.num_nodes, batch_size * minibatches)
         seeds = rng.choice(graph.num_nodes, size=m, replace=False)
@@ -244,12 +245,10 @@ class Workload:
         1 when not scaled); the sampled counts are the
         stand-in's (node-wise rows of degree above the fanout sample the fanout either way).
         """
-        from .graph._generate import rmat
-
         entry = registered(sampler, where="Workload.like", argname="sampler", walk=False)
         scale = max(10, min(max_scale, math.ceil(math.log2(max(num_nodes, 2)))))
         edge_factor = max(1, round(num_edges / num_nodes / 2))
-        graph = rmat(scale, min(edge_factor, max(1, STANDIN_EDGES >> scale)), seed=seed)
+        graph = _generate.rmat(scale, min(edge_factor, max(1, STANDIN_EDGES >> scale)), seed=seed)
         layerwise = sampler in LAYERWISE
         share = min(1.0, graph.num_nodes / num_nodes)
         batch = batch_size if layerwise else max(1, round(batch_size * share))
