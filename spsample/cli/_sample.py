@@ -98,14 +98,7 @@ def run(args):
         raise ArgumentError(f"spsample sample: argument '{flag}' applies to heterogeneous "
                             f"datasets only; {label!r} is homogeneous")
     sampler = _make_sampler(args)
-    previous = _native.enabled()
-    if args.native != "auto":
-        _native.set_enabled(args.native == "on")
-    try:
-        stats = _sample_epoch(args, graph, seeds, sampler)
-        path = _native.active_path()
-    finally:
-        _native.set_enabled(previous)
+    stats, path = _with_native_flag(args, _sample_epoch, graph, seeds, sampler)
     stats.update(dataset=label, num_nodes=int(graph.num_nodes),
                  num_edges=int(graph.num_edges), sampler=args.sampler,
                  fanouts=list(sampler.fanouts), batch_size=args.batch_size,
@@ -259,18 +252,24 @@ def _hetero_sampler(args, graph):
     return entry.make(fanouts)
 
 
-def _run_hetero(args, graph, seeds, label):
-    """``spsample sample`` on a heterogeneous dataset: node-wise per relation, statistics per
-    node type and per relation."""
-    sampler = _hetero_sampler(args, graph)
+def _with_native_flag(args, epoch, graph, seeds, sampler):
+    """``(epoch(args, graph, seeds, sampler), path that ran)`` with the native kernels switched
+    as ``--native`` says (``auto``: as they are), restored afterwards."""
     previous = _native.enabled()
     if args.native != "auto":
         _native.set_enabled(args.native == "on")
     try:
-        stats = _sample_epoch_hetero(args, graph, seeds, sampler)
-        path = _native.active_path()
+        stats = epoch(args, graph, seeds, sampler)
+        return stats, _native.active_path()
     finally:
         _native.set_enabled(previous)
+
+
+def _run_hetero(args, graph, seeds, label):
+    """``spsample sample`` on a heterogeneous dataset: node-wise per relation, statistics per
+    node type and per relation."""
+    sampler = _hetero_sampler(args, graph)
+    stats, path = _with_native_flag(args, _sample_epoch_hetero, graph, seeds, sampler)
     rels = sampler.fanouts_for(graph)
     stats.update(dataset=label, heterogeneous=True, node_type=seeds[0],
                  num_nodes=int(sum(graph.num_nodes.values())),
