@@ -50,6 +50,20 @@ class Communicator:
         entry["sent"] += int(sent)
         entry["received"] += int(received)
 
+    def _count_bcast(self, out, root):
+        """Count a broadcast of ``out`` from ``root`` (its pickled size, to or from each rank)."""
+        size = len(pickle.dumps(out)) if self.size > 1 else 0
+        if self.rank == root:
+            self._count("bcast", size * (self.size - 1), 0)
+        else:
+            self._count("bcast", 0, size)
+
+    def _count_allgather_object(self, obj, out):
+        """Count an object all-gather: ``obj`` sent to every other rank, the others' received."""
+        mine = len(pickle.dumps(obj))
+        others = sum(len(pickle.dumps(o)) for i, o in enumerate(out) if i != self.rank)
+        self._count("allgather_object", mine * (self.size - 1), others)
+
     def stats(self):
         """Bytes moved so far, per collective kind.
 
@@ -284,18 +298,12 @@ class MPIComm(Communicator):
 
     def bcast(self, obj, root=0):
         out = self._comm.bcast(obj, root=root)
-        size = len(pickle.dumps(out)) if self.size > 1 else 0
-        if self.rank == root:
-            self._count("bcast", size * (self.size - 1), 0)
-        else:
-            self._count("bcast", 0, size)
+        self._count_bcast(out, root)
         return out
 
     def allgather_object(self, obj):
         out = self._comm.allgather(obj)
-        mine = len(pickle.dumps(obj))
-        others = sum(len(pickle.dumps(o)) for i, o in enumerate(out) if i != self.rank)
-        self._count("allgather_object", mine * (self.size - 1), others)
+        self._count_allgather_object(obj, out)
         return out
 
     def split(self, color, key=0):

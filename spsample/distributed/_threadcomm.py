@@ -329,19 +329,13 @@ class ThreadComm(Communicator):
             raise mark_raised_on_every_rank(DistributedError(
                 f"ThreadComm.bcast: the ranks passed different roots ({[p[0] for p in parts]})"))
         out = pickle.loads(parts[root][1])
-        size = len(pickle.dumps(out)) if self.size > 1 else 0
-        if self.rank == root:
-            self._count("bcast", size * (self.size - 1), 0)
-        else:
-            self._count("bcast", 0, size)
+        self._count_bcast(out, root)
         return out
 
     def allgather_object(self, obj):
         blobs = self._exchange("allgather_object", pickle.dumps(obj))
         out = [pickle.loads(b) for b in blobs]
-        mine = len(pickle.dumps(obj))
-        others = sum(len(pickle.dumps(o)) for i, o in enumerate(out) if i != self.rank)
-        self._count("allgather_object", mine * (self.size - 1), others)
+        self._count_allgather_object(obj, out)
         return out
 
     def split(self, color, key=0):
