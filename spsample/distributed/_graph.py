@@ -13,7 +13,6 @@ from ..engine._hetero_sample import disjoint_ids, is_disjoint, run_scheduled
 from ..engine._batches import check_sample_args, check_unique_per_batch, split_batches
 from ..engine._run import run_bulk
 from .._validate import as_index_array, as_int, check_range, fail
-from ..graph._weights import column_weights as _serial_column_weights
 from ..graph._weights import layerwise_scale as _layerwise_scale
 from ..graph._checks import GraphFile
 from ._collective import agree, check_same, mark_raised_on_every_rank, open_rows_everywhere
@@ -41,6 +40,10 @@ class DistGraph:
     ``spsample.sample(dist_graph, seeds, ...)``, each rank passing its own seeds and
     ``batch_offset``.
 
+    Implements :class:`~spsample.graph._source.GraphSource` (the whole-graph quantities,
+    computed from the blocks and combined: the in-memory graph's, bit for bit) and
+    :class:`~spsample.graph._source.RowSource` (this rank's rows, a block of the whole graph).
+
     Attributes
     ----------
     grid : Grid
@@ -56,6 +59,8 @@ class DistGraph:
     indices : int64, shape (indptr[-1],)
         Global column ids.
     weights : float64, shape (indptr[-1],), or None
+    max_degree : int
+        The longest row of the whole graph (a max over the blocks when built).
     edge_offset : int or None
         Position of this block's first entry in the global CSR ``indices`` (edge ids are
         global: ``edge_offset + local position``); ``None`` when the rows held here are not
@@ -96,8 +101,7 @@ class DistGraph:
         # sampled by the single-process engine, no communication
         whole = replicated or grid.num_rows == 1
         self._full = Graph(indptr, indices, weights) if whole else None
-        self._column_weights = None
-        self._layerwise_scale = None
+        self._column_weights = self._layerwise_scale = self._layerwise_weights = None
         self.last_stats = {}
 
     # ------------------------------------------------------------------ construction
@@ -362,36 +366,62 @@ class DistGraph:
             return edge_ids - self.edge_offset
         return self._edges.local(edge_ids)
 
+    # ------------------------------------------------------------------ whole-graph quantities
+    # (the GraphSource protocol of spsample.graph._source; max_degree: the allreduce of __init__)
     def column_weights(self):
         """FastGCN's ``(q, cumulative)`` of the whole graph, bit-identical to the serial ones.
 
         ``q[u] = Σ_v A[v,u]²`` must be summed in CSR order: each block sends its entries
         ``(u, A[v,u]²)`` in CSR order to the owner of ``u``, which sums them source by source
         (= block order = CSR order); the owners' pieces are then gathered on every rank.
-        Computed once per graph.
+        Computed once per graph (collective on the first call).
+
+        Returns
+        -------
+        (q, cumulative) : float64 arrays of shape (num_nodes,), read-only
         """
         if self._column_weights is None:
             if self._full is not None:
-                self._column_weights = _serial_column_weights(self._full)
+                self._column_weights = self._full.column_weights()
             else:
                 with abort_if_failing_alone(self.grid.comm, "DistGraph.column_weights"):
                     self._column_weights = _distributed_column_weights(self)
         return self._column_weights
 
-    def cached(self, name, compute):
-        """Whole-graph quantities samplers ask for while they are traced: FastGCN's column
-        weights (collective on the first call) and the layer-wise weights of this rank's
-        rows; others have no distributed form (the sampler's hops then fetch rows)."""
-        if name == "fastgcn_column_weights":
-            return self.column_weights()
-        if name == "layerwise_weights" and self.weights is not None:
-            return self.weights * self.layerwise_scale()
-        raise NotLowerable(f"the whole-graph quantity {name!r} has no distributed form")
+    def layerwise_weights(self):
+        """The weights of this rank's entries scaled by :meth:`layerwise_scale` (the whole
+        graph's power of two): entry for entry the in-memory graph's ``layerwise_weights()`` at
+        :meth:`global_edges`, bit for bit. Collective on the first call, memoised.
+
+        Returns
+        -------
+        float64, shape (len(indices),), read-only; ``None`` for an unweighted graph.
+        """
+        if self.weights is None:
+            return None
+        if self._layerwise_weights is None:
+            self._layerwise_weights = frozen_array(self.weights * self.layerwise_scale())
+        return self._layerwise_weights
+
+    def sorted_entry_time(self, time, check):
+        """Entry times are checked on the rows a hop holds, not on a block of the graph.
+
+        Raises
+        ------
+        NotLowerable
+            Always (a temporal hop then fetches its rows, whose view checks them).
+        """
+        raise NotLowerable("the entry times of a distributed graph's block")
 
     def layerwise_scale(self):
         """The power of two that layer-wise samplers scale the weights by (``2**-e``, the
         largest weight of the whole graph scaled into ``[0.5, 1)``; see
-        :func:`spsample.samplers.layerwise_weights`). Collective on the first call."""
+        :func:`~spsample.graph._weights.scaled_weights`). Collective on the first call.
+
+        Returns
+        -------
+        float
+        """
         if self._layerwise_scale is None:
             w = self.weights
             local = np.array([w.max() if w is not None and w.size else 0.0])

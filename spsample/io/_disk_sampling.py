@@ -178,8 +178,8 @@ def _run_windowed(dg, lowered, seeds, sizes, batch_ids, seed, epoch, stats, mode
 
 class _Window:
     """Consecutive rows ``[row_offset, ...)`` of ``A`` held in memory (a cache block, or one
-    row assembled from several), read as a graph indexed by global vertex ids (the protocol
-    of :class:`~spsample.engine._rows.Block`)."""
+    row assembled from several), read as a graph indexed by global vertex ids: a
+    :class:`~spsample.graph._source.RowSource`, as :class:`~spsample.engine._rows.Block`."""
 
     def __init__(self, dg, indptr, indices, weights, row_offset, edge_offset):
         self.indptr, self.indices, self.weights = indptr, indices, weights
@@ -419,7 +419,8 @@ class _SpillRows:
 class _ReadHop(FetchHop):
     """A hop that is not row-local: the rows it needs read from disk into the compact CSR of
     :class:`~spsample.engine._rows.FetchHop`, which runs the sampler's constructors
-    on them. Rows stay for the bulk's later hops while they fit ``DiskGraph.hop_bytes``."""
+    on them. Rows stay for the bulk's later hops while they fit ``DiskGraph.hop_bytes``.
+    A :class:`~spsample.graph._source.RowFetcher` (rows read from disk)."""
 
     def _missing(self, rows):
         need = super()._missing(rows)
@@ -439,9 +440,9 @@ class _ReadHop(FetchHop):
                 "call")
         return need
 
-    def _fetch(self, need):
+    def fetch_rows(self, need):
         """Rows ``need`` (ascending) read through the cache: ``(degree, start, indices,
-        weights)``."""
+        weights, None)`` (:class:`~spsample.graph._source.RowFetcher`)."""
         dg = self.dg
         start, degree = dg.indptr[need], dg.indptr[need + 1] - dg.indptr[need]
         indices = np.empty(int(degree.sum()), dtype=np.int64)
@@ -462,7 +463,7 @@ class _ReadHop(FetchHop):
             indices[out] = idx[src - b0]
             if weights is not None:
                 weights[out] = w[src - b0]
-        return degree, start, indices, weights
+        return degree, start, indices, weights, None
 
     def _record(self, stats, Q, need, degree):
         stats["frontier"] += len(Q)
