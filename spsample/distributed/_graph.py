@@ -6,13 +6,13 @@ from functools import partial
 
 import numpy as np
 
-from .._errors import ArgumentError, ArgumentTypeError, DistributedError, SeedError
+from .._errors import ArgumentError, ArgumentTypeError, DistributedError
 from ..graph._graph import Graph, frozen_array
 from ..engine._run import run_numpy
 from ..engine._hetero_sample import disjoint_ids, is_disjoint, run_scheduled
-from ..engine._batches import check_sample_args, check_unique_per_batch, split_batches
+from ..engine._batches import sample_request
 from ..engine._run import run_bulk
-from .._validate import as_index_array, as_int, check_range, fail
+from .._validate import as_index_array, check_range, fail
 from ..graph._weights import layerwise_scale as _layerwise_scale
 from ..graph._checks import GraphFile
 from ._collective import agree, check_same, mark_raised_on_every_rank, open_rows_everywhere
@@ -507,24 +507,16 @@ class DistGraph:
     def _check_sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy):
         if strategy not in STRATEGIES:
             fail(ArgumentError, "sample", "strategy", f"must be one of {STRATEGIES}", strategy)
-        seeds = as_index_array("sample", "seeds", seeds, error_cls=SeedError)
-        empty = seeds.size == 0            # a rank may have no seeds: checked with a probe
-        requested = batch_size             # disjoint ids count positions in minibatches of it
-        checked, batch_size, seed, epoch, batch_offset = check_sample_args(
-            self.num_nodes, [0] if empty else seeds, sampler, batch_size, seed, epoch,
-            batch_offset)
-        if empty:
-            checked = np.zeros(0, dtype=np.int64)
+        # a rank may have no seeds (allow_empty); disjoint ids count positions in minibatches
+        # of the batch_size asked for
+        r = sample_request(self.num_nodes, seeds, sampler, batch_size, seed, epoch,
+                           batch_offset, allow_empty=True)
         sampler.check_graph(self)
-        # a batch_size beyond the seeds makes one minibatch, as does any value above it
-        sizes = split_batches(checked.size, min(batch_size, max(checked.size, 1)))
-        batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
-        batch_size = as_int("sample", "batch_size", requested, minimum=1)
         if is_disjoint(sampler, None):      # seeds may repeat; ids of positions checked
-            disjoint_ids(sizes, batch_ids, batch_size)
-        elif checked.size:
-            check_unique_per_batch(checked, sizes)
-        return checked, sizes, batch_ids, seed, epoch, batch_size
+            disjoint_ids(r.sizes, r.batch_ids, r.batch_size)
+        else:
+            r.check_unique()
+        return r.seeds, r.sizes, r.batch_ids, r.seed, r.epoch, r.batch_size
 
     def __repr__(self):
         mode = ", replicated" if self.replicated else ""
