@@ -597,12 +597,16 @@ def _slice_rows(graph, lo, hi):
 
 
 def _distributed_column_weights(dg):
-    """``q[u]`` summed by the owner of ``u`` over the entries ``(v, u)`` in CSR order (rows
-    ``v`` ascending: the serial order), gathered on every rank."""
-    col, placement = dg.grid.col_comm, dg.placement
+    """``q[u]`` summed over the entries ``(v, u)`` in CSR order (rows ``v`` ascending: the
+    serial order), gathered on every rank. Column ``u`` is summed by process row
+    ``grid.owner(u, n)`` (the columns split as the rows of an ``n``-vertex graph, whatever
+    rows the block holds: a relation block's columns are another node type's vertices, which
+    its placement does not hold); each sums what the process rows send, in process-row order.
+    """
+    grid, col, placement = dg.grid, dg.grid.col_comm, dg.placement
     scaled = None if dg.weights is None else dg.weights * dg.layerwise_scale()
     values = np.ones(dg.indices.size) if scaled is None else scaled * scaled
-    order, counts = by_owner(placement.owner(dg.indices), col.size)  # CSR order per owner
+    order, counts = by_owner(grid.owner(dg.indices, dg.num_nodes), col.size)  # CSR order
     width = 3 if placement.permuted else 2
     sent = np.empty((order.size, width), dtype=np.int64)
     sent[:, 0] = dg.indices[order]
@@ -613,10 +617,10 @@ def _distributed_column_weights(dg):
     recv, _ = col.alltoallv(sent, counts)
     if placement.permuted:             # sources in process-row order; rows ascending needed
         recv = recv[np.argsort(recv[:, 2], kind="stable")]
+    lo, hi = grid.block(dg.num_nodes)
     # bincount sums each bin sequentially, in the order the entries come
-    q_block = np.bincount(placement.local(recv[:, 0]),
-                          weights=recv[:, 1].copy().view(np.float64),
-                          minlength=dg.hi - dg.lo).astype(np.float64)
-    q = placement.by_vertex(col.allgatherv(q_block))
+    q_block = np.bincount(recv[:, 0] - lo, weights=recv[:, 1].copy().view(np.float64),
+                          minlength=hi - lo).astype(np.float64)
+    q = col.allgatherv(q_block)                        # process rows in vertex order
     return frozen_array(q), frozen_array(np.cumsum(q))
 
