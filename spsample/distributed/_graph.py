@@ -604,7 +604,7 @@ def _distributed_column_weights(dg):
     its placement does not hold); each sums what the process rows send, in process-row order.
     """
     grid, col, placement = dg.grid, dg.grid.col_comm, dg.placement
-    scaled = None if dg.weights is None else dg.weights * dg.layerwise_scale()
+    scaled = dg.layerwise_weights()
     values = np.ones(dg.indices.size) if scaled is None else scaled * scaled
     order, counts = by_owner(grid.owner(dg.indices, dg.num_nodes), col.size)  # CSR order
     width = 3 if placement.permuted else 2
