@@ -4,15 +4,17 @@ so that every implementer (rooms ``graph``, ``engine``, ``io``, ``distributed``)
 
 How ``sample()`` reaches a graph
 --------------------------------
-:func:`spsample.sample` checks its arguments once, through the one prologue of
+Every graph's sampling checks the arguments once, through the one prologue of
 :mod:`spsample.engine._batches` (``sample_request``: the seeds checked and cut into
-minibatches, the minibatch ids, the seed and epoch), and hands the request to the graph's
-engine: the in-memory engine for a :class:`~spsample.Graph` or a
-:class:`~spsample.HeteroGraph` (whose relation graphs are ``Graph`` objects), else the graph's
-own ``sample`` method (a disk or distributed graph), which builds its request through the
-same prologue. While the engine traces or runs the sampler, the sampler and the engine reach
-the graph only through :class:`GraphSource` (the whole-graph quantities) and the rows of
-:class:`RowSource` objects.
+minibatches, the minibatch ids, the seed and epoch, as one ``SampleRequest``).
+:func:`spsample.sample` builds the request itself for a :class:`~spsample.Graph` or a
+:class:`~spsample.HeteroGraph` (whose relation graphs are ``Graph`` objects) and hands it to
+the in-memory engine; any other graph provides ``sample(seeds, *, sampler, batch_size, seed,
+epoch, batch_offset, **options)``, which :func:`spsample.sample` calls with the arguments as
+given and which builds its request through the same prologue (a distributed graph inside its
+collective, so that every rank ends with the same error). While the engine traces or runs
+the sampler, the sampler and the engine reach the graph only through :class:`GraphSource`
+(the whole-graph quantities) and the rows of :class:`RowSource` objects.
 
 The kinds, and where each lives
 -------------------------------
@@ -129,8 +131,8 @@ class RowSource(Protocol):
     Row ``v``'s entries are ``indices[indptr[r]:indptr[r + 1]]`` (and ``weights``) at
     ``r = local_rows(v)`` when the object is a block of a larger graph (a rank's rows, a window
     read from disk), else at ``r = v``; entry ``p``'s global edge id is ``global_edges(p)``
-    (else ``p``): :func:`~spsample.engine._lazy.block_rows`, :func:`~spsample.engine._lazy.
-    block_edges`.
+    (else ``p``), as :func:`~spsample.engine._lazy.block_rows` and
+    :func:`~spsample.engine._lazy.block_edges` read them.
 
     Attributes
     ----------
@@ -151,9 +153,9 @@ class RowSource(Protocol):
 @runtime_checkable
 class RowFetcher(Protocol):
     """Where the rows a hop needs come from when they are not all in memory: fetched from
-    their owners (a distributed graph) or read from disk. :class:`~spsample.engine._rows.
-    FetchHop` calls :meth:`fetch_rows` with the rows it does not hold yet and lays what comes
-    back out as a :class:`RowSource` over the whole graph
+    their owners (a distributed graph) or read from disk.
+    :class:`~spsample.engine._rows.FetchHop` calls :meth:`fetch_rows` with the rows it does
+    not hold yet and lays what comes back out as a :class:`RowSource` over the whole graph
     (:class:`~spsample.engine._rows.FetchedRows`), on which any sampler runs unchanged.
     """
 
