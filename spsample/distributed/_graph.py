@@ -6,14 +6,13 @@ from functools import partial
 
 import numpy as np
 
-from .._errors import ArgumentError, ArgumentTypeError, DistributedError, SeedError
+from .._errors import ArgumentError, ArgumentTypeError, DistributedError
 from ..graph._graph import Graph, frozen_array
 from ..engine._run import run_numpy
 from ..engine._hetero_sample import disjoint_ids, is_disjoint, run_scheduled
-from ..engine._batches import check_sample_args, check_unique_per_batch, split_batches
+from ..engine._batches import sample_request
 from ..engine._run import run_bulk
-from .._validate import as_index_array, as_int, check_range, fail
-from ..graph._weights import column_weights as _serial_column_weights
+from .._validate import as_index_array, check_range, fail
 from ..graph._weights import layerwise_scale as _layerwise_scale
 from ..graph._checks import GraphFile
 from ._collective import agree, check_same, mark_raised_on_every_rank, open_rows_everywhere
@@ -41,6 +40,10 @@ class DistGraph:
     ``spsample.sample(dist_graph, seeds, ...)``, each rank passing its own seeds and
     ``batch_offset``.
 
+    Implements :class:`~spsample.graph._source.GraphSource` (the whole-graph quantities,
+    computed from the blocks and combined: the in-memory graph's, bit for bit) and
+    :class:`~spsample.graph._source.RowSource` (this rank's rows, a block of the whole graph).
+
     Attributes
     ----------
     grid : Grid
@@ -56,6 +59,8 @@ class DistGraph:
     indices : int64, shape (indptr[-1],)
         Global column ids.
     weights : float64, shape (indptr[-1],), or None
+    max_degree : int
+        The longest row of the whole graph (a max over the blocks when built).
     edge_offset : int or None
         Position of this block's first entry in the global CSR ``indices`` (edge ids are
         global: ``edge_offset + local position``); ``None`` when the rows held here are not
@@ -96,8 +101,7 @@ class DistGraph:
         # sampled by the single-process engine, no communication
         whole = replicated or grid.num_rows == 1
         self._full = Graph(indptr, indices, weights) if whole else None
-        self._column_weights = None
-        self._layerwise_scale = None
+        self._column_weights = self._layerwise_scale = self._layerwise_weights = None
         self.last_stats = {}
 
     # ------------------------------------------------------------------ construction
@@ -362,36 +366,62 @@ class DistGraph:
             return edge_ids - self.edge_offset
         return self._edges.local(edge_ids)
 
+    # ------------------------------------------------------------------ whole-graph quantities
+    # (the GraphSource protocol of spsample.graph._source; max_degree: the allreduce of __init__)
     def column_weights(self):
         """FastGCN's ``(q, cumulative)`` of the whole graph, bit-identical to the serial ones.
 
         ``q[u] = Σ_v A[v,u]²`` must be summed in CSR order: each block sends its entries
         ``(u, A[v,u]²)`` in CSR order to the owner of ``u``, which sums them source by source
         (= block order = CSR order); the owners' pieces are then gathered on every rank.
-        Computed once per graph.
+        Computed once per graph (collective on the first call).
+
+        Returns
+        -------
+        (q, cumulative) : float64 arrays of shape (num_nodes,), read-only
         """
         if self._column_weights is None:
             if self._full is not None:
-                self._column_weights = _serial_column_weights(self._full)
+                self._column_weights = self._full.column_weights()
             else:
                 with abort_if_failing_alone(self.grid.comm, "DistGraph.column_weights"):
                     self._column_weights = _distributed_column_weights(self)
         return self._column_weights
 
-    def cached(self, name, compute):
-        """Whole-graph quantities samplers ask for while they are traced: FastGCN's column
-        weights (collective on the first call) and the layer-wise weights of this rank's
-        rows; others have no distributed form (the sampler's hops then fetch rows)."""
-        if name == "fastgcn_column_weights":
-            return self.column_weights()
-        if name == "layerwise_weights" and self.weights is not None:
-            return self.weights * self.layerwise_scale()
-        raise NotLowerable(f"the whole-graph quantity {name!r} has no distributed form")
+    def layerwise_weights(self):
+        """The weights of this rank's entries scaled by :meth:`layerwise_scale` (the whole
+        graph's power of two): entry for entry the in-memory graph's ``layerwise_weights()`` at
+        :meth:`global_edges`, bit for bit. Collective on the first call, memoised.
+
+        Returns
+        -------
+        float64, shape (len(indices),), read-only; ``None`` for an unweighted graph.
+        """
+        if self.weights is None:
+            return None
+        if self._layerwise_weights is None:
+            self._layerwise_weights = frozen_array(self.weights * self.layerwise_scale())
+        return self._layerwise_weights
+
+    def sorted_entry_time(self, time, check):
+        """Entry times are checked on the rows a hop holds, not on a block of the graph.
+
+        Raises
+        ------
+        NotLowerable
+            Always (a temporal hop then fetches its rows, whose view checks them).
+        """
+        raise NotLowerable("the entry times of a distributed graph's block")
 
     def layerwise_scale(self):
         """The power of two that layer-wise samplers scale the weights by (``2**-e``, the
         largest weight of the whole graph scaled into ``[0.5, 1)``; see
-        :func:`spsample.samplers.layerwise_weights`). Collective on the first call."""
+        :func:`~spsample.graph._weights.scaled_weights`). Collective on the first call.
+
+        Returns
+        -------
+        float
+        """
         if self._layerwise_scale is None:
             w = self.weights
             local = np.array([w.max() if w is not None and w.size else 0.0])
@@ -477,24 +507,16 @@ class DistGraph:
     def _check_sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy):
         if strategy not in STRATEGIES:
             fail(ArgumentError, "sample", "strategy", f"must be one of {STRATEGIES}", strategy)
-        seeds = as_index_array("sample", "seeds", seeds, error_cls=SeedError)
-        empty = seeds.size == 0            # a rank may have no seeds: checked with a probe
-        requested = batch_size             # disjoint ids count positions in minibatches of it
-        checked, batch_size, seed, epoch, batch_offset = check_sample_args(
-            self.num_nodes, [0] if empty else seeds, sampler, batch_size, seed, epoch,
-            batch_offset)
-        if empty:
-            checked = np.zeros(0, dtype=np.int64)
+        # a rank may have no seeds (allow_empty); disjoint ids count positions in minibatches
+        # of the batch_size asked for
+        r = sample_request(self.num_nodes, seeds, sampler, batch_size, seed, epoch,
+                           batch_offset, allow_empty=True)
         sampler.check_graph(self)
-        # a batch_size beyond the seeds makes one minibatch, as does any value above it
-        sizes = split_batches(checked.size, min(batch_size, max(checked.size, 1)))
-        batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
-        batch_size = as_int("sample", "batch_size", requested, minimum=1)
         if is_disjoint(sampler, None):      # seeds may repeat; ids of positions checked
-            disjoint_ids(sizes, batch_ids, batch_size)
-        elif checked.size:
-            check_unique_per_batch(checked, sizes)
-        return checked, sizes, batch_ids, seed, epoch, batch_size
+            disjoint_ids(r.sizes, r.batch_ids, r.batch_size)
+        else:
+            r.check_unique()
+        return r.seeds, r.sizes, r.batch_ids, r.seed, r.epoch, r.batch_size
 
     def __repr__(self):
         mode = ", replicated" if self.replicated else ""
@@ -575,12 +597,16 @@ def _slice_rows(graph, lo, hi):
 
 
 def _distributed_column_weights(dg):
-    """``q[u]`` summed by the owner of ``u`` over the entries ``(v, u)`` in CSR order (rows
-    ``v`` ascending: the serial order), gathered on every rank."""
-    col, placement = dg.grid.col_comm, dg.placement
-    scaled = None if dg.weights is None else dg.weights * dg.layerwise_scale()
+    """``q[u]`` summed over the entries ``(v, u)`` in CSR order (rows ``v`` ascending: the
+    serial order), gathered on every rank. Column ``u`` is summed by process row
+    ``grid.owner(u, n)`` (the columns split as the rows of an ``n``-vertex graph, whatever
+    rows the block holds: a relation block's columns are another node type's vertices, which
+    its placement does not hold); each sums what the process rows send, in process-row order.
+    """
+    grid, col, placement = dg.grid, dg.grid.col_comm, dg.placement
+    scaled = dg.layerwise_weights()
     values = np.ones(dg.indices.size) if scaled is None else scaled * scaled
-    order, counts = by_owner(placement.owner(dg.indices), col.size)  # CSR order per owner
+    order, counts = by_owner(grid.owner(dg.indices, dg.num_nodes), col.size)  # CSR order
     width = 3 if placement.permuted else 2
     sent = np.empty((order.size, width), dtype=np.int64)
     sent[:, 0] = dg.indices[order]
@@ -591,10 +617,10 @@ def _distributed_column_weights(dg):
     recv, _ = col.alltoallv(sent, counts)
     if placement.permuted:             # sources in process-row order; rows ascending needed
         recv = recv[np.argsort(recv[:, 2], kind="stable")]
+    lo, hi = grid.block(dg.num_nodes)
     # bincount sums each bin sequentially, in the order the entries come
-    q_block = np.bincount(placement.local(recv[:, 0]),
-                          weights=recv[:, 1].copy().view(np.float64),
-                          minlength=dg.hi - dg.lo).astype(np.float64)
-    q = placement.by_vertex(col.allgatherv(q_block))
+    q_block = np.bincount(recv[:, 0] - lo, weights=recv[:, 1].copy().view(np.float64),
+                          minlength=hi - lo).astype(np.float64)
+    q = col.allgatherv(q_block)                        # process rows in vertex order
     return frozen_array(q), frozen_array(np.cumsum(q))
 

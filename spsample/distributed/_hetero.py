@@ -40,7 +40,7 @@ import numpy as np
 
 from .._errors import ArgumentError, ArgumentTypeError, DatasetError, SpsampleError
 from ..graph._hetero import HeteroGraph, HeteroSchema, entry_times, merge_entries
-from .._validate import as_int, fail
+from .._validate import fail
 from ..graph._checks import GraphFile
 from ._collective import agree, check_same
 from ._failure import abort_if_failing_alone
@@ -56,7 +56,7 @@ from ..engine._hetero_sample import (
     split_hetero,
 )
 from ._sampling import run_distributed
-from ..engine._batches import check_sample_args, check_unique_per_batch, split_batches
+from ..engine._batches import sample_request
 
 __all__ = ["DistHeteroGraph", "load_hetero_dataset"]
 
@@ -334,21 +334,16 @@ class DistHeteroGraph(HeteroSchema):
             fail(ArgumentError, "sample", "strategy", f"must be one of {STRATEGIES}", strategy)
         node_type, local = resolve_seeds("sample", self, seeds, allow_empty=True)
         times = check_seed_time("sample", self, seed_time, local.size)
-        probe = local.size == 0            # a rank may have no seeds: checked with a probe
-        checked, _, seed, epoch, batch_offset = check_sample_args(
-            self.total_nodes, [0] if probe else local + self.offsets[node_type], sampler,
-            batch_size, seed, epoch, batch_offset)
-        checked = checked[:0] if probe else checked
-        batch_size = as_int("sample", "batch_size", batch_size, minimum=1)
-        sizes = split_batches(checked.size, min(batch_size, max(checked.size, 1)))
-        batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
+        r = sample_request(self.total_nodes, local + self.offsets[node_type], sampler,
+                           batch_size, seed, epoch, batch_offset, allow_empty=True)
         schedule = build_schedule(self if self.whole is None else self.whole, sampler,
-                                  {node_type}, seed, times is not None)
+                                  {node_type}, r.seed, times is not None)
         if is_disjoint(sampler, times):
-            disjoint_ids(sizes, batch_ids, batch_size)
-        elif checked.size:
-            check_unique_per_batch(checked, sizes)
-        return node_type, checked, sizes, batch_ids, batch_size, seed, epoch, times, schedule
+            disjoint_ids(r.sizes, r.batch_ids, r.batch_size)
+        else:
+            r.check_unique()
+        return (node_type, r.seeds, r.sizes, r.batch_ids, r.batch_size, r.seed, r.epoch, times,
+                schedule)
 
     def __repr__(self):
         layout = "whole" if self.whole is not None else "sharded"

@@ -335,7 +335,8 @@ class _PushHop:
 
 class _FetchHop(FetchHop):
     """:class:`~spsample.engine._rows.FetchHop` whose rows come from their owners: fetched
-    over the grid's column communicator (``dg``: a :class:`~spsample.distributed.DistGraph`)."""
+    over the grid's column communicator (``dg``: a :class:`~spsample.distributed.DistGraph`).
+    A :class:`~spsample.graph._source.RowFetcher`."""
 
     def _record(self, stats, Q, need, degree):
         remote = self.dg.placement.owner(need) != self.dg.grid.row
@@ -344,7 +345,7 @@ class _FetchHop(FetchHop):
         stats["fetched_rows"] += int(remote.sum())
         stats["fetched_entries"] += int(degree[remote].sum())
 
-    def _fetch(self, need):
+    def fetch_rows(self, need):
         """Rows ``need`` from their owners: ``(degree, start, indices, weights, time)``, in the
         order of ``need`` (``time``: the entries' times of a time-sorted block, or ``None``)."""
         dg, col = self.dg, self.dg.grid.col_comm

@@ -26,7 +26,9 @@ __all__ = ["TimeSortedBlock"]
 
 class TimeSortedBlock(DistGraph):
     """The rows of a relation block (a :class:`DistGraph`) with each row's entries sorted by
-    ``(entry time, column)``.
+    ``(entry time, column)``. Implements :class:`~spsample.graph._source.GraphSource` and
+    :class:`~spsample.graph._source.RowSource` as :class:`DistGraph` does, its quantities those
+    of the one-process ``TimeSortedGraph`` (entries in time order).
 
     Parameters
     ----------
@@ -56,16 +58,22 @@ class TimeSortedBlock(DistGraph):
         self.canonical_edge = frozen_array(block.global_edges(order))
         if block._full is not None:        # every row held here (one process row)
             self._full = Graph(self.indptr, self.indices, self.weights)
-        self._column_weights = self._layerwise_scale = None      # of the block's entry order
+        # of the block's entry order
+        self._column_weights = self._layerwise_scale = self._layerwise_weights = None
         self.last_stats = {}
 
-    def cached(self, name, compute):
-        """:meth:`DistGraph.cached`, and the check ``RowView.until`` asks for: the entry times
-        held here were checked and sorted when the block was built (a block's entries are not
-        the whole graph's, which that check counts)."""
-        if isinstance(name, tuple) and name == ("sorted_entry_time", id(self.entry_time)):
-            return self.entry_time, self.entry_time
-        return super().cached(name, compute)
+    def sorted_entry_time(self, time, check):
+        """The check ``RowView.until`` asks for: the entry times held here were checked and
+        sorted when the block was built (a block's entries are not the whole graph's, which
+        that check counts); other arrays as :meth:`DistGraph.sorted_entry_time`.
+
+        Returns
+        -------
+        ndarray, shape (len(indices),): ``entry_time``
+        """
+        if time is self.entry_time:
+            return self.entry_time
+        return super().sorted_entry_time(time, check)
 
     def __repr__(self):
         return "TimeSorted" + super().__repr__()

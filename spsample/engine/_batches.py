@@ -1,5 +1,10 @@
 """The prologue every graph's bulk sampling shares: check the arguments of
-:func:`spsample.sample`, cut the seeds into minibatches, reject a vertex repeated in one."""
+:func:`spsample.sample` once into one :class:`SampleRequest` (:func:`sample_request`: the
+seeds cut into minibatches, their ids, the seed and epoch), and reject a vertex repeated in a
+minibatch (:meth:`SampleRequest.check_unique`). The in-memory, heterogeneous, disk and
+distributed graphs all build their request here (see :mod:`spsample.graph._source`)."""
+
+import dataclasses
 
 import numpy as np
 
@@ -8,7 +13,8 @@ from .._errors import ArgumentError, ArgumentTypeError, SeedError
 from .._validate import as_index_array, as_int, fail
 from ._protocol import Sampler
 
-__all__ = ["check_seeds", "check_sample_args", "split_batches", "check_unique_per_batch"]
+__all__ = ["SampleRequest", "sample_request", "check_seeds", "check_sample_args",
+           "split_batches", "check_unique_per_batch"]
 
 _MAX_BATCHES = 2**32
 
@@ -75,3 +81,82 @@ def check_unique_per_batch(seeds, sizes):
         fail(SeedError, "sample", "seeds",
              f"repeats vertex {int(key[dup[0]] % m)} within minibatch {int(key[dup[0]] // m)}; "
              "seeds must be distinct within a minibatch", show_value=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class SampleRequest:
+    """The checked arguments of one :func:`spsample.sample` call on a graph.
+
+    Attributes
+    ----------
+    seeds : int64, shape (m,)
+        Vertex ids (global ids on a heterogeneous graph), a new array; empty only where the
+        request allowed it (a rank without seeds in a collective call).
+    sizes : int64, shape (k,)
+        The minibatches' sizes: ``batch_size`` each, the last the remainder.
+    batch_ids : int64, shape (k,)
+        Their global ids, ``batch_offset, batch_offset + 1, ...``.
+    batch_size : int
+        As asked (``>= 1``; may exceed ``m``): disjoint samplers number positions in
+        minibatches of it.
+    seed, epoch, batch_offset : int
+    """
+
+    seeds: np.ndarray
+    sizes: np.ndarray
+    batch_ids: np.ndarray
+    batch_size: int
+    seed: int
+    epoch: int
+    batch_offset: int
+
+    def check_unique(self):
+        """Reject a vertex repeated within one minibatch (not asked of disjoint sampling,
+        whose seeds may repeat).
+
+        Raises
+        ------
+        SeedError
+            Naming ``seeds``, the vertex and the minibatch.
+        """
+        if self.seeds.size:
+            check_unique_per_batch(self.seeds, self.sizes)
+
+
+def sample_request(num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset, *,
+                   allow_empty=False):
+    """The arguments of :func:`spsample.sample` checked once, as a :class:`SampleRequest`.
+
+    Parameters
+    ----------
+    num_nodes : int
+        Vertices of the graph the ids index (a heterogeneous graph's total).
+    seeds : array_like of int, shape (m,)
+    sampler, batch_size, seed, epoch, batch_offset
+        As :func:`spsample.sample`'s.
+    allow_empty : bool
+        Whether ``seeds`` may be empty (a rank without seeds in a distributed call: the other
+        arguments are checked all the same, and the request has no minibatch).
+
+    Returns
+    -------
+    SampleRequest
+
+    Raises
+    ------
+    SeedError, ArgumentError, ArgumentTypeError
+        Naming the offending argument.
+    """
+    empty = False
+    if allow_empty:
+        seeds = as_index_array("sample", "seeds", seeds, error_cls=SeedError)
+        empty = seeds.size == 0            # checked with a probe: the other arguments count
+    checked, clamped, seed, epoch, batch_offset = check_sample_args(
+        num_nodes, [0] if empty else seeds, sampler, batch_size, seed, epoch, batch_offset)
+    if empty:
+        checked = checked[:0]
+    sizes = split_batches(checked.size, clamped)
+    batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
+    return SampleRequest(checked, sizes, batch_ids, as_int("sample", "batch_size", batch_size,
+                                                           minimum=1),
+                         seed, epoch, batch_offset)

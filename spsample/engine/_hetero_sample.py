@@ -31,7 +31,7 @@ from .. import native as _native, _rng
 from ._run import run_bulk, run_numpy
 from .._errors import ArgumentError, ArgumentTypeError, SamplerError, SeedError
 from ..graph._hetero import HeteroGraph, HeteroSchema, TimeSortedGraph
-from ._batches import check_sample_args, check_unique_per_batch, split_batches
+from ._batches import check_unique_per_batch, sample_request
 from ._minibatch import Bulk, HopEdges
 from .._validate import as_index_array, fail
 from ..graph._times import as_times
@@ -168,14 +168,11 @@ def sample_hetero(graph, seeds, *, sampler, batch_size, seed, epoch, batch_offse
     node_type, local = resolve_seeds(where, graph, seeds)
     seed_time = check_seed_time(where, graph, seed_time, local.size)
     glob = local + graph.offsets[node_type]
-    glob, clamped, seed, epoch, batch_offset = check_sample_args(
-        graph.total_nodes, glob, sampler, batch_size, seed, epoch, batch_offset)
-    sizes = split_batches(glob.size, clamped)
-    batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
+    r = sample_request(graph.total_nodes, glob, sampler, batch_size, seed, epoch, batch_offset)
     # disjoint ids count positions in minibatches of batch_size (checked), even in a call
     # with fewer seeds: a minibatch's subgraphs do not depend on the call
-    bulk = run_global(graph, glob, sizes, batch_ids, int(batch_size), sampler, seed, epoch,
-                      seed_time)
+    bulk = run_global(graph, r.seeds, r.sizes, r.batch_ids, r.batch_size, sampler, r.seed,
+                      r.epoch, seed_time)
     return split_hetero(graph, bulk, bulk.schedule, input_type=node_type)
 
 

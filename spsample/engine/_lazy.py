@@ -546,11 +546,8 @@ def _sorted_entry_time(where, graph, time):
             fail(ArgumentError, where, "time", "must be non-decreasing within every row (rows "
                  "sorted by time: HeteroGraph.time_sorted)", show_value=False)
         return arr
-    cached = getattr(graph, "cached", None)
-    if cached is None:
-        return check()
-    checked = cached(("sorted_entry_time", id(time)), lambda: (time, check()))
-    return checked[1] if checked[0] is time else check()
+    memo = getattr(graph, "sorted_entry_time", None)        # GraphSource.sorted_entry_time
+    return check() if memo is None else memo(time, check)
 
 
 def prefix_lengths(time, start, degree, bound):

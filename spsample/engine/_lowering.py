@@ -23,7 +23,6 @@ and warns once). The codes written into a plan come from the extension
 
 import numpy as np
 
-from ..graph._weights import layerwise_weights
 from ..native import VALUE_STACK, Frontier, SelectRule, StreamKey, ValueOp, as_f64, as_i64
 from ..native import indices32 as graph_indices32
 from ._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
@@ -310,10 +309,10 @@ def _check_ladies_view(view, Q, graph):
 
 def _is_layer_values(expr, graph):
     """``expr`` is what the layer-wise kernel reads as A's values: nothing on an unweighted
-    graph, the layerwise_weights of a weighted one (by identity: the graph's cached array)."""
+    graph, the layerwise_weights of a weighted one (by identity: the array the graph keeps)."""
     if graph.weights is None:
         return expr is None
-    return expr is not None and expr.op == "edge" and expr.vector is layerwise_weights(graph)
+    return expr is not None and expr.op == "edge" and expr.vector is graph.layerwise_weights()
 
 
 class RequestHop:

@@ -1,7 +1,7 @@
 """Row sources shared by the graphs whose rows are not all in memory: the distributed graph
 (rows held by their owners, fetched or selected there) and the disk graph (rows read from a
 file). One hop of any sampler runs on the rows its frontier needs (:class:`FetchHop`; a
-subclass says where rows come from in ``_fetch`` and what it counts in ``_record``); a
+subclass says where rows come from in ``fetch_rows`` and what it counts in ``_record``); a
 row-local hop can instead select at the rows' holder (:func:`owner_select`, on a
 :class:`Block` of rows) or lower onto the native request kernels (:func:`request_hop`).
 """
@@ -12,7 +12,6 @@ import time
 import numpy as np
 
 from .. import native as _native
-from .._errors import SamplerError
 from . import _primitives as prim
 from ._lazy import Expr, Frontier, NotLowerable, RowSelection, RowView, Streams, ThresholdSelection
 from ._lowering import lower_requests
@@ -132,7 +131,8 @@ def concrete_frontier(state, Q):
 class Block:
     """This rank's rows of ``A`` as a graph indexed by global vertex ids: views and selections
     read row ``v`` at ``dg.local_rows(v)``; per-edge vectors are indexed by
-    ``dg.global_edges``; ``entry_time``: a time-sorted block's entry times (or ``None``)."""
+    ``dg.global_edges``; ``entry_time``: a time-sorted block's entry times (or ``None``).
+    A :class:`~spsample.graph._source.RowSource` (the rows selected at their owner)."""
 
     def __init__(self, dg):
         self.indptr, self.indices, self.weights = dg.indptr, dg.indices, dg.weights
@@ -187,7 +187,11 @@ class FetchedRows:
     maps each stored entry to the global edge id its samples report (and per-edge arrays of
     the whole graph, ``whole_num_edges`` long, are read through it); ``entry_time`` (rows of
     a time-sorted block, else ``None``) the entries' times, which temporal constructors cut
-    the rows at (:meth:`~spsample.engine._lazy.RowView.until`)."""
+    the rows at (:meth:`~spsample.engine._lazy.RowView.until`).
+
+    Implements :class:`~spsample.graph._source.RowSource` (the rows fetched or read) and
+    :class:`~spsample.graph._source.GraphSource` (the whole graph's quantities, asked of
+    ``whole_graph``)."""
 
     def __init__(self, num_nodes, ids, degree, indices, weights, edge_ids, whole_graph,
                  entry_time=None):
@@ -199,6 +203,7 @@ class FetchedRows:
         self.indices, self.weights, self.edge_ids = indices, weights, edge_ids
         self.entry_time = entry_time
         self._whole_graph = whole_graph
+        self._layerwise_weights = None
         self.whole_num_edges = int(whole_graph.num_edges)    # per-edge arrays index these
 
     @property
@@ -208,18 +213,37 @@ class FetchedRows:
     def degree(self):
         return np.diff(self.indptr)
 
-    def cached(self, name, compute):
-        """Whole-graph quantities come from the distributed graph, never from these rows; the
-        check of entry times (``RowView.until``) runs on these rows."""
-        if name == "fastgcn_column_weights":
-            return self._whole_graph.column_weights()
-        if name == "layerwise_weights":         # these rows' weights, scaled as the whole graph's
-            return self.weights * self._whole_graph.layerwise_scale()
-        if isinstance(name, tuple) and name[0] == "sorted_entry_time":
-            return compute()
-        raise SamplerError(
-            f"sample: the sampler needs the whole-graph quantity {name!r}, which a DistGraph "
-            "does not provide; use replicate_graph=True")
+    # whole-graph quantities (the GraphSource protocol): the whole graph's, never these rows'
+    @property
+    def max_degree(self):
+        """The whole graph's longest row, int."""
+        return self._whole_graph.max_degree
+
+    def layerwise_scale(self):
+        """The whole graph's power of two (see :meth:`spsample.Graph.layerwise_scale`)."""
+        return self._whole_graph.layerwise_scale()
+
+    def column_weights(self):
+        """The whole graph's FastGCN ``(q, cumulative)``, float64 arrays of shape (n,)."""
+        return self._whole_graph.column_weights()
+
+    def layerwise_weights(self):
+        """These rows' weights scaled as the whole graph's (:meth:`layerwise_scale`): entry
+        for entry the whole graph's ``layerwise_weights()`` at ``edge_ids``, bit for bit.
+
+        Returns
+        -------
+        float64, shape (num_edges,), the same array on every call; ``None`` when unweighted.
+        """
+        if self.weights is None:
+            return None
+        if self._layerwise_weights is None:
+            self._layerwise_weights = self.weights * self._whole_graph.layerwise_scale()
+        return self._layerwise_weights
+
+    def sorted_entry_time(self, time, check):
+        """The check of entry times (``RowView.until``) runs on these rows: ``check()``."""
+        return check()
 
 
 class FetchHop:
@@ -235,6 +259,9 @@ class FetchHop:
 
     Rows of a time-sorted block (``timed``) come with their entries' times (``self.time``) and
     keep each entry's canonical edge id (``self.edge``, :func:`_canonical_edges`).
+
+    A subclass is a :class:`~spsample.graph._source.RowFetcher`: its ``fetch_rows(need)`` says
+    where rows come from, its ``_record`` what it counts.
     """
 
     def __init__(self, dg, native_rows=False):
@@ -259,7 +286,7 @@ class FetchHop:
         held = has_rows(self.dg, rows)
         need = self._missing(rows if held is None else rows[held])
         t1 = time.perf_counter()
-        fetched = self._fetch(need)
+        fetched = self.fetch_rows(need)
         t2 = time.perf_counter()
         if self.native_rows:
             self._append(need, *fetched)

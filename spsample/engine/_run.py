@@ -98,7 +98,7 @@ def estimate_output_bytes(plans, graph, sizes):
         n, (nnz, max_degree) = graph.num_nodes, graph.degree_stats()
     else:
         n, nnz = graph.num_nodes, graph.num_edges
-        max_degree = graph.cached("max_degree", lambda: int(np.diff(graph.indptr).max()))
+        max_degree = graph.max_degree
     total = 0
     sizes = np.asarray(sizes, dtype=np.int64)
     for b, count in zip(*np.unique(sizes, return_counts=True)):

@@ -84,7 +84,7 @@ class LayerWiseDriver(DeviceDriver):
         self.n = int(graph.num_nodes)
         up = device.upload
         self.indptr, self.indices = up(native.as_i64(graph.indptr)), up(native.as_i64(graph.indices))
-        self.weights = None if graph.weights is None else up(native.layerwise_weights(graph))
+        self.weights = None if graph.weights is None else up(graph.layerwise_weights())
         self.fastgcn = spec["column_weights"] is not None
         self.q = self.cumulative = None
         if self.fastgcn:

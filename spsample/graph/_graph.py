@@ -13,6 +13,7 @@ import numpy as np
 
 from .._errors import ArgumentTypeError, GraphError
 from .._validate import as_float_array, as_index_array, as_int, check_memory, fail
+from ._weights import column_sums, internal_columns, layerwise_scale, scaled_weights, uint32_columns
 
 __all__ = ["Graph", "MAX_NODES", "frozen_array", "frozen_filled"]
 
@@ -25,6 +26,11 @@ class Graph:
 
     Build it with :meth:`from_csr`, :meth:`from_edge_index` or :meth:`from_scipy`; the
     constructor itself takes already-validated canonical arrays and is internal.
+
+    Implements :class:`~spsample.graph._source.GraphSource` (the whole-graph quantities:
+    :attr:`max_degree`, :meth:`layerwise_scale`, :meth:`layerwise_weights`,
+    :meth:`column_weights`, computed once and kept) and
+    :class:`~spsample.graph._source.RowSource` (its rows, held in memory).
 
     Attributes
     ----------
@@ -242,20 +248,98 @@ class Graph:
     def is_weighted(self):
         return self._weights is not None
 
-    def cached(self, name, compute):
-        """``compute()`` once per graph, memoised under ``name`` (graphs are immutable).
-
-        Arrays in the result (an array, or a tuple of them) are frozen like the graph's own
-        (:func:`frozen_array`), so a kernel may trust them as it trusts the graph."""
-        if name not in self._cache:
+    def _memo(self, key, compute):
+        """``compute()`` once per graph, memoised under the private ``key`` (graphs are
+        immutable). Arrays in the result (an array, or a tuple of them) are frozen like the
+        graph's own (:func:`frozen_array`), so a kernel may trust them as it trusts the graph."""
+        if key not in self._cache:
             value = compute()
             if isinstance(value, np.ndarray):
                 value = frozen_array(value)
             elif isinstance(value, tuple):
                 value = tuple(frozen_array(v) if isinstance(v, np.ndarray) else v
                               for v in value)
-            self._cache[name] = value
-        return self._cache[name]
+            self._cache[key] = value
+        return self._cache[key]
+
+    # ------------------------------------------------------------------ whole-graph quantities
+    # (the GraphSource protocol of spsample.graph._source; computed once, memoised here)
+    @property
+    def max_degree(self):
+        """The longest row (most entries of one vertex), int; 0 without vertices."""
+        return self._memo("max_degree", lambda: int(np.diff(self._indptr).max(initial=0)))
+
+    def layerwise_scale(self):
+        """The power of two the layer-wise samplers scale the weights by
+        (:func:`~spsample.graph._weights.layerwise_scale` of the largest weight; 1.0 when
+        unweighted).
+
+        Returns
+        -------
+        float
+        """
+        def compute():
+            w = self._weights
+            return layerwise_scale(float(w.max()) if w is not None and w.size else 0.0)
+        return self._memo("layerwise_scale", compute)
+
+    def layerwise_weights(self):
+        """The edge weights scaled by :meth:`layerwise_scale` (exactly: a power of two), the
+        values layer-wise samplers square and sum
+        (:func:`~spsample.graph._weights.scaled_weights`).
+
+        Returns
+        -------
+        float64, shape (num_edges,), read-only, the same array on every call; ``None`` for an
+        unweighted graph.
+        """
+        if self._weights is None:
+            return None
+        return self._memo("layerwise_weights", lambda: scaled_weights(self._weights))
+
+    def column_weights(self):
+        """FastGCN's column weights ``q[u] = Σ_v A[v,u]²`` (weights scaled by
+        :meth:`layerwise_weights`; 1 per entry when unweighted), summed in CSR order, and
+        their serial prefix sums (:func:`~spsample.graph._weights.column_sums`).
+
+        Returns
+        -------
+        (q, cumulative) : float64 arrays of shape (num_nodes,), read-only
+        """
+        return self._memo("column_weights", lambda: column_sums(
+            self._indices, self.layerwise_weights(), self.num_nodes))
+
+    def indices32(self):
+        """The column ids as uint32 (the row-wise kernels' copy, 4 bytes per edge), built once
+        in its final frozen buffer.
+
+        Returns
+        -------
+        uint32, shape (num_edges,), read-only
+        """
+        return self._memo("indices32", lambda: uint32_columns(self._indices, frozen_filled))
+
+    def internal_columns(self):
+        """The layer-wise kernel's column tables
+        (:func:`~spsample.graph._weights.internal_columns`), built once.
+
+        Returns
+        -------
+        (indices32, internal_of, vertex_of) : uint32 arrays of shapes (num_edges,), (n,), (n,)
+        """
+        return self._memo("internal_columns", lambda: internal_columns(
+            self._indices, self.num_nodes, frozen_filled))
+
+    def sorted_entry_time(self, time, check):
+        """``check()`` (the check that ``time`` holds one sortable time per entry, sorted
+        within rows), run once per array ``time`` held by the graph and memoised.
+
+        Returns
+        -------
+        ndarray, shape (num_edges,): what ``check()`` returns
+        """
+        held = self._memo(("sorted_entry_time", id(time)), lambda: (time, check()))
+        return held[1] if held[0] is time else check()
 
     def degree(self):
         """Row lengths (number of neighbours each vertex aggregates from), int64, shape (n,)."""

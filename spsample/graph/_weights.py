@@ -1,15 +1,49 @@
-"""Whole-graph quantities of the layer-wise samplers (LADIES, FastGCN): the edge weights scaled
-by a power of two, and FastGCN's column weights. Every graph (in memory, on disk, distributed)
-scales by :func:`layerwise_scale`; the results are cached on the graph."""
+"""Whole-graph quantities of the layer-wise samplers (LADIES, FastGCN) and the native kernels'
+column tables, computed from a graph's arrays: the edge weights scaled by a power of two,
+FastGCN's column weights, the uint32 column ids and the layer-wise kernel's internal ids.
+
+The graphs compute them through these functions and memoise them (:class:`~spsample.Graph`
+and its relation graphs in memory; the disk and distributed graphs sum the same terms in the
+same order from their rows: see :mod:`spsample.graph._source`). Callers ask a graph's
+methods (``graph.layerwise_weights()``, ``graph.column_weights()``, ...); the functions
+:func:`layerwise_weights` and :func:`column_weights` below are those methods' old spellings.
+"""
 
 import numpy as np
 
-from ._graph import frozen_array
-
-__all__ = ["layerwise_weights", "layerwise_scale", "column_weights"]
+__all__ = ["layerwise_weights", "layerwise_scale", "column_weights", "scaled_weights",
+           "column_sums", "uint32_columns", "internal_columns"]
 
 
 def layerwise_weights(graph):
+    """``graph.layerwise_weights()``: the edge weights scaled by :func:`layerwise_scale`.
+
+    Returns
+    -------
+    float64, shape (num_edges,), read-only (memoised by the graph); ``None`` when unweighted.
+    """
+    return graph.layerwise_weights()
+
+
+def column_weights(graph):
+    """``graph.column_weights()``: FastGCN's ``q[u] = Σ_v A[v,u]²`` and its prefix sums.
+
+    Returns
+    -------
+    (q, cumulative) : float64 arrays of shape (n,), read-only
+    """
+    return graph.column_weights()
+
+
+def layerwise_scale(top):
+    """The power of two :func:`scaled_weights` multiplies the weights by, given the largest
+    ``top``: ``2**-e`` with ``top = m * 2**e``, ``0.5 <= m < 1`` (1 when ``top <= 0``), at most
+    ``2**1023`` (the largest power of two a float64 holds; ``2**-e`` itself overflows for a
+    subnormal ``top``). The in-memory, on-disk and distributed graphs all scale by it."""
+    return 2.0 ** min(-int(np.frexp(top)[1]), 1023) if top > 0 else 1.0
+
+
+def scaled_weights(weights):
     """The edge weights scaled by a power of two, ``2**-e``, so that the largest is in
     ``[0.5, 1)``: the values layer-wise samplers square and sum. Every selection and edge weight
     they produce is invariant to scaling ``A`` (sampling ∝ ``A∘A``, values row-normalised), and
@@ -19,38 +53,80 @@ def layerwise_weights(graph):
     (all below ``2**-1022``) are scaled by ``2**1023`` (:func:`layerwise_scale`), exactly: the
     largest lands in ``[2**-51, 1)`` and none squares to 0.
 
-    Returns
-    -------
-    float64, shape (num_edges,), read-only (cached on the graph).
-    """
-    def compute():
-        w = graph.weights
-        top = float(w.max()) if w.size else 0.0
-        out = w * layerwise_scale(top)
-        out.flags.writeable = False
-        return out
-    return graph.cached("layerwise_weights", compute)
-
-
-def layerwise_scale(top):
-    """The power of two :func:`layerwise_weights` multiplies the weights by, given the largest
-    ``top``: ``2**-e`` with ``top = m * 2**e``, ``0.5 <= m < 1`` (1 when ``top <= 0``), at most
-    ``2**1023`` (the largest power of two a float64 holds; ``2**-e`` itself overflows for a
-    subnormal ``top``). The in-memory, on-disk and distributed graphs all scale by it."""
-    return 2.0 ** min(-int(np.frexp(top)[1]), 1023) if top > 0 else 1.0
-
-
-def column_weights(graph):
-    """FastGCN's ``q[u] = Σ_v A[v,u]²`` (weights scaled by :func:`layerwise_weights`), summed in
-    CSR order, and its serial prefix sums.
+    Parameters
+    ----------
+    weights : float64, shape (nnz,)
 
     Returns
     -------
-    (q, cumulative) : float64 arrays of shape (n,), read-only
+    float64, shape (nnz,), a new array
     """
-    def compute():
-        w = None if graph.weights is None else layerwise_weights(graph)
-        sq = None if w is None else w * w
-        q = np.bincount(graph.indices, weights=sq, minlength=graph.num_nodes).astype(np.float64)
-        return frozen_array(q), frozen_array(np.cumsum(q))
-    return graph.cached("fastgcn_column_weights", compute)
+    top = float(weights.max()) if weights.size else 0.0
+    return weights * layerwise_scale(top)
+
+
+def column_sums(indices, scaled, num_nodes):
+    """FastGCN's ``q[u] = Σ_v A[v,u]²`` summed in CSR order (one add at a time, bincount's),
+    from the column ids and the scaled weights (``None``: unweighted, 1 per entry).
+
+    Parameters
+    ----------
+    indices : int64, shape (nnz,)
+    scaled : float64, shape (nnz,), or None
+        :func:`scaled_weights` of the graph's weights.
+    num_nodes : int
+
+    Returns
+    -------
+    (q, cumulative) : float64 arrays of shape (num_nodes,) (``cumulative``: serial prefix sums)
+    """
+    sq = None if scaled is None else scaled * scaled
+    q = np.bincount(indices, weights=sq, minlength=num_nodes).astype(np.float64)
+    return q, np.cumsum(q)
+
+
+def uint32_columns(indices, filled):
+    """The column ids as uint32 (4 bytes per edge: the row-wise kernel's random reads of sampled
+    columns touch half the memory), built in place in the buffer ``filled(dtype, size, fill)``
+    returns (:func:`~spsample.graph._graph.frozen_filled`: one copy, frozen).
+
+    Returns
+    -------
+    uint32, shape (nnz,)
+    """
+    def fill(pos, piece):
+        np.copyto(piece, indices[pos:pos + piece.size], casting="unsafe")
+    return filled(np.uint32, len(indices), fill)
+
+
+def internal_columns(indices, n, filled=None):
+    """The layer-wise kernel's internal column ids: columns ranked by in-degree (descending, ties
+    by id), so that the hubs most entries point to share a few cache lines of its vertex-indexed
+    arrays. Results do not depend on it (see ``native/layerwise.h``).
+
+    Parameters
+    ----------
+    indices : int64, shape (nnz,)
+    n : int
+        Number of vertices.
+    filled : callable, optional
+        ``filled(dtype, size, fill)`` building the ``indices32`` buffer in place
+        (:func:`~spsample.graph._graph.frozen_filled`); a plain array when ``None``.
+
+    Returns
+    -------
+    indices32 : uint32, shape (nnz,)
+        ``internal_of[indices]``: the CSR's columns as internal ids (rows keep their order).
+    internal_of, vertex_of : uint32, shape (n,)
+        Inverse permutations: vertex -> internal id, internal id -> vertex.
+    """
+    in_degree = np.bincount(indices, minlength=n)
+    vertex_of = np.argsort(-in_degree, kind="stable").astype(np.uint32)
+    internal_of = np.empty(n, dtype=np.uint32)
+    internal_of[vertex_of] = np.arange(n, dtype=np.uint32)
+    if filled is None:
+        return internal_of[indices], internal_of, vertex_of
+
+    def fill(pos, piece):            # frozen in place: the graph's memo keeps it as it is
+        np.take(internal_of, indices[pos:pos + piece.size], out=piece)
+    return filled(np.uint32, len(indices), fill), internal_of, vertex_of

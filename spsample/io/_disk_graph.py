@@ -341,12 +341,20 @@ class DiskGraph:
     :meth:`open`); sample it with ``spsample.sample(graph, seeds, ...)``: every sampler runs
     (built-in or user-written), with the same results as on the in-memory graph, bit for bit.
 
+    Implements :class:`~spsample.graph._source.GraphSource`: its whole-graph quantities
+    (:attr:`max_degree`, :meth:`layerwise_scale`, :meth:`column_weights`) are computed from
+    the file in CSR order, the in-memory graph's bit for bit; its rows reach the engine
+    through row sources (read by a :class:`~spsample.graph._source.RowFetcher`, or scanned
+    as :class:`~spsample.graph._source.RowSource` windows).
+
     Attributes
     ----------
     path : str
     num_nodes, num_edges : int
     indptr : int64, shape (num_nodes + 1,)
         In memory, read-only.
+    max_degree : int
+        The longest row (read from ``indptr`` when the graph opens).
     indices, weights : on-disk arrays (``weights`` is ``None`` when unweighted); ``a[i:j]``
         reads a range.
     memory_budget : int
@@ -651,18 +659,39 @@ class DiskGraph:
         """Row lengths, int64, shape (n,)."""
         return np.diff(self.indptr)
 
-    def cached(self, name, compute):
-        """Whole-graph quantities samplers ask for while traced: FastGCN's column weights and
-        the maximum degree; others need the arrays in memory (the hops then read rows)."""
-        if name == "fastgcn_column_weights":
-            return self.column_weights()
-        if name == "max_degree":
-            return self.max_degree
-        raise NotLowerable(f"the whole-graph quantity {name!r} of a graph on disk")
+    # ------------------------------------------------------------------ whole-graph quantities
+    # (the GraphSource protocol of spsample.graph._source; max_degree is read with indptr)
+    def layerwise_weights(self):
+        """The layer-wise values of entries held in memory: a graph on disk holds none.
+
+        Raises
+        ------
+        NotLowerable
+            Always (a sampler traced on the disk graph then runs hop by hop on rows read from
+            disk, whose ``layerwise_weights()`` are these rows' weights times
+            :meth:`layerwise_scale`: the in-memory graph's values, bit for bit).
+        """
+        raise NotLowerable("the layer-wise weights of a graph on disk (its entries are not in "
+                           "memory)")
+
+    def sorted_entry_time(self, time, check):
+        """Entry times of a graph on disk are not held in memory.
+
+        Raises
+        ------
+        NotLowerable
+            Always (the hops then run on rows read from disk).
+        """
+        raise NotLowerable("the entry times of a graph on disk")
 
     def column_weights(self):
         """FastGCN's ``(q, cumulative)``: one pass over the entries in CSR order (the same sums
-        as the in-memory graph's, bit for bit)."""
+        as the in-memory graph's, bit for bit), memoised.
+
+        Returns
+        -------
+        (q, cumulative) : float64 arrays of shape (num_nodes,), read-only
+        """
         if self._column_weights is None:
             scale = self.layerwise_scale() if self.is_weighted else None
             q = np.zeros(self.num_nodes)
@@ -675,12 +704,17 @@ class DiskGraph:
         return self._column_weights
 
     def layerwise_scale(self):
-        """The power of two layer-wise samplers scale the weights by (one pass; see
-        :func:`spsample.samplers.layerwise_weights`)."""
+        """The power of two layer-wise samplers scale the weights by (one pass over the weights,
+        memoised; 1.0 when unweighted; see :func:`~spsample.graph._weights.scaled_weights`).
 
+        Returns
+        -------
+        float
+        """
         if self._layerwise_scale is None:
             top = 0.0
-            for _, _, w in self.cache.stream(range(self.cache.num_blocks)):
+            blocks = range(self.cache.num_blocks) if self.is_weighted else ()
+            for _, _, w in self.cache.stream(blocks):
                 top = max(top, float(w.max()) if w.size else 0.0)
             self._layerwise_scale = layerwise_scale(top)
         return self._layerwise_scale

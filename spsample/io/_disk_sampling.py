@@ -41,7 +41,7 @@ from .._errors import ResourceLimitError
 from .._validate import check_memory, format_bytes
 from ..engine._rows import (NO_ROWS, FetchHop, concrete_frontier, owner_select, request_hop,
                            row_local, trace_plans)
-from ..engine._batches import check_sample_args, check_unique_per_batch, split_batches
+from ..engine._batches import sample_request
 from ..engine._run import estimate_output_bytes, run_hops
 from .. import native as _native
 from ..engine._lazy import NotLowerable
@@ -67,20 +67,18 @@ _WINDOWED = True
 def sample_on_disk(dg, seeds, sampler, batch_size, seed, epoch, batch_offset):
     """:func:`spsample.sample` on a :class:`DiskGraph` (arguments checked as there)."""
 
-    seeds, clamped, seed, epoch, batch_offset = check_sample_args(
-        dg.num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset)
+    r = sample_request(dg.num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset)
     sampler.check_graph(dg)
-    sizes = split_batches(seeds.size, clamped)
-    batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
+    seeds, sizes, batch_ids, seed, epoch = r.seeds, r.sizes, r.batch_ids, r.seed, r.epoch
     stats = {}
     t0 = time.perf_counter()
     if getattr(sampler, "disjoint", False):      # each seed its own engine minibatch
         engine = lambda _g, _s, s, z, ids, smp, sd, ep, _t: run_on_disk(  # noqa: E731
             dg, s, z, ids, smp, sd, ep, stats)
-        out = run_disjoint(dg, None, seeds, sizes, batch_ids, int(batch_size), sampler, seed,
+        out = run_disjoint(dg, None, seeds, sizes, batch_ids, r.batch_size, sampler, seed,
                            epoch, None, engine=engine)
     else:
-        check_unique_per_batch(seeds, sizes)
+        r.check_unique()
         out = run_on_disk(dg, seeds, sizes, batch_ids, sampler, seed, epoch, stats)
     stats["sample_s"] = time.perf_counter() - t0
     dg.last_stats = stats
@@ -178,8 +176,8 @@ def _run_windowed(dg, lowered, seeds, sizes, batch_ids, seed, epoch, stats, mode
 
 class _Window:
     """Consecutive rows ``[row_offset, ...)`` of ``A`` held in memory (a cache block, or one
-    row assembled from several), read as a graph indexed by global vertex ids (the protocol
-    of :class:`~spsample.engine._rows.Block`)."""
+    row assembled from several), read as a graph indexed by global vertex ids: a
+    :class:`~spsample.graph._source.RowSource`, as :class:`~spsample.engine._rows.Block`."""
 
     def __init__(self, dg, indptr, indices, weights, row_offset, edge_offset):
         self.indptr, self.indices, self.weights = indptr, indices, weights
@@ -419,7 +417,8 @@ class _SpillRows:
 class _ReadHop(FetchHop):
     """A hop that is not row-local: the rows it needs read from disk into the compact CSR of
     :class:`~spsample.engine._rows.FetchHop`, which runs the sampler's constructors
-    on them. Rows stay for the bulk's later hops while they fit ``DiskGraph.hop_bytes``."""
+    on them. Rows stay for the bulk's later hops while they fit ``DiskGraph.hop_bytes``.
+    A :class:`~spsample.graph._source.RowFetcher` (rows read from disk)."""
 
     def _missing(self, rows):
         need = super()._missing(rows)
@@ -439,9 +438,9 @@ class _ReadHop(FetchHop):
                 "call")
         return need
 
-    def _fetch(self, need):
+    def fetch_rows(self, need):
         """Rows ``need`` (ascending) read through the cache: ``(degree, start, indices,
-        weights)``."""
+        weights, None)`` (:class:`~spsample.graph._source.RowFetcher`)."""
         dg = self.dg
         start, degree = dg.indptr[need], dg.indptr[need + 1] - dg.indptr[need]
         indices = np.empty(int(degree.sum()), dtype=np.int64)
@@ -462,7 +461,7 @@ class _ReadHop(FetchHop):
             indices[out] = idx[src - b0]
             if weights is not None:
                 weights[out] = w[src - b0]
-        return degree, start, indices, weights
+        return degree, start, indices, weights, None
 
     def _record(self, stats, Q, need, degree):
         stats["frontier"] += len(Q)

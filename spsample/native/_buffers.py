@@ -1,11 +1,13 @@
 """The arrays handed to the kernels: dtype and layout normalised without copies where possible,
 every bound the C++ code relies on checked here, and the graph-derived arrays the kernels read
-(cached on the graph)."""
+(kept by the graph: ``graph.indices32()``, ``graph.internal_columns()``)."""
 
 import numpy as np
 
 from .._errors import ArgumentError
 from ..graph._graph import frozen_filled
+from ..graph._weights import internal_columns as _internal_columns
+from ..graph._weights import uint32_columns
 from .._validate import fail
 
 __all__ = ["as_i64", "as_f64", "bulk_args", "indices32", "internal_columns"]
@@ -68,20 +70,18 @@ def bulk_args(graph, seeds, sizes, batch_ids, seed, epoch):
 
 
 def indices32(graph):
-    """The graph's column ids as uint32, cached on it (4 bytes per edge): the row-wise kernel's
-    random reads of sampled columns touch half the memory."""
-    def compute():                  # frozen in place: the cache keeps it without a copy
-        def fill(pos, piece):
-            np.copyto(piece, graph.indices[pos:pos + piece.size], casting="unsafe")
-        return frozen_filled(np.uint32, len(graph.indices), fill)
-    cached = getattr(graph, "cached", None)
-    return compute() if cached is None else cached("native_indices32", compute)
+    """The graph's column ids as uint32 (4 bytes per edge: the row-wise kernel's random reads of
+    sampled columns touch half the memory): ``graph.indices32()``, built once and kept by a
+    graph that holds its rows (:class:`~spsample.graph._source.GraphSource`); built for the
+    call for rows without that method (a view of rows read for one hop)."""
+    own = getattr(graph, "indices32", None)
+    return own() if own is not None else uint32_columns(graph.indices, frozen_filled)
 
 
 def internal_columns(indices, n):
-    """The layer-wise kernel's internal column ids: columns ranked by in-degree (descending, ties
-    by id), so that the hubs most entries point to share a few cache lines of its vertex-indexed
-    arrays. Results do not depend on it (see ``native/layerwise.h``).
+    """The layer-wise kernel's internal column ids of the CSR columns ``indices`` over ``n``
+    vertices (:func:`spsample.graph._weights.internal_columns`; a graph keeps its own:
+    ``graph.internal_columns()``).
 
     Returns
     -------
@@ -90,11 +90,4 @@ def internal_columns(indices, n):
     internal_of, vertex_of : uint32, shape (n,)
         Inverse permutations: vertex -> internal id, internal id -> vertex.
     """
-    in_degree = np.bincount(indices, minlength=n)
-    vertex_of = np.argsort(-in_degree, kind="stable").astype(np.uint32)
-    internal_of = np.empty(n, dtype=np.uint32)
-    internal_of[vertex_of] = np.arange(n, dtype=np.uint32)
-
-    def fill(pos, piece):            # frozen in place: the graph's cache keeps it as it is
-        np.take(internal_of, indices[pos:pos + piece.size], out=piece)
-    return frozen_filled(np.uint32, len(indices), fill), internal_of, vertex_of
+    return _internal_columns(indices, n, frozen_filled)

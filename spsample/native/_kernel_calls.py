@@ -9,8 +9,7 @@ import numpy as np
 from .._errors import ResourceLimitError, SamplerError
 from ..graph._times import cut_times
 from .._validate import memory_limit
-from ._buffers import as_f64, as_i64, bulk_args, internal_columns
-from ..graph._weights import layerwise_weights
+from ._buffers import as_f64, as_i64, bulk_args
 from ._switch import kernel_threads, kernels
 
 __all__ = ["run_bulk", "select_rows"]
@@ -72,9 +71,8 @@ def _layerwise(graph, indptr, indices, seeds, sizes, batch_ids, spec, k0, k1, ep
     q = cumulative = None
     if spec["column_weights"] is not None:
         q, cumulative = (as_f64(a) for a in spec["column_weights"])
-    indices32, internal_of, vertex_of = graph.cached("native_layerwise_columns",
-                                                     lambda: internal_columns(indices, graph.num_nodes))
-    weights = None if graph.weights is None else as_f64(layerwise_weights(graph))
+    indices32, internal_of, vertex_of = graph.internal_columns()
+    weights = None if graph.weights is None else as_f64(graph.layerwise_weights())
     return kernels.layerwise_bulk(indptr, indices, indices32, internal_of, vertex_of, weights,
                                   seeds, sizes, batch_ids, spec["fanouts"], k0, k1, int(epoch), q,
                                   cumulative, budget, kernel_threads())

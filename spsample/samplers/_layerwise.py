@@ -37,9 +37,9 @@ class _LayerWise(Sampler):
 
     def values(self, graph, Q):
         """``Q_b·A`` valued by A's own values: the numerators of the layer's edge weights (on a
-        weighted graph, the weights scaled by :func:`layerwise_weights`)."""
+        weighted graph, the weights scaled by the graph's ``layerwise_weights()``)."""
         G = gather(graph, Q)
-        return G if graph.weights is None else G * Expr("edge", vector=layerwise_weights(graph))
+        return G if graph.weights is None else G * Expr("edge", vector=graph.layerwise_weights())
 
     def extract(self, state, Q, S, ctx):
         state.add_layer(Q, S, values=self.values(ctx.graph, Q),
@@ -87,7 +87,7 @@ class FastGCN(_LayerWise):
             fail(SamplerError, "FastGCN", "fanouts", "entries must be >= 1", list(self.fanouts))
 
     def probabilities(self, graph, Q, ctx):
-        return global_columns(*column_weights(graph))
+        return global_columns(*graph.column_weights())
 
     def select(self, P, Q, ctx):
         return prim.select_global(P, ctx.fanout, ctx)

@@ -1,12 +1,11 @@
 """``spsample.sample``: bulk sampling of many minibatches in one pass per hop."""
 
-import numpy as np
 
 from ..engine._run import run_bulk
 from .._errors import ArgumentError, ArgumentTypeError, SamplerError
 from ..graph._graph import Graph
 from .._validate import check_no_unknown, fail
-from ..engine._batches import check_sample_args, check_seeds, check_unique_per_batch, split_batches
+from ..engine._batches import check_sample_args, check_seeds, sample_request, split_batches
 from ..engine._protocol import Sampler
 from ..graph._hetero import HeteroSchema
 from ..engine._hetero_sample import run_global, sample_hetero
@@ -102,23 +101,21 @@ def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0
                     batch_offset=batch_offset, **options)
     if options:
         check_no_unknown("sample", options, ())
-    seeds, clamped, seed, epoch, batch_offset = check_sample_args(
-        graph.num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset)
-    sizes = split_batches(seeds.size, clamped)
-    batch_ids = batch_offset + np.arange(sizes.size, dtype=np.int64)
+    r = sample_request(graph.num_nodes, seeds, sampler, batch_size, seed, epoch, batch_offset)
     if getattr(sampler, "relation_fanouts", None) is not None:
         fail(SamplerError, "sample", "fanouts", "per relation need a HeteroGraph",
              show_value=False)
     if getattr(sampler, "disjoint", False):
         if device is not None:
             fail(ArgumentError, "sample", "device", "runs no disjoint sampling yet", device)
-        return run_global(graph, seeds, sizes, batch_ids, int(batch_size), sampler, seed,
-                          epoch)
+        return run_global(graph, r.seeds, r.sizes, r.batch_ids, r.batch_size, sampler, r.seed,
+                          r.epoch)
     sampler.check_graph(graph)
-    check_unique_per_batch(seeds, sizes)
+    r.check_unique()
     if device is not None:
-        return sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, device)
-    return run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch)
+        return sample_on_device(graph, r.seeds, r.sizes, r.batch_ids, sampler, r.seed, r.epoch,
+                                device)
+    return run_bulk(graph, r.seeds, r.sizes, r.batch_ids, sampler, r.seed, r.epoch)
 
 
 def _sample_hetero(graph, seeds, sampler, batch_size, seed, epoch, batch_offset, device,

@@ -105,7 +105,8 @@ def test_graph_arrays_cannot_be_made_writeable(weighted):
     again = pickle.loads(pickle.dumps(g))
     assert again == g
     arrays += [again.indptr, again.indices]
-    arrays.append(g.cached("test_derived", lambda: np.arange(5)))
+    arrays += [g.column_weights()[0], g.column_weights()[1], g.indices32(),
+               *g.internal_columns()] + ([g.layerwise_weights()] if weighted else [])
     for arr in arrays:
         for view in (arr, _root(arr)):
             with pytest.raises(ValueError, match="WRITEABLE"):

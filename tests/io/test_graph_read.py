@@ -193,8 +193,7 @@ def test_native_column_copy_is_frozen_in_place(kernel):
     def columns():
         if kernel == "rowwise":
             return _native.indices32(g)
-        return g.cached("native_layerwise_columns",
-                        lambda: _native.internal_columns(g.indices, g.num_nodes))[0]
+        return g.internal_columns()[0]
     tracemalloc.start()
     try:
         first = columns()
