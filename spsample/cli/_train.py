@@ -25,7 +25,8 @@ import numpy as np
 
 from .._errors import ArgumentError
 from ..native import max_threads
-from ..distributed import DistGraph, Grid, ShardedDataset, launched_under_mpi, load_hetero_dataset
+from ..distributed import (STRATEGIES, DistGraph, Grid, ShardedDataset, launched_under_mpi,
+                           load_hetero_dataset, registered_strategy)
 from ..distributed._collective import agree
 from ..distributed._comm import mpi_world
 from ..distributed._partition import load_partition, relabel
@@ -177,10 +178,9 @@ def add_arguments(parser):
                              "the seeds its process row holds (fewer bytes on a graph "
                              "partitioned by `spsample partition`; minibatches then depend "
                              "on --replication and the rank count)")
-    parser.add_argument("--strategy", choices=("push", "pull"), default=d.strategy,
-                        help="sharded graph: push the frontier to the rows' owners, which "
-                             "select (default), or pull the rows to the requester; same "
-                             "minibatches")
+    parser.add_argument("--strategy", choices=STRATEGIES, default=d.strategy,
+                        help="sharded graph: where each hop selects (same minibatches "
+                             f"either way; default {d.strategy}): {_strategy_help()}")
     parser.add_argument("--mpi", choices=("auto", "on", "off"), default="auto",
                         help="data-parallel over MPI ranks: auto = when launched by mpiexec "
                              "with more than one rank")
@@ -236,6 +236,12 @@ def check(args):
     hetero = dataset_layout("train", args.dataset) == "hetero"
     if args.task == "link" or hetero:
         _check(args, None, hetero)
+
+
+def _strategy_help():
+    """The registered strategies (``spsample.distributed.STRATEGIES``), one clause each."""
+    return "; ".join(f"{name}: {registered_strategy(name).description or name}"
+                     for name in STRATEGIES)
 
 
 def _check_flags(args):

@@ -24,11 +24,9 @@ from ._placement import (Placement, by_owner, original_rows, original_starts,
 from ._layout import rows_of_rank
 from ..engine._lazy import NotLowerable
 from ._sampling import run_distributed
+from ._strategies import check_strategy
 
-__all__ = ["DistGraph", "STRATEGIES"]
-
-#: Node-wise strategies: send frontier ids to the owners ("push") or fetch rows ("pull").
-STRATEGIES = ("push", "pull")
+__all__ = ["DistGraph"]
 
 
 class DistGraph:
@@ -412,9 +410,11 @@ class DistGraph:
 
         Parameters
         ----------
-        strategy : {"push", "pull"}
-            ``"push"``: hops whose selection is row-local (node-wise rules, LABOR, walks,
-            compositions of a row's own values) send each frontier row to its owner, which
+        strategy : str
+            A name in :data:`~spsample.distributed.STRATEGIES` (the registered strategies,
+            :func:`~spsample.distributed.register_strategy`). ``"push"``: hops whose
+            selection is row-local (node-wise rules, LABOR, walks, compositions of a row's
+            own values) send each frontier row to its owner, which
             samples it and returns ``(vertex, edge id)`` per sample; layer-wise hops without
             float sums across owners (LADIES on an unweighted graph, FastGCN) move degrees,
             drawn entries and the layer's edges instead of rows; other hops fetch the rows they
@@ -475,8 +475,7 @@ class DistGraph:
         return out
 
     def _check_sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy):
-        if strategy not in STRATEGIES:
-            fail(ArgumentError, "sample", "strategy", f"must be one of {STRATEGIES}", strategy)
+        check_strategy("sample", strategy)
         seeds = as_index_array("sample", "seeds", seeds, error_cls=SeedError)
         empty = seeds.size == 0            # a rank may have no seeds: checked with a probe
         requested = batch_size             # disjoint ids count positions in minibatches of it
