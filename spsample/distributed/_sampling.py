@@ -48,6 +48,8 @@ from ..engine._rows import (Block as _Block, FetchHop, NO_ROWS as _NO_ROWS, conc
                            in_request_order, owner_select as _owner_select,
                            request_hop as _request_hop, row_local, trace_plans as _trace)
 from ._layerpush import LayerPush, layer_pushable
+from .._errors import ArgumentError
+from ._collective import mark_raised_on_every_rank
 from ._placement import by_owner
 from ._strategies import registered_strategy
 from ..engine._native_run import select_requests
@@ -69,7 +71,7 @@ def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
     blocks = [dg] * sampler.num_hops if schedule is None else [st.graph for st in schedule.steps]
     plans = _trace(dg, sampler, batch_ids, seed, epoch, schedule, seed_time)
     modes = _agreed_modes(dg, hop_modes(plans, strategy, len(blocks), weighted=any(
-        block.weights is not None for block in blocks)))
+        block.weights is not None for block in blocks)), strategy)
     fetches = _fetch_hops(blocks, plans, modes)
     layer_pushes = {}
     for name in ("frontier", "remote_frontier", "samples", "remote_samples", "fetched_rows",
@@ -138,10 +140,17 @@ def pull_modes(plans, weighted):
     return ["pull"] * len(plans)
 
 
-def _agreed_modes(dg, modes):
+def _agreed_modes(dg, modes, strategy):
     """The modes every rank uses: its own if all ranks agree, else pull everywhere (the plans
-    are traced per rank; they agree unless a sampler behaves differently on some rank)."""
+    are traced per rank; they agree unless a sampler behaves differently on some rank).
+    A strategy that placed a hop as neither push nor pull on any rank fails on every rank."""
     every = dg.grid.comm.allgather_object(tuple(modes))
+    entry = registered_strategy(strategy, where="sample", argname="strategy")
+    for placed in every:
+        try:
+            entry.check_modes(placed, len(modes))
+        except ArgumentError as exc:
+            raise mark_raised_on_every_rank(exc) from None
     return list(modes) if len(set(every)) == 1 else ["pull"] * len(modes)
 
 

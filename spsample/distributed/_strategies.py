@@ -73,19 +73,25 @@ class StrategyEntry:
     description: str = ""
 
     def hop_modes(self, plans, *, weighted=False):
-        """``modes(plans, weighted)`` as a list, checked: one of :data:`HOP_KINDS` per hop.
+        """``modes(plans, weighted)`` as a list (checked by :meth:`check_modes`)."""
+        return list(self.modes(list(plans), bool(weighted)))
+
+    def check_modes(self, modes, num_hops):
+        """``modes`` (what :meth:`hop_modes` gave) if it places each of the ``num_hops`` hops
+        as one of :data:`HOP_KINDS`.
 
         Raises
         ------
         ArgumentError
-            The strategy's ``modes`` answered something else (naming ``strategy``).
+            Naming ``strategy``: the strategy's ``modes`` answered something else.
         """
-        out = list(self.modes(list(plans), bool(weighted)))
-        if len(out) != len(plans) or any(m not in HOP_KINDS for m in out):
+        modes = list(modes)
+        if len(modes) != num_hops or any(not isinstance(m, str) or m not in HOP_KINDS
+                                         for m in modes):
             fail(ArgumentError, "sample", "strategy", f"{self.name!r} must place each of the "
-                 f"{len(plans)} hop(s) as one of {HOP_KINDS}; its modes gave {out!r}",
+                 f"{num_hops} hop(s) as one of {HOP_KINDS}; its modes gave {modes!r}",
                  self.name)
-        return out
+        return modes
 
 
 def register_strategy(name, modes, *, sampling_bytes, description="", replace=False):
