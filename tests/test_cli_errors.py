@@ -307,3 +307,27 @@ def test_real_pubmed_and_ego_facebook_messages(shared_datasets, tmp_path, capsys
                               tmp_path / "fb.h5"], capsys)
     assert code == 0 and "88234 edges (directed)" in out and "directed=false" in err
     assert np.isfinite(spsample.load(tmp_path / "fb.h5").num_edges)
+
+
+@pytest.mark.parametrize("extra", [[], ["--task", "link"], ["--task", "link", "--fanouts", "5"],
+                                   ["HETERO"]])
+def test_a_model_too_wide_names_the_hidden_flag(tmp_path, capsys, extra):
+    """``spsample train --hidden 10**11`` said ``argument 'hidden_channels'`` (and ``use a
+    smaller hidden_channels``), the models' argument, not the flag the user typed; a one-hop
+    link encoder named ``out_channels`` (its output is ``--hidden`` wide too)."""
+    pytest.importorskip("torch")
+    if extra == ["HETERO"]:
+        extra = [crafted.write_hetero_hdf5(tmp_path / "hetero.h5")]
+    code, out, err = run_cli(["train", *extra, "--epochs", "1", "--hidden", "100000000000",
+                              "--quiet"], capsys)
+    assert code == 2
+    assert_one_line_error(err, "train", "--hidden")
+    assert "use a smaller --hidden" in err and "channels" not in err, err
+
+
+def test_the_python_api_still_names_hidden_channels():
+    pytest.importorskip("torch")
+    from spsample.train import GraphSAGE
+
+    with pytest.raises(spsample.ResourceLimitError, match="argument 'hidden_channels'"):
+        GraphSAGE(16, 10**11, 4)

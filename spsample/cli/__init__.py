@@ -362,6 +362,7 @@ def _speak_cli(args, message):
         if long:
             flags[action.dest] = long[0]
     flags.update(getattr(args._module, "ARGUMENT_FLAGS", {}))
+    flags.update(getattr(args._module, "argument_flags", lambda args: {})(args))
     options = getattr(args._module, "reader_options", lambda: ())()
     return cli_message(message, flags, options)
 

@@ -44,8 +44,15 @@ from ._tasks import _check, refuse_unlabelled, run_task
 PER_RANK_FLAGS = ("dataset", "metrics", "checkpoint", "resume", "permutation", "quiet",
                   "threads", "sampler_threads", "device")
 
-#: Library argument names the task functions report, as the user typed them.
-ARGUMENT_FLAGS = {"data": "dataset"}
+#: Library argument names the task functions and models report, as the user typed them (the
+#: models' width ``hidden_channels`` is ``--hidden``).
+ARGUMENT_FLAGS = {"data": "dataset", "hidden_channels": "--hidden"}
+
+
+def argument_flags(args):
+    """More of :data:`ARGUMENT_FLAGS` for the run ``args``: ``--task link``'s encoder is
+    ``--hidden`` wide at its output too (``out_channels``)."""
+    return {"out_channels": "--hidden"} if getattr(args, "task", None) == "link" else {}
 
 
 def add_arguments(parser):
