@@ -331,3 +331,33 @@ def test_the_python_api_still_names_hidden_channels():
 
     with pytest.raises(spsample.ResourceLimitError, match="argument 'hidden_channels'"):
         GraphSAGE(16, 10**11, 4)
+
+
+@pytest.mark.parametrize("flag, value", [("--neg-ratio", "0"), ("--neg-ratio", "-3"),
+                                         ("--eval-negatives", "0"),
+                                         ("--eval-batch-size", "0"),
+                                         ("--eval-batch-size", "-2")])
+def test_both_train_checks_refuse_the_link_numbers_with_one_message(capsys, flag, value):
+    """``spsample train``'s flag check and the tasks' check (link, heterogeneous) had each
+    their copy of the ``--neg-ratio`` / ``--eval-negatives`` checks (``--eval-batch-size``
+    only in the second): one function now, so the same values fail with the same message
+    whichever runs first."""
+    from spsample.cli import _tasks, _train, build_parser
+
+    assert _train.check_link_numbers is _tasks.check_link_numbers
+    messages = []
+    for task in ("node", "link"):
+        args = build_parser("train").parse_args(["train", "--task", task, flag, value])
+        for check in (_train._check_flags, lambda a: _tasks._check(a, None, False)):
+            with pytest.raises(spsample.ArgumentError) as exc:
+                check(args)
+            messages.append(str(exc.value))
+    assert len(set(messages)) == 1, messages
+    bound, got = ("> 0", float(value)) if flag == "--neg-ratio" else (">= 1", int(value))
+    assert messages[0] == f"spsample train: argument '{flag}' must be {bound} (got {got})"
+    pytest.importorskip("torch")
+    for task in ("node", "link"):               # and so does the command
+        code, out, err = run_cli(["train", "--epochs", "1", "--task", task, flag, value],
+                                 capsys)
+        assert code == 2 and out == ""
+        assert err == f"spsample train: error: {messages[0][len('spsample train: '):]}\n"

@@ -36,7 +36,7 @@ from ..io._hdf5 import open_layout, read_sparse_features
 from ..samplers._registry import names, registered
 from ._common import (agreed, check_finite, check_output, dataset_layout, dataset_path,
                       int_list, load_dataset, same_everywhere)
-from ._tasks import _check, refuse_unlabelled, run_task
+from ._tasks import _check, check_link_numbers, refuse_unlabelled, run_task
 
 #: Flags (parser destinations) that may differ between the ranks of an ``mpiexec`` job: paths
 #: to each rank's copy of a file, what each rank prints, its threads and device. Every other
@@ -255,7 +255,7 @@ def _check_flags(args):
     """Every flag checked before any work: outputs writable, numbers in range."""
     for flag in ("--lr", "--weight-decay", "--dropout", "--neg-ratio"):
         check_finite("train", flag, getattr(args, flag[2:].replace("-", "_")))
-    _check_link_numbers(args)
+    check_link_numbers(args)
     check_output("train", "--metrics", args.metrics)
     check_output("train", "--checkpoint", args.checkpoint)
     if args.relation is not None and args.task != "link":
@@ -267,17 +267,6 @@ def _check_flags(args):
         if path and not os.path.isfile(path):
             raise ArgumentError(f"spsample train: argument '{flag}' is not a file "
                                 f"(got {path!r})")
-
-
-def _check_link_numbers(args):
-    """``--neg-ratio`` and ``--eval-negatives``, whatever the task (given with node
-    classification they were accepted unchecked)."""
-    if not args.neg_ratio > 0:
-        raise ArgumentError(f"spsample train: argument '--neg-ratio' must be > 0 "
-                            f"(got {args.neg_ratio})")
-    if args.eval_negatives is not None and args.eval_negatives < 1:
-        raise ArgumentError(f"spsample train: argument '--eval-negatives' must be >= 1 "
-                            f"(got {args.eval_negatives})")
 
 
 def _sharded(args, comm):
