@@ -60,7 +60,7 @@ from ._graph import DistGraph
 from ._hetero import DistHeteroGraph, load_hetero_dataset
 from ._grid import Grid
 from ._threadcomm import ThreadComm, run_threads
-from . import _plan, _sampling
+from . import _sampling, _wire_bytes
 from ._strategies import (STRATEGIES, StrategyEntry, register_strategy, registered_strategy,
                           unregister_strategy)
 from ._layout import (
@@ -91,8 +91,8 @@ __all__ = [
 
 # The built-in strategies (:mod:`._strategies`), in the order ``--strategy`` lists them: how
 # each places the hops, and the planner's bytes model of each.
-register_strategy("push", _sampling.push_modes, sampling_bytes=_plan.push_bytes,
+register_strategy("push", _sampling.push_modes, sampling_bytes=_wire_bytes.push_bytes,
                   description="send the frontier rows to their owners, which select there "
                               "(hops that cannot be pushed fetch their rows)")
-register_strategy("pull", _sampling.pull_modes, sampling_bytes=_plan.pull_bytes,
+register_strategy("pull", _sampling.pull_modes, sampling_bytes=_wire_bytes.pull_bytes,
                   description="fetch the frontier's rows and select on the requester")

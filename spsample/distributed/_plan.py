@@ -42,6 +42,7 @@ from ..graph import _generate
 from ..samplers._registry import NameView, registered
 from ..samplers._sample import sample
 from ._strategies import registered_strategy, strategy_names
+from ._wire_bytes import pull_bytes, push_bytes
 
 __all__ = ["Machine", "Workload", "predict", "plan", "memory_per_rank", "sampling_bytes",
            "push_bytes", "pull_bytes", "feature_bytes", "divisors", "MAX_RANKS", "STANDIN_EDGES"]
@@ -268,6 +269,12 @@ class Workload:
             out.distinct = {k: (r, e * denser, u) for k, (r, e, u) in out.distinct.items()}
         return out
 
+    @property
+    def layerwise(self):
+        """Whether :attr:`sampler` is a registered layer-wise sampler (modelled as layer-wise
+        draws)."""
+        return self.sampler in LAYERWISE
+
     def per_bulk(self, k):
         """``(rows, row entries, vertices)`` per minibatch, each counted once per bulk of ``k``
         minibatches (the largest measured bulk size <= k; without measurements, no repeats)."""
@@ -290,33 +297,6 @@ def sampling_bytes(w, p, c, k, strategy):
     registered ``strategy``'s bytes model."""
     entry = registered_strategy(strategy, where="plan", argname="strategy")
     return entry.sampling_bytes(w, p, c, k)
-
-
-def push_bytes(w, p, c, k):
-    """The ``"push"`` strategy's bytes: row push, or layer push for a layer-wise sampler."""
-    remote = 1.0 - c / p
-    if w.sampler in LAYERWISE:
-        # the minibatch's new vertices (membership) go to every owner, remote or not
-        members = 8.0 * w.unique * (p // c)
-        return remote * (16.0 * w.rows + 16.0 * w.draws + members + 8.0 * w.edges
-                         + _distinct_report_bytes(w, p // c)) * k
-    return 8.0 * remote * (w.rows + w.edges) * k
-
-
-def pull_bytes(w, p, c, k):
-    """The ``"pull"`` strategy's bytes: the rows a bulk fetches (once per bulk)."""
-    rows, entries, _ = w.per_bulk(k)
-    return (1.0 - c / p) * (24.0 * rows + 8.0 * entries) * k
-
-
-def _distinct_report_bytes(w, owners):
-    """Layer-wise push: per minibatch and layer, each owner reports the distinct columns of
-    its share of the layer's rows when there are at most ``s`` of them (else a flag). Their
-    number is taken as the share's entries (an upper bound: rows share columns)."""
-    layers = max(w.hops, 1)
-    s = w.draws / layers
-    entries = w.rows / layers * w.row_degree / owners
-    return layers * owners * 8.0 * (entries if entries <= s else 1.0)
 
 
 def feature_bytes(w, p, c, k):

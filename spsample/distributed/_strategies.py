@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 from .._errors import ArgumentError, ArgumentTypeError
 from .._validate import fail
-from ..samplers._registry import NameView
 
 __all__ = ["StrategyEntry", "register_strategy", "unregister_strategy", "registered_strategy",
            "strategy_names", "check_strategy", "STRATEGIES", "HOP_KINDS"]
@@ -180,14 +179,32 @@ def check_strategy(where, strategy, *, allow_none=False):
     return strategy
 
 
-class _StrategyNames(NameView):
-    """A live, read-only sequence of the registered strategy names (:data:`STRATEGIES`)."""
+class _StrategyNames:
+    """A live, read-only sequence of the registered strategy names (:data:`STRATEGIES`): a
+    tuple's comparisons, membership and ``repr``."""
 
-    def __init__(self):
-        super().__init__()
+    def __iter__(self):
+        return iter(strategy_names())
 
-    def _names(self):
-        return strategy_names()
+    def __len__(self):
+        return len(_REGISTRY)
+
+    def __getitem__(self, index):
+        return strategy_names()[index]
+
+    def __contains__(self, name):
+        return isinstance(name, str) and name in _REGISTRY
+
+    def __eq__(self, other):
+        return strategy_names() == tuple(other) if isinstance(other, (tuple, list,
+                                                                      _StrategyNames)) \
+            else NotImplemented
+
+    def __hash__(self):
+        return hash(strategy_names())
+
+    def __repr__(self):
+        return repr(strategy_names())
 
 
 #: The registered strategies' names, a live view of the registry (``"push"``, ``"pull"`` and
