@@ -126,7 +126,8 @@ PLUGINS_VAR = "SPSAMPLE_PLUGINS"
 
 def load_plugins():
     """Import the modules named in ``$SPSAMPLE_PLUGINS`` (comma-separated), e.g. a module
-    registering a sampler, so that ``spsample sample/train/plan --sampler NAME`` finds it.
+    registering a sampler or a distributed strategy, so that ``spsample sample/train/plan
+    --sampler NAME`` or ``spsample train --strategy NAME`` finds it.
 
     Raises
     ------

@@ -9,6 +9,9 @@ another name) and ``alternate`` (a real variant: push's placement on odd hops, e
 pulled). Runs serially (thread worlds) and under ``mpiexec`` (the job's world)."""
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +19,8 @@ import pytest
 
 import spsample
 from spsample.cli import build_parser, main
-from spsample.distributed import (STRATEGIES, DistGraph, DistHeteroGraph, register_strategy,
-                                  registered_strategy, unregister_strategy)
+from spsample.distributed import (STRATEGIES, DistGraph, DistHeteroGraph, launched_under_mpi,
+                                  register_strategy, registered_strategy, unregister_strategy)
 
 from _dist_helpers import (CITES, HAS, IN, WRITES, WRITTEN_BY, assert_all,  # noqa: F401
                            grid_for, layouts, matches, mpi_timeout, my_batches, raised,
@@ -265,3 +268,22 @@ def test_the_planner_weighs_every_registered_strategy(tmp_path):
                  "--fanouts", "5,5", "--json", str(out)]) == 0
     cands = json.loads(out.read_text())["candidates"]
     assert {r["strategy"] for r in cands} == {"push", "pull", "mirror", "alternate"}
+
+
+def test_the_command_line_imports_strategy_plugins(tmp_path):
+    """A module named in ``SPSAMPLE_PLUGINS`` that registers a strategy: ``spsample train``
+    offers it. (Serial only: one subprocess, not one per rank.)"""
+    if launched_under_mpi():
+        pytest.skip("runs in the serial suite")
+    (tmp_path / "my_strategy.py").write_text(
+        "from spsample.distributed import register_strategy, registered_strategy\n"
+        "push = registered_strategy('push')\n"
+        "register_strategy('plugged', push.modes, sampling_bytes=push.sampling_bytes,\n"
+        "                  description='push, from a plugin')\n")
+    env = dict(os.environ, SPSAMPLE_PLUGINS="my_strategy",
+               PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, "-m", "spsample", "train", "--help"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    text = " ".join(run.stdout.split())
+    assert "--strategy {push,pull,plugged}" in text and "plugged: push, from a plugin" in text
