@@ -70,8 +70,8 @@ def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
     a temporal bulk's cut."""
     blocks = [dg] * sampler.num_hops if schedule is None else [st.graph for st in schedule.steps]
     plans = _trace(dg, sampler, batch_ids, seed, epoch, schedule, seed_time)
-    modes = _agreed_modes(dg, hop_modes(plans, strategy, len(blocks), weighted=any(
-        block.weights is not None for block in blocks)), strategy)
+    modes = _agreed_modes(dg, plans, strategy, len(blocks),
+                          any(block.weights is not None for block in blocks))
     fetches = _fetch_hops(blocks, plans, modes)
     layer_pushes = {}
     for name in ("frontier", "remote_frontier", "samples", "remote_samples", "fetched_rows",
@@ -140,18 +140,22 @@ def pull_modes(plans, weighted):
     return ["pull"] * len(plans)
 
 
-def _agreed_modes(dg, modes, strategy):
-    """The modes every rank uses: its own if all ranks agree, else pull everywhere (the plans
-    are traced per rank; they agree unless a sampler behaves differently on some rank).
-    A strategy that placed a hop as neither push nor pull on any rank fails on every rank."""
-    every = dg.grid.comm.allgather_object(tuple(modes))
+def _agreed_modes(dg, plans, strategy, num_hops, weighted):
+    """The modes every rank uses (collective): the strategy's placement
+    (:func:`hop_modes`) if all ranks agree, else pull everywhere (the plans are traced per
+    rank; they agree unless a sampler behaves differently on some rank). A strategy that
+    placed a hop as neither push nor pull, or pushed a hop that cannot be pushed
+    (:func:`push_modes`), on any rank fails on every rank."""
+    modes = hop_modes(plans, strategy, num_hops, weighted=weighted)
+    pushable = ["pull"] * num_hops if plans is None else push_modes(plans, weighted)
+    every = dg.grid.comm.allgather_object((tuple(modes), tuple(pushable)))
     entry = registered_strategy(strategy, where="sample", argname="strategy")
-    for placed in every:
+    for placed, allowed in every:
         try:
-            entry.check_modes(placed, len(modes))
+            entry.check_modes(placed, allowed)
         except ArgumentError as exc:
             raise mark_raised_on_every_rank(exc) from None
-    return list(modes) if len(set(every)) == 1 else ["pull"] * len(modes)
+    return list(modes) if len({placed for placed, _ in every}) == 1 else ["pull"] * num_hops
 
 
 # ---------------------------------------------------------------------------------- push

@@ -56,7 +56,8 @@ class StrategyEntry:
         ``plans`` is the list of the bulk's traced hop plans (hop 1 first; their
         ``selection``, ``kind`` and ``frontier`` say what the hop does), ``weighted`` whether
         the graph has edge weights. A hop that cannot be pushed must be pulled (the push
-        strategy's :func:`~spsample.distributed._sampling.push_modes` says which can).
+        strategy's :func:`~spsample.distributed._sampling.push_modes` says which can; a
+        strategy pushing another fails with an ``ArgumentError`` on every rank).
         Called on every rank with the same plans: it must answer the same everywhere.
     sampling_bytes : callable
         ``sampling_bytes(w, p, c, k)``: the planner's expected bytes one rank's bulk of ``k``
@@ -72,24 +73,31 @@ class StrategyEntry:
     description: str = ""
 
     def hop_modes(self, plans, *, weighted=False):
-        """``modes(plans, weighted)`` as a list (checked by :meth:`check_modes`)."""
+        """``modes(plans, weighted)`` as a list (unchecked: :meth:`check_modes` checks it)."""
         return list(self.modes(list(plans), bool(weighted)))
 
-    def check_modes(self, modes, num_hops):
-        """``modes`` (what :meth:`hop_modes` gave) if it places each of the ``num_hops`` hops
-        as one of :data:`HOP_KINDS`.
+    def check_modes(self, modes, pushable):
+        """``modes`` (what :meth:`hop_modes` gave) as a list, if it places each hop as one of
+        :data:`HOP_KINDS` and pushes only hops that ``pushable`` (one of :data:`HOP_KINDS` per
+        hop: what the push strategy would do) allows.
 
         Raises
         ------
         ArgumentError
             Naming ``strategy``: the strategy's ``modes`` answered something else.
         """
-        modes = list(modes)
-        if len(modes) != num_hops or any(not isinstance(m, str) or m not in HOP_KINDS
-                                         for m in modes):
+        modes, pushable = list(modes), list(pushable)
+        if len(modes) != len(pushable) or any(not isinstance(m, str) or m not in HOP_KINDS
+                                              for m in modes):
             fail(ArgumentError, "sample", "strategy", f"{self.name!r} must place each of the "
-                 f"{num_hops} hop(s) as one of {HOP_KINDS}; its modes gave {modes!r}",
+                 f"{len(pushable)} hop(s) as one of {HOP_KINDS}; its modes gave {modes!r}",
                  self.name)
+        wrong = [h + 1 for h, (m, a) in enumerate(zip(modes, pushable))
+                 if m == "push" and a != "push"]
+        if wrong:
+            fail(ArgumentError, "sample", "strategy", f"{self.name!r} pushes hop(s) {wrong}, "
+                 "whose selection cannot be pushed (it is neither row-local nor layer-wise "
+                 "without float sums across owners): its modes must pull them", self.name)
         return modes
 
 

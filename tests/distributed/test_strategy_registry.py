@@ -173,6 +173,32 @@ def test_a_strategy_that_misplaces_hops_fails_on_every_rank(rmat10, p, c):
 
 @pytest.mark.parametrize("p, c", layouts([(2, 1)]))
 @threaded
+def test_a_strategy_cannot_push_what_push_cannot(rmat10, p, c):
+    """node2vec's hops 2 and 3 look into other rows (not row-local): a strategy pushing every
+    hop is refused on every rank, where push itself pulls them."""
+    register_strategy("all-push", lambda plans, weighted: ["push"] * len(plans),
+                      sampling_bytes=registered_strategy("push").sampling_bytes, replace=True)
+    try:
+        dg = DistGraph.from_graph(rmat10, grid_for(c))
+        node2vec = lambda: spsample.RandomWalk(3, p=0.5, q=2.0)      # noqa: E731
+        exc = raised(lambda: _mine(dg, rmat10, node2vec, "all-push"))
+        out, b0, b1 = _mine(dg, rmat10, MAKERS["nodewise"], "all-push")   # row-local: fine
+        ref = spsample.sample(rmat10, _seeds(rmat10), sampler=MAKERS["nodewise"](),
+                              batch_size=BATCH, seed=9, epoch=2)
+        assert_all(matches(out, ref, b0, b1))
+        if dg.grid.num_rows == 1:
+            assert_all(exc is None, exc)
+        else:
+            assert_all(isinstance(exc, spsample.ArgumentError)
+                       and "'all-push' pushes hop(s) [2, 3]" in str(exc), exc)
+            assert_all(dg.last_stats["modes"] == ["push", "push"], dg.last_stats["modes"])
+    finally:
+        world_comm().barrier()
+        unregister_strategy("all-push")
+
+
+@pytest.mark.parametrize("p, c", layouts([(2, 1)]))
+@threaded
 def test_an_unregistered_strategy_is_refused_on_every_rank(rmat10, p, c):
     dg = DistGraph.from_graph(rmat10, grid_for(c))
     exc = raised(lambda: _mine(dg, rmat10, MAKERS["nodewise"], "nosuch"))
