@@ -307,3 +307,57 @@ def test_real_pubmed_and_ego_facebook_messages(shared_datasets, tmp_path, capsys
                               tmp_path / "fb.h5"], capsys)
     assert code == 0 and "88234 edges (directed)" in out and "directed=false" in err
     assert np.isfinite(spsample.load(tmp_path / "fb.h5").num_edges)
+
+
+@pytest.mark.parametrize("extra", [[], ["--task", "link"], ["--task", "link", "--fanouts", "5"],
+                                   ["HETERO"]])
+def test_a_model_too_wide_names_the_hidden_flag(tmp_path, capsys, extra):
+    """``spsample train --hidden 10**11`` said ``argument 'hidden_channels'`` (and ``use a
+    smaller hidden_channels``), the models' argument, not the flag the user typed; a one-hop
+    link encoder named ``out_channels`` (its output is ``--hidden`` wide too)."""
+    pytest.importorskip("torch")
+    if extra == ["HETERO"]:
+        extra = [crafted.write_hetero_hdf5(tmp_path / "hetero.h5")]
+    code, out, err = run_cli(["train", *extra, "--epochs", "1", "--hidden", "100000000000",
+                              "--quiet"], capsys)
+    assert code == 2
+    assert_one_line_error(err, "train", "--hidden")
+    assert "use a smaller --hidden" in err and "channels" not in err, err
+
+
+def test_the_python_api_still_names_hidden_channels():
+    pytest.importorskip("torch")
+    from spsample.train import GraphSAGE
+
+    with pytest.raises(spsample.ResourceLimitError, match="argument 'hidden_channels'"):
+        GraphSAGE(16, 10**11, 4)
+
+
+@pytest.mark.parametrize("flag, value", [("--neg-ratio", "0"), ("--neg-ratio", "-3"),
+                                         ("--eval-negatives", "0"),
+                                         ("--eval-batch-size", "0"),
+                                         ("--eval-batch-size", "-2")])
+def test_both_train_checks_refuse_the_link_numbers_with_one_message(capsys, flag, value):
+    """``spsample train``'s flag check and the tasks' check (link, heterogeneous) had each
+    their copy of the ``--neg-ratio`` / ``--eval-negatives`` checks (``--eval-batch-size``
+    only in the second): one function now, so the same values fail with the same message
+    whichever runs first."""
+    from spsample.cli import _tasks, _train, build_parser
+
+    assert _train.check_link_numbers is _tasks.check_link_numbers
+    messages = []
+    for task in ("node", "link"):
+        args = build_parser("train").parse_args(["train", "--task", task, flag, value])
+        for check in (_train._check_flags, lambda a: _tasks._check(a, None, False)):
+            with pytest.raises(spsample.ArgumentError) as exc:
+                check(args)
+            messages.append(str(exc.value))
+    assert len(set(messages)) == 1, messages
+    bound, got = ("> 0", float(value)) if flag == "--neg-ratio" else (">= 1", int(value))
+    assert messages[0] == f"spsample train: argument '{flag}' must be {bound} (got {got})"
+    pytest.importorskip("torch")
+    for task in ("node", "link"):               # and so does the command
+        code, out, err = run_cli(["train", "--epochs", "1", "--task", task, flag, value],
+                                 capsys)
+        assert code == 2 and out == ""
+        assert err == f"spsample train: error: {messages[0][len('spsample train: '):]}\n"

@@ -443,7 +443,8 @@ def test_model_widths_beyond_memory_are_typed_errors(hidden, capsys):
         GraphSAGE(hidden, 8, 7, num_layers=1)
     assert main(["train", "--epochs", "1", "--hidden", str(hidden)]) == 2
     err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and "'hidden_channels' would need" in err, err
+    # the command line names its flag (test_cli_errors: the too-wide model names --hidden)
+    assert len(err.splitlines()) == 1 and "'--hidden' would need" in err, err
 
 
 # ------------------------------------------------------------------ 7. --device

@@ -194,6 +194,8 @@ def _fresh(package):
 ADDED = {
     "spsample.samplers": {"SamplerEntry", "entry_of", "names", "register", "registered",
                           "unregister"},          # the one sampler registry (issue 26)
+    "spsample.distributed": {"StrategyEntry", "register_strategy", "registered_strategy",
+                             "unregister_strategy"},  # the one strategy registry (issue 26)
 }
 
 

@@ -126,7 +126,8 @@ PLUGINS_VAR = "SPSAMPLE_PLUGINS"
 
 def load_plugins():
     """Import the modules named in ``$SPSAMPLE_PLUGINS`` (comma-separated), e.g. a module
-    registering a sampler, so that ``spsample sample/train/plan --sampler NAME`` finds it.
+    registering a sampler or a distributed strategy, so that ``spsample sample/train/plan
+    --sampler NAME`` or ``spsample train --strategy NAME`` finds it.
 
     Raises
     ------
@@ -362,6 +363,7 @@ def _speak_cli(args, message):
         if long:
             flags[action.dest] = long[0]
     flags.update(getattr(args._module, "ARGUMENT_FLAGS", {}))
+    flags.update(getattr(args._module, "argument_flags", lambda args: {})(args))
     options = getattr(args._module, "reader_options", lambda: ())()
     return cli_message(message, flags, options)
 

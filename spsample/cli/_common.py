@@ -173,10 +173,12 @@ def _convert_hint(command, name):
 
 _ARGUMENT = re.compile(r"argument '([A-Za-z_][A-Za-z0-9_]*)'")
 _PASS = re.compile(r"\bpass ([A-Za-z_][A-Za-z0-9_]*)= ?")
+_SMALLER = re.compile(r"\buse a smaller ([A-Za-z_][A-Za-z0-9_]*)\b")
 
 
 def cli_message(message, flags, options=()):
-    """``message`` with argument names turned into the flags a user typed.
+    """``message`` with argument names turned into the flags a user typed (``argument 'x'``,
+    ``pass x=``, ``use a smaller x``).
 
     Parameters
     ----------
@@ -206,4 +208,8 @@ def cli_message(message, flags, options=()):
             return match[0]
         return f"pass {flag[:-3]}" if flag.startswith("-o ") else f"pass {flag} "
 
-    return _PASS.sub(pass_option, _ARGUMENT.sub(argument, message))
+    def smaller(match):
+        flag = flag_for(match[1])
+        return f"use a smaller {flag}" if flag else match[0]
+
+    return _SMALLER.sub(smaller, _PASS.sub(pass_option, _ARGUMENT.sub(argument, message)))

@@ -16,7 +16,7 @@ from .._errors import ArgumentError, DatasetError
 from ..io import HeteroDataset
 from ..loader._threads import balance_threads, local_ranks
 
-__all__ = ["run_task", "refuse_unlabelled"]
+__all__ = ["run_task", "refuse_unlabelled", "check_link_numbers"]
 
 #: Default fanouts and edges per minibatch of the two tasks.
 DEFAULT_FANOUTS = (10, 10)
@@ -82,13 +82,21 @@ def _check(args, dataset, hetero):
     if args.task == "link" and getattr(args, "order", "random") != "random":
         raise ArgumentError(f"{where}: argument '--order' must be random with --task link "
                             f"(got {args.order!r}): link minibatches are seeded by edges")
-    if args.task == "link" and not args.neg_ratio > 0:
-        raise ArgumentError(f"{where}: argument '--neg-ratio' must be > 0 "
+    check_link_numbers(args)
+
+
+def check_link_numbers(args):
+    """``--neg-ratio`` (> 0), ``--eval-negatives`` and ``--eval-batch-size`` (>= 1), whatever
+    the task (given with node classification they were once accepted unchecked): the one
+    check of :func:`_check` and of ``spsample train``'s flags."""
+    if not args.neg_ratio > 0:
+        raise ArgumentError(f"spsample train: argument '--neg-ratio' must be > 0 "
                             f"(got {args.neg_ratio})")
     for flag in ("--eval-negatives", "--eval-batch-size"):
         value = getattr(args, flag[2:].replace("-", "_"))
         if value is not None and value < 1:
-            raise ArgumentError(f"{where}: argument '{flag}' must be >= 1 (got {value})")
+            raise ArgumentError(f"spsample train: argument '{flag}' must be >= 1 "
+                                f"(got {value})")
 
 
 def refuse_unlabelled(dataset, name):

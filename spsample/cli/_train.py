@@ -25,7 +25,8 @@ import numpy as np
 
 from .._errors import ArgumentError
 from ..native import max_threads
-from ..distributed import DistGraph, Grid, ShardedDataset, launched_under_mpi, load_hetero_dataset
+from ..distributed import (STRATEGIES, DistGraph, Grid, ShardedDataset, launched_under_mpi,
+                           load_hetero_dataset, registered_strategy)
 from ..distributed._collective import agree
 from ..distributed._comm import mpi_world
 from ..distributed._partition import load_partition, relabel
@@ -35,7 +36,7 @@ from ..io._hdf5 import open_layout, read_sparse_features
 from ..samplers._registry import names, registered
 from ._common import (agreed, check_finite, check_output, dataset_layout, dataset_path,
                       int_list, load_dataset, same_everywhere)
-from ._tasks import _check, refuse_unlabelled, run_task
+from ._tasks import _check, check_link_numbers, refuse_unlabelled, run_task
 
 #: Flags (parser destinations) that may differ between the ranks of an ``mpiexec`` job: paths
 #: to each rank's copy of a file, what each rank prints, its threads and device. Every other
@@ -43,8 +44,15 @@ from ._tasks import _check, refuse_unlabelled, run_task
 PER_RANK_FLAGS = ("dataset", "metrics", "checkpoint", "resume", "permutation", "quiet",
                   "threads", "sampler_threads", "device")
 
-#: Library argument names the task functions report, as the user typed them.
-ARGUMENT_FLAGS = {"data": "dataset"}
+#: Library argument names the task functions and models report, as the user typed them (the
+#: models' width ``hidden_channels`` is ``--hidden``).
+ARGUMENT_FLAGS = {"data": "dataset", "hidden_channels": "--hidden"}
+
+
+def argument_flags(args):
+    """More of :data:`ARGUMENT_FLAGS` for the run ``args``: ``--task link``'s encoder is
+    ``--hidden`` wide at its output too (``out_channels``)."""
+    return {"out_channels": "--hidden"} if getattr(args, "task", None) == "link" else {}
 
 
 def add_arguments(parser):
@@ -177,10 +185,9 @@ def add_arguments(parser):
                              "the seeds its process row holds (fewer bytes on a graph "
                              "partitioned by `spsample partition`; minibatches then depend "
                              "on --replication and the rank count)")
-    parser.add_argument("--strategy", choices=("push", "pull"), default=d.strategy,
-                        help="sharded graph: push the frontier to the rows' owners, which "
-                             "select (default), or pull the rows to the requester; same "
-                             "minibatches")
+    parser.add_argument("--strategy", choices=STRATEGIES, default=d.strategy,
+                        help="sharded graph: where each hop selects (same minibatches "
+                             f"either way; default {d.strategy}): {_strategy_help()}")
     parser.add_argument("--mpi", choices=("auto", "on", "off"), default="auto",
                         help="data-parallel over MPI ranks: auto = when launched by mpiexec "
                              "with more than one rank")
@@ -238,11 +245,17 @@ def check(args):
         _check(args, None, hetero)
 
 
+def _strategy_help():
+    """The registered strategies (``spsample.distributed.STRATEGIES``), one clause each."""
+    return "; ".join(f"{name}: {registered_strategy(name).description or name}"
+                     for name in STRATEGIES)
+
+
 def _check_flags(args):
     """Every flag checked before any work: outputs writable, numbers in range."""
     for flag in ("--lr", "--weight-decay", "--dropout", "--neg-ratio"):
         check_finite("train", flag, getattr(args, flag[2:].replace("-", "_")))
-    _check_link_numbers(args)
+    check_link_numbers(args)
     check_output("train", "--metrics", args.metrics)
     check_output("train", "--checkpoint", args.checkpoint)
     if args.relation is not None and args.task != "link":
@@ -254,17 +267,6 @@ def _check_flags(args):
         if path and not os.path.isfile(path):
             raise ArgumentError(f"spsample train: argument '{flag}' is not a file "
                                 f"(got {path!r})")
-
-
-def _check_link_numbers(args):
-    """``--neg-ratio`` and ``--eval-negatives``, whatever the task (given with node
-    classification they were accepted unchecked)."""
-    if not args.neg_ratio > 0:
-        raise ArgumentError(f"spsample train: argument '--neg-ratio' must be > 0 "
-                            f"(got {args.neg_ratio})")
-    if args.eval_negatives is not None and args.eval_negatives < 1:
-        raise ArgumentError(f"spsample train: argument '--eval-negatives' must be >= 1 "
-                            f"(got {args.eval_negatives})")
 
 
 def _sharded(args, comm):

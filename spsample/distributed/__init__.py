@@ -1,6 +1,10 @@
 """Distributed bulk sampling over MPI: 1.5D-partitioned adjacency, push and pull, replicated
 feature shards (README: "Many processes: `mpiexec`").
 
+Where each hop runs is a registered *strategy* (:data:`STRATEGIES`: ``"push"``, ``"pull"``,
+any added with :func:`register_strategy`), read by every consumer: ``sample(strategy=...)``,
+the loaders and the Trainer, ``spsample train --strategy`` and the planner.
+
 ``p`` ranks form a :class:`Grid` of ``p / c`` process rows × ``c`` replicas. A
 :class:`DistGraph` holds one block of rows of ``A`` per process row; ``spsample.sample`` given a
 ``DistGraph`` samples each rank's minibatches with the same counter-based RNG streams as one
@@ -52,10 +56,13 @@ from ._comm import Communicator, MPIComm, NcclComm, SelfComm, launched_under_mpi
 from ._dataset import ShardedDataset
 from ._failure import abort_on_failure, set_abort_on_failure
 from ._features import CachedFeatureStore, FeatureStore
-from ._graph import STRATEGIES, DistGraph
+from ._graph import DistGraph
 from ._hetero import DistHeteroGraph, load_hetero_dataset
 from ._grid import Grid
 from ._threadcomm import ThreadComm, run_threads
+from . import _sampling, _wire_bytes
+from ._strategies import (STRATEGIES, StrategyEntry, register_strategy, registered_strategy,
+                          unregister_strategy)
 from ._layout import (
     block_bounds,
     block_range,
@@ -75,8 +82,17 @@ __all__ = [
     "launched_under_mpi",
     "Grid", "DistGraph", "DistHeteroGraph", "FeatureStore", "CachedFeatureStore",
     "ShardedDataset", "load_hetero_dataset",
-    "STRATEGIES",
+    "STRATEGIES", "register_strategy", "unregister_strategy", "registered_strategy",
+    "StrategyEntry",
     "set_abort_on_failure", "abort_on_failure",
     "block_bounds", "block_range", "owner_of", "rows_of_rank", "check_grid",
     "num_process_rows", "process_row", "replica_index", "rank_of", "row_ranks", "column_ranks",
 ]
+
+# The built-in strategies (:mod:`._strategies`), in the order ``--strategy`` lists them: how
+# each places the hops, and the planner's bytes model of each.
+register_strategy("push", _sampling.push_modes, sampling_bytes=_wire_bytes.push_bytes,
+                  description="send the frontier rows to their owners, which select there "
+                              "(hops that cannot be pushed fetch their rows)")
+register_strategy("pull", _sampling.pull_modes, sampling_bytes=_wire_bytes.pull_bytes,
+                  description="fetch the frontier's rows and select on the requester")

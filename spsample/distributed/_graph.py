@@ -23,11 +23,9 @@ from ._placement import (Placement, by_owner, original_rows, original_starts,
 from ._layout import rows_of_rank
 from ..engine._lazy import NotLowerable
 from ._sampling import run_distributed
+from ._strategies import check_strategy
 
-__all__ = ["DistGraph", "STRATEGIES"]
-
-#: Node-wise strategies: send frontier ids to the owners ("push") or fetch rows ("pull").
-STRATEGIES = ("push", "pull")
+__all__ = ["DistGraph"]
 
 
 class DistGraph:
@@ -442,9 +440,11 @@ class DistGraph:
 
         Parameters
         ----------
-        strategy : {"push", "pull"}
-            ``"push"``: hops whose selection is row-local (node-wise rules, LABOR, walks,
-            compositions of a row's own values) send each frontier row to its owner, which
+        strategy : str
+            A name in :data:`~spsample.distributed.STRATEGIES` (the registered strategies,
+            :func:`~spsample.distributed.register_strategy`). ``"push"``: hops whose
+            selection is row-local (node-wise rules, LABOR, walks, compositions of a row's
+            own values) send each frontier row to its owner, which
             samples it and returns ``(vertex, edge id)`` per sample; layer-wise hops without
             float sums across owners (LADIES on an unweighted graph, FastGCN) move degrees,
             drawn entries and the layer's edges instead of rows; other hops fetch the rows they
@@ -505,8 +505,7 @@ class DistGraph:
         return out
 
     def _check_sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy):
-        if strategy not in STRATEGIES:
-            fail(ArgumentError, "sample", "strategy", f"must be one of {STRATEGIES}", strategy)
+        check_strategy("sample", strategy)
         # a rank may have no seeds (allow_empty); disjoint ids count positions in minibatches
         # of the batch_size asked for
         r = sample_request(self.num_nodes, seeds, sampler, batch_size, seed, epoch,

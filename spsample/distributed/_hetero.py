@@ -38,14 +38,15 @@ from functools import partial
 
 import numpy as np
 
-from .._errors import ArgumentError, ArgumentTypeError, DatasetError, SpsampleError
+from .._errors import ArgumentTypeError, DatasetError, SpsampleError
 from ..graph._hetero import HeteroGraph, HeteroSchema, entry_times, merge_entries
 from .._validate import fail
 from ..graph._checks import GraphFile
 from ._collective import agree, check_same
 from ._failure import abort_if_failing_alone
-from ._graph import STRATEGIES, DistGraph, _check_grid, _check_same_graph, _describe
+from ._graph import DistGraph, _check_grid, _check_same_graph, _describe
 from ._placement import Placement
+from ._strategies import check_strategy
 from ..io import HeteroDataset
 from ..io._h5 import as_path, open_file
 from ..io._hetero_hdf5 import is_hetero_file, read_hetero, read_hetero_parts
@@ -271,8 +272,9 @@ class DistHeteroGraph(HeteroSchema):
             ``(node_type, ids)`` (ids local to the type) or ``{node_type: ids}``.
         sampler : NodeWise or LABOR
             Fanouts per relation (a dict) or one list for all; ``disjoint=True`` works too.
-        strategy : {"push", "pull"}
-            Per (hop, relation) step, as :meth:`DistGraph.sample`: ``"push"`` sends each
+        strategy : str
+            A name in :data:`~spsample.distributed.STRATEGIES`, placing each (hop, relation)
+            step as :meth:`DistGraph.sample`: ``"push"`` sends each
             frontier row to the owner of its block row, which samples it and returns only
             the samples; ``"pull"`` fetches the rows and samples locally.
         seed_time : array_like of float, optional
@@ -330,8 +332,7 @@ class DistHeteroGraph(HeteroSchema):
 
     def _check_sample(self, seeds, sampler, batch_size, seed, epoch, batch_offset, strategy,
                       seed_time):
-        if strategy not in STRATEGIES:
-            fail(ArgumentError, "sample", "strategy", f"must be one of {STRATEGIES}", strategy)
+        check_strategy("sample", strategy)
         node_type, local = resolve_seeds("sample", self, seeds, allow_empty=True)
         times = check_seed_time("sample", self, seed_time, local.size)
         r = sample_request(self.total_nodes, local + self.offsets[node_type], sampler,

@@ -25,7 +25,8 @@ The byte formulas are the implementation's wire formats (``distributed/_sampling
 of an evenly spread frontier: expected bytes, within 5 % of the counted ones for row push, pull
 and features and 20 % for LADIES's push (``tests/distributed/test_plan_bytes.py``; LADIES draws
 more than ``s`` entries per layer). Times are a model, validated by ``experiments/model.py``.
-:func:`plan` picks the replication ``c``, bulk size ``k`` and strategy that minimise the
+:func:`plan` picks the replication ``c``, bulk size ``k`` and strategy (every registered one,
+:mod:`spsample.distributed._strategies`, each with its own bytes model) that minimise the
 predicted epoch time within the memory per rank.
 """
 
@@ -40,9 +41,11 @@ from .._validate import fail
 from ..graph import _generate
 from ..samplers._registry import NameView, registered
 from ..samplers._sample import sample
+from ._strategies import registered_strategy, strategy_names
+from ._wire_bytes import pull_bytes, push_bytes
 
 __all__ = ["Machine", "Workload", "predict", "plan", "memory_per_rank", "sampling_bytes",
-           "feature_bytes", "divisors", "MAX_RANKS", "STANDIN_EDGES"]
+           "push_bytes", "pull_bytes", "feature_bytes", "divisors", "MAX_RANKS", "STANDIN_EDGES"]
 
 #: Samplers modelled as layer-wise draws: the registered layer-wise ones (a live view of
 #: ``spsample.samplers``' registry).
@@ -266,6 +269,12 @@ class Workload:
             out.distinct = {k: (r, e * denser, u) for k, (r, e, u) in out.distinct.items()}
         return out
 
+    @property
+    def layerwise(self):
+        """Whether :attr:`sampler` is a registered layer-wise sampler (modelled as layer-wise
+        draws)."""
+        return self.sampler in LAYERWISE
+
     def per_bulk(self, k):
         """``(rows, row entries, vertices)`` per minibatch, each counted once per bulk of ``k``
         minibatches (the largest measured bulk size <= k; without measurements, no repeats)."""
@@ -284,27 +293,10 @@ class Workload:
 
 
 def sampling_bytes(w, p, c, k, strategy):
-    """Expected bytes one rank's bulk moves for sampling (requests and replies)."""
-    remote = 1.0 - c / p
-    if strategy == "pull":
-        rows, entries, _ = w.per_bulk(k)
-        return remote * (24.0 * rows + 8.0 * entries) * k
-    if w.sampler in LAYERWISE:
-        # the minibatch's new vertices (membership) go to every owner, remote or not
-        members = 8.0 * w.unique * (p // c)
-        return remote * (16.0 * w.rows + 16.0 * w.draws + members + 8.0 * w.edges
-                         + _distinct_report_bytes(w, p // c)) * k
-    return 8.0 * remote * (w.rows + w.edges) * k
-
-
-def _distinct_report_bytes(w, owners):
-    """Layer-wise push: per minibatch and layer, each owner reports the distinct columns of
-    its share of the layer's rows when there are at most ``s`` of them (else a flag). Their
-    number is taken as the share's entries (an upper bound: rows share columns)."""
-    layers = max(w.hops, 1)
-    s = w.draws / layers
-    entries = w.rows / layers * w.row_degree / owners
-    return layers * owners * 8.0 * (entries if entries <= s else 1.0)
+    """Expected bytes one rank's bulk moves for sampling (requests and replies), by the
+    registered ``strategy``'s bytes model."""
+    entry = registered_strategy(strategy, where="plan", argname="strategy")
+    return entry.sampling_bytes(w, p, c, k)
 
 
 def feature_bytes(w, p, c, k):
@@ -398,7 +390,7 @@ def plan(w, machine, p, *, epochs_minibatches=None, ks=(1, 2, 4, 8, 16, 32), mem
     feasible = []
     for c in divisors(p):
         for k in ks:
-            for strategy in ("push", "pull"):
+            for strategy in strategy_names():
                 pred = predict(w, machine, p, c, k, strategy)
                 if pred["memory_bytes"] > memory:
                     continue

@@ -2,7 +2,9 @@
 rows of a column of the grid.
 
 Every rank traces the sampler's constructors (:func:`spsample.engine._run.trace`), as one process
-does, and each hop runs where its plan allows (push or pull, below), the same on every rank:
+does, and each hop runs where its plan allows and the strategy places it (push or pull, below;
+the strategies are registered in :mod:`spsample.distributed._strategies`), the same on every
+rank:
 
 * **push**, for hops whose selection is *row-local* (each row's sample depends on that row of
   ``A`` alone: node-wise rules, LABOR, walks, compositions of the row's own values): each
@@ -46,11 +48,14 @@ from ..engine._rows import (Block as _Block, FetchHop, NO_ROWS as _NO_ROWS, conc
                            in_request_order, owner_select as _owner_select,
                            request_hop as _request_hop, row_local, trace_plans as _trace)
 from ._layerpush import LayerPush, layer_pushable
+from .._errors import ArgumentError
+from ._collective import mark_raised_on_every_rank
 from ._placement import by_owner
+from ._strategies import registered_strategy
 from ..engine._native_run import select_requests
 from ..engine._run import run_hops
 
-__all__ = ["run_distributed", "hop_modes"]
+__all__ = ["run_distributed", "hop_modes", "push_modes", "pull_modes"]
 
 
 def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy, stats, *,
@@ -65,8 +70,8 @@ def run_distributed(dg, seeds, sizes, batch_ids, sampler, seed, epoch, strategy,
     a temporal bulk's cut."""
     blocks = [dg] * sampler.num_hops if schedule is None else [st.graph for st in schedule.steps]
     plans = _trace(dg, sampler, batch_ids, seed, epoch, schedule, seed_time)
-    modes = _agreed_modes(dg, hop_modes(plans, strategy, len(blocks), weighted=any(
-        block.weights is not None for block in blocks)))
+    modes = _agreed_modes(dg, plans, strategy, len(blocks),
+                          any(block.weights is not None for block in blocks))
     fetches = _fetch_hops(blocks, plans, modes)
     layer_pushes = {}
     for name in ("frontier", "remote_frontier", "samples", "remote_samples", "fetched_rows",
@@ -113,21 +118,44 @@ def _fetch_hops(blocks, plans, modes):
 
 
 def hop_modes(plans, strategy, num_hops, *, weighted=False):
-    """``"push"`` or ``"pull"`` per hop: push where the strategy asks for it and the hop's
-    selection is row-local (:func:`row_local`) or a layer-wise selection that needs no float
-    sums across owners (:func:`~spsample.distributed._layerpush.layer_pushable`), pull
-    otherwise."""
-    if plans is None or strategy != "push":
+    """``"push"`` or ``"pull"`` per hop, as the registered ``strategy`` places them
+    (:func:`~spsample.distributed.registered_strategy`); every hop pulls when the sampler's
+    constructors could not be traced (``plans`` None)."""
+    if plans is None:
         return ["pull"] * num_hops
+    return registered_strategy(strategy, where="sample", argname="strategy").hop_modes(
+        plans, weighted=weighted)
+
+
+def push_modes(plans, weighted):
+    """The ``"push"`` strategy's placement: push the hops whose selection is row-local
+    (:func:`row_local`) or layer-wise without float sums across owners
+    (:func:`~spsample.distributed._layerpush.layer_pushable`), pull the others."""
     return ["push" if row_local(plan) or layer_pushable(plan, weighted) else "pull"
             for plan in plans]
 
 
-def _agreed_modes(dg, modes):
-    """The modes every rank uses: its own if all ranks agree, else pull everywhere (the plans
-    are traced per rank; they agree unless a sampler behaves differently on some rank)."""
-    every = dg.grid.comm.allgather_object(tuple(modes))
-    return list(modes) if len(set(every)) == 1 else ["pull"] * len(modes)
+def pull_modes(plans, weighted):
+    """The ``"pull"`` strategy's placement: every hop fetches its rows."""
+    return ["pull"] * len(plans)
+
+
+def _agreed_modes(dg, plans, strategy, num_hops, weighted):
+    """The modes every rank uses (collective): the strategy's placement
+    (:func:`hop_modes`) if all ranks agree, else pull everywhere (the plans are traced per
+    rank; they agree unless a sampler behaves differently on some rank). A strategy that
+    placed a hop as neither push nor pull, or pushed a hop that cannot be pushed
+    (:func:`push_modes`), on any rank fails on every rank."""
+    modes = hop_modes(plans, strategy, num_hops, weighted=weighted)
+    pushable = ["pull"] * num_hops if plans is None else push_modes(plans, weighted)
+    every = dg.grid.comm.allgather_object((tuple(modes), tuple(pushable)))
+    entry = registered_strategy(strategy, where="sample", argname="strategy")
+    for placed, allowed in every:
+        try:
+            entry.check_modes(placed, allowed)
+        except ArgumentError as exc:
+            raise mark_raised_on_every_rank(exc) from None
+    return list(modes) if len({placed for placed, _ in every}) == 1 else ["pull"] * num_hops
 
 
 # ---------------------------------------------------------------------------------- push

@@ -29,7 +29,8 @@ from .._errors import ArgumentError, ArgumentTypeError
 from ..graph._graph import Graph
 from ..graph._hetero import HeteroSchema
 from .._validate import as_float_array, as_index_array, check_memory, fail
-from ..distributed import DistGraph, STRATEGIES
+from ..distributed import DistGraph
+from ..distributed._strategies import check_strategy
 from ..distributed._collective import check_same
 from ..distributed._failure import abort_if_failing_alone
 from ..engine._hetero_sample import is_disjoint, run_global, split_hetero
@@ -105,8 +106,9 @@ class LinkLoader(Loader):
     features : array / dict of arrays, optional
         As :class:`~spsample.Loader` (a dict per node type on heterogeneous graphs); a
         ``FeatureStore`` (a ``ShardedDataset``'s) is fetched by all-to-all.
-    strategy : {"push", "pull"} or None
-        Where a sharded graph is sampled (see ``DistGraph.sample``); ``None``: push.
+    strategy : str or None
+        Where a sharded graph is sampled (see ``DistGraph.sample``): a name in
+        ``spsample.distributed.STRATEGIES``; ``None``: push.
     bulk_size, shuffle, seed, device, dtype, pipeline, queue_size, rank, world_size, comm,
     epoch
         As :class:`~spsample.Loader`; on a distributed graph ``rank`` and ``world_size``
@@ -623,10 +625,7 @@ def _is_graph(obj):
 def _strategy(strategy):
     if strategy is None:
         return "push"
-    if strategy not in STRATEGIES:
-        fail(ArgumentError, _WHERE, "strategy", f"must be None or one of {STRATEGIES}",
-             strategy)
-    return strategy
+    return check_strategy(_WHERE, strategy, allow_none=True)
 
 
 def _fetched(features):

@@ -111,7 +111,8 @@ class ShardedLinks:
         The graph sampled (it gives the grid).
     block : DistGraph
         The seed edges' relation: this rank's rows of it (row = destination).
-    strategy : {"push", "pull"}
+    strategy : str
+        A name in ``spsample.distributed.STRATEGIES``.
 
     Attributes
     ----------

@@ -12,7 +12,7 @@ from ..engine._batches import check_seeds
 from ..samplers._sample import sample
 from ..native import apply_env_threads
 from .._validate import as_index_array, as_int, fail
-from ..distributed import STRATEGIES
+from ..distributed._strategies import check_strategy
 from ..distributed._collective import agree, check_same
 from ..distributed._failure import abort_if_failing_alone
 from ..samplers import Sampler
@@ -100,9 +100,10 @@ class Loader:
         Prepare the next bulks in a background thread.
     queue_size : int
         Bulks prepared ahead by the pipeline, ``>= 1``.
-    strategy : {"push", "pull"} or None
+    strategy : str or None
         Where a :class:`~spsample.distributed.DistGraph` (or ``DistHeteroGraph``) selects
-        (see ``DistGraph.sample``); ``None``: its default (push). Ignored for a ``Graph``.
+        (see ``DistGraph.sample``): a name in ``spsample.distributed.STRATEGIES``; ``None``:
+        its default (push). Ignored for a ``Graph``.
     adjacency : bool
         Also build each batch's per-layer CSR aggregation matrices and their transposes
         (:meth:`Batch.adjacency`, what the built-in layers multiply by) in the producer, off
@@ -463,9 +464,7 @@ def _resolve_strategy(strategy, graph):
     """The ``strategy`` option for ``sample`` (only a DistGraph takes one)."""
     if strategy is None:
         return {}
-    if strategy not in STRATEGIES:
-        fail(ArgumentError, _WHERE, "strategy", f"must be None or one of {STRATEGIES}",
-             strategy)
+    check_strategy(_WHERE, strategy, allow_none=True)
     return {} if isinstance(graph, Graph) else {"strategy": strategy}
 
 

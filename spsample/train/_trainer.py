@@ -23,7 +23,7 @@ from .._errors import ArgumentError, ArgumentTypeError, DatasetError
 from .._optional import import_torch
 from ..native import check_threads
 from .._validate import as_int, check_memory, fail
-from ..distributed import FeatureStore, ShardedDataset
+from ..distributed import STRATEGIES, FeatureStore, ShardedDataset
 from ..io import Dataset
 from ..io._dataset import SPARSE_DENSITY
 from ..io._files import check_writable, temporary_beside
@@ -45,8 +45,6 @@ __all__ = ["TrainConfig", "Trainer", "make_sampler", "SAMPLERS"]
 #: The samplers a Trainer takes: every registered one with training fanouts
 #: (``spsample.samplers.register``), a live view of the registry.
 SAMPLERS = NameView(trainable=True)
-#: Where a sharded dataset's graph is sampled (``spsample.distributed.STRATEGIES``).
-STRATEGIES = ("push", "pull")
 #: Samplers whose hops are layers of nodes with importance-weighted edges.
 LAYERWISE = NameView(trainable=True, layerwise=True)
 #: Default fanouts of the built-ins: neighbours per vertex (node-wise, LABOR), nodes per layer
@@ -126,9 +124,10 @@ class TrainConfig:
         Default: ``seed``.
     device : str
     pipeline : bool
-    strategy : {"push", "pull"}
-        Where a sharded dataset's graph is sampled (see ``DistGraph.sample``): push sends
-        the frontier to the rows' owners, pull fetches the rows. Same minibatches either way.
+    strategy : str
+        Where a sharded dataset's graph is sampled (see ``DistGraph.sample``): a name in
+        ``spsample.distributed.STRATEGIES`` (the registered strategies): push sends the
+        frontier to the rows' owners, pull fetches the rows. Same minibatches either way.
     order : {"random", "owner"}
         The training seeds' order (``Loader(order=)``): ``"owner"`` on a sharded dataset
         gives each rank minibatches of its own process row's seeds (fewer bytes on a

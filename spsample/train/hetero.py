@@ -21,6 +21,7 @@ import numpy as np
 from .._errors import ArgumentError
 from .._optional import import_torch
 from .._validate import as_int, check_memory, fail
+from ..distributed._strategies import check_strategy
 from ..graph._hetero import HeteroGraph
 from ..loader import Loader
 from ..samplers import NodeWise
@@ -196,8 +197,9 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
         computed over all ranks' predictions. Default: the grid's ranks of a ``DistHeteroGraph``,
         else one process. The minibatches are the same whether the graph is whole on every rank or a
         ``DistHeteroGraph``, so are the losses (bit for bit).
-    strategy : {"push", "pull"}, optional
-        How a ``DistHeteroGraph`` is sampled (default push).
+    strategy : str, optional
+        How a ``DistHeteroGraph`` is sampled: a name in ``spsample.distributed.STRATEGIES``
+        (the registered strategies; default push).
     checkpoint : str or os.PathLike, optional
         Written (by rank 0, atomically) after every epoch.
     resume : str or os.PathLike, optional
@@ -217,6 +219,7 @@ def fit_node(ds, *, split=None, fanouts=(10, 10), eval_fanouts=None, hidden=64, 
         ranks) and ``sampling_bytes``: ``{collective: bytes}`` this rank sent while sampling
         the epoch's training minibatches), ``world_size``.
     """
+    check_strategy("fit_node", strategy, allow_none=True)
     if not isinstance(ds.graph, HeteroGraph):
         comm = _grid_comm(ds.graph, comm)
     rank, size = world_of(comm)

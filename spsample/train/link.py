@@ -20,6 +20,7 @@ from ..samplers import NodeWise
 from .._optional import import_torch
 from .._validate import as_int, fail
 from ..distributed import DistGraph, FeatureStore
+from ..distributed._strategies import check_strategy
 from ..graph._graph import Graph
 from ..loader import LinkLoader
 from ..loader._link import check_negatives
@@ -412,8 +413,9 @@ def fit_link(data, *, relation=None, split="auto", fanouts=None, hidden=64, out=
         over all ranks' scores. Default: the grid's ranks of distributed data, else one process. The
         minibatches are the same whether the graph is whole on every rank or sharded, so are the
         losses.
-    strategy : {"push", "pull"}, optional
-        How a sharded graph is sampled (default push).
+    strategy : str, optional
+        How a sharded graph is sampled: a name in ``spsample.distributed.STRATEGIES`` (the
+        registered strategies; default push).
     features : array, scipy.sparse matrix or FeatureStore, optional
         Node features to use instead of ``data``'s (e.g. held whole by every rank beside a
         sharded graph).
@@ -452,6 +454,7 @@ def fit_link(data, *, relation=None, split="auto", fanouts=None, hidden=64, out=
         fail(ArgumentTypeError, "fit_link", "neg_ratio", "must be a number", neg_ratio)
     if not (math.isfinite(neg_ratio) and neg_ratio > 0):
         fail(ArgumentError, "fit_link", "neg_ratio", "must be a finite number > 0", neg_ratio)
+    check_strategy("fit_link", strategy, allow_none=True)
     graph = getattr(data, "graph", data)
     if grid_of(graph) is not None:
         comm = _grid_comm(graph, comm)
