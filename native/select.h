@@ -10,6 +10,8 @@
 #define SPSAMPLE_SELECT_H
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -21,12 +23,18 @@
 
 namespace spsample {
 
+// Room past a row's words in RowScratch::words (stream_row_words writes whole groups of 64).
+constexpr size_t ROW_WORDS_PAD = 64;
+
 // Per-thread scratch of the row rules, sized by the caller (scratch of device/rules.cuh).
 struct RowScratch {
     std::vector<int64_t> pos;
     std::vector<double> keys;      // weighted heap
     std::vector<double> vals;      // a row's values (value programs)
     std::vector<uint64_t> set;     // Floyd membership for large fanouts
+    std::vector<uint32_t> words;   // weighted: the row's stream words 0 .. d - 1, ahead
+    std::vector<uint8_t> keep;     // weighted: entries whose key may be below the threshold
+    std::vector<int64_t> cand;     // weighted: their positions
 
     // Room for a row of length d at fanout s (values when `valued`).
     void fit(int64_t d, int64_t s, bool valued) {
@@ -37,9 +45,160 @@ struct RowScratch {
         if (valued) {
             if (keys.size() < need) keys.resize(need);
             if (vals.size() < static_cast<size_t>(d + 1)) vals.resize(d + 1);
+            if (words.size() < need + ROW_WORDS_PAD) words.resize(need + ROW_WORDS_PAD);
+            if (keep.size() < need) keep.resize(need);
+            if (cand.size() < need) cand.resize(need);
         }
     }
 };
+
+// ------------------------------------------------------------------ weighted, screened keys
+// Weights for which the screening below is exact (every quantity a normal double or +inf).
+constexpr double KEY_W_MIN = 0x1p-900;
+constexpr double KEY_W_MAX = 0x1p+900;
+constexpr uint64_t KEY_W_MIN_BITS = 0x07B0000000000000ull;  // bits_of(KEY_W_MIN)
+constexpr uint64_t KEY_W_MAX_BITS = 0x7830000000000000ull;  // bits_of(KEY_W_MAX)
+constexpr double KEY_LO_MARGIN = 1.0 - 0x1p-20;
+constexpr double KEY_HI_MARGIN = 1.0 + 0x1p-20;
+// Rows shorter than this take rules.cuh's weighted_row directly.
+constexpr int64_t WEIGHTED_FAST_MIN = 24;
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define SPSAMPLE_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define SPSAMPLE_VECTOR_CLONES
+#endif
+
+// Whether the double of these bits is > 0 (+inf included; positive doubles order as their bits,
+// so the loops below compare bits: no FP compare, no branch, they vectorise).
+static inline bool positive_bits(uint64_t x) {
+    return static_cast<int64_t>(x) > 0 && x <= 0x7FF0000000000000ull;
+}
+
+// The weights of a row: eligible = #{p : w[p] > 0}, odd = how many of those are outside
+// [KEY_W_MIN, KEY_W_MAX]; returns about their sum (partial sums: only a guess's input).
+static inline void census_one(uint64_t x, int64_t& e, int64_t& o, double& acc) {
+    const uint64_t pos = positive_bits(x);
+    e += pos;
+    o += pos & (x < KEY_W_MIN_BITS || x > KEY_W_MAX_BITS);
+    acc += double_of(x & -pos);
+}
+
+static inline double weight_census_scalar(const double* w, int64_t d, int64_t& eligible, int64_t& odd) {
+    double acc = 0.0;
+    eligible = odd = 0;
+    for (int64_t p = 0; p < d; ++p) census_one(bits_of(w[p]), eligible, odd, acc);
+    return acc;
+}
+
+#ifdef SPSAMPLE_LW_X86
+__attribute__((target("avx2"))) static double weight_census_avx2(const double* w, int64_t d,
+                                                                   int64_t& eligible, int64_t& odd) {
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i inf = _mm256_set1_epi64x(0x7FF0000000000000ll);
+    const __m256i lo = _mm256_set1_epi64x(static_cast<int64_t>(KEY_W_MIN_BITS));
+    const __m256i hi = _mm256_set1_epi64x(static_cast<int64_t>(KEY_W_MAX_BITS));
+    __m256i e = zero, o = zero;
+    __m256d acc = _mm256_setzero_pd();
+    int64_t p = 0;
+    for (; p + 4 <= d; p += 4) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + p));
+        const __m256i pos = _mm256_andnot_si256(_mm256_cmpgt_epi64(x, inf), _mm256_cmpgt_epi64(x, zero));
+        const __m256i out = _mm256_or_si256(_mm256_cmpgt_epi64(lo, x), _mm256_cmpgt_epi64(x, hi));
+        e = _mm256_sub_epi64(e, pos);
+        o = _mm256_sub_epi64(o, _mm256_and_si256(pos, out));
+        acc = _mm256_add_pd(acc, _mm256_castsi256_pd(_mm256_and_si256(x, pos)));
+    }
+    alignas(32) int64_t es[4], os[4];
+    alignas(32) double as[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(es), e);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(os), o);
+    _mm256_store_pd(as, acc);
+    int64_t ee = (es[0] + es[1]) + (es[2] + es[3]), oo = (os[0] + os[1]) + (os[2] + os[3]);
+    double sum = (as[0] + as[1]) + (as[2] + as[3]);
+    for (; p < d; ++p) census_one(bits_of(w[p]), ee, oo, sum);
+    eligible = ee;
+    odd = oo;
+    return sum;
+}
+#endif
+
+static inline double weight_census(const double* w, int64_t d, int64_t& eligible, int64_t& odd) {
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx2()) return weight_census_avx2(w, d, eligible, odd);
+#endif
+    return weight_census_scalar(w, d, eligible, odd);
+}
+
+// Screening of a row's entries against a threshold tau (see weighted_row below): keep[p] = 0
+// when entry p's key is surely > tau (or the entry is ineligible), else 1; returns how many
+// eligible entries surely have key <= tau.
+SPSAMPLE_VECTOR_CLONES
+static int64_t screen_keys(const uint32_t* __restrict words, const double* __restrict w, int64_t d,
+                           double tau, uint8_t* __restrict keep) {
+    int64_t sure = 0;
+    for (int64_t p = 0; p < d; ++p) {
+        const uint32_t word = words[p];
+        const double x = w[p];
+        const double u = open_unit(word);
+        const double v = (static_cast<double>(~word) + 0.5) * (1.0 / 4294967296.0);  // 1 - u, exact
+        const uint64_t pos = positive_bits(bits_of(x));
+        sure += pos & (bits_of(v * KEY_HI_MARGIN) <= bits_of((tau * u) * x));
+        keep[p] = static_cast<uint8_t>(pos & (bits_of(v * KEY_LO_MARGIN) <= bits_of(tau * x)));
+    }
+    return sure;
+}
+
+// The positions p < d with keep[p] != 0, ascending, into out; returns how many.
+static inline int64_t kept_positions(const uint8_t* keep, int64_t d, int64_t* out) {
+    int64_t n = 0, p = 0;
+    for (; p + 8 <= d; p += 8) {
+        uint64_t m;
+        std::memcpy(&m, keep + p, 8);
+        while (m) {
+            out[n++] = p + (ctz64(m) >> 3);
+            m &= m - 1;
+        }
+    }
+    for (; p < d; ++p)
+        if (keep[p]) out[n++] = p;
+    return n;
+}
+
+// weighted_row (below) for a row with more than s >= 1 eligible entries, all of weight in
+// [KEY_W_MIN, KEY_W_MAX], summing to about wsum; false (nothing written) when no threshold was
+// found (the caller then runs rules.cuh's rule).
+static inline bool weighted_row_screened(const Stream& st, const double* w, int64_t d, int64_t s,
+                                         double wsum, RowScratch& sc, int64_t& size) {
+    uint32_t* words = sc.words.data();
+    uint8_t* keep = sc.keep.data();
+    stream_row_words(st.vertex, st.hop_word, st.batch, st.key, d, words);
+    const double want = static_cast<double>(s) + 2.0 * std::sqrt(static_cast<double>(s)) + 2.0;
+    double tau = want / wsum;
+    for (;;) {
+        if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
+        if (screen_keys(words, w, d, tau, keep) >= s) break;
+        tau *= 4.0;
+    }
+    int64_t* cand = sc.cand.data();
+    const int64_t n = kept_positions(keep, d, cand);
+    int64_t* pos = sc.pos.data();
+    double* keys = sc.keys.data();
+    size = 0;
+    for (int64_t i = 0; i < n; ++i) {  // rules.cuh's heap of the s smallest (key, position)
+        const int64_t p = cand[i];
+        const double key = exp_key(words[p], w[p]);
+        if (size < s) {
+            heap_push(keys, pos, size++, key, p);
+        } else if (pair_less(key, p, keys[0], pos[0])) {
+            keys[0] = key;
+            pos[0] = p;
+            heap_down(keys, pos, 0, size);
+        }
+    }
+    sort_small(pos, size);
+    return true;
+}
 
 // The rules of device/rules.cuh on a RowScratch.
 template <class Words>
@@ -52,9 +211,39 @@ static inline int64_t uniform_rep_row(Words&& word, int64_t d, int64_t s, RowScr
     return uniform_rep_row(word, d, s, sc.pos.data());
 }
 
-// Weighted without replacement over values w[0..d) (s >= 1 or -1): Efraimidis-Spirakis.
+// Weighted without replacement over values w[0..d) (s >= 1 or -1): Efraimidis-Spirakis, the
+// positions of device/rules.cuh's weighted_row (which this calls for short rows, for rows with
+// at most s eligible entries and for weights outside [KEY_W_MIN, KEY_W_MAX]), computing the
+// exact key exp_key(word_p, w_p) = fl(-det_log(u_p) / w_p), u_p = open_unit(word_p), only for
+// the entries that can be among the s smallest:
+//
+//   1. the row's words 0 .. d - 1, eight blocks at a time (stream_row_words);
+//   2. a threshold tau (first (s + 2 sqrt(s) + 2) / sum(w), about s + 2 sqrt(s) + 2 expected
+//      keys below it; times 4 until it holds) such that at least s entries surely have key
+//      <= tau, and then the entries whose key may be <= tau (screen_keys: vectorised, on
+//      products, no logarithm, no division). With v = 1 - u (exact) and margins 1 -+ 2**-20:
+//        v (1 - 2**-30) <= -det_log(u) <= (v / u) (1 + 2**-30) for every word (v <= -ln u <=
+//        v / u, and det_log is within 2**-30 of ln: tests/test_weighted_screen.py checks
+//        every word), so
+//        fl(v (1 + 2**-20)) <= fl(fl(tau u) w)  implies  -det_log(u) / w <= tau  implies
+//          key <= tau (rounding is monotone), and
+//        fl(v (1 - 2**-20)) >  fl(tau w)         implies  -det_log(u) / w > tau (1 + 2**-40)
+//          implies key > tau,
+//      the margins exceeding the products' roundings (weights in [2**-900, 2**900] and tau in
+//      [2**-1000, 2**1000] keep every product normal or +inf, which only weakens a test);
+//   3. the s-th smallest key is <= tau, so every selected entry passed the screen: the exact
+//      keys and rules.cuh's heap of the s smallest (key, position) pairs over those only,
+//      in position order, then the positions sorted.
+// Complexity O(d) vectorised (twice with probability about 3%), about s + 2 sqrt(s) + 2 exact
+// keys.
 static inline int64_t weighted_row(Stream& st, const double* w, int64_t d, int64_t s,
                                    RowScratch& sc) {
+    if (s >= 1 && d >= WEIGHTED_FAST_MIN) {
+        int64_t eligible = 0, odd = 0, size = 0;
+        const double wsum = weight_census(w, d, eligible, odd);
+        if (eligible > s && odd == 0 && weighted_row_screened(st, w, d, s, wsum, sc, size))
+            return size;
+    }
     return weighted_row(st, [w](int64_t p) { return w[p]; }, d, s, sc.pos.data(), sc.keys.data());
 }
 
