@@ -85,6 +85,7 @@ struct HopSpec {
     int32_t select = S_UNIFORM;
     int64_t fanout = 0;
     const int64_t* fanout_vec = nullptr;  // per row vertex, or nullptr
+    const double* row_stats = nullptr;    // weighted: per row of the graph (eligible, wmax, wsum)
     double bound = 0.0;                   // rejection
     int32_t key = K_VERTEX;
     bool dedup = true;
@@ -259,6 +260,8 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     const uint32_t* idx32 = g.indices32;
     int64_t E = 0;
     constexpr bool UNIFORM = RULE == S_UNIFORM || RULE == S_UNIFORM_REP;
+    // rejection: draws decided without lookups where the values allow (select.h)
+    const ValueTable table = RULE == S_REJECTION ? value_table(vc, hs.bound) : ValueTable();
     for (int64_t r = 0; r < m; ++r) {
         if (row_end && r > 0) row_end[r - 1] = E;
         if (UNIFORM && r % WORD_ROWS == 0)
@@ -319,9 +322,17 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                               : uniform_rep_row(from_stream, d, s, sc.rows);
         } else if (RULE == S_REJECTION) {
             bool exceeded = false;
-            c = rejection_row(stream, d, s, hs.bound,
-                              [&](int64_t p) { return entry_value(vc, g, fv[r], t, st, p); },
-                              sc.rows, exceeded);
+            auto value = [&](int64_t p) { return entry_value(vc, g, fv[r], t, st, p); };
+            if (table.ok) {
+                auto col = [&](int64_t p) {
+                    return idx32 ? static_cast<int64_t>(idx32[st + p]) : g.indices[st + p];
+                };
+                auto found = [&](int64_t u) { return find_in_row(vc.aux, t, u) >= 0; };
+                c = rejection_row_table(stream, d, s, hs.bound, table, fv[r], t, col, found, value,
+                                        sc.rows, exceeded);
+            } else {
+                c = rejection_row(stream, d, s, hs.bound, value, sc.rows, exceeded);
+            }
             if (exceeded) throw BoundExceeded("a value exceeds the rejection bound");
         } else {
             const double* w;
@@ -333,7 +344,10 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                 for (int64_t p = 0; p < d; ++p) vals[p] = entry_value(vc, g, fv[r], t, st, p);
                 w = vals;
             }
-            c = RULE == S_WEIGHTED ? weighted_row(stream, w, d, s, sc.rows)
+            const double* stats = nullptr;  // the whole row of the graph: its statistics hold
+            if (hs.row_stats && fv[r] < g.n && g.indptr[fv[r]] == st && g.indptr[fv[r] + 1] == st + d)
+                stats = hs.row_stats + 3 * fv[r];
+            c = RULE == S_WEIGHTED ? weighted_row(stream, w, d, s, sc.rows, stats)
                                    : weighted_rep_row(stream, w, d, s, sc.rows);
         }
         const int64_t* pos = sc.rows.pos.data();

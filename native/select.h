@@ -165,6 +165,76 @@ static inline int64_t kept_positions(const uint8_t* keep, int64_t d, int64_t* ou
     return n;
 }
 
+// Entries whose key may be <= tau whatever their weight (<= wmax): keep[p] = 0 when
+// fl(v (1 - 2**-20)) > fl(tau wmax) >= fl(tau w_p) (see weighted_row below); words only.
+SPSAMPLE_VECTOR_CLONES
+static void screen_words(const uint32_t* __restrict words, int64_t d, double tau_wmax,
+                         uint8_t* __restrict keep) {
+    const uint64_t limit = bits_of(tau_wmax);
+    for (int64_t p = 0; p < d; ++p) {
+        const double v = (static_cast<double>(~words[p]) + 0.5) * (1.0 / 4294967296.0);
+        keep[p] = static_cast<uint8_t>(bits_of(v * KEY_LO_MARGIN) <= limit);
+    }
+}
+
+// The exact keys of the candidates cand[0..n) and rules.cuh's heap of the s smallest (key,
+// position) pairs over them, in position order; the positions sorted into sc.pos.
+static inline int64_t exact_smallest(const uint32_t* words, const double* w, const int64_t* cand,
+                                     int64_t n, int64_t s, RowScratch& sc) {
+    int64_t* pos = sc.pos.data();
+    double* keys = sc.keys.data();
+    int64_t size = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t p = cand[i];
+        const double key = exp_key(words[p], w[p]);
+        if (size < s) {
+            heap_push(keys, pos, size++, key, p);
+        } else if (pair_less(key, p, keys[0], pos[0])) {
+            keys[0] = key;
+            pos[0] = p;
+            heap_down(keys, pos, 0, size);
+        }
+    }
+    sort_small(pos, size);
+    return size;
+}
+
+// weighted_row (below) for a row of more than s >= 1 eligible entries of weight in
+// [KEY_W_MIN, KEY_W_MAX], at most wmax, summing to about wsum (the graph's row_weight_stats):
+// the words screened against tau wmax first, so only the few survivors' weights are read.
+// False (nothing written) when no threshold was found.
+static inline bool weighted_row_stats(const Stream& st, const double* w, int64_t d, int64_t s,
+                                      double wmax, double wsum, RowScratch& sc, int64_t& size) {
+    uint32_t* words = sc.words.data();
+    uint8_t* keep = sc.keep.data();
+    int64_t* cand = sc.cand.data();
+    stream_row_words(st.vertex, st.hop_word, st.batch, st.key, d, words);
+    const double want = static_cast<double>(s) + 2.0 * std::sqrt(static_cast<double>(s)) + 2.0;
+    double tau = want / wsum;
+    int64_t n = 0;
+    for (;; tau *= 4.0) {
+        if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
+        screen_words(words, d, tau * wmax, keep);
+        const int64_t m = kept_positions(keep, d, cand);
+        int64_t sure = 0;
+        n = 0;
+        for (int64_t i = 0; i < m; ++i) {  // screen_keys on the survivors
+            const int64_t p = cand[i];
+            const uint32_t word = words[p];
+            const double x = w[p];
+            const double u = open_unit(word);
+            const double v = (static_cast<double>(~word) + 0.5) * (1.0 / 4294967296.0);
+            const uint64_t pos = positive_bits(bits_of(x));
+            sure += pos & (bits_of(v * KEY_HI_MARGIN) <= bits_of((tau * u) * x));
+            cand[n] = p;
+            n += pos & (bits_of(v * KEY_LO_MARGIN) <= bits_of(tau * x));
+        }
+        if (sure >= s) break;
+    }
+    size = exact_smallest(words, w, cand, n, s, sc);
+    return true;
+}
+
 // weighted_row (below) for a row with more than s >= 1 eligible entries, all of weight in
 // [KEY_W_MIN, KEY_W_MAX], summing to about wsum; false (nothing written) when no threshold was
 // found (the caller then runs rules.cuh's rule).
@@ -182,21 +252,7 @@ static inline bool weighted_row_screened(const Stream& st, const double* w, int6
     }
     int64_t* cand = sc.cand.data();
     const int64_t n = kept_positions(keep, d, cand);
-    int64_t* pos = sc.pos.data();
-    double* keys = sc.keys.data();
-    size = 0;
-    for (int64_t i = 0; i < n; ++i) {  // rules.cuh's heap of the s smallest (key, position)
-        const int64_t p = cand[i];
-        const double key = exp_key(words[p], w[p]);
-        if (size < s) {
-            heap_push(keys, pos, size++, key, p);
-        } else if (pair_less(key, p, keys[0], pos[0])) {
-            keys[0] = key;
-            pos[0] = p;
-            heap_down(keys, pos, 0, size);
-        }
-    }
-    sort_small(pos, size);
+    size = exact_smallest(words, w, cand, n, s, sc);
     return true;
 }
 
@@ -236,13 +292,24 @@ static inline int64_t uniform_rep_row(Words&& word, int64_t d, int64_t s, RowScr
 //      in position order, then the positions sorted.
 // Complexity O(d) vectorised (twice with probability about 3%), about s + 2 sqrt(s) + 2 exact
 // keys.
+//
+// stats, when given: the row's (eligible, wmax, wsum) of row_weight_stats (wmax NaN: a weight
+// outside [KEY_W_MIN, KEY_W_MAX]); the words are then screened against tau wmax first (an
+// upper bound of tau w_p), and only the survivors' weights are read (weighted_row_stats).
 static inline int64_t weighted_row(Stream& st, const double* w, int64_t d, int64_t s,
-                                   RowScratch& sc) {
+                                   RowScratch& sc, const double* stats = nullptr) {
     if (s >= 1 && d >= WEIGHTED_FAST_MIN) {
-        int64_t eligible = 0, odd = 0, size = 0;
-        const double wsum = weight_census(w, d, eligible, odd);
-        if (eligible > s && odd == 0 && weighted_row_screened(st, w, d, s, wsum, sc, size))
-            return size;
+        int64_t size = 0;
+        if (stats) {
+            if (stats[0] > static_cast<double>(s) && stats[1] == stats[1] &&
+                weighted_row_stats(st, w, d, s, stats[1], stats[2], sc, size))
+                return size;
+        } else {
+            int64_t eligible = 0, odd = 0;
+            const double wsum = weight_census(w, d, eligible, odd);
+            if (eligible > s && odd == 0 && weighted_row_screened(st, w, d, s, wsum, sc, size))
+                return size;
+        }
     }
     return weighted_row(st, [w](int64_t p) { return w[p]; }, d, s, sc.pos.data(), sc.keys.data());
 }
@@ -257,6 +324,105 @@ template <class Value>
 static inline int64_t rejection_row(Stream& st, int64_t d, int64_t s, double bound, Value&& value,
                                     RowScratch& sc, bool& exceeded) {
     return rejection_row(st, d, s, bound, value, sc.pos.data(), exceeded);
+}
+
+// ------------------------------------------------------------- rejection on a value table
+// A value program whose leaves are constants and indicators (node2vec's bias on an unweighted
+// graph) values an entry by three bits only: I0 = (u == v), I1 = (u == t) and found (u in row
+// t of the aux graph). Its 8 values, computed by run_program itself (so bit for bit the
+// values rules.cuh's rejection_row compares), let a draw be decided without the lookup (and
+// often without reading the column) whenever both values still possible lie on one side of
+// the draw's threshold.
+struct ValueTable {
+    bool ok = false;         // the program is such, and no value exceeds the bound or is NaN
+    double v[2][2][2];       // [I0][I1][found]
+    double lo = 0.0;         // the smallest value
+};
+
+static inline ValueTable value_table(const ValueCode& pg, double bound) {
+    ValueTable tab;
+    for (int32_t i = 0; i < pg.size; ++i) {
+        const int32_t op = pg.code[i].op;
+        if (op != V_CONST && op != V_INDICATOR && op != V_FOUND && op != V_MUL && op != V_ADD &&
+            op != V_SQUARE)
+            return tab;
+    }
+    // u, v, t with the given indicators (v = t when both hold); nothing else is read
+    const int64_t u_of[2][2] = {{2, 1}, {0, 0}};
+    bool ok = true;
+    double lo = 0.0;
+    for (int i0 = 0; i0 < 2; ++i0)
+        for (int i1 = 0; i1 < 2; ++i1)
+            for (int f = 0; f < 2; ++f) {
+                EntryCtx c;
+                c.v = 0;
+                c.t = (i0 && i1) ? 0 : 1;
+                c.u = u_of[i0][i1];
+                c.e = c.e2 = -1;
+                c.found = f != 0;
+                const double x = run_program(pg, c);
+                tab.v[i0][i1][f] = x;
+                ok = ok && x == x && !(x > bound);
+                lo = (i0 | i1 | f) ? std::min(lo, x) : x;
+            }
+    tab.ok = ok;
+    tab.lo = lo;
+    return tab;
+}
+
+// rules.cuh's rejection_row for a program with a ValueTable (tab.ok): the same draws, words,
+// accepted positions and result. col(p) is the column of position p, found(u) whether u is
+// in row t of the aux graph (the lookup), value(p) the program's value (the rare exact phase).
+template <class Column, class Found, class Value>
+static inline int64_t rejection_row_table(Stream& st, int64_t d, int64_t s, double bound,
+                                          const ValueTable& tab, int64_t v, int64_t t,
+                                          Column&& col, Found&& found, Value&& value,
+                                          RowScratch& sc, bool& exceeded) {
+    const int64_t A = REJECTION_ATTEMPTS;
+    int64_t* pos = sc.pos.data();
+    int64_t k = 0;
+    for (int64_t i = 0; i < s; ++i) {
+        int64_t got = -1;
+        for (int64_t a = 0; a < A && got < 0; ++a) {
+            const uint64_t index = 2 * static_cast<uint64_t>(A * i + a);
+            const int64_t p = static_cast<int64_t>(uniform_int(st.word(index), d));
+            const double x = open_unit(st.word(index + 1)) * bound;
+            if (x < tab.lo) {  // below every value: accepted
+                got = p;
+                continue;
+            }
+            const int64_t u = col(p);
+            const double* two = tab.v[u == v][u == t];
+            if (x < two[0] && x < two[1]) {
+                got = p;
+            } else if (x >= two[0] && x >= two[1]) {
+                continue;
+            } else if (x < two[found(u) ? 1 : 0]) {
+                got = p;
+            }
+        }
+        if (got < 0) {  // exact keys over the row (rare): rules.cuh's code
+            double best = 0.0;
+            const uint64_t base = 2 * static_cast<uint64_t>(A) * static_cast<uint64_t>(s) +
+                                  static_cast<uint64_t>(i) * static_cast<uint64_t>(d);
+            for (int64_t p = 0; p < d; ++p) {
+                const double val = value(p);
+                if (val > bound) {
+                    exceeded = true;
+                    return 0;
+                }
+                if (!(val > 0)) continue;
+                const double key = exp_key(st.word(base + static_cast<uint64_t>(p)), val);
+                if (got < 0 || key < best) {
+                    best = key;
+                    got = p;
+                }
+            }
+        }
+        if (got >= 0) pos[k++] = got;
+    }
+    sort_small(pos, k);
+    return k;
 }
 
 // LABOR-0's threshold rule for a row (columns cols[0..d)) longer than s >= 0: emit(p) for every

@@ -26,6 +26,7 @@ import numpy as np
 from ..graph._weights import layerwise_weights
 from ..native import VALUE_STACK, Frontier, SelectRule, StreamKey, ValueOp, as_f64, as_i64
 from ..native import indices32 as graph_indices32
+from ..native._buffers import row_weight_stats
 from ._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
                     RowSelection, RowView, ThresholdSelection)
 
@@ -227,6 +228,9 @@ def lower_rows(plans, graph, k, indices32=True, arrays=True):
                     raise _NotLowered("probabilities", "a value expression deeper than "
                                       f"{VALUE_STACK} operands")
                 spec["program"] = program.code
+                if (arrays and indices32 and spec["select"] == SelectRule.WEIGHTED
+                        and P.cutoff is None and program.code == [(ValueOp.WEIGHT, 0, 0, 0.0)]):
+                    spec["row_stats"] = tables.vector(row_weight_stats(P.graph), tables.f64)
                 if program.aux is not None:
                     spec["aux"] = _frontier_spec(program.aux, h, k, tables, referenced)
                     spec["aux_graph"] = tables.graph(program.aux_graph or P.graph)

@@ -8,7 +8,7 @@ from .._errors import ArgumentError
 from ..graph._graph import frozen_filled
 from .._validate import fail
 
-__all__ = ["as_i64", "as_f64", "bulk_args", "indices32", "internal_columns"]
+__all__ = ["as_i64", "as_f64", "bulk_args", "indices32", "internal_columns", "row_weight_stats"]
 
 
 def as_i64(a):
@@ -98,3 +98,42 @@ def internal_columns(indices, n):
     def fill(pos, piece):            # frozen in place: the graph's cache keeps it as it is
         np.take(internal_of, indices[pos:pos + piece.size], out=piece)
     return frozen_filled(np.uint32, len(indices), fill), internal_of, vertex_of
+
+
+#: Weights for which the native weighted rule screens keys without logarithms (select.h:
+#: KEY_W_MIN, KEY_W_MAX); a row with an eligible weight outside has no maximum in
+#: :func:`row_weight_stats`.
+KEY_W_RANGE = (2.0**-900, 2.0**900)
+
+
+def row_weight_stats(graph):
+    """Per row of a weighted graph, cached on it: ``(eligible, wmax, wsum)`` -- how many
+    weights are ``> 0``, their maximum (NaN when one is outside :data:`KEY_W_RANGE`, 0 when
+    there are none) and about their sum. The native weighted rule (select.h) screens a row's
+    keys against ``wmax`` without reading its weights.
+
+    Returns
+    -------
+    ndarray, float64, shape (num_nodes * 3,)
+        Row ``v``'s statistics at ``[3 v, 3 v + 3)``.
+    """
+    def compute():
+        w = np.asarray(graph.weights, dtype=np.float64)
+        indptr = np.asarray(graph.indptr, dtype=np.int64)
+        n = indptr.size - 1
+        eligible = w > 0
+        lo, hi = KEY_W_RANGE
+        odd = eligible & ~((w >= lo) & (w <= hi))
+        wpos = np.where(eligible, w, 0.0)
+        out = np.zeros((n, 3), dtype=np.float64)
+        rows = np.flatnonzero(indptr[1:] > indptr[:-1])
+        if rows.size:
+            starts = indptr[rows]
+            out[rows, 0] = np.add.reduceat(eligible.astype(np.int64), starts)
+            out[rows, 1] = np.maximum.reduceat(wpos, starts)
+            out[rows, 2] = np.add.reduceat(wpos, starts)
+            bad = np.add.reduceat(odd.astype(np.int64), starts) > 0
+            out[rows[bad], 1] = np.nan
+        return out.reshape(-1)
+    cached = getattr(graph, "cached", None)
+    return compute() if cached is None else cached("native_row_weight_stats", compute)
