@@ -217,6 +217,41 @@ static void draw_words_ahead(const HopSpec& hs, int64_t r0, int64_t r1, uint32_t
     if (lanes) flush();
 }
 
+// Rejection on a value table (select.h): words 0 .. REJECTION_AHEAD - 1 of the streams of rows
+// [r0, r1) (at most WORD_ROWS), eight rows at a time (stream_words8, vectorised), into
+// sc.words (row r at (r - r0) * REJECTION_AHEAD), so that the columns of the rows' first
+// draws can be prefetched rows ahead.
+static void draw_rejection_ahead(const HopSpec& hs, int64_t r0, int64_t r1, uint32_t hw, uint32_t bid,
+                                 Key key, RowWiseScratch& sc) {
+    sc.words.resize(WORD_ROWS * REJECTION_AHEAD);
+    uint32_t key_word[8];
+    for (int64_t a = r0; a < r1; a += 8) {
+        const int64_t n = std::min<int64_t>(8, r1 - a);
+        for (int64_t i = 0; i < 8; ++i) {
+            const int64_t r = a + std::min(i, n - 1);
+            key_word[i] = static_cast<uint32_t>(hs.key == K_ROW ? sc.fr[r] : sc.fv[r]);
+        }
+        uint32_t block[8 * REJECTION_AHEAD];
+        stream_words8(key_word, hw, bid, key, REJECTION_AHEAD, block, REJECTION_AHEAD);
+        std::copy(block, block + n * REJECTION_AHEAD, sc.words.data() + (a - r0) * REJECTION_AHEAD);
+    }
+}
+
+// Prefetch what row r's first two rejection draws read: their columns, and the aux row's
+// extent (the lookups).
+static inline void prefetch_rejection_row(const RowWiseScratch& sc, const CSRView& g, const CSRView& aux,
+                                          const int64_t* fa, int64_t r, int64_t r0) {
+    const int64_t d = sc.deg[r];
+    if (d == 0) return;
+    const uint32_t* w = sc.words.data() + (r - r0) * REJECTION_AHEAD;
+    for (int a = 0; a < 2; ++a) {
+        const int64_t p = static_cast<int64_t>(uniform_int(w[2 * a], static_cast<uint64_t>(d)));
+        __builtin_prefetch(g.indices32 ? static_cast<const void*>(g.indices32 + sc.start[r] + p)
+                                       : static_cast<const void*>(g.indices + sc.start[r] + p));
+    }
+    if (fa && aux.indptr) __builtin_prefetch(aux.indptr + fa[r]);
+}
+
 // Pass 2 of one hop: every row's kept positions -> (dst, edge id[, row id]). Returns E; with
 // row_end (m entries), row r's edges are [row_end[r - 1], row_end[r]); with nbr, the kept
 // entries' column ids too (nbr[e] = indices[eid[e]], read while the row is being selected,
@@ -266,6 +301,16 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         if (row_end && r > 0) row_end[r - 1] = E;
         if (UNIFORM && r % WORD_ROWS == 0)
             draw_words_ahead<RULE == S_UNIFORM_REP>(hs, r, std::min(m, r + WORD_ROWS), hw, bid, key, sc);
+        if (RULE == S_REJECTION && table.ok) {  // the first draws' columns, PF_DRAWS rows ahead
+            constexpr int64_t PF_DRAWS = 8;
+            const int64_t r0 = r - r % WORD_ROWS, r1 = std::min(m, r0 + WORD_ROWS);
+            if (r == r0) {
+                draw_rejection_ahead(hs, r0, r1, hw, bid, key, sc);
+                for (int64_t q = r0; q < std::min(r1, r0 + PF_DRAWS); ++q)
+                    prefetch_rejection_row(sc, g, vc.aux, fa, q, r0);
+            }
+            if (r + PF_DRAWS < r1) prefetch_rejection_row(sc, g, vc.aux, fa, r + PF_DRAWS, r0);
+        }
         if (cols && r + PF_ROWS < m)
             __builtin_prefetch(idx32 ? static_cast<const void*>(idx32 + rs[r + PF_ROWS])
                                      : static_cast<const void*>(g.indices + rs[r + PF_ROWS]));
@@ -327,9 +372,10 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                 auto col = [&](int64_t p) {
                     return idx32 ? static_cast<int64_t>(idx32[st + p]) : g.indices[st + p];
                 };
-                auto found = [&](int64_t u) { return find_in_row(vc.aux, t, u) >= 0; };
+                auto found = [&](int64_t u) { return in_row(vc.aux, t, u); };
+                const uint32_t* pre = sc.words.data() + (r % WORD_ROWS) * REJECTION_AHEAD;
                 c = rejection_row_table(stream, d, s, hs.bound, table, fv[r], t, col, found, value,
-                                        sc.rows, exceeded);
+                                        pre, sc.rows, exceeded);
             } else {
                 c = rejection_row(stream, d, s, hs.bound, value, sc.rows, exceeded);
             }
@@ -337,7 +383,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         } else {
             const double* w;
             if (hs.values.only_weight) {
-                if (r + PF_ROWS < m) __builtin_prefetch(g.weights + rs[r + PF_ROWS]);
+                if (!hs.row_stats && r + PF_ROWS < m) __builtin_prefetch(g.weights + rs[r + PF_ROWS]);
                 w = g.weights + st;
             } else {
                 double* vals = sc.rows.vals.data();

@@ -35,6 +35,8 @@ struct RowScratch {
     std::vector<uint32_t> words;   // weighted: the row's stream words 0 .. d - 1, ahead
     std::vector<uint8_t> keep;     // weighted: entries whose key may be below the threshold
     std::vector<int64_t> cand;     // weighted: their positions
+    std::vector<uint32_t> cword;   // weighted: the candidates' words,
+    std::vector<double> cval, ckey;  // weights and exact keys
 
     // Room for a row of length d at fanout s (values when `valued`).
     void fit(int64_t d, int64_t s, bool valued) {
@@ -47,7 +49,12 @@ struct RowScratch {
             if (vals.size() < static_cast<size_t>(d + 1)) vals.resize(d + 1);
             if (words.size() < need + ROW_WORDS_PAD) words.resize(need + ROW_WORDS_PAD);
             if (keep.size() < need) keep.resize(need);
-            if (cand.size() < need) cand.resize(need);
+            if (cand.size() < need) {
+                cand.resize(need);
+                cword.resize(need);
+                cval.resize(need);
+                ckey.resize(need);
+            }
         }
     }
 };
@@ -179,14 +186,31 @@ static void screen_words(const uint32_t* __restrict words, int64_t d, double tau
 
 // The exact keys of the candidates cand[0..n) and rules.cuh's heap of the s smallest (key,
 // position) pairs over them, in position order; the positions sorted into sc.pos.
+// The exact keys exp_key(cw[i], cx[i]) for i < n into out: -det_log_normal(open_unit(w)) / x, the
+// same values as exp_key (det_log_normal equals det_log on open_unit's normal results), in a
+// loop that vectorises.
+SPSAMPLE_VECTOR_CLONES
+static void exact_keys(const uint32_t* __restrict cw, const double* __restrict cx, int64_t n,
+                       double* __restrict out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = -det_log_normal(open_unit(cw[i])) / cx[i];
+}
+
 static inline int64_t exact_smallest(const uint32_t* words, const double* w, const int64_t* cand,
                                      int64_t n, int64_t s, RowScratch& sc) {
     int64_t* pos = sc.pos.data();
     double* keys = sc.keys.data();
+    uint32_t* cw = sc.cword.data();
+    double* cx = sc.cval.data();
+    double* ck = sc.ckey.data();
+    for (int64_t i = 0; i < n; ++i) {
+        cw[i] = words[cand[i]];
+        cx[i] = w[cand[i]];
+    }
+    exact_keys(cw, cx, n, ck);
     int64_t size = 0;
     for (int64_t i = 0; i < n; ++i) {
         const int64_t p = cand[i];
-        const double key = exp_key(words[p], w[p]);
+        const double key = ck[i];
         if (size < s) {
             heap_push(keys, pos, size++, key, p);
         } else if (pair_less(key, p, keys[0], pos[0])) {
@@ -216,6 +240,7 @@ static inline bool weighted_row_stats(const Stream& st, const double* w, int64_t
         if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
         screen_words(words, d, tau * wmax, keep);
         const int64_t m = kept_positions(keep, d, cand);
+        for (int64_t i = 0; i < m; ++i) __builtin_prefetch(w + cand[i]);  // misses in flight together
         int64_t sure = 0;
         n = 0;
         for (int64_t i = 0; i < m; ++i) {  // screen_keys on the survivors
@@ -370,23 +395,53 @@ static inline ValueTable value_table(const ValueCode& pg, double bound) {
     return tab;
 }
 
+// Whether column u is in row t of g (sorted, unique columns): rules.cuh's find_in_row on the
+// 32-bit columns when g has them (twice the columns per cache line), the last 16 candidates
+// counted without branches (one or two cache lines instead of four dependent probes).
+static inline bool in_row(const CSRView& g, int64_t t, int64_t u) {
+    int64_t lo = g.indptr[t], hi = g.indptr[t + 1];
+    const int64_t end = hi;
+    auto search = [&](const auto* cols, auto key) {
+        while (hi - lo > 16) {  // first position whose column is >= key lies in [lo, hi]
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (cols[mid] < key) lo = mid + 1;
+            else hi = mid;
+        }
+        int64_t below = 0;
+        for (int64_t q = lo; q < hi; ++q) below += cols[q] < key;
+        lo += below;
+        return lo != end && cols[lo] == key;
+    };
+    if (g.indices32) {
+        if (u < 0 || u > 0xFFFFFFFFll) return false;
+        return search(g.indices32, static_cast<uint32_t>(u));
+    }
+    return search(g.indices, u);
+}
+
 // rules.cuh's rejection_row for a program with a ValueTable (tab.ok): the same draws, words,
 // accepted positions and result. col(p) is the column of position p, found(u) whether u is
 // in row t of the aux graph (the lookup), value(p) the program's value (the rare exact phase).
+// pre: the stream's words 0 .. REJECTION_AHEAD - 1 computed ahead, or nullptr.
+constexpr int64_t REJECTION_AHEAD = 8;
+
 template <class Column, class Found, class Value>
 static inline int64_t rejection_row_table(Stream& st, int64_t d, int64_t s, double bound,
                                           const ValueTable& tab, int64_t v, int64_t t,
                                           Column&& col, Found&& found, Value&& value,
-                                          RowScratch& sc, bool& exceeded) {
+                                          const uint32_t* pre, RowScratch& sc, bool& exceeded) {
     const int64_t A = REJECTION_ATTEMPTS;
     int64_t* pos = sc.pos.data();
     int64_t k = 0;
+    auto word = [&](uint64_t index) {
+        return pre && index < static_cast<uint64_t>(REJECTION_AHEAD) ? pre[index] : st.word(index);
+    };
     for (int64_t i = 0; i < s; ++i) {
         int64_t got = -1;
         for (int64_t a = 0; a < A && got < 0; ++a) {
             const uint64_t index = 2 * static_cast<uint64_t>(A * i + a);
-            const int64_t p = static_cast<int64_t>(uniform_int(st.word(index), d));
-            const double x = open_unit(st.word(index + 1)) * bound;
+            const int64_t p = static_cast<int64_t>(uniform_int(word(index), d));
+            const double x = open_unit(word(index + 1)) * bound;
             if (x < tab.lo) {  // below every value: accepted
                 got = p;
                 continue;
