@@ -233,10 +233,10 @@ static inline bool weighted_row_stats(const Stream& st, const double* w, int64_t
     uint8_t* keep = sc.keep.data();
     int64_t* cand = sc.cand.data();
     stream_row_words(st.vertex, st.hop_word, st.batch, st.key, d, words);
-    const double want = static_cast<double>(s) + 2.0 * std::sqrt(static_cast<double>(s)) + 2.0;
+    const double want = static_cast<double>(s) + std::sqrt(static_cast<double>(s)) + 1.0;
     double tau = want / wsum;
     int64_t n = 0;
-    for (;; tau *= 4.0) {
+    for (;; tau *= 2.0) {
         if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
         screen_words(words, d, tau * wmax, keep);
         const int64_t m = kept_positions(keep, d, cand);
