@@ -113,6 +113,7 @@ struct RowWiseScratch {
     std::vector<uint32_t> words;       // uniform rules: the next rows' stream words, ahead
     std::vector<int32_t> word_slot;    // row -> its words in `words`, or -1
     PodBuf<uint32_t> nbr;              // global ids of the hop's sampled neighbours
+    ScreenedRow ahead[2];              // weighted with row statistics: rows r and r + 1 screened
     std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
 };
 
@@ -297,8 +298,33 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     constexpr bool UNIFORM = RULE == S_UNIFORM || RULE == S_UNIFORM_REP;
     // rejection: draws decided without lookups where the values allow (select.h)
     const ValueTable table = RULE == S_REJECTION ? value_table(vc, hs.bound) : ValueTable();
+    // weighted with the graph's row statistics: row r + 1's words screened (and its survivors'
+    // weights prefetched) before row r is finished (select.h: screen_row, finish_row)
+    const bool pipelined = RULE == S_WEIGHTED && hs.row_stats && hs.values.only_weight;
+    auto stats_of = [&](int64_t q) -> const double* {  // only for a whole row of the graph
+        const int64_t v = fv[q];
+        if (v < g.n && g.indptr[v] == rs[q] && g.indptr[v + 1] == rs[q] + rd[q]) return hs.row_stats + 3 * v;
+        return nullptr;
+    };
+    auto screen_ahead = [&](int64_t q) {
+        ScreenedRow& row = sc.ahead[q & 1];
+        row.ok = false;
+        const int64_t d = rd[q];
+        const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[q]] : hs.fanout;
+        if (d < WEIGHTED_FAST_MIN || s < 1) return;
+        const double* stats = stats_of(q);
+        if (!stats || !stats_apply(stats, s)) return;
+        sc.rows.fit(d, s, true);
+        const Stream stream(static_cast<uint32_t>(hs.key == K_ROW ? fr[q] : fv[q]), hw, bid, key);
+        if (screen_row(stream, d, stats[1], first_threshold(s, stats[2]), sc.rows, row))
+            for (int64_t i = 0; i < row.m; ++i) __builtin_prefetch(g.weights + rs[q] + row.pos[i]);
+    };
     for (int64_t r = 0; r < m; ++r) {
         if (row_end && r > 0) row_end[r - 1] = E;
+        if (pipelined) {
+            if (r == 0) screen_ahead(0);
+            if (r + 1 < m) screen_ahead(r + 1);
+        }
         if (UNIFORM && r % WORD_ROWS == 0)
             draw_words_ahead<RULE == S_UNIFORM_REP>(hs, r, std::min(m, r + WORD_ROWS), hw, bid, key, sc);
         if (RULE == S_REJECTION && table.ok) {  // the first draws' columns, PF_DRAWS rows ahead
@@ -390,11 +416,17 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                 for (int64_t p = 0; p < d; ++p) vals[p] = entry_value(vc, g, fv[r], t, st, p);
                 w = vals;
             }
-            const double* stats = nullptr;  // the whole row of the graph: its statistics hold
-            if (hs.row_stats && fv[r] < g.n && g.indptr[fv[r]] == st && g.indptr[fv[r] + 1] == st + d)
-                stats = hs.row_stats + 3 * fv[r];
-            c = RULE == S_WEIGHTED ? weighted_row(stream, w, d, s, sc.rows, stats)
-                                   : weighted_rep_row(stream, w, d, s, sc.rows);
+            if (RULE == S_WEIGHTED_REP) {
+                c = weighted_rep_row(stream, w, d, s, sc.rows);
+            } else if (pipelined && sc.ahead[r & 1].ok) {  // screened ahead: finish, or retry at 2 tau
+                ScreenedRow& row = sc.ahead[r & 1];
+                const double* stats = stats_of(r);
+                if (!finish_row(row, w, s, sc.rows, c) &&
+                    !weighted_row_stats(stream, w, d, s, stats[1], 2.0 * row.tau, sc.rows, row, c))
+                    c = weighted_row(stream, w, d, s, sc.rows);
+            } else {
+                c = weighted_row(stream, w, d, s, sc.rows, hs.row_stats ? stats_of(r) : nullptr);
+            }
         }
         const int64_t* pos = sc.rows.pos.data();
         for (int64_t i = 0; i < c; ++i) emit(pos[i]);

@@ -26,6 +26,17 @@ namespace spsample {
 // Room past a row's words in RowScratch::words (stream_row_words writes whole groups of 64).
 constexpr size_t ROW_WORDS_PAD = 64;
 
+// The screen of weighted_row_stats in two stages, so that a row's survivors can be found
+// (and their weights prefetched) while an earlier row is finished: stage one reads the words
+// only, stage two the survivors' weights.
+struct ScreenedRow {
+    bool ok = false;              // stage one ran (else the row takes weighted_row)
+    double tau = 0.0;             // the threshold
+    std::vector<int64_t> pos;     // the survivors' positions, ascending,
+    std::vector<uint32_t> word;   // and words
+    int64_t m = 0;
+};
+
 // Per-thread scratch of the row rules, sized by the caller (scratch of device/rules.cuh).
 struct RowScratch {
     std::vector<int64_t> pos;
@@ -37,6 +48,7 @@ struct RowScratch {
     std::vector<int64_t> cand;     // weighted: their positions
     std::vector<uint32_t> cword;   // weighted: the candidates' words,
     std::vector<double> cval, ckey;  // weights and exact keys
+    ScreenedRow screened;          // weighted: the survivors of the current row
 
     // Room for a row of length d at fanout s (values when `valued`).
     void fit(int64_t d, int64_t s, bool valued) {
@@ -184,8 +196,9 @@ static void screen_words(const uint32_t* __restrict words, int64_t d, double tau
     }
 }
 
-// The exact keys of the candidates cand[0..n) and rules.cuh's heap of the s smallest (key,
-// position) pairs over them, in position order; the positions sorted into sc.pos.
+// The exact keys of the candidates cand[0..n) (words cw, weights cx) and rules.cuh's heap of
+// the s smallest (key, position) pairs over them, in position order; the positions sorted into
+// sc.pos.
 // The exact keys exp_key(cw[i], cx[i]) for i < n into out: -det_log_normal(open_unit(w)) / x, the
 // same values as exp_key (det_log_normal equals det_log on open_unit's normal results), in a
 // loop that vectorises.
@@ -195,17 +208,11 @@ static void exact_keys(const uint32_t* __restrict cw, const double* __restrict c
     for (int64_t i = 0; i < n; ++i) out[i] = -det_log_normal(open_unit(cw[i])) / cx[i];
 }
 
-static inline int64_t exact_smallest(const uint32_t* words, const double* w, const int64_t* cand,
+static inline int64_t exact_smallest(const int64_t* cand, const uint32_t* cw, const double* cx,
                                      int64_t n, int64_t s, RowScratch& sc) {
     int64_t* pos = sc.pos.data();
     double* keys = sc.keys.data();
-    uint32_t* cw = sc.cword.data();
-    double* cx = sc.cval.data();
     double* ck = sc.ckey.data();
-    for (int64_t i = 0; i < n; ++i) {
-        cw[i] = words[cand[i]];
-        cx[i] = w[cand[i]];
-    }
     exact_keys(cw, cx, n, ck);
     int64_t size = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -223,41 +230,75 @@ static inline int64_t exact_smallest(const uint32_t* words, const double* w, con
     return size;
 }
 
-// weighted_row (below) for a row of more than s >= 1 eligible entries of weight in
-// [KEY_W_MIN, KEY_W_MAX], at most wmax, summing to about wsum (the graph's row_weight_stats):
-// the words screened against tau wmax first, so only the few survivors' weights are read.
-// False (nothing written) when no threshold was found.
-static inline bool weighted_row_stats(const Stream& st, const double* w, int64_t d, int64_t s,
-                                      double wmax, double wsum, RowScratch& sc, int64_t& size) {
+// The first threshold of a row with about wsum of weight: about s + sqrt(s) + 1 keys below it.
+static inline double first_threshold(int64_t s, double wsum) {
+    return (static_cast<double>(s) + std::sqrt(static_cast<double>(s)) + 1.0) / wsum;
+}
+
+// Stage one at threshold tau: the row's words, and the entries that pass screen_words.
+static inline bool screen_row(const Stream& st, int64_t d, double wmax, double tau, RowScratch& sc,
+                              ScreenedRow& out) {
+    out.ok = false;
+    if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
     uint32_t* words = sc.words.data();
     uint8_t* keep = sc.keep.data();
     int64_t* cand = sc.cand.data();
     stream_row_words(st.vertex, st.hop_word, st.batch, st.key, d, words);
-    const double want = static_cast<double>(s) + std::sqrt(static_cast<double>(s)) + 1.0;
-    double tau = want / wsum;
-    int64_t n = 0;
-    for (;; tau *= 2.0) {
-        if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
-        screen_words(words, d, tau * wmax, keep);
-        const int64_t m = kept_positions(keep, d, cand);
-        for (int64_t i = 0; i < m; ++i) __builtin_prefetch(w + cand[i]);  // misses in flight together
-        int64_t sure = 0;
-        n = 0;
-        for (int64_t i = 0; i < m; ++i) {  // screen_keys on the survivors
-            const int64_t p = cand[i];
-            const uint32_t word = words[p];
-            const double x = w[p];
-            const double u = open_unit(word);
-            const double v = (static_cast<double>(~word) + 0.5) * (1.0 / 4294967296.0);
-            const uint64_t pos = positive_bits(bits_of(x));
-            sure += pos & (bits_of(v * KEY_HI_MARGIN) <= bits_of((tau * u) * x));
-            cand[n] = p;
-            n += pos & (bits_of(v * KEY_LO_MARGIN) <= bits_of(tau * x));
-        }
-        if (sure >= s) break;
+    screen_words(words, d, tau * wmax, keep);
+    const int64_t m = kept_positions(keep, d, cand);
+    if (static_cast<int64_t>(out.pos.size()) < m) {
+        out.pos.resize(m);
+        out.word.resize(m);
     }
-    size = exact_smallest(words, w, cand, n, s, sc);
+    for (int64_t i = 0; i < m; ++i) {
+        out.pos[i] = cand[i];
+        out.word[i] = words[cand[i]];
+    }
+    out.m = m;
+    out.tau = tau;
+    out.ok = true;
     return true;
+}
+
+// Stage two: screen_keys on the survivors (their weights w[p]); when at least s keys are
+// surely <= tau, the exact keys of the candidates and the s smallest into sc.pos (size).
+static inline bool finish_row(const ScreenedRow& in, const double* w, int64_t s, RowScratch& sc,
+                              int64_t& size) {
+    const double tau = in.tau;
+    int64_t* cand = sc.cand.data();
+    uint32_t* cw = sc.cword.data();
+    double* cx = sc.cval.data();
+    int64_t sure = 0, n = 0;
+    for (int64_t i = 0; i < in.m; ++i) {
+        const int64_t p = in.pos[i];
+        const uint32_t word = in.word[i];
+        const double x = w[p];
+        const double u = open_unit(word);
+        const double v = (static_cast<double>(~word) + 0.5) * (1.0 / 4294967296.0);
+        const uint64_t pos = positive_bits(bits_of(x));
+        sure += pos & (bits_of(v * KEY_HI_MARGIN) <= bits_of((tau * u) * x));
+        cand[n] = p;
+        cw[n] = word;
+        cx[n] = x;
+        n += pos & (bits_of(v * KEY_LO_MARGIN) <= bits_of(tau * x));
+    }
+    if (sure < s) return false;
+    size = exact_smallest(cand, cw, cx, n, s, sc);
+    return true;
+}
+
+// weighted_row (below) for a row of more than s >= 1 eligible entries of weight in
+// [KEY_W_MIN, KEY_W_MAX], at most wmax, summing to about wsum (the graph's row_weight_stats):
+// the words screened against tau wmax first, so only the few survivors' weights are read;
+// tau doubled until it holds. False (nothing written) when no threshold was found.
+static inline bool weighted_row_stats(const Stream& st, const double* w, int64_t d, int64_t s,
+                                      double wmax, double tau, RowScratch& sc, ScreenedRow& row,
+                                      int64_t& size) {
+    for (;; tau *= 2.0) {
+        if (!screen_row(st, d, wmax, tau, sc, row)) return false;
+        for (int64_t i = 0; i < row.m; ++i) __builtin_prefetch(w + row.pos[i]);  // misses together
+        if (finish_row(row, w, s, sc, size)) return true;
+    }
 }
 
 // weighted_row (below) for a row with more than s >= 1 eligible entries, all of weight in
@@ -277,7 +318,13 @@ static inline bool weighted_row_screened(const Stream& st, const double* w, int6
     }
     int64_t* cand = sc.cand.data();
     const int64_t n = kept_positions(keep, d, cand);
-    size = exact_smallest(words, w, cand, n, s, sc);
+    uint32_t* cw = sc.cword.data();
+    double* cx = sc.cval.data();
+    for (int64_t i = 0; i < n; ++i) {
+        cw[i] = words[cand[i]];
+        cx[i] = w[cand[i]];
+    }
+    size = exact_smallest(cand, cw, cx, n, s, sc);
     return true;
 }
 
@@ -290,6 +337,12 @@ static inline int64_t floyd_row(Words&& word, int64_t d, int64_t s, RowScratch& 
 template <class Words>
 static inline int64_t uniform_rep_row(Words&& word, int64_t d, int64_t s, RowScratch& sc) {
     return uniform_rep_row(word, d, s, sc.pos.data());
+}
+
+// Whether a row with statistics (eligible, wmax, wsum) has more than s eligible entries, all in
+// [KEY_W_MIN, KEY_W_MAX] (wmax is NaN otherwise).
+static inline bool stats_apply(const double* stats, int64_t s) {
+    return stats[0] > static_cast<double>(s) && stats[1] == stats[1];
 }
 
 // Weighted without replacement over values w[0..d) (s >= 1 or -1): Efraimidis-Spirakis, the
@@ -326,8 +379,9 @@ static inline int64_t weighted_row(Stream& st, const double* w, int64_t d, int64
     if (s >= 1 && d >= WEIGHTED_FAST_MIN) {
         int64_t size = 0;
         if (stats) {
-            if (stats[0] > static_cast<double>(s) && stats[1] == stats[1] &&
-                weighted_row_stats(st, w, d, s, stats[1], stats[2], sc, size))
+            if (stats_apply(stats, s) &&
+                weighted_row_stats(st, w, d, s, stats[1], first_threshold(s, stats[2]), sc,
+                                   sc.screened, size))
                 return size;
         } else {
             int64_t eligible = 0, odd = 0;
