@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-DATASET = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "law-cnr-2000" / "cnr-2000.npz"
+DATASET = (Path(__file__).resolve().parents[2] / "shared" / "datasets" / "law-cnr-2000"
+           / "cnr-2000.npz")
 
 
 def parse_args(argv=None):
@@ -76,7 +77,8 @@ def main(argv=None):
             for key, (sampler, graph) in table.items():
                 s = walk_seeds if key in ("walk", "node2vec") else seeds
                 t = time.process_time()
-                bulk = spsample.sample(graph, s, sampler=sampler, batch_size=args.batch_size, seed=5)
+                bulk = spsample.sample(graph, s, sampler=sampler, batch_size=args.batch_size,
+                                       seed=5)
                 dt = time.process_time() - t
                 best[key] = min(best[key], dt)
                 edges[key] = bulk.num_edges
