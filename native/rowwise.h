@@ -104,6 +104,10 @@ struct RowWisePlan {
     int64_t n = 0;
 };
 
+// Rows screened ahead by weighted hops with row statistics (the survivors' weights of the next
+// SCREEN_AHEAD - 1 rows are being fetched while a row is finished).
+constexpr int64_t SCREEN_AHEAD = 4;
+
 // Per-thread scratch, reused across minibatches and hops.
 struct RowWiseScratch {
     VertexMap map;                     // vertex -> local id of the current minibatch
@@ -113,7 +117,7 @@ struct RowWiseScratch {
     std::vector<uint32_t> words;       // uniform rules: the next rows' stream words, ahead
     std::vector<int32_t> word_slot;    // row -> its words in `words`, or -1
     PodBuf<uint32_t> nbr;              // global ids of the hop's sampled neighbours
-    ScreenedRow ahead[2];              // weighted with row statistics: rows r and r + 1 screened
+    ScreenedRow ahead[SCREEN_AHEAD];   // weighted with row statistics: rows screened ahead
     std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
 };
 
@@ -298,8 +302,9 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     constexpr bool UNIFORM = RULE == S_UNIFORM || RULE == S_UNIFORM_REP;
     // rejection: draws decided without lookups where the values allow (select.h)
     const ValueTable table = RULE == S_REJECTION ? value_table(vc, hs.bound) : ValueTable();
-    // weighted with the graph's row statistics: row r + 1's words screened (and its survivors'
-    // weights prefetched) before row r is finished (select.h: screen_row, finish_row)
+    // weighted with the graph's row statistics: row r + SCREEN_AHEAD - 1's words screened (and
+    // its survivors' weights prefetched) before row r is finished (select.h: screen_row,
+    // finish_row)
     const bool pipelined = RULE == S_WEIGHTED && hs.row_stats && hs.values.only_weight;
     auto stats_of = [&](int64_t q) -> const double* {  // only for a whole row of the graph
         const int64_t v = fv[q];
@@ -307,7 +312,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         return nullptr;
     };
     auto screen_ahead = [&](int64_t q) {
-        ScreenedRow& row = sc.ahead[q & 1];
+        ScreenedRow& row = sc.ahead[q % SCREEN_AHEAD];
         row.ok = false;
         const int64_t d = rd[q];
         const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[q]] : hs.fanout;
@@ -322,8 +327,9 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     for (int64_t r = 0; r < m; ++r) {
         if (row_end && r > 0) row_end[r - 1] = E;
         if (pipelined) {
-            if (r == 0) screen_ahead(0);
-            if (r + 1 < m) screen_ahead(r + 1);
+            if (r == 0)
+                for (int64_t q = 0; q < std::min<int64_t>(m, SCREEN_AHEAD - 1); ++q) screen_ahead(q);
+            if (r + SCREEN_AHEAD - 1 < m) screen_ahead(r + SCREEN_AHEAD - 1);
         }
         if (UNIFORM && r % WORD_ROWS == 0)
             draw_words_ahead<RULE == S_UNIFORM_REP>(hs, r, std::min(m, r + WORD_ROWS), hw, bid, key, sc);
@@ -418,8 +424,8 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             }
             if (RULE == S_WEIGHTED_REP) {
                 c = weighted_rep_row(stream, w, d, s, sc.rows);
-            } else if (pipelined && sc.ahead[r & 1].ok) {  // screened ahead: finish, or retry at 2 tau
-                ScreenedRow& row = sc.ahead[r & 1];
+            } else if (pipelined && sc.ahead[r % SCREEN_AHEAD].ok) {  // finish, or retry at 2 tau
+                ScreenedRow& row = sc.ahead[r % SCREEN_AHEAD];
                 const double* stats = stats_of(r);
                 if (!finish_row(row, w, s, sc.rows, c) &&
                     !weighted_row_stats(stream, w, d, s, stats[1], 2.0 * row.tau, sc.rows, row, c))

@@ -80,7 +80,7 @@ constexpr uint64_t KEY_W_MAX_BITS = 0x7830000000000000ull;  // bits_of(KEY_W_MAX
 constexpr double KEY_LO_MARGIN = 1.0 - 0x1p-20;
 constexpr double KEY_HI_MARGIN = 1.0 + 0x1p-20;
 // Rows shorter than this take rules.cuh's weighted_row directly.
-constexpr int64_t WEIGHTED_FAST_MIN = 24;
+constexpr int64_t WEIGHTED_FAST_MIN = 8;
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define SPSAMPLE_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))

@@ -94,7 +94,7 @@ WEIGHTS = {
 @pytest.mark.parametrize("kind", sorted(WEIGHTS))
 @pytest.mark.parametrize("fanout", [1, 5, 23, 24, 25, 60])
 def test_rows_equal_numpy(kind, fanout):
-    degrees = [0, 1, 5, 23, 24, 25, 26, 40, 64, 65, 100, 333, 1000, 4096]
+    degrees = [0, 1, 5, 7, 8, 9, 23, 24, 25, 26, 40, 64, 65, 100, 333, 1000, 4096]
     indptr, indices, weights = _rows(degrees, WEIGHTS[kind], seed=len(kind) + fanout)
     vertex, batch = _requests(len(degrees))
     _assert_rows_equal(indptr, indices, weights, vertex, batch, fanout)
