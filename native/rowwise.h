@@ -242,14 +242,14 @@ static void draw_rejection_ahead(const HopSpec& hs, int64_t r0, int64_t r1, uint
     }
 }
 
-// Prefetch what row r's first two rejection draws read: their columns, and the aux row's
-// extent (the lookups).
+// Prefetch what row r's first REJECTION_AHEAD / 2 rejection draws read: their columns, and the
+// aux row's extent (the lookups).
 static inline void prefetch_rejection_row(const RowWiseScratch& sc, const CSRView& g, const CSRView& aux,
                                           const int64_t* fa, int64_t r, int64_t r0) {
     const int64_t d = sc.deg[r];
     if (d == 0) return;
     const uint32_t* w = sc.words.data() + (r - r0) * REJECTION_AHEAD;
-    for (int a = 0; a < 2; ++a) {
+    for (int a = 0; a < REJECTION_AHEAD / 2; ++a) {
         const int64_t p = static_cast<int64_t>(uniform_int(w[2 * a], static_cast<uint64_t>(d)));
         __builtin_prefetch(g.indices32 ? static_cast<const void*>(g.indices32 + sc.start[r] + p)
                                        : static_cast<const void*>(g.indices + sc.start[r] + p));
