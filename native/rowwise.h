@@ -316,7 +316,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         row.ok = false;
         const int64_t d = rd[q];
         const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[q]] : hs.fanout;
-        if (d < WEIGHTED_FAST_MIN || s < 1) return;
+        if (s < 1 || d <= s) return;
         const double* stats = stats_of(q);
         if (!stats || !stats_apply(stats, s)) return;
         sc.rows.fit(d, s, true);

@@ -79,7 +79,8 @@ constexpr uint64_t KEY_W_MIN_BITS = 0x07B0000000000000ull;  // bits_of(KEY_W_MIN
 constexpr uint64_t KEY_W_MAX_BITS = 0x7830000000000000ull;  // bits_of(KEY_W_MAX)
 constexpr double KEY_LO_MARGIN = 1.0 - 0x1p-20;
 constexpr double KEY_HI_MARGIN = 1.0 + 0x1p-20;
-// Rows shorter than this take rules.cuh's weighted_row directly.
+// Rows shorter than this take rules.cuh's weighted_row directly (when the graph's row
+// statistics are not at hand).
 constexpr int64_t WEIGHTED_FAST_MIN = 8;
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
@@ -346,10 +347,10 @@ static inline bool stats_apply(const double* stats, int64_t s) {
 }
 
 // Weighted without replacement over values w[0..d) (s >= 1 or -1): Efraimidis-Spirakis, the
-// positions of device/rules.cuh's weighted_row (which this calls for short rows, for rows with
-// at most s eligible entries and for weights outside [KEY_W_MIN, KEY_W_MAX]), computing the
-// exact key exp_key(word_p, w_p) = fl(-det_log(u_p) / w_p), u_p = open_unit(word_p), only for
-// the entries that can be among the s smallest:
+// positions of device/rules.cuh's weighted_row (which this calls for short rows without
+// statistics, for rows with at most s eligible entries and for weights outside [KEY_W_MIN,
+// KEY_W_MAX]), computing the exact key exp_key(word_p, w_p) = fl(-det_log(u_p) / w_p),
+// u_p = open_unit(word_p), only for the entries that can be among the s smallest:
 //
 //   1. the row's words 0 .. d - 1, eight blocks at a time (stream_row_words);
 //   2. a threshold tau (first (s + 2 sqrt(s) + 2) / sum(w), about s + 2 sqrt(s) + 2 expected
@@ -372,23 +373,27 @@ static inline bool stats_apply(const double* stats, int64_t s) {
 // keys.
 //
 // stats, when given: the row's (eligible, wmax, wsum) of row_weight_stats (wmax NaN: a weight
-// outside [KEY_W_MIN, KEY_W_MAX]); the words are then screened against tau wmax first (an
-// upper bound of tau w_p), and only the survivors' weights are read (weighted_row_stats).
+// outside [KEY_W_MIN, KEY_W_MAX]); a row of at most s entries, all eligible, is then kept
+// without reading its weights, and a longer one has its words screened against tau wmax first
+// (an upper bound of tau w_p), so that only the survivors' weights are read
+// (weighted_row_stats).
 static inline int64_t weighted_row(Stream& st, const double* w, int64_t d, int64_t s,
                                    RowScratch& sc, const double* stats = nullptr) {
-    if (s >= 1 && d >= WEIGHTED_FAST_MIN) {
-        int64_t size = 0;
-        if (stats) {
-            if (stats_apply(stats, s) &&
-                weighted_row_stats(st, w, d, s, stats[1], first_threshold(s, stats[2]), sc,
-                                   sc.screened, size))
-                return size;
-        } else {
-            int64_t eligible = 0, odd = 0;
-            const double wsum = weight_census(w, d, eligible, odd);
-            if (eligible > s && odd == 0 && weighted_row_screened(st, w, d, s, wsum, sc, size))
-                return size;
-        }
+    if (stats && stats[0] == static_cast<double>(d) && (s < 0 || d <= s)) {  // all eligible, all kept
+        for (int64_t p = 0; p < d; ++p) sc.pos[p] = p;
+        return d;
+    }
+    int64_t size = 0;
+    if (s >= 1 && stats) {
+        if (stats_apply(stats, s) &&
+            weighted_row_stats(st, w, d, s, stats[1], first_threshold(s, stats[2]), sc,
+                               sc.screened, size))
+            return size;
+    } else if (s >= 1 && d >= WEIGHTED_FAST_MIN) {
+        int64_t eligible = 0, odd = 0;
+        const double wsum = weight_census(w, d, eligible, odd);
+        if (eligible > s && odd == 0 && weighted_row_screened(st, w, d, s, wsum, sc, size))
+            return size;
     }
     return weighted_row(st, [w](int64_t p) { return w[p]; }, d, s, sc.pos.data(), sc.keys.data());
 }
