@@ -182,6 +182,119 @@ static inline void stream_words8(const uint32_t* key_word, uint32_t hw, uint32_t
     stream_words8_generic(key_word, hw, bid, key, count, out, stride);
 }
 
+// Words 0 .. count - 1 of the stream (vertex, hw, bid) under `key` (Stream of rng.h) into out:
+// word i is word i % 4 of block i / 4. Blocks are computed up to sixteen at a time (vectorised,
+// the lanes are consecutive blocks), so out needs room for count rounded up to a multiple of 64.
+// Integer-only: every version gives Stream's words.
+static inline void stream_row_words_generic(uint32_t vertex, uint32_t hw, uint32_t bid, Key key,
+                                            int64_t count, uint32_t* out) {
+    for (int64_t b = 0; 4 * b < count; ++b)
+        philox4x32(static_cast<uint32_t>(b), vertex, hw, bid, key, out + 4 * b);
+}
+
+#ifdef SPSAMPLE_LW_X86
+__attribute__((target("avx2"))) static void stream_row_words_avx2(uint32_t vertex, uint32_t hw,
+                                                                    uint32_t bid, Key key,
+                                                                    int64_t count, uint32_t* out) {
+    const __m256i m0 = _mm256_set1_epi32(static_cast<int>(PHILOX_M0));
+    const __m256i m1 = _mm256_set1_epi32(static_cast<int>(PHILOX_M1));
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i vka[10], vkb[10];
+    for (int r = 0; r < 10; ++r) {
+        vka[r] = _mm256_set1_epi32(static_cast<int>(key.k0 + static_cast<uint32_t>(r) * PHILOX_W0));
+        vkb[r] = _mm256_set1_epi32(static_cast<int>(key.k1 + static_cast<uint32_t>(r) * PHILOX_W1));
+    }
+    for (int64_t b = 0; 4 * b < count; b += 8) {
+        __m256i x0 = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(b)), lane);
+        __m256i x1 = _mm256_set1_epi32(static_cast<int>(vertex));
+        __m256i x2 = _mm256_set1_epi32(static_cast<int>(hw));
+        __m256i x3 = _mm256_set1_epi32(static_cast<int>(bid));
+        for (int r = 0; r < 10; ++r) {
+            __m256i hi0, lo0, hi1, lo1;
+            mulhilo8(x0, m0, hi0, lo0);
+            mulhilo8(x2, m1, hi1, lo1);
+            x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), vka[r]);
+            x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), vkb[r]);
+            x1 = lo1;
+            x3 = lo0;
+        }
+        // 4 x 8 transpose: lanes (blocks b .. b + 7) of words 0..3 -> block-major words
+        const __m256i a = _mm256_unpacklo_epi32(x0, x1), c = _mm256_unpacklo_epi32(x2, x3);
+        const __m256i e = _mm256_unpackhi_epi32(x0, x1), g = _mm256_unpackhi_epi32(x2, x3);
+        const __m256i b0 = _mm256_unpacklo_epi64(a, c), b1 = _mm256_unpackhi_epi64(a, c);
+        const __m256i b2 = _mm256_unpacklo_epi64(e, g), b3 = _mm256_unpackhi_epi64(e, g);
+        __m256i* dst = reinterpret_cast<__m256i*>(out + 4 * b);
+        _mm256_storeu_si256(dst + 0, _mm256_permute2x128_si256(b0, b1, 0x20));
+        _mm256_storeu_si256(dst + 1, _mm256_permute2x128_si256(b2, b3, 0x20));
+        _mm256_storeu_si256(dst + 2, _mm256_permute2x128_si256(b0, b1, 0x31));
+        _mm256_storeu_si256(dst + 3, _mm256_permute2x128_si256(b2, b3, 0x31));
+    }
+}
+#endif
+
+#ifdef SPSAMPLE_LW_X86
+// AVX-512: sixteen blocks per step (the lanes' products as in mulhilo8), transposed by halves.
+__attribute__((target("avx512f"))) static inline void mulhilo16(__m512i x, __m512i m, __m512i& hi,
+                                                                __m512i& lo) {
+    const __m512i even = _mm512_mul_epu32(x, m);
+    const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(x, 32), m);
+    hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+    lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+}
+
+__attribute__((target("avx512f,avx2"))) static void stream_row_words_avx512(uint32_t vertex, uint32_t hw,
+                                                                           uint32_t bid, Key key,
+                                                                           int64_t count, uint32_t* out) {
+    const __m512i m0 = _mm512_set1_epi32(static_cast<int>(PHILOX_M0));
+    const __m512i m1 = _mm512_set1_epi32(static_cast<int>(PHILOX_M1));
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i vka[10], vkb[10];
+    for (int r = 0; r < 10; ++r) {
+        vka[r] = _mm512_set1_epi32(static_cast<int>(key.k0 + static_cast<uint32_t>(r) * PHILOX_W0));
+        vkb[r] = _mm512_set1_epi32(static_cast<int>(key.k1 + static_cast<uint32_t>(r) * PHILOX_W1));
+    }
+    for (int64_t b = 0; 4 * b < count; b += 16) {
+        __m512i x0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(b)), lane);
+        __m512i x1 = _mm512_set1_epi32(static_cast<int>(vertex));
+        __m512i x2 = _mm512_set1_epi32(static_cast<int>(hw));
+        __m512i x3 = _mm512_set1_epi32(static_cast<int>(bid));
+        for (int r = 0; r < 10; ++r) {
+            __m512i hi0, lo0, hi1, lo1;
+            mulhilo16(x0, m0, hi0, lo0);
+            mulhilo16(x2, m1, hi1, lo1);
+            x0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1), vka[r]);
+            x2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3), vkb[r]);
+            x1 = lo1;
+            x3 = lo0;
+        }
+        for (int half = 0; half < 2; ++half) {  // blocks b + 8 half .. b + 8 half + 7
+            const __m256i y0 = half ? _mm512_extracti64x4_epi64(x0, 1) : _mm512_castsi512_si256(x0);
+            const __m256i y1 = half ? _mm512_extracti64x4_epi64(x1, 1) : _mm512_castsi512_si256(x1);
+            const __m256i y2 = half ? _mm512_extracti64x4_epi64(x2, 1) : _mm512_castsi512_si256(x2);
+            const __m256i y3 = half ? _mm512_extracti64x4_epi64(x3, 1) : _mm512_castsi512_si256(x3);
+            const __m256i a = _mm256_unpacklo_epi32(y0, y1), c = _mm256_unpacklo_epi32(y2, y3);
+            const __m256i e = _mm256_unpackhi_epi32(y0, y1), g = _mm256_unpackhi_epi32(y2, y3);
+            const __m256i b0 = _mm256_unpacklo_epi64(a, c), b1 = _mm256_unpackhi_epi64(a, c);
+            const __m256i b2 = _mm256_unpacklo_epi64(e, g), b3 = _mm256_unpackhi_epi64(e, g);
+            __m256i* dst = reinterpret_cast<__m256i*>(out + 4 * (b + 8 * half));
+            _mm256_storeu_si256(dst + 0, _mm256_permute2x128_si256(b0, b1, 0x20));
+            _mm256_storeu_si256(dst + 1, _mm256_permute2x128_si256(b2, b3, 0x20));
+            _mm256_storeu_si256(dst + 2, _mm256_permute2x128_si256(b0, b1, 0x31));
+            _mm256_storeu_si256(dst + 3, _mm256_permute2x128_si256(b2, b3, 0x31));
+        }
+    }
+}
+#endif
+
+static inline void stream_row_words(uint32_t vertex, uint32_t hw, uint32_t bid, Key key,
+                                    int64_t count, uint32_t* out) {
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx512() && lw_avx2()) return stream_row_words_avx512(vertex, hw, bid, key, count, out);
+    if (lw_avx2()) return stream_row_words_avx2(vertex, hw, bid, key, count, out);
+#endif
+    stream_row_words_generic(vertex, hw, bid, key, count, out);
+}
+
 }  // namespace spsample
 
 #endif  // SPSAMPLE_PHILOX_SIMD_H

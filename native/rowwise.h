@@ -85,6 +85,7 @@ struct HopSpec {
     int32_t select = S_UNIFORM;
     int64_t fanout = 0;
     const int64_t* fanout_vec = nullptr;  // per row vertex, or nullptr
+    const double* row_stats = nullptr;    // weighted: per row of the graph (eligible, wmax, wsum)
     double bound = 0.0;                   // rejection
     int32_t key = K_VERTEX;
     bool dedup = true;
@@ -103,6 +104,10 @@ struct RowWisePlan {
     int64_t n = 0;
 };
 
+// Rows screened ahead by weighted hops with row statistics (the survivors' weights of the next
+// SCREEN_AHEAD - 1 rows are being fetched while a row is finished).
+constexpr int64_t SCREEN_AHEAD = 4;
+
 // Per-thread scratch, reused across minibatches and hops.
 struct RowWiseScratch {
     VertexMap map;                     // vertex -> local id of the current minibatch
@@ -112,6 +117,7 @@ struct RowWiseScratch {
     std::vector<uint32_t> words;       // uniform rules: the next rows' stream words, ahead
     std::vector<int32_t> word_slot;    // row -> its words in `words`, or -1
     PodBuf<uint32_t> nbr;              // global ids of the hop's sampled neighbours
+    ScreenedRow ahead[SCREEN_AHEAD];   // weighted with row statistics: rows screened ahead
     std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
 };
 
@@ -216,6 +222,41 @@ static void draw_words_ahead(const HopSpec& hs, int64_t r0, int64_t r1, uint32_t
     if (lanes) flush();
 }
 
+// Rejection on a value table (select.h): words 0 .. REJECTION_AHEAD - 1 of the streams of rows
+// [r0, r1) (at most WORD_ROWS), eight rows at a time (stream_words8, vectorised), into
+// sc.words (row r at (r - r0) * REJECTION_AHEAD), so that the columns of the rows' first
+// draws can be prefetched rows ahead.
+static void draw_rejection_ahead(const HopSpec& hs, int64_t r0, int64_t r1, uint32_t hw, uint32_t bid,
+                                 Key key, RowWiseScratch& sc) {
+    sc.words.resize(WORD_ROWS * REJECTION_AHEAD);
+    uint32_t key_word[8];
+    for (int64_t a = r0; a < r1; a += 8) {
+        const int64_t n = std::min<int64_t>(8, r1 - a);
+        for (int64_t i = 0; i < 8; ++i) {
+            const int64_t r = a + std::min(i, n - 1);
+            key_word[i] = static_cast<uint32_t>(hs.key == K_ROW ? sc.fr[r] : sc.fv[r]);
+        }
+        uint32_t block[8 * REJECTION_AHEAD];
+        stream_words8(key_word, hw, bid, key, REJECTION_AHEAD, block, REJECTION_AHEAD);
+        std::copy(block, block + n * REJECTION_AHEAD, sc.words.data() + (a - r0) * REJECTION_AHEAD);
+    }
+}
+
+// Prefetch what row r's first REJECTION_AHEAD / 2 rejection draws read: their columns, and the
+// aux row's extent (the lookups).
+static inline void prefetch_rejection_row(const RowWiseScratch& sc, const CSRView& g, const CSRView& aux,
+                                          const int64_t* fa, int64_t r, int64_t r0) {
+    const int64_t d = sc.deg[r];
+    if (d == 0) return;
+    const uint32_t* w = sc.words.data() + (r - r0) * REJECTION_AHEAD;
+    for (int a = 0; a < REJECTION_AHEAD / 2; ++a) {
+        const int64_t p = static_cast<int64_t>(uniform_int(w[2 * a], static_cast<uint64_t>(d)));
+        __builtin_prefetch(g.indices32 ? static_cast<const void*>(g.indices32 + sc.start[r] + p)
+                                       : static_cast<const void*>(g.indices + sc.start[r] + p));
+    }
+    if (fa && aux.indptr) __builtin_prefetch(aux.indptr + fa[r]);
+}
+
 // Pass 2 of one hop: every row's kept positions -> (dst, edge id[, row id]). Returns E; with
 // row_end (m entries), row r's edges are [row_end[r - 1], row_end[r]); with nbr, the kept
 // entries' column ids too (nbr[e] = indices[eid[e]], read while the row is being selected,
@@ -259,10 +300,49 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     const uint32_t* idx32 = g.indices32;
     int64_t E = 0;
     constexpr bool UNIFORM = RULE == S_UNIFORM || RULE == S_UNIFORM_REP;
+    // rejection: draws decided without lookups where the values allow (select.h)
+    const ValueTable table = RULE == S_REJECTION ? value_table(vc, hs.bound) : ValueTable();
+    // weighted with the graph's row statistics: row r + SCREEN_AHEAD - 1's words screened (and
+    // its survivors' weights prefetched) before row r is finished (select.h: screen_row,
+    // finish_row)
+    const bool pipelined = RULE == S_WEIGHTED && hs.row_stats && hs.values.only_weight;
+    auto stats_of = [&](int64_t q) -> const double* {  // only for a whole row of the graph
+        const int64_t v = fv[q];
+        if (v < g.n && g.indptr[v] == rs[q] && g.indptr[v + 1] == rs[q] + rd[q]) return hs.row_stats + 3 * v;
+        return nullptr;
+    };
+    auto screen_ahead = [&](int64_t q) {
+        ScreenedRow& row = sc.ahead[q % SCREEN_AHEAD];
+        row.ok = false;
+        const int64_t d = rd[q];
+        const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[q]] : hs.fanout;
+        if (s < 1 || d <= s) return;
+        const double* stats = stats_of(q);
+        if (!stats || !stats_apply(stats, s)) return;
+        sc.rows.fit(d, s, true);
+        const Stream stream(static_cast<uint32_t>(hs.key == K_ROW ? fr[q] : fv[q]), hw, bid, key);
+        if (screen_row(stream, d, stats[1], first_threshold(s, stats[2]), sc.rows, row))
+            for (int64_t i = 0; i < row.m; ++i) __builtin_prefetch(g.weights + rs[q] + row.pos[i]);
+    };
     for (int64_t r = 0; r < m; ++r) {
         if (row_end && r > 0) row_end[r - 1] = E;
+        if (pipelined) {
+            if (r == 0)
+                for (int64_t q = 0; q < std::min<int64_t>(m, SCREEN_AHEAD - 1); ++q) screen_ahead(q);
+            if (r + SCREEN_AHEAD - 1 < m) screen_ahead(r + SCREEN_AHEAD - 1);
+        }
         if (UNIFORM && r % WORD_ROWS == 0)
             draw_words_ahead<RULE == S_UNIFORM_REP>(hs, r, std::min(m, r + WORD_ROWS), hw, bid, key, sc);
+        if (RULE == S_REJECTION && table.ok) {  // the first draws' columns, PF_DRAWS rows ahead
+            constexpr int64_t PF_DRAWS = 8;
+            const int64_t r0 = r - r % WORD_ROWS, r1 = std::min(m, r0 + WORD_ROWS);
+            if (r == r0) {
+                draw_rejection_ahead(hs, r0, r1, hw, bid, key, sc);
+                for (int64_t q = r0; q < std::min(r1, r0 + PF_DRAWS); ++q)
+                    prefetch_rejection_row(sc, g, vc.aux, fa, q, r0);
+            }
+            if (r + PF_DRAWS < r1) prefetch_rejection_row(sc, g, vc.aux, fa, r + PF_DRAWS, r0);
+        }
         if (cols && r + PF_ROWS < m)
             __builtin_prefetch(idx32 ? static_cast<const void*>(idx32 + rs[r + PF_ROWS])
                                      : static_cast<const void*>(g.indices + rs[r + PF_ROWS]));
@@ -319,22 +399,40 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                               : uniform_rep_row(from_stream, d, s, sc.rows);
         } else if (RULE == S_REJECTION) {
             bool exceeded = false;
-            c = rejection_row(stream, d, s, hs.bound,
-                              [&](int64_t p) { return entry_value(vc, g, fv[r], t, st, p); },
-                              sc.rows, exceeded);
+            auto value = [&](int64_t p) { return entry_value(vc, g, fv[r], t, st, p); };
+            if (table.ok) {
+                auto col = [&](int64_t p) {
+                    return idx32 ? static_cast<int64_t>(idx32[st + p]) : g.indices[st + p];
+                };
+                auto found = [&](int64_t u) { return in_row(vc.aux, t, u); };
+                const uint32_t* pre = sc.words.data() + (r % WORD_ROWS) * REJECTION_AHEAD;
+                c = rejection_row_table(stream, d, s, hs.bound, table, fv[r], t, col, found, value,
+                                        pre, sc.rows, exceeded);
+            } else {
+                c = rejection_row(stream, d, s, hs.bound, value, sc.rows, exceeded);
+            }
             if (exceeded) throw BoundExceeded("a value exceeds the rejection bound");
         } else {
             const double* w;
             if (hs.values.only_weight) {
-                if (r + PF_ROWS < m) __builtin_prefetch(g.weights + rs[r + PF_ROWS]);
+                if (!hs.row_stats && r + PF_ROWS < m) __builtin_prefetch(g.weights + rs[r + PF_ROWS]);
                 w = g.weights + st;
             } else {
                 double* vals = sc.rows.vals.data();
                 for (int64_t p = 0; p < d; ++p) vals[p] = entry_value(vc, g, fv[r], t, st, p);
                 w = vals;
             }
-            c = RULE == S_WEIGHTED ? weighted_row(stream, w, d, s, sc.rows)
-                                   : weighted_rep_row(stream, w, d, s, sc.rows);
+            if (RULE == S_WEIGHTED_REP) {
+                c = weighted_rep_row(stream, w, d, s, sc.rows);
+            } else if (pipelined && sc.ahead[r % SCREEN_AHEAD].ok) {  // finish, or retry at 2 tau
+                ScreenedRow& row = sc.ahead[r % SCREEN_AHEAD];
+                const double* stats = stats_of(r);
+                if (!finish_row(row, w, s, sc.rows, c) &&
+                    !weighted_row_stats(stream, w, d, s, stats[1], 2.0 * row.tau, sc.rows, row, c))
+                    c = weighted_row(stream, w, d, s, sc.rows);
+            } else {
+                c = weighted_row(stream, w, d, s, sc.rows, hs.row_stats ? stats_of(r) : nullptr);
+            }
         }
         const int64_t* pos = sc.rows.pos.data();
         for (int64_t i = 0; i < c; ++i) emit(pos[i]);

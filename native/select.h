@@ -10,6 +10,8 @@
 #define SPSAMPLE_SELECT_H
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -21,12 +23,32 @@
 
 namespace spsample {
 
+// Room past a row's words in RowScratch::words (stream_row_words writes whole groups of 64).
+constexpr size_t ROW_WORDS_PAD = 64;
+
+// The screen of weighted_row_stats in two stages, so that a row's survivors can be found
+// (and their weights prefetched) while an earlier row is finished: stage one reads the words
+// only, stage two the survivors' weights.
+struct ScreenedRow {
+    bool ok = false;              // stage one ran (else the row takes weighted_row)
+    double tau = 0.0;             // the threshold
+    std::vector<int64_t> pos;     // the survivors' positions, ascending,
+    std::vector<uint32_t> word;   // and words
+    int64_t m = 0;
+};
+
 // Per-thread scratch of the row rules, sized by the caller (scratch of device/rules.cuh).
 struct RowScratch {
     std::vector<int64_t> pos;
     std::vector<double> keys;      // weighted heap
     std::vector<double> vals;      // a row's values (value programs)
     std::vector<uint64_t> set;     // Floyd membership for large fanouts
+    std::vector<uint32_t> words;   // weighted: the row's stream words 0 .. d - 1, ahead
+    std::vector<uint8_t> keep;     // weighted: entries whose key may be below the threshold
+    std::vector<int64_t> cand;     // weighted: their positions
+    std::vector<uint32_t> cword;   // weighted: the candidates' words,
+    std::vector<double> cval, ckey;  // weights and exact keys
+    ScreenedRow screened;          // weighted: the survivors of the current row
 
     // Room for a row of length d at fanout s (values when `valued`).
     void fit(int64_t d, int64_t s, bool valued) {
@@ -37,9 +59,275 @@ struct RowScratch {
         if (valued) {
             if (keys.size() < need) keys.resize(need);
             if (vals.size() < static_cast<size_t>(d + 1)) vals.resize(d + 1);
+            if (words.size() < need + ROW_WORDS_PAD) words.resize(need + ROW_WORDS_PAD);
+            if (keep.size() < need) keep.resize(need);
+            if (cand.size() < need) {
+                cand.resize(need);
+                cword.resize(need);
+                cval.resize(need);
+                ckey.resize(need);
+            }
         }
     }
 };
+
+// ------------------------------------------------------------------ weighted, screened keys
+// Weights for which the screening below is exact (every quantity a normal double or +inf).
+constexpr double KEY_W_MIN = 0x1p-900;
+constexpr double KEY_W_MAX = 0x1p+900;
+constexpr uint64_t KEY_W_MIN_BITS = 0x07B0000000000000ull;  // bits_of(KEY_W_MIN)
+constexpr uint64_t KEY_W_MAX_BITS = 0x7830000000000000ull;  // bits_of(KEY_W_MAX)
+constexpr double KEY_LO_MARGIN = 1.0 - 0x1p-20;
+constexpr double KEY_HI_MARGIN = 1.0 + 0x1p-20;
+// Rows shorter than this take rules.cuh's weighted_row directly (when the graph's row
+// statistics are not at hand).
+constexpr int64_t WEIGHTED_FAST_MIN = 8;
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define SPSAMPLE_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define SPSAMPLE_VECTOR_CLONES
+#endif
+
+// Whether the double of these bits is > 0 (+inf included; positive doubles order as their bits,
+// so the loops below compare bits: no FP compare, no branch, they vectorise).
+static inline bool positive_bits(uint64_t x) {
+    return static_cast<int64_t>(x) > 0 && x <= 0x7FF0000000000000ull;
+}
+
+// The weights of a row: eligible = #{p : w[p] > 0}, odd = how many of those are outside
+// [KEY_W_MIN, KEY_W_MAX]; returns about their sum (partial sums: only a guess's input).
+static inline void census_one(uint64_t x, int64_t& e, int64_t& o, double& acc) {
+    const uint64_t pos = positive_bits(x);
+    e += pos;
+    o += pos & (x < KEY_W_MIN_BITS || x > KEY_W_MAX_BITS);
+    acc += double_of(x & -pos);
+}
+
+static inline double weight_census_scalar(const double* w, int64_t d, int64_t& eligible, int64_t& odd) {
+    double acc = 0.0;
+    eligible = odd = 0;
+    for (int64_t p = 0; p < d; ++p) census_one(bits_of(w[p]), eligible, odd, acc);
+    return acc;
+}
+
+#ifdef SPSAMPLE_LW_X86
+__attribute__((target("avx2"))) static double weight_census_avx2(const double* w, int64_t d,
+                                                                   int64_t& eligible, int64_t& odd) {
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i inf = _mm256_set1_epi64x(0x7FF0000000000000ll);
+    const __m256i lo = _mm256_set1_epi64x(static_cast<int64_t>(KEY_W_MIN_BITS));
+    const __m256i hi = _mm256_set1_epi64x(static_cast<int64_t>(KEY_W_MAX_BITS));
+    __m256i e = zero, o = zero;
+    __m256d acc = _mm256_setzero_pd();
+    int64_t p = 0;
+    for (; p + 4 <= d; p += 4) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + p));
+        const __m256i pos = _mm256_andnot_si256(_mm256_cmpgt_epi64(x, inf), _mm256_cmpgt_epi64(x, zero));
+        const __m256i out = _mm256_or_si256(_mm256_cmpgt_epi64(lo, x), _mm256_cmpgt_epi64(x, hi));
+        e = _mm256_sub_epi64(e, pos);
+        o = _mm256_sub_epi64(o, _mm256_and_si256(pos, out));
+        acc = _mm256_add_pd(acc, _mm256_castsi256_pd(_mm256_and_si256(x, pos)));
+    }
+    alignas(32) int64_t es[4], os[4];
+    alignas(32) double as[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(es), e);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(os), o);
+    _mm256_store_pd(as, acc);
+    int64_t ee = (es[0] + es[1]) + (es[2] + es[3]), oo = (os[0] + os[1]) + (os[2] + os[3]);
+    double sum = (as[0] + as[1]) + (as[2] + as[3]);
+    for (; p < d; ++p) census_one(bits_of(w[p]), ee, oo, sum);
+    eligible = ee;
+    odd = oo;
+    return sum;
+}
+#endif
+
+static inline double weight_census(const double* w, int64_t d, int64_t& eligible, int64_t& odd) {
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx2()) return weight_census_avx2(w, d, eligible, odd);
+#endif
+    return weight_census_scalar(w, d, eligible, odd);
+}
+
+// Screening of a row's entries against a threshold tau (see weighted_row below): keep[p] = 0
+// when entry p's key is surely > tau (or the entry is ineligible), else 1; returns how many
+// eligible entries surely have key <= tau.
+SPSAMPLE_VECTOR_CLONES
+static int64_t screen_keys(const uint32_t* __restrict words, const double* __restrict w, int64_t d,
+                           double tau, uint8_t* __restrict keep) {
+    int64_t sure = 0;
+    for (int64_t p = 0; p < d; ++p) {
+        const uint32_t word = words[p];
+        const double x = w[p];
+        const double u = open_unit(word);
+        const double v = (static_cast<double>(~word) + 0.5) * (1.0 / 4294967296.0);  // 1 - u, exact
+        const uint64_t pos = positive_bits(bits_of(x));
+        sure += pos & (bits_of(v * KEY_HI_MARGIN) <= bits_of((tau * u) * x));
+        keep[p] = static_cast<uint8_t>(pos & (bits_of(v * KEY_LO_MARGIN) <= bits_of(tau * x)));
+    }
+    return sure;
+}
+
+// The positions p < d with keep[p] != 0, ascending, into out; returns how many.
+static inline int64_t kept_positions(const uint8_t* keep, int64_t d, int64_t* out) {
+    int64_t n = 0, p = 0;
+    for (; p + 8 <= d; p += 8) {
+        uint64_t m;
+        std::memcpy(&m, keep + p, 8);
+        while (m) {
+            out[n++] = p + (ctz64(m) >> 3);
+            m &= m - 1;
+        }
+    }
+    for (; p < d; ++p)
+        if (keep[p]) out[n++] = p;
+    return n;
+}
+
+// Entries whose key may be <= tau whatever their weight (<= wmax): keep[p] = 0 when
+// fl(v (1 - 2**-20)) > fl(tau wmax) >= fl(tau w_p) (see weighted_row below); words only.
+SPSAMPLE_VECTOR_CLONES
+static void screen_words(const uint32_t* __restrict words, int64_t d, double tau_wmax,
+                         uint8_t* __restrict keep) {
+    const uint64_t limit = bits_of(tau_wmax);
+    for (int64_t p = 0; p < d; ++p) {
+        const double v = (static_cast<double>(~words[p]) + 0.5) * (1.0 / 4294967296.0);
+        keep[p] = static_cast<uint8_t>(bits_of(v * KEY_LO_MARGIN) <= limit);
+    }
+}
+
+// The exact keys of the candidates cand[0..n) (words cw, weights cx) and rules.cuh's heap of
+// the s smallest (key, position) pairs over them, in position order; the positions sorted into
+// sc.pos.
+// The exact keys exp_key(cw[i], cx[i]) for i < n into out: -det_log_normal(open_unit(w)) / x, the
+// same values as exp_key (det_log_normal equals det_log on open_unit's normal results), in a
+// loop that vectorises.
+SPSAMPLE_VECTOR_CLONES
+static void exact_keys(const uint32_t* __restrict cw, const double* __restrict cx, int64_t n,
+                       double* __restrict out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = -det_log_normal(open_unit(cw[i])) / cx[i];
+}
+
+static inline int64_t exact_smallest(const int64_t* cand, const uint32_t* cw, const double* cx,
+                                     int64_t n, int64_t s, RowScratch& sc) {
+    int64_t* pos = sc.pos.data();
+    double* keys = sc.keys.data();
+    double* ck = sc.ckey.data();
+    exact_keys(cw, cx, n, ck);
+    int64_t size = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t p = cand[i];
+        const double key = ck[i];
+        if (size < s) {
+            heap_push(keys, pos, size++, key, p);
+        } else if (pair_less(key, p, keys[0], pos[0])) {
+            keys[0] = key;
+            pos[0] = p;
+            heap_down(keys, pos, 0, size);
+        }
+    }
+    sort_small(pos, size);
+    return size;
+}
+
+// The first threshold of a row with about wsum of weight: about s + sqrt(s) + 1 keys below it.
+static inline double first_threshold(int64_t s, double wsum) {
+    return (static_cast<double>(s) + std::sqrt(static_cast<double>(s)) + 1.0) / wsum;
+}
+
+// Stage one at threshold tau: the row's words, and the entries that pass screen_words.
+static inline bool screen_row(const Stream& st, int64_t d, double wmax, double tau, RowScratch& sc,
+                              ScreenedRow& out) {
+    out.ok = false;
+    if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
+    uint32_t* words = sc.words.data();
+    uint8_t* keep = sc.keep.data();
+    int64_t* cand = sc.cand.data();
+    stream_row_words(st.vertex, st.hop_word, st.batch, st.key, d, words);
+    screen_words(words, d, tau * wmax, keep);
+    const int64_t m = kept_positions(keep, d, cand);
+    if (static_cast<int64_t>(out.pos.size()) < m) {
+        out.pos.resize(m);
+        out.word.resize(m);
+    }
+    for (int64_t i = 0; i < m; ++i) {
+        out.pos[i] = cand[i];
+        out.word[i] = words[cand[i]];
+    }
+    out.m = m;
+    out.tau = tau;
+    out.ok = true;
+    return true;
+}
+
+// Stage two: screen_keys on the survivors (their weights w[p]); when at least s keys are
+// surely <= tau, the exact keys of the candidates and the s smallest into sc.pos (size).
+static inline bool finish_row(const ScreenedRow& in, const double* w, int64_t s, RowScratch& sc,
+                              int64_t& size) {
+    const double tau = in.tau;
+    int64_t* cand = sc.cand.data();
+    uint32_t* cw = sc.cword.data();
+    double* cx = sc.cval.data();
+    int64_t sure = 0, n = 0;
+    for (int64_t i = 0; i < in.m; ++i) {
+        const int64_t p = in.pos[i];
+        const uint32_t word = in.word[i];
+        const double x = w[p];
+        const double u = open_unit(word);
+        const double v = (static_cast<double>(~word) + 0.5) * (1.0 / 4294967296.0);
+        const uint64_t pos = positive_bits(bits_of(x));
+        sure += pos & (bits_of(v * KEY_HI_MARGIN) <= bits_of((tau * u) * x));
+        cand[n] = p;
+        cw[n] = word;
+        cx[n] = x;
+        n += pos & (bits_of(v * KEY_LO_MARGIN) <= bits_of(tau * x));
+    }
+    if (sure < s) return false;
+    size = exact_smallest(cand, cw, cx, n, s, sc);
+    return true;
+}
+
+// weighted_row (below) for a row of more than s >= 1 eligible entries of weight in
+// [KEY_W_MIN, KEY_W_MAX], at most wmax, summing to about wsum (the graph's row_weight_stats):
+// the words screened against tau wmax first, so only the few survivors' weights are read;
+// tau doubled until it holds. False (nothing written) when no threshold was found.
+static inline bool weighted_row_stats(const Stream& st, const double* w, int64_t d, int64_t s,
+                                      double wmax, double tau, RowScratch& sc, ScreenedRow& row,
+                                      int64_t& size) {
+    for (;; tau *= 2.0) {
+        if (!screen_row(st, d, wmax, tau, sc, row)) return false;
+        for (int64_t i = 0; i < row.m; ++i) __builtin_prefetch(w + row.pos[i]);  // misses together
+        if (finish_row(row, w, s, sc, size)) return true;
+    }
+}
+
+// weighted_row (below) for a row with more than s >= 1 eligible entries, all of weight in
+// [KEY_W_MIN, KEY_W_MAX], summing to about wsum; false (nothing written) when no threshold was
+// found (the caller then runs rules.cuh's rule).
+static inline bool weighted_row_screened(const Stream& st, const double* w, int64_t d, int64_t s,
+                                         double wsum, RowScratch& sc, int64_t& size) {
+    uint32_t* words = sc.words.data();
+    uint8_t* keep = sc.keep.data();
+    stream_row_words(st.vertex, st.hop_word, st.batch, st.key, d, words);
+    const double want = static_cast<double>(s) + 2.0 * std::sqrt(static_cast<double>(s)) + 2.0;
+    double tau = want / wsum;
+    for (;;) {
+        if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
+        if (screen_keys(words, w, d, tau, keep) >= s) break;
+        tau *= 4.0;
+    }
+    int64_t* cand = sc.cand.data();
+    const int64_t n = kept_positions(keep, d, cand);
+    uint32_t* cw = sc.cword.data();
+    double* cx = sc.cval.data();
+    for (int64_t i = 0; i < n; ++i) {
+        cw[i] = words[cand[i]];
+        cx[i] = w[cand[i]];
+    }
+    size = exact_smallest(cand, cw, cx, n, s, sc);
+    return true;
+}
 
 // The rules of device/rules.cuh on a RowScratch.
 template <class Words>
@@ -52,9 +340,61 @@ static inline int64_t uniform_rep_row(Words&& word, int64_t d, int64_t s, RowScr
     return uniform_rep_row(word, d, s, sc.pos.data());
 }
 
-// Weighted without replacement over values w[0..d) (s >= 1 or -1): Efraimidis-Spirakis.
+// Whether a row with statistics (eligible, wmax, wsum) has more than s eligible entries, all in
+// [KEY_W_MIN, KEY_W_MAX] (wmax is NaN otherwise).
+static inline bool stats_apply(const double* stats, int64_t s) {
+    return stats[0] > static_cast<double>(s) && stats[1] == stats[1];
+}
+
+// Weighted without replacement over values w[0..d) (s >= 1 or -1): Efraimidis-Spirakis, the
+// positions of device/rules.cuh's weighted_row (which this calls for short rows without
+// statistics, for rows with at most s eligible entries and for weights outside [KEY_W_MIN,
+// KEY_W_MAX]), computing the exact key exp_key(word_p, w_p) = fl(-det_log(u_p) / w_p),
+// u_p = open_unit(word_p), only for the entries that can be among the s smallest:
+//
+//   1. the row's words 0 .. d - 1, eight blocks at a time (stream_row_words);
+//   2. a threshold tau (first (s + 2 sqrt(s) + 2) / sum(w), about s + 2 sqrt(s) + 2 expected
+//      keys below it; times 4 until it holds) such that at least s entries surely have key
+//      <= tau, and then the entries whose key may be <= tau (screen_keys: vectorised, on
+//      products, no logarithm, no division). With v = 1 - u (exact) and margins 1 -+ 2**-20:
+//        v (1 - 2**-30) <= -det_log(u) <= (v / u) (1 + 2**-30) for every word (v <= -ln u <=
+//        v / u, and det_log is within 2**-30 of ln: tests/test_weighted_screen.py checks
+//        every word), so
+//        fl(v (1 + 2**-20)) <= fl(fl(tau u) w)  implies  -det_log(u) / w <= tau  implies
+//          key <= tau (rounding is monotone), and
+//        fl(v (1 - 2**-20)) >  fl(tau w)         implies  -det_log(u) / w > tau (1 + 2**-40)
+//          implies key > tau,
+//      the margins exceeding the products' roundings (weights in [2**-900, 2**900] and tau in
+//      [2**-1000, 2**1000] keep every product normal or +inf, which only weakens a test);
+//   3. the s-th smallest key is <= tau, so every selected entry passed the screen: the exact
+//      keys and rules.cuh's heap of the s smallest (key, position) pairs over those only,
+//      in position order, then the positions sorted.
+// Complexity O(d) vectorised (twice with probability about 3%), about s + 2 sqrt(s) + 2 exact
+// keys.
+//
+// stats, when given: the row's (eligible, wmax, wsum) of row_weight_stats (wmax NaN: a weight
+// outside [KEY_W_MIN, KEY_W_MAX]); a row of at most s entries, all eligible, is then kept
+// without reading its weights, and a longer one has its words screened against tau wmax first
+// (an upper bound of tau w_p), so that only the survivors' weights are read
+// (weighted_row_stats).
 static inline int64_t weighted_row(Stream& st, const double* w, int64_t d, int64_t s,
-                                   RowScratch& sc) {
+                                   RowScratch& sc, const double* stats = nullptr) {
+    if (stats && stats[0] == static_cast<double>(d) && (s < 0 || d <= s)) {  // all eligible, all kept
+        for (int64_t p = 0; p < d; ++p) sc.pos[p] = p;
+        return d;
+    }
+    int64_t size = 0;
+    if (s >= 1 && stats) {
+        if (stats_apply(stats, s) &&
+            weighted_row_stats(st, w, d, s, stats[1], first_threshold(s, stats[2]), sc,
+                               sc.screened, size))
+            return size;
+    } else if (s >= 1 && d >= WEIGHTED_FAST_MIN) {
+        int64_t eligible = 0, odd = 0;
+        const double wsum = weight_census(w, d, eligible, odd);
+        if (eligible > s && odd == 0 && weighted_row_screened(st, w, d, s, wsum, sc, size))
+            return size;
+    }
     return weighted_row(st, [w](int64_t p) { return w[p]; }, d, s, sc.pos.data(), sc.keys.data());
 }
 
@@ -68,6 +408,135 @@ template <class Value>
 static inline int64_t rejection_row(Stream& st, int64_t d, int64_t s, double bound, Value&& value,
                                     RowScratch& sc, bool& exceeded) {
     return rejection_row(st, d, s, bound, value, sc.pos.data(), exceeded);
+}
+
+// ------------------------------------------------------------- rejection on a value table
+// A value program whose leaves are constants and indicators (node2vec's bias on an unweighted
+// graph) values an entry by three bits only: I0 = (u == v), I1 = (u == t) and found (u in row
+// t of the aux graph). Its 8 values, computed by run_program itself (so bit for bit the
+// values rules.cuh's rejection_row compares), let a draw be decided without the lookup (and
+// often without reading the column) whenever both values still possible lie on one side of
+// the draw's threshold.
+struct ValueTable {
+    bool ok = false;         // the program is such, and no value exceeds the bound or is NaN
+    double v[2][2][2];       // [I0][I1][found]
+    double lo = 0.0;         // the smallest value
+};
+
+static inline ValueTable value_table(const ValueCode& pg, double bound) {
+    ValueTable tab;
+    for (int32_t i = 0; i < pg.size; ++i) {
+        const int32_t op = pg.code[i].op;
+        if (op != V_CONST && op != V_INDICATOR && op != V_FOUND && op != V_MUL && op != V_ADD &&
+            op != V_SQUARE)
+            return tab;
+    }
+    // u, v, t with the given indicators (v = t when both hold); nothing else is read
+    const int64_t u_of[2][2] = {{2, 1}, {0, 0}};
+    bool ok = true;
+    double lo = 0.0;
+    for (int i0 = 0; i0 < 2; ++i0)
+        for (int i1 = 0; i1 < 2; ++i1)
+            for (int f = 0; f < 2; ++f) {
+                EntryCtx c;
+                c.v = 0;
+                c.t = (i0 && i1) ? 0 : 1;
+                c.u = u_of[i0][i1];
+                c.e = c.e2 = -1;
+                c.found = f != 0;
+                const double x = run_program(pg, c);
+                tab.v[i0][i1][f] = x;
+                ok = ok && x == x && !(x > bound);
+                lo = (i0 | i1 | f) ? std::min(lo, x) : x;
+            }
+    tab.ok = ok;
+    tab.lo = lo;
+    return tab;
+}
+
+// Whether column u is in row t of g (sorted, unique columns): rules.cuh's find_in_row on the
+// 32-bit columns when g has them (twice the columns per cache line), the last 16 candidates
+// counted without branches (one or two cache lines instead of four dependent probes).
+static inline bool in_row(const CSRView& g, int64_t t, int64_t u) {
+    int64_t lo = g.indptr[t], hi = g.indptr[t + 1];
+    const int64_t end = hi;
+    auto search = [&](const auto* cols, auto key) {
+        while (hi - lo > 16) {  // first position whose column is >= key lies in [lo, hi]
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (cols[mid] < key) lo = mid + 1;
+            else hi = mid;
+        }
+        int64_t below = 0;
+        for (int64_t q = lo; q < hi; ++q) below += cols[q] < key;
+        lo += below;
+        return lo != end && cols[lo] == key;
+    };
+    if (g.indices32) {
+        if (u < 0 || u > 0xFFFFFFFFll) return false;
+        return search(g.indices32, static_cast<uint32_t>(u));
+    }
+    return search(g.indices, u);
+}
+
+// rules.cuh's rejection_row for a program with a ValueTable (tab.ok): the same draws, words,
+// accepted positions and result. col(p) is the column of position p, found(u) whether u is
+// in row t of the aux graph (the lookup), value(p) the program's value (the rare exact phase).
+// pre: the stream's words 0 .. REJECTION_AHEAD - 1 computed ahead, or nullptr.
+constexpr int64_t REJECTION_AHEAD = 8;
+
+template <class Column, class Found, class Value>
+static inline int64_t rejection_row_table(Stream& st, int64_t d, int64_t s, double bound,
+                                          const ValueTable& tab, int64_t v, int64_t t,
+                                          Column&& col, Found&& found, Value&& value,
+                                          const uint32_t* pre, RowScratch& sc, bool& exceeded) {
+    const int64_t A = REJECTION_ATTEMPTS;
+    int64_t* pos = sc.pos.data();
+    int64_t k = 0;
+    auto word = [&](uint64_t index) {
+        return pre && index < static_cast<uint64_t>(REJECTION_AHEAD) ? pre[index] : st.word(index);
+    };
+    for (int64_t i = 0; i < s; ++i) {
+        int64_t got = -1;
+        for (int64_t a = 0; a < A && got < 0; ++a) {
+            const uint64_t index = 2 * static_cast<uint64_t>(A * i + a);
+            const int64_t p = static_cast<int64_t>(uniform_int(word(index), d));
+            const double x = open_unit(word(index + 1)) * bound;
+            if (x < tab.lo) {  // below every value: accepted
+                got = p;
+                continue;
+            }
+            const int64_t u = col(p);
+            const double* two = tab.v[u == v][u == t];
+            if (x < two[0] && x < two[1]) {
+                got = p;
+            } else if (x >= two[0] && x >= two[1]) {
+                continue;
+            } else if (x < two[found(u) ? 1 : 0]) {
+                got = p;
+            }
+        }
+        if (got < 0) {  // exact keys over the row (rare): rules.cuh's code
+            double best = 0.0;
+            const uint64_t base = 2 * static_cast<uint64_t>(A) * static_cast<uint64_t>(s) +
+                                  static_cast<uint64_t>(i) * static_cast<uint64_t>(d);
+            for (int64_t p = 0; p < d; ++p) {
+                const double val = value(p);
+                if (val > bound) {
+                    exceeded = true;
+                    return 0;
+                }
+                if (!(val > 0)) continue;
+                const double key = exp_key(st.word(base + static_cast<uint64_t>(p)), val);
+                if (got < 0 || key < best) {
+                    best = key;
+                    got = p;
+                }
+            }
+        }
+        if (got >= 0) pos[k++] = got;
+    }
+    sort_small(pos, k);
+    return k;
 }
 
 // LABOR-0's threshold rule for a row (columns cols[0..d)) longer than s >= 0: emit(p) for every

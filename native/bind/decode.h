@@ -182,6 +182,12 @@ void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* a
             for (int64_t i = 0; i < n; ++i) require(hs.fanout_vec[i] >= 0, "rejection fanouts must be >= 0");
     }
     hs.bound = d["bound"].cast<double>();
+    const int64_t rs = d.contains("row_stats") ? d["row_stats"].cast<int64_t>() : -1;
+    if (rs >= 0) {  // per row (eligible, wmax, wsum) of g's weights (row_weight_stats)
+        require(hs.select == S_WEIGHTED && hs.values.only_weight && rs < static_cast<int64_t>(fvecs.size()) &&
+                    fvecs[rs].size() == 3 * g.n, "row_stats of 3 per row of a weighted rule's graph");
+        hs.row_stats = fvecs[rs].data();
+    }
     hs.key = d["key"].cast<int32_t>();
     require(hs.key == K_VERTEX || hs.key == K_ROW, "unknown stream key");
 }

@@ -54,7 +54,7 @@ class _NotLowered(NotLowerable):
         self.constructor = constructor
 
 
-def lower(plans, graph, num_batches):
+def lower(plans, graph, num_batches, weight_stats=True):
     """Lower the traced hops of a bulk onto a native kernel.
 
     Parameters
@@ -65,6 +65,9 @@ def lower(plans, graph, num_batches):
         The bulk's graph.
     num_batches : int
         Minibatches of the bulk (``k``).
+    weight_stats : bool
+        Hand weighted hops the graph's per-row weight statistics (``row_weight_stats``, read
+        by the CPU kernel only; the GPU leaves them out).
 
     Returns
     -------
@@ -78,7 +81,7 @@ def lower(plans, graph, num_batches):
     """
     kinds = {p.kind for p in plans}
     if kinds == {"rows"}:
-        return lower_rows(plans, graph, num_batches)
+        return lower_rows(plans, graph, num_batches, weight_stats=weight_stats)
     if kinds == {"layer"}:
         return _lower_layers(plans, graph)
     raise _NotLowered("extract", "hops mix node-wise (add_sampled) and layer-wise (add_layer) "
@@ -106,6 +109,14 @@ class _Tables:
                 return i
         table.append(arr)
         return len(table) - 1
+
+
+def _row_weight_stats(graph):
+    """The graph's per-row weight statistics for the weighted rule's screen, or ``None`` where
+    the graph kind has none (rows read from disk or fetched: the rule then runs unscreened,
+    with the same result)."""
+    stats = getattr(graph, "row_weight_stats", None)
+    return None if stats is None else stats()
 
 
 def _frontier_spec(Q, hop, k, tables, referenced):
@@ -192,7 +203,7 @@ class _Program:
         return top <= VALUE_STACK
 
 
-def lower_rows(plans, graph, k, indices32=True, arrays=True):
+def lower_rows(plans, graph, k, indices32=True, arrays=True, weight_stats=True):
     """The row-wise spec of ``plans``; ``arrays=False`` leaves out the graphs' arrays (requests
     that read other rows: a graph on disk is then never read whole)."""
     tables = _Tables(graph)
@@ -226,6 +237,11 @@ def lower_rows(plans, graph, k, indices32=True, arrays=True):
                     raise _NotLowered("probabilities", "a value expression deeper than "
                                       f"{VALUE_STACK} operands")
                 spec["program"] = program.code
+                if (weight_stats and arrays and indices32 and spec["select"] == SelectRule.WEIGHTED
+                        and P.cutoff is None and program.code == [(ValueOp.WEIGHT, 0, 0, 0.0)]):
+                    stats = _row_weight_stats(P.graph)
+                    if stats is not None:
+                        spec["row_stats"] = tables.vector(stats, tables.f64)
                 if program.aux is not None:
                     spec["aux"] = _frontier_spec(program.aux, h, k, tables, referenced)
                     spec["aux_graph"] = tables.graph(program.aux_graph or P.graph)

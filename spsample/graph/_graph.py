@@ -13,7 +13,8 @@ import numpy as np
 
 from .._errors import ArgumentTypeError, GraphError
 from .._validate import as_float_array, as_index_array, as_int, check_memory, fail
-from ._weights import column_sums, internal_columns, layerwise_scale, scaled_weights, uint32_columns
+from ._weights import (column_sums, internal_columns, layerwise_scale, row_weight_stats,
+                       scaled_weights, uint32_columns)
 
 __all__ = ["Graph", "MAX_NODES", "frozen_array", "frozen_filled"]
 
@@ -329,6 +330,20 @@ class Graph:
         """
         return self._memo("internal_columns", lambda: internal_columns(
             self._indices, self.num_nodes, frozen_filled))
+
+    def row_weight_stats(self):
+        """The native weighted rule's per-row statistics
+        (:func:`~spsample.graph._weights.row_weight_stats`), built once; ``None`` when the
+        graph is unweighted.
+
+        Returns
+        -------
+        ndarray, float64, shape (num_nodes * 3,) or None
+        """
+        if self._weights is None:
+            return None
+        return self._memo("row_weight_stats",
+                          lambda: row_weight_stats(self._indptr, self._weights))
 
     def sorted_entry_time(self, time, check):
         """``check()`` (the check that ``time`` holds one sortable time per entry, sorted

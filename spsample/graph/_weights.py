@@ -130,3 +130,44 @@ def internal_columns(indices, n, filled=None):
     def fill(pos, piece):            # frozen in place: the graph's memo keeps it as it is
         np.take(internal_of, indices[pos:pos + piece.size], out=piece)
     return filled(np.uint32, len(indices), fill), internal_of, vertex_of
+
+
+#: Weights for which the native weighted rule screens keys without logarithms (select.h:
+#: KEY_W_MIN, KEY_W_MAX); a row with an eligible weight outside has no maximum in
+#: :func:`row_weight_stats`.
+KEY_W_RANGE = (2.0**-900, 2.0**900)
+
+
+def row_weight_stats(indptr, weights):
+    """Per row: ``(eligible, wmax, wsum)`` -- how many weights are ``> 0``, their maximum (NaN
+    when one is outside :data:`KEY_W_RANGE`, 0 when there are none) and about their sum. The
+    native weighted rule (select.h) screens a row's keys against ``wmax`` without reading its
+    weights.
+
+    Parameters
+    ----------
+    indptr : ndarray, int64, shape (n + 1,)
+    weights : ndarray, float64, shape (nnz,)
+
+    Returns
+    -------
+    ndarray, float64, shape (n * 3,)
+        Row ``v``'s statistics at ``[3 v, 3 v + 3)``.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    indptr = np.asarray(indptr, dtype=np.int64)
+    n = indptr.size - 1
+    eligible = w > 0
+    lo, hi = KEY_W_RANGE
+    odd = eligible & ~((w >= lo) & (w <= hi))
+    wpos = np.where(eligible, w, 0.0)
+    out = np.zeros((n, 3), dtype=np.float64)
+    rows = np.flatnonzero(indptr[1:] > indptr[:-1])
+    if rows.size:
+        starts = indptr[rows]
+        out[rows, 0] = np.add.reduceat(eligible.astype(np.int64), starts)
+        out[rows, 1] = np.maximum.reduceat(wpos, starts)
+        out[rows, 2] = np.add.reduceat(wpos, starts)
+        bad = np.add.reduceat(odd.astype(np.int64), starts) > 0
+        out[rows[bad], 1] = np.nan
+    return out.reshape(-1)

@@ -10,7 +10,7 @@ from ..graph._weights import internal_columns as _internal_columns
 from ..graph._weights import uint32_columns
 from .._validate import fail
 
-__all__ = ["as_i64", "as_f64", "bulk_args", "indices32", "internal_columns"]
+__all__ = ["as_i64", "as_f64", "bulk_args", "indices32", "internal_columns", "row_weight_stats"]
 
 
 def as_i64(a):
@@ -91,3 +91,15 @@ def internal_columns(indices, n):
         Inverse permutations: vertex -> internal id, internal id -> vertex.
     """
     return _internal_columns(indices, n, frozen_filled)
+
+
+def row_weight_stats(graph):
+    """The native weighted rule's per-row statistics of ``graph``
+    (:meth:`spsample.Graph.row_weight_stats`, built once per graph).
+
+    Returns
+    -------
+    ndarray, float64, shape (num_nodes * 3,)
+        Row ``v``'s ``(eligible, wmax, wsum)`` at ``[3 v, 3 v + 3)``.
+    """
+    return graph.row_weight_stats()
