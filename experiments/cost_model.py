@@ -4,7 +4,7 @@ engine's node-wise and LABOR hops, per core.
 (a) Machine bounds, from a small C++ microbenchmark compiled at run time with g++ into /tmp:
     ``chase``: ns per dependent random load (pointer chasing over a random cycle) for a buffer of
     the given size; ``gather``: ns per random 4-byte load with many independent loads in flight
-    (a sum over random indices); ``stream``: GB/s of a sequential read and of a sequential write.
+    (a sum over random indices); ``stream``: GB/s of a sequential read and of memcpy.
     Buffers: L2-sized (1 MiB), LLC-sized and beyond (256 MiB).
 (b) Per sampled edge of uniform node-wise and LABOR on R-MAT (``--scale``, fanouts 15,10,5,
     ``--batches`` x ``--batch-size`` seeds, 1 thread): CPU ns per edge (time.process_time) of the
@@ -18,11 +18,11 @@ Each phase gets a bound from (a) and the fraction measured / bound:
     rows      one independent random load of indptr per frontier row (gather ns at the indptr's
               size) / edges per row
     select    none from memory (compute: Philox words); given as "-"
-    gather    one independent random miss per sampled row segment (gather ns at the indices'
-              size) per row / edges per row, plus 4 bytes streamed per edge
+    gather    one independent random load per sampled edge (gather ns at the 32-bit indices'
+              size): Floyd's positions in a row longer than a cache line are lines apart
     relabel   one independent random load per edge into the dense table (gather ns at its size)
-    output    bytes written per edge (dst, src, eid, n_id share) and copied once by the flatten,
-              at the streaming bandwidths
+    output    the flatten's copy of the bytes of an edge (dst, src, eid, half an n_id entry) at
+              memcpy bandwidth; (the first writes are part of selection and relabel)
 
     python experiments/cost_model.py                 # the table (profiling build in /tmp)
     python experiments/cost_model.py --machine-only  # only (a)
@@ -85,21 +85,22 @@ int main(int argc, char** argv) {
             best = std::min(best, cpu() - t);
         }
         printf("%.3f %llu\n", best / m * 1e9, (unsigned long long)s);
-    } else {                                 // stream: read GB/s, write GB/s
+    } else {                                 // stream: read GB/s, memcpy GB/s (bytes copied)
         const size_t n = bytes / 8;
         std::vector<uint64_t> a(n, 1), b(n, 0);
-        double rd = 1e9, wr = 1e9;
+        double rd = 1e9, cp = 1e9;
         uint64_t s = 0;
         for (int rep = 0; rep < 4; ++rep) {
             double t = cpu();
             for (size_t i = 0; i < n; ++i) s += a[i];
             rd = std::min(rd, cpu() - t);
+            a[rep] = s;
             t = cpu();
-            for (size_t i = 0; i < n; ++i) b[i] = i + s;
-            wr = std::min(wr, cpu() - t);
+            memcpy(b.data(), a.data(), bytes);
+            cp = std::min(cp, cpu() - t);
             asm volatile("" : : "r"(b.data()) : "memory");
         }
-        printf("%.3f %.3f %llu\n", bytes / rd / 1e9, bytes / wr / 1e9, (unsigned long long)s);
+        printf("%.3f %.3f %llu\n", bytes / rd / 1e9, bytes / cp / 1e9, (unsigned long long)s);
     }
     return 0;
 }
@@ -128,7 +129,7 @@ def machine_bounds(sizes_mib=(1, 8, 32, 256)):
         out["chase_ns"][mib] = float(run("chase", mib << 20)[0])
         out["gather_ns"][mib] = min(float(run("gather", mib << 20)[0]) for _ in range(2))
     rd, wr, _ = run("stream", 256 << 20)
-    out["stream_read_gbs"], out["stream_write_gbs"] = float(rd), float(wr)
+    out["stream_read_gbs"], out["copy_gbs"] = float(rd), float(wr)
     return out
 
 
@@ -203,14 +204,16 @@ def profile_samplers(args, samplers):
             if best is None or t < best:
                 best, prof, out_s, edges = t, p, o, b.num_edges
             del b
-        r = {"edges": int(edges), "total_ns": best / edges * 1e9,
-             "edges_per_cpu_s": edges / best}
+        r = {"edges": int(edges), "total_ns": best / edges * 1e9}
         if prof is not None:
-            begin, rws, selg, sel, rel, nrows, nedges = prof[:7]
-            r.update(rows=rws / edges * 1e9, select=sel / edges * 1e9,
+            begin, rws, selg, sel, rel, nrows, nedges, tab, nlong = prof[:9]
+            r.update(rows=rws / edges * 1e9, select=(sel + tab) / edges * 1e9,
+                     word_table=tab / edges * 1e9, long_entries_per_edge=nlong / nedges,
                      gather=max(selg - sel, 0.0) / edges * 1e9, relabel=rel / edges * 1e9,
                      begin_end=begin / edges * 1e9, output=out_s / edges * 1e9,
                      edges_per_row=nedges / nrows)
+            r["total_ns"] -= sel / edges * 1e9     # the profiling build's second selection
+        r["edges_per_cpu_s"] = 1e9 / r["total_ns"]
         rows[name] = r
     graph = {"num_nodes": g.num_nodes, "indptr_mib": g.indptr.nbytes / 2**20,
              "indices32_mib": g.num_edges * 4 / 2**20}
@@ -222,14 +225,13 @@ def bounds_for(r, graph, mach):
     epr = r["edges_per_row"]
     table_mib = graph["num_nodes"] * 4 / 2**20
     g = mach["gather_ns"]
-    rd, wr = mach["stream_read_gbs"], mach["stream_write_gbs"]
     out_bytes = 24 + 8 * 0.5          # dst, src, eid + about half an n_id entry per edge
     return {"rows": interp(g, graph["indptr_mib"]) / epr,
             "select": None,
-            "gather": interp(g, graph["indices32_mib"]) / epr + 4 / rd,
+            "gather": interp(g, graph["indices32_mib"]),
             "relabel": interp(g, table_mib),
             "begin_end": None,
-            "output": out_bytes / wr + out_bytes / rd + out_bytes / wr}
+            "output": out_bytes / mach["copy_gbs"]}
 
 
 def table(rows, graph, mach):
@@ -246,8 +248,13 @@ def table(rows, graph, mach):
             frac = f"{b / r[ph]:.2f}" if b and r[ph] > 0 else "-"
             lines.append(f"| {name} | {ph} | {r[ph]:.1f} | {b:.1f} | {frac} |" if b else
                          f"| {name} | {ph} | {r[ph]:.1f} | - | - |")
-        lines.append(f"| {name} | total (process_time) | {r['total_ns']:.1f} | "
-                     f"{total_bound:.1f} | {total_bound / r['total_ns']:.2f} |")
+            if ph == "select" and r.get("word_table"):
+                lines.append(f"| {name} | (select: word tables) | {r['word_table']:.1f} | - | - |")
+        lines.append(f"| {name} | total (process_time; {r['edges_per_cpu_s'] / 1e6:.1f} M edges "
+                     f"per CPU-s) | {r['total_ns']:.1f} | {total_bound:.1f} | "
+                     f"{total_bound / r['total_ns']:.2f} |")
+        lines.append(f"| {name} | (edges per row {r['edges_per_row']:.2f}; long-row entries per "
+                     f"edge {r['long_entries_per_edge']:.1f}) | | | |")
     return "\n".join(lines)
 
 

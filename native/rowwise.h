@@ -53,8 +53,10 @@ namespace spsample {
 
 #ifdef SPSAMPLE_NW_PROFILE
 // begin/end of a minibatch, pass 1 (rows), pass 2-3 (selection + gather), selection alone,
-// pass 4 (relabel); counts: frontier rows, sampled edges
-enum { NW_BEGIN, NW_ROWS, NW_SELECT_GATHER, NW_SELECT, NW_RELABEL, NW_NROWS, NW_NEDGES, NW_N };
+// pass 4 (relabel); counts: frontier rows, sampled edges; LABOR's word tables (seconds, part
+// of the selection), entries of rows longer than their fanout
+enum { NW_BEGIN, NW_ROWS, NW_SELECT_GATHER, NW_SELECT, NW_RELABEL, NW_NROWS, NW_NEDGES, NW_TABLE,
+       NW_NLONG, NW_N };
 inline double nw_prof[NW_N];
 inline double nw_now() {
     timespec t;
@@ -433,6 +435,7 @@ static const uint32_t* labor_word_table(const HopSpec& hs, const CSRView& g, int
         const int64_t s = hs.fanout_vec ? hs.fanout_vec[sc.fv[r]] : hs.fanout;
         if (s >= 0 && sc.deg[r] > s) entries += sc.deg[r];
     }
+    NW_COUNT(NW_NLONG, entries)
     if (entries < WORD_TABLE_RATIO * n) return nullptr;
     sc.word_table.resize(static_cast<size_t>(n));
     constexpr int64_t CHUNK = 256;
@@ -554,7 +557,7 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
         // passes 2-3: selection, with the sampled neighbours gathered as the rows are selected
         HopOut& ho = out.hops[h - 1];
         sc.col_words = labor_word_table(hs, g, m, plan.n, bid, sc);
-        NW_TICK(NW_SELECT)
+        NW_TICK(NW_TABLE)
         const int64_t E = select_pass(hs, g, m, hw, bid, hs.rng_key, sc, ho, budget, nullptr,
                                       &sc.nbr);
         NW_TICK(NW_SELECT_GATHER)
