@@ -17,7 +17,9 @@ engine's node-wise and LABOR hops, per core.
 Each phase gets a bound from (a) and the fraction measured / bound:
     rows      one independent random load of indptr per frontier row (gather ns at the indptr's
               size) / edges per row
-    select    none from memory (compute: Philox words); given as "-"
+    select    uniform: none from memory (compute: Philox words), given as "-"; LABOR: one
+              independent load per entry of the rows longer than the fanout, from the hop's
+              table of column words (gather ns at 4 n bytes)
     gather    one independent random load per sampled edge (gather ns at the 32-bit indices'
               size): Floyd's positions in a row longer than a cache line are lines apart
     relabel   one independent random load per edge into the dense table (gather ns at its size)
@@ -226,8 +228,9 @@ def bounds_for(r, graph, mach):
     table_mib = graph["num_nodes"] * 4 / 2**20
     g = mach["gather_ns"]
     out_bytes = 24 + 8 * 0.5          # dst, src, eid + about half an n_id entry per edge
+    long_entries = r.get("long_entries_per_edge", 0.0)
     return {"rows": interp(g, graph["indptr_mib"]) / epr,
-            "select": None,
+            "select": long_entries * interp(g, table_mib) if long_entries else None,
             "gather": interp(g, graph["indices32_mib"]),
             "relabel": interp(g, table_mib),
             "begin_end": None,

@@ -93,6 +93,7 @@ PYBIND11_MODULE(_native_kernels, m) {
         return v;
     });
 #endif
+    m.def("threshold_limit", &threshold_limit, py::arg("d"), py::arg("s"));  // LABOR (tests)
     m.def("det_log", &det_log_array);
     m.def("emulate", &emulate_kernel, py::arg("name"), py::arg("grid"), py::arg("block"),
           py::arg("args"), py::arg("threads"), py::arg("order_seed"));

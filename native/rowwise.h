@@ -141,6 +141,7 @@ struct RowWiseScratch {
     PodBuf<uint32_t> nbr;              // global ids of the hop's sampled neighbours
     std::vector<uint32_t> word_table;  // LABOR: the words of columns 0 .. n - 1 of one hop
     const uint32_t* col_words = nullptr;  // word_table while a hop uses it, else nullptr
+    std::vector<uint32_t> kept;        // LABOR with a word table: a row's kept positions
     std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
 };
 
@@ -203,6 +204,27 @@ static int64_t build_frontier(const FrontierSpec& f, int64_t j, MiniBatchOut& ou
         }
     }
     return m;
+}
+
+// LABOR's rule on a row (columns cols[0..d), d > s >= 0) with the hop's table of column words:
+// the positions whose column's word is below T = ceil(s 2**32 / d) (< 2**32 as s < d), the
+// same test as threshold_keeps (word * d < s 2**32), into out, ascending; returns the count.
+// Branch-free (a row's positions are written, the count advanced by the test). An AVX-512
+// version (gather, compare, compress) measured no faster on this machine.
+static inline uint32_t threshold_limit(int64_t d, int64_t s) {
+    const uint64_t du = static_cast<uint64_t>(d);
+    return static_cast<uint32_t>(((static_cast<uint64_t>(s) << 32) + du - 1) / du);
+}
+
+static inline int64_t table_keeps(const uint32_t* cols, int64_t d, int64_t s, const uint32_t* words,
+                                  uint32_t* out) {
+    const uint32_t limit = threshold_limit(d, s);
+    int64_t t = 0;
+    for (int64_t j = 0; j < d; ++j) {
+        out[t] = static_cast<uint32_t>(j);
+        t += words[cols[j]] < limit;
+    }
+    return t;
 }
 
 // Words drawn ahead for the uniform rules: for rows [r0, r0 + WORD_ROWS) that draw (s <= WORD_MAX
@@ -346,8 +368,9 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             if (s < 0 || d <= s) {
                 for (int64_t p = 0; p < d; ++p) emit(p);
             } else if (words && idx32) {  // the hop's table of column words
-                for (int64_t p = 0; p < d; ++p)
-                    if (threshold_keeps(words[idx32[st + p]], d, s)) emit(p);
+                if (static_cast<int64_t>(sc.kept.size()) < d) sc.kept.resize(d);
+                const int64_t c = table_keeps(idx32 + st, d, s, words, sc.kept.data());
+                for (int64_t i = 0; i < c; ++i) emit(sc.kept[i]);
             } else {
                 threshold_row_simd(g.indices + st, d, s, hw, bid, key, emit);
             }

@@ -99,3 +99,20 @@ def test_rmat_threads_and_bulks_agree(sampler):
     with _native.disabled():
         slow = spsample.sample(g, s, **kw)
     assert _same(runs[0], runs[1]) and _same(runs[0], parts) and _same(runs[0], slow)
+
+
+@needs_native
+def test_word_table_limit_is_threshold_keeps():
+    """A kept entry of a row with the word table has word < threshold_limit(d, s); LABOR's rule
+    is word * d < s * 2**32. The two agree at the limit and one below it, for degrees around
+    powers of two, 1024 / 1025, primes and 2**32 - 1, and every fanout below some of them."""
+    from spsample import _native_kernels as K
+    cases = [(d, s) for d in (2, 3, 7, 1023, 1024, 1025, 65537, 2**31 - 1, 2**32 - 1)
+             for s in {0, 1, 2, d // 3, d // 2, d - 2, d - 1} if 0 <= s < d]
+    cases += [(d, s) for d in range(2, 70) for s in range(d)]
+    for d, s in cases:
+        limit = K.threshold_limit(d, s)
+        assert 0 <= limit < 2**32, (d, s, limit)
+        for word in (limit - 1, limit):
+            if 0 <= word < 2**32:
+                assert (word < limit) == (word * d < s << 32), (d, s, word, limit)
