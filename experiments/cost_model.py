@@ -183,7 +183,11 @@ def profile_samplers(args, samplers):
     from spsample import _native_kernels as K
     from spsample import native as _native
     _native.set_num_threads(1)
-    g = spsample.rmat(args.scale, seed=1)
+    if args.graph:
+        with np.load(args.graph) as z:
+            g = spsample.Graph.from_csr(z["indptr"], z["indices"])
+    else:
+        g = spsample.rmat(args.scale, seed=1)
     rng = np.random.default_rng(0)
     seeds = rng.choice(g.num_nodes, size=args.batches * args.batch_size,
                        replace=False).astype(np.int64)
@@ -264,6 +268,7 @@ def table(rows, graph, mach):
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--scale", type=int, default=18)
+    p.add_argument("--graph", default="", help="a CSR npz (indptr, indices) instead of R-MAT")
     p.add_argument("--fanouts", default="15,10,5")
     p.add_argument("--batches", type=int, default=64)
     p.add_argument("--batch-size", type=int, default=1024)
@@ -293,7 +298,8 @@ def main(argv=None):
     env = dict(os.environ, OMP_NUM_THREADS="1")
     if not args.no_profile:
         env["PYTHONPATH"] = str(build_profile(Path(args.root)))
-    child = [sys.executable, __file__, "--child", "--scale", str(args.scale), "--fanouts",
+    child = [sys.executable, __file__, "--child", "--scale", str(args.scale), "--graph",
+             args.graph, "--fanouts",
              args.fanouts, "--batches", str(args.batches), "--batch-size", str(args.batch_size),
              "--repeat", str(args.repeat), "--samplers", args.samplers]
     out = subprocess.run(child, env=env, capture_output=True, text=True)

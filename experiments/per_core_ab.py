@@ -76,8 +76,8 @@ def main(argv=None):
         return child(args)
     trees = [os.path.abspath(t) for t in args.trees.split(",")]
     flags = ["--scale", str(args.scale), "--fanouts", args.fanouts, "--batches",
-             str(args.batches), "--batch-size", str(args.batch_size), "--threads", str(args.threads), "--samplers", args.samplers,
-             "--repeat", str(args.repeat)]
+             str(args.batches), "--batch-size", str(args.batch_size), "--threads",
+             str(args.threads), "--samplers", args.samplers, "--repeat", str(args.repeat)]
     best = {t: {} for t in trees}
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
     load_before = loadavg()

@@ -227,6 +227,21 @@ static inline int64_t table_keeps(const uint32_t* cols, int64_t d, int64_t s, co
     return t;
 }
 
+// threshold_row_simd (select.h) on a row's 32-bit column ids: the same words and positions,
+// half the bytes read, and the lines the deferred gather reads next.
+template <class Emit>
+static inline void threshold_row32(const uint32_t* cols, int64_t d, int64_t s, uint32_t hw,
+                                   uint32_t bid, Key key, Emit&& emit) {
+    constexpr int64_t CHUNK = 256;
+    uint32_t words[CHUNK];
+    for (int64_t at = 0; at < d; at += CHUNK) {
+        const int64_t n = std::min(CHUNK, d - at);
+        column_words(cols + at, n, hw, bid, key, words);
+        for (int64_t i = 0; i < n; ++i)
+            if (threshold_keeps(words[i], d, s)) emit(at + i);
+    }
+}
+
 // Words drawn ahead for the uniform rules: for rows [r0, r0 + WORD_ROWS) that draw (s <= WORD_MAX
 // words each), eight rows' streams at a time (stream_words8, vectorised), into sc.words; row
 // r's slot in sc.word_slot[r - r0] (-1: it draws from its Stream as usual).
@@ -311,8 +326,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     int64_t E = 0;
     constexpr bool UNIFORM = RULE == S_UNIFORM || RULE == S_UNIFORM_REP;
     // the sampled columns are read GATHER_LAG edges after their entry was selected (and
-    // prefetched), so that many misses are in flight; LABOR reads each row's columns anyway
-    constexpr bool DEFER = RULE != S_THRESHOLD;
+    // prefetched), so that many misses are in flight
     constexpr int64_t GATHER_LAG = 64;
     int64_t gathered = 0;
     auto gather_to = [&](int64_t upto) {
@@ -325,7 +339,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     };
     const uint32_t* words = sc.col_words;  // LABOR: every column's word of this hop, or null
     for (int64_t r = 0; r < m; ++r) {
-        if (DEFER && cols) gather_to(E - GATHER_LAG);
+        if (cols) gather_to(E - GATHER_LAG);
         if (row_end && r > 0) row_end[r - 1] = E;
         if (UNIFORM && r % WORD_ROWS == 0)
             draw_words_ahead<RULE == S_UNIFORM_REP>(hs, r, std::min(m, r + WORD_ROWS), hw, bid, key, sc);
@@ -351,9 +365,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             eid[E] = st + p;
             if (keep_rows) erow[E] = row_id;
             if (cols) {
-                if (!DEFER)
-                    cols[E] = idx32 ? idx32[st + p] : static_cast<uint32_t>(g.indices[st + p]);
-                else if (idx32)
+                if (idx32)
                     __builtin_prefetch(idx32 + st + p);
                 else
                     __builtin_prefetch(g.indices + st + p);
@@ -371,6 +383,8 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                 if (static_cast<int64_t>(sc.kept.size()) < d) sc.kept.resize(d);
                 const int64_t c = table_keeps(idx32 + st, d, s, words, sc.kept.data());
                 for (int64_t i = 0; i < c; ++i) emit(sc.kept[i]);
+            } else if (idx32) {
+                threshold_row32(idx32 + st, d, s, hw, bid, key, emit);
             } else {
                 threshold_row_simd(g.indices + st, d, s, hw, bid, key, emit);
             }
@@ -416,7 +430,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         const int64_t* pos = sc.rows.pos.data();
         for (int64_t i = 0; i < c; ++i) emit(pos[i]);
     }
-    if (DEFER && cols) gather_to(E);
+    if (cols) gather_to(E);
     if (row_end && m > 0) row_end[m - 1] = E;
     ho.dst.resize(E);
     ho.eid.resize(E);

@@ -38,7 +38,8 @@ def seeds():
     """Minibatches of 64 distinct seeds, vertices repeated across minibatches, hubs in some."""
     rng = np.random.default_rng(29)
     batches = [rng.permutation(N)[:BATCH] for _ in range(6)]
-    batches[0][:2] = [4, 5] if 4 not in batches[0][2:] and 5 not in batches[0][2:] else batches[0][:2]
+    others = np.setdiff1d(batches[0], [4, 5])[:BATCH - 2]
+    batches[0] = np.concatenate([[4, 5], rng.permutation(others)])   # both hubs
     batches[1] = batches[0].copy()                        # the same seeds again
     return np.concatenate(batches)
 
