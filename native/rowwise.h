@@ -23,8 +23,11 @@
 //
 // Method per minibatch and hop (one thread per minibatch, so results do not depend on the
 // thread count), four streaming passes with software prefetching: 1. the frontier's rows and
-// their extents; 2. selection into (dst, edge id); 3. gather of the sampled columns (in the
-// row-wise engine fused into 2: a row's entries are read while it is selected); 4. relabel.
+// their extents; 2. selection into (dst, edge id); 3. gather of the sampled columns (fused
+// into 2: a kept entry is prefetched when it is selected and its column read GATHER_LAG
+// edges later, so that many misses are in flight); 4. relabel. LABOR hops that read many
+// more entries than the graph has vertices look each column's word up in a table computed
+// once per hop (labor_word_table).
 // Complexity per hop: O(m) for pass 1 (m rows), the rules' costs for pass 2, O(E) for 3-4.
 // Memory: the outputs (3 int64 per sampled edge plus n_id, charged to the call's Budget before
 // each buffer grows) and per thread O(largest frontier + largest hop) scratch.
@@ -209,8 +212,7 @@ static int64_t build_frontier(const FrontierSpec& f, int64_t j, MiniBatchOut& ou
 // LABOR's rule on a row (columns cols[0..d), d > s >= 0) with the hop's table of column words:
 // the positions whose column's word is below T = ceil(s 2**32 / d) (< 2**32 as s < d), the
 // same test as threshold_keeps (word * d < s 2**32), into out, ascending; returns the count.
-// Branch-free (a row's positions are written, the count advanced by the test). An AVX-512
-// version (gather, compare, compress) measured no faster on this machine.
+// Branch-free (a row's positions are written, the count advanced by the test).
 static inline uint32_t threshold_limit(int64_t d, int64_t s) {
     const uint64_t du = static_cast<uint64_t>(d);
     return static_cast<uint32_t>(((static_cast<uint64_t>(s) << 32) + du - 1) / du);
