@@ -86,6 +86,14 @@ PYBIND11_MODULE(_native_kernels, m) {
         return v;
     });
 #endif
+#ifdef SPSAMPLE_NW_PROFILE
+    m.def("nw_profile", []() {  // per-phase CPU seconds of rowwise_minibatch (profiling builds)
+        std::vector<double> v(std::begin(nw_prof), std::end(nw_prof));
+        std::fill(std::begin(nw_prof), std::end(nw_prof), 0.0);
+        return v;
+    });
+#endif
+    m.def("threshold_limit", &threshold_limit, py::arg("d"), py::arg("s"));  // LABOR (tests)
     m.def("det_log", &det_log_array);
     m.def("emulate", &emulate_kernel, py::arg("name"), py::arg("grid"), py::arg("block"),
           py::arg("args"), py::arg("threads"), py::arg("order_seed"));

@@ -23,16 +23,25 @@
 //
 // Method per minibatch and hop (one thread per minibatch, so results do not depend on the
 // thread count), four streaming passes with software prefetching: 1. the frontier's rows and
-// their extents; 2. selection into (dst, edge id); 3. gather of the sampled columns (in the
-// row-wise engine fused into 2: a row's entries are read while it is selected); 4. relabel.
+// their extents; 2. selection into (dst, edge id); 3. gather of the sampled columns (fused
+// into 2: a kept entry is prefetched when it is selected and its column read GATHER_LAG
+// edges later, so that many misses are in flight); 4. relabel. LABOR hops that read many
+// more entries than the graph has vertices look each column's word up in a table computed
+// once per hop (labor_word_table).
 // Complexity per hop: O(m) for pass 1 (m rows), the rules' costs for pass 2, O(E) for 3-4.
 // Memory: the outputs (3 int64 per sampled edge plus n_id, charged to the call's Budget before
 // each buffer grows) and per thread O(largest frontier + largest hop) scratch.
+//
+// Profiling: compile with -DSPSAMPLE_NW_PROFILE (never in the shipped build) to accumulate the
+// calling thread's CPU seconds per phase of rowwise_minibatch in nw_prof[] (NW_* below; the
+// selection is run a second time without the gather to split the fused pass 2-3); the module
+// then exposes it as nw_profile() (reset on read). experiments/cost_model.py reads it.
 #ifndef SPSAMPLE_ROWWISE_H
 #define SPSAMPLE_ROWWISE_H
 
 #include <algorithm>
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -44,6 +53,27 @@
 #include "select.h"
 
 namespace spsample {
+
+#ifdef SPSAMPLE_NW_PROFILE
+// begin/end of a minibatch, pass 1 (rows), pass 2-3 (selection + gather), selection alone,
+// pass 4 (relabel); counts: frontier rows, sampled edges; LABOR's word tables (seconds, part
+// of the selection), entries of rows longer than their fanout
+enum { NW_BEGIN, NW_ROWS, NW_SELECT_GATHER, NW_SELECT, NW_RELABEL, NW_NROWS, NW_NEDGES, NW_TABLE,
+       NW_NLONG, NW_N };
+inline double nw_prof[NW_N];
+inline double nw_now() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+#define NW_T0 double nw_t = nw_now();
+#define NW_TICK(i) { const double nw_n = nw_now(); nw_prof[i] += nw_n - nw_t; nw_t = nw_n; }
+#define NW_COUNT(i, v) nw_prof[i] += static_cast<double>(v);
+#else
+#define NW_T0
+#define NW_TICK(i)
+#define NW_COUNT(i, v)
+#endif
 
 // FrontierKind, SelectRule and StreamKey: device/codes.cuh (shared with the GPU and Python).
 
@@ -118,6 +148,9 @@ struct RowWiseScratch {
     std::vector<int32_t> word_slot;    // row -> its words in `words`, or -1
     PodBuf<uint32_t> nbr;              // global ids of the hop's sampled neighbours
     ScreenedRow ahead[SCREEN_AHEAD];   // weighted with row statistics: rows screened ahead
+    std::vector<uint32_t> word_table;  // LABOR: the words of columns 0 .. n - 1 of one hop
+    const uint32_t* col_words = nullptr;  // word_table while a hop uses it, else nullptr
+    std::vector<uint32_t> kept;        // LABOR with a word table: a row's kept positions
     std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
 };
 
@@ -180,6 +213,41 @@ static int64_t build_frontier(const FrontierSpec& f, int64_t j, MiniBatchOut& ou
         }
     }
     return m;
+}
+
+// LABOR's rule on a row (columns cols[0..d), d > s >= 0) with the hop's table of column words:
+// the positions whose column's word is below T = ceil(s 2**32 / d) (< 2**32 as s < d), the
+// same test as threshold_keeps (word * d < s 2**32), into out, ascending; returns the count.
+// Branch-free (a row's positions are written, the count advanced by the test).
+static inline uint32_t threshold_limit(int64_t d, int64_t s) {
+    const uint64_t du = static_cast<uint64_t>(d);
+    return static_cast<uint32_t>(((static_cast<uint64_t>(s) << 32) + du - 1) / du);
+}
+
+static inline int64_t table_keeps(const uint32_t* cols, int64_t d, int64_t s, const uint32_t* words,
+                                  uint32_t* out) {
+    const uint32_t limit = threshold_limit(d, s);
+    int64_t t = 0;
+    for (int64_t j = 0; j < d; ++j) {
+        out[t] = static_cast<uint32_t>(j);
+        t += words[cols[j]] < limit;
+    }
+    return t;
+}
+
+// threshold_row_simd (select.h) on a row's 32-bit column ids: the same words and positions,
+// half the bytes read, and the lines the deferred gather reads next.
+template <class Emit>
+static inline void threshold_row32(const uint32_t* cols, int64_t d, int64_t s, uint32_t hw,
+                                   uint32_t bid, Key key, Emit&& emit) {
+    constexpr int64_t CHUNK = 256;
+    uint32_t words[CHUNK];
+    for (int64_t at = 0; at < d; at += CHUNK) {
+        const int64_t n = std::min(CHUNK, d - at);
+        column_words(cols + at, n, hw, bid, key, words);
+        for (int64_t i = 0; i < n; ++i)
+            if (threshold_keeps(words[i], d, s)) emit(at + i);
+    }
 }
 
 // Words drawn ahead for the uniform rules: for rows [r0, r0 + WORD_ROWS) that draw (s <= WORD_MAX
@@ -324,7 +392,21 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         if (screen_row(stream, d, stats[1], first_threshold(s, stats[2]), sc.rows, row))
             for (int64_t i = 0; i < row.m; ++i) __builtin_prefetch(g.weights + rs[q] + row.pos[i]);
     };
+    // the sampled columns are read GATHER_LAG edges after their entry was selected (and
+    // prefetched), so that many misses are in flight
+    constexpr int64_t GATHER_LAG = 64;
+    int64_t gathered = 0;
+    auto gather_to = [&](int64_t upto) {
+        if (idx32) {
+            for (; gathered < upto; ++gathered) cols[gathered] = idx32[eid[gathered]];
+        } else {
+            for (; gathered < upto; ++gathered)
+                cols[gathered] = static_cast<uint32_t>(g.indices[eid[gathered]]);
+        }
+    };
+    const uint32_t* words = sc.col_words;  // LABOR: every column's word of this hop, or null
     for (int64_t r = 0; r < m; ++r) {
+        if (cols) gather_to(E - GATHER_LAG);
         if (row_end && r > 0) row_end[r - 1] = E;
         if (pipelined) {
             if (r == 0)
@@ -364,7 +446,12 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             dst[E] = local_v;
             eid[E] = st + p;
             if (keep_rows) erow[E] = row_id;
-            if (cols) cols[E] = idx32 ? idx32[st + p] : static_cast<uint32_t>(g.indices[st + p]);
+            if (cols) {
+                if (idx32)
+                    __builtin_prefetch(idx32 + st + p);
+                else
+                    __builtin_prefetch(g.indices + st + p);
+            }
             ++E;
         };
         if (RULE == S_LAST) {  // the latest s entries of a row sorted by time
@@ -374,6 +461,12 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         if (RULE == S_THRESHOLD) {
             if (s < 0 || d <= s) {
                 for (int64_t p = 0; p < d; ++p) emit(p);
+            } else if (words && idx32) {  // the hop's table of column words
+                if (static_cast<int64_t>(sc.kept.size()) < d) sc.kept.resize(d);
+                const int64_t c = table_keeps(idx32 + st, d, s, words, sc.kept.data());
+                for (int64_t i = 0; i < c; ++i) emit(sc.kept[i]);
+            } else if (idx32) {
+                threshold_row32(idx32 + st, d, s, hw, bid, key, emit);
             } else {
                 threshold_row_simd(g.indices + st, d, s, hw, bid, key, emit);
             }
@@ -437,6 +530,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         const int64_t* pos = sc.rows.pos.data();
         for (int64_t i = 0; i < c; ++i) emit(pos[i]);
     }
+    if (cols) gather_to(E);
     if (row_end && m > 0) row_end[m - 1] = E;
     ho.dst.resize(E);
     ho.eid.resize(E);
@@ -460,6 +554,35 @@ static int64_t select_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint3
         case S_LAST: return run(std::integral_constant<int32_t, S_LAST>());
         default: return run(std::integral_constant<int32_t, S_THRESHOLD>());
     }
+}
+
+// LABOR's words for a hop: when its rows longer than their fanout hold at least
+// WORD_TABLE_RATIO * n entries, the words of all n columns (n <= WORD_TABLE_MAX) are computed
+// once, in order and vectorised, into sc.word_table, and every entry looks its column's word up
+// there instead of computing it (the same words: a column's word depends only on the column,
+// the hop and the minibatch). Returns the table, or nullptr (words computed per row).
+constexpr int64_t WORD_TABLE_RATIO = 2;
+constexpr int64_t WORD_TABLE_MAX = int64_t(1) << 22;
+
+static const uint32_t* labor_word_table(const HopSpec& hs, const CSRView& g, int64_t m, int64_t n,
+                                        uint32_t bid, RowWiseScratch& sc) {
+    if (hs.select != S_THRESHOLD || !g.indices32 || n <= 0 || n > WORD_TABLE_MAX) return nullptr;
+    int64_t entries = 0;
+    for (int64_t r = 0; r < m; ++r) {
+        const int64_t s = hs.fanout_vec ? hs.fanout_vec[sc.fv[r]] : hs.fanout;
+        if (s >= 0 && sc.deg[r] > s) entries += sc.deg[r];
+    }
+    NW_COUNT(NW_NLONG, entries)
+    if (entries < WORD_TABLE_RATIO * n) return nullptr;
+    sc.word_table.resize(static_cast<size_t>(n));
+    constexpr int64_t CHUNK = 256;
+    uint32_t ids[CHUNK];
+    for (int64_t at = 0; at < n; at += CHUNK) {
+        const int64_t c = std::min(CHUNK, n - at);
+        for (int64_t i = 0; i < c; ++i) ids[i] = static_cast<uint32_t>(at + i);
+        column_words(ids, c, hs.hop_word, bid, hs.rng_key, sc.word_table.data() + at);
+    }
+    return sc.word_table.data();
 }
 
 // The start of a minibatch's output: n_id = the b seeds, counts = {b}, L empty hops (pooled).
@@ -538,6 +661,7 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
     constexpr int64_t PF_ROWS = 16;   // prefetch distance of pass 1, in frontier rows
     const int L = static_cast<int>(plan.hops.size());
     PodBuf<int64_t>& n_id = out.n_id;
+    NW_T0
     begin_minibatch(seeds, b, L, sc, out, budget);
     sc.map.begin(plan.n, static_cast<uint64_t>(b) * 16);
     for (int64_t i = 0; i < b; ++i) {
@@ -545,6 +669,7 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
         sc.map.find_or_insert(static_cast<uint32_t>(seeds[i]), static_cast<uint32_t>(i), ins);
     }
     std::vector<int64_t> hop_end(1, b);
+    NW_TICK(NW_BEGIN)
     for (int h = 1; h <= L; ++h) {
         const HopSpec& hs = plan.hops[h - 1];
         const CSRView& g = plan.graphs[hs.graph];
@@ -565,15 +690,28 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
             for (int64_t r = 0; r < m; ++r)
                 sc.deg[r] = time_prefix(hs.entry_time, sc.start[r], sc.deg[r], hs.batch_time, j);
         }
+        NW_TICK(NW_ROWS)
         // passes 2-3: selection, with the sampled neighbours gathered as the rows are selected
         HopOut& ho = out.hops[h - 1];
+        sc.col_words = labor_word_table(hs, g, m, plan.n, bid, sc);
+        NW_TICK(NW_TABLE)
         const int64_t E = select_pass(hs, g, m, hw, bid, hs.rng_key, sc, ho, budget, nullptr,
                                       &sc.nbr);
+        NW_TICK(NW_SELECT_GATHER)
+#ifdef SPSAMPLE_NW_PROFILE
+        select_pass(hs, g, m, hw, bid, hs.rng_key, sc, ho, budget, nullptr, nullptr);
+        NW_TICK(NW_SELECT)
+        NW_COUNT(NW_NROWS, m)
+        NW_COUNT(NW_NEDGES, E)
+#endif
+        sc.col_words = nullptr;
         if (hs.keep_row_ids) sc.edge_row_id[h - 1].assign(sc.erow.data(), sc.erow.data() + E);
         // pass 4: relabel (first occurrence wins), appending new vertices to n_id
         relabel_hop(hs, sc.nbr.data(), E, sc.map, out, ho, hop_end, budget, nullptr);
+        NW_TICK(NW_RELABEL)
     }
     sc.map.end(n_id.data(), n_id.size());
+    NW_TICK(NW_BEGIN)
 }
 
 // The selection of one hop on requested rows: the owner side of push sampling (rows of the

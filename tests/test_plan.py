@@ -4,6 +4,7 @@ byte formulas are checked against the counted bytes under MPI
 (tests/distributed/test_plan_bytes.py)."""
 
 import json
+import os
 
 import pytest
 
@@ -160,3 +161,67 @@ def test_cli_refuses_memory_that_holds_nothing(capsys):
                  "--memory-per-rank", "0.000001"])
     err = capsys.readouterr().err
     assert code == 2 and "'--memory-per-rank'" in err
+
+
+# ---- bulk size by the last-level cache (issue 28) ------------------------------------------
+def test_plan_shrinks_the_bulk_to_the_cache_only_when_beyond_it_is_slower(workload):
+    """Injected caches: a machine whose fetch runs 4x slower beyond a cache that holds a bulk of
+    4 takes a smaller bulk than the same machine without the cache term (F = 1, or no LLC
+    known, or an LLC that holds every bulk), and says why."""
+    from spsample.distributed._plan import bulk_working_set, cache_factor
+    w = large(workload)
+    fits = memory_per_rank(w, 8, 4, 32)
+    base = dict(alpha_s=1e-4, gather_rate=1e9)
+    llc = bulk_working_set(w, 4) * 1.01
+    plain = plan(w, machine(**base), 8, memory=fits)["best"]["k"]
+    assert plain == 32
+    for same in (dict(llc_bytes=llc, beyond_cache_factor=1.0), dict(llc_bytes=0.0,
+                 beyond_cache_factor=4.0), dict(llc_bytes=1e15, beyond_cache_factor=4.0)):
+        assert plan(w, machine(**base, **same), 8, memory=fits)["best"]["k"] == plain, same
+    cached = plan(w, machine(**base, llc_bytes=llc, beyond_cache_factor=4.0), 8, memory=fits)
+    assert cached["best"]["k"] < plain
+    assert any("last-level cache" in line for line in cached["why"])
+    m = machine(llc_bytes=llc, beyond_cache_factor=4.0)
+    assert cache_factor(m, llc) == 1.0 and cache_factor(m, 2 * llc) == pytest.approx(2.5)
+    assert cache_factor(m, 1e30) == pytest.approx(4.0)
+
+
+def _cache_dir(root, levels):
+    for i, (level, kind, size) in enumerate(levels):
+        d = root / f"index{i}"
+        d.mkdir(parents=True)
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+    return root
+
+
+def test_host_llc_bytes_reads_sysfs_and_falls_back(tmp_path, monkeypatch):
+    from spsample.distributed import _plan
+    sysfs = _cache_dir(tmp_path / "a", [(1, "Data", "48K"), (1, "Instruction", "32K"),
+                                        (2, "Unified", "1024K"), (3, "Unified", "32768K")])
+    assert _plan.host_llc_bytes(sysfs) == 32 << 20
+    two = _cache_dir(tmp_path / "b", [(1, "Data", "32K"), (2, "Unified", "2M"),
+                                      (3, "Instruction", "64M")])       # not a data cache
+    assert _plan.host_llc_bytes(two) == 2 << 20
+    broken = _cache_dir(tmp_path / "c", [(3, "Unified", "lots")])
+    monkeypatch.setattr(os, "sysconf",
+                        lambda name: 8 << 20 if name == "SC_LEVEL3_CACHE_SIZE" else 0)
+    assert _plan.host_llc_bytes(broken) == 8 << 20
+    assert _plan.host_llc_bytes(tmp_path / "missing") == 8 << 20
+
+    def nothing(name):
+        raise ValueError(name)
+    monkeypatch.setattr(os, "sysconf", nothing)
+    assert _plan.host_llc_bytes(tmp_path / "missing") is None
+
+
+def test_machine_file_cache_fields(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({**MACHINE, "llc_bytes": "host", "beyond_cache_factor": 2.0}))
+    from spsample.distributed._plan import host_llc_bytes
+    assert Machine.load(path).llc_bytes == (host_llc_bytes() or 0.0)
+    for bad in ({"beyond_cache_factor": 0.5}, {"llc_bytes": -1}, {"llc_bytes": "lots"}):
+        path.write_text(json.dumps({**MACHINE, **bad}))
+        with pytest.raises(ArgumentError, match=repr(next(iter(bad)))):
+            Machine.load(path)

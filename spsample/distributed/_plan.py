@@ -15,6 +15,12 @@ rates and its network, an α–β model per collective)::
     train   = k E / train_rate · slowdown          (from the machine file; optional)
     allreduce = 2 (p − 1)/p · params · 4 / β + log2(p) α   (once per step)
 
+The fetch's work is multiplied by a cache factor ``1 + (F − 1) · max(0, 1 − LLC / W)`` where
+the machine gives its last-level cache (``llc_bytes``; ``"host"`` in a machine file: this
+host's, :func:`host_llc_bytes`) and how much slower that work runs out of it
+(``beyond_cache_factor`` F, measured; 1 leaves it out), and ``W`` = :func:`bulk_working_set`
+is what a bulk writes and reads back: its sampled edges (24 bytes each) and fetched rows.
+
 ``R`` = frontier rows, ``U`` = distinct vertices, ``D`` = layer-wise draws, per minibatch;
 ``R'``, ``e'``, ``U'`` = the rows, their entries and the vertices counted once per bulk of
 ``k`` (pull and the feature fetch deduplicate per bulk); ``f`` = feature width; ``slowdown``
@@ -45,7 +51,8 @@ from ._strategies import registered_strategy, strategy_names
 from ._wire_bytes import pull_bytes, push_bytes
 
 __all__ = ["Machine", "Workload", "predict", "plan", "memory_per_rank", "sampling_bytes",
-           "push_bytes", "pull_bytes", "feature_bytes", "divisors", "MAX_RANKS", "STANDIN_EDGES"]
+           "push_bytes", "pull_bytes", "feature_bytes", "divisors", "MAX_RANKS", "STANDIN_EDGES",
+           "host_llc_bytes", "bulk_working_set", "cache_factor"]
 
 #: Samplers modelled as layer-wise draws: the registered layer-wise ones (a live view of
 #: ``spsample.samplers``' registry).
@@ -92,6 +99,12 @@ class Machine:
     distributed_factor : float
         How much slower kernels and copies run in a distributed bulk than in the one-process
         calibration (1 unless fitted).
+    llc_bytes : float
+        Last-level cache per rank's share of a node, bytes (0: unknown, no cache term); a
+        machine file may say ``"host"`` (this host's, :func:`host_llc_bytes`).
+    beyond_cache_factor : float
+        How much slower the feature fetch runs when a bulk's working set is beyond the LLC
+        (>= 1; 1: no cache term). See :func:`cache_factor`.
     """
 
     name: str
@@ -110,6 +123,8 @@ class Machine:
     hop_overhead_s: float = 0.0
     fetch_overhead_s: float = 0.0
     distributed_factor: float = 1.0
+    llc_bytes: float = 0.0
+    beyond_cache_factor: float = 1.0
 
     @classmethod
     def load(cls, path):
@@ -137,6 +152,15 @@ class Machine:
             if data.get(key, 0) != 0:
                 _check_positive(where, key, data[key])
         _check_positive(where, "distributed_factor", data.get("distributed_factor", 1.0))
+        if data.get("llc_bytes") == "host":
+            data = dict(data, llc_bytes=host_llc_bytes() or 0.0)
+        llc = data.get("llc_bytes", 0.0)
+        if llc != 0:
+            _check_positive(where, "llc_bytes", llc)
+        factor = data.get("beyond_cache_factor", 1.0)
+        _check_positive(where, "beyond_cache_factor", factor)
+        if factor < 1:
+            fail(ArgumentError, where, "beyond_cache_factor", "must be >= 1", factor)
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
     def beta(self, p):
@@ -330,7 +354,7 @@ def predict(w, machine, p, c, k, strategy="push"):
     return {"sample_s": sample_s, "fetch_s": fetch_s, "train_s": train_s,
             "allreduce_s": allreduce_s, "total_s": sample_s + fetch_s + train_s + allreduce_s,
             "sampling_bytes": s_bytes, "feature_bytes": f_bytes,
-            "memory_bytes": memory_per_rank(w, p, c, k)}
+            "cache_factor": terms["cache_factor"], "memory_bytes": memory_per_rank(w, p, c, k)}
 
 
 def cost_terms(w, machine, p, c, k, strategy="push"):
@@ -345,12 +369,68 @@ def cost_terms(w, machine, p, c, k, strategy="push"):
     s_bytes = sampling_bytes(w, p, c, k, strategy)
     f_bytes = feature_bytes(w, p, c, k)
     unique = w.per_bulk(k)[2]
+    cache = cache_factor(machine, bulk_working_set(w, k))
     return {"sample_work_s": (k * work / rate + s_bytes / beta) * slow,
             "sample_latency_s": 2 * w.hops * collective,
             "fetch_work_s": (f_bytes / beta + k * unique * w.feature_dim * 4
-                             / machine.gather_rate) * slow,
+                             / machine.gather_rate) * slow * cache,
             "fetch_latency_s": collective,
-            "sampling_bytes": s_bytes, "feature_bytes": f_bytes}
+            "sampling_bytes": s_bytes, "feature_bytes": f_bytes, "cache_factor": cache}
+
+
+def bulk_working_set(w, k):
+    """Bytes a bulk of ``k`` minibatches writes and reads back on one rank: its sampled edges
+    (dst, src, edge id: 24 bytes each) and its fetched feature rows (an id and ``4 f`` bytes
+    per vertex, counted once per bulk)."""
+    unique = w.per_bulk(k)[2]
+    return k * (24.0 * w.edges + unique * (8.0 + 4.0 * w.feature_dim))
+
+
+def cache_factor(machine, working_set):
+    """``1 + (F − 1) · max(0, 1 − LLC / working_set)``: how much slower the fetch of a bulk
+    runs whose working set exceeds the machine's last-level cache (1 when it fits, when the
+    LLC is unknown or F = 1)."""
+    llc, f = machine.llc_bytes, machine.beyond_cache_factor
+    if not llc or f <= 1.0 or working_set <= llc:
+        return 1.0
+    return 1.0 + (f - 1.0) * (1.0 - llc / working_set)
+
+
+def host_llc_bytes(cache_dir="/sys/devices/system/cpu/cpu0/cache"):
+    """This host's last-level cache in bytes: the largest data or unified cache level in
+    ``cache_dir`` (Linux sysfs: ``index*/level``, ``type``, ``size`` such as ``32768K``), else
+    ``os.sysconf("SC_LEVEL3_CACHE_SIZE")`` / ``SC_LEVEL2_CACHE_SIZE``, else None."""
+    import os
+
+    best = (0, 0)
+    for index in sorted(Path(cache_dir).glob("index*")):
+        try:
+            kind = (index / "type").read_text().strip()
+            level = int((index / "level").read_text().strip())
+            size = _parse_size((index / "size").read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if kind in ("Data", "Unified") and size > 0:
+            best = max(best, (level, size))
+    if best[1]:
+        return best[1]
+    for name in ("SC_LEVEL3_CACHE_SIZE", "SC_LEVEL2_CACHE_SIZE"):
+        try:
+            size = os.sysconf(name)
+        except (ValueError, OSError, AttributeError):
+            continue
+        if size and size > 0:
+            return int(size)
+    return None
+
+
+def _parse_size(text):
+    """``"32768K"`` -> 33554432 (sysfs cache sizes: bytes, or a K / M / G suffix)."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper()
+    if text and text[-1] in units:
+        return int(text[:-1]) * units[text[-1]]
+    return int(text)
 
 
 def memory_per_rank(w, p, c, k):
@@ -426,6 +506,12 @@ def _why(best, feasible, w, p):
                    f"{best['k']} minibatches)")
     elif len(same) == 1:
         out.append(f"k = {best['k']}: a larger bulk does not fit the memory per rank")
+    beyond = [r for r in same if r["k"] > best["k"] and r["cache_factor"] > 1.0]
+    if beyond:
+        k2 = min(beyond, key=lambda r: r["k"])
+        out.append(f"k = {best['k']} rather than {k2['k']}: a bulk of {k2['k']} works beyond the "
+                   f"last-level cache (fetch {k2['cache_factor']:.2f}× slower), epoch "
+                   f"{_pct(k2['epoch_s'], best['epoch_s'])} against k = {best['k']}")
     return out
 
 
