@@ -206,17 +206,59 @@ static inline uint64_t first_passing_word(double tau_wmax) {
     return w;
 }
 
-// The positions p < d whose word passes at tau_wmax (words[p] >= first), ascending,
-// into out; returns how many.
-SPSAMPLE_VECTOR_CLONES
-static int64_t passing_positions(const uint32_t* __restrict words, int64_t d, uint64_t first,
-                                 int64_t* __restrict out) {
+// The positions p < d whose word passes at tau_wmax (words[p] >= first), ascending, into out;
+// returns how many. A mask per 16 (AVX-512) or 8 (AVX2) words, then its set bits.
+static inline int64_t passing_positions_scalar(const uint32_t* words, int64_t d, uint64_t first,
+                                               int64_t* out) {
     int64_t n = 0;
     for (int64_t p = 0; p < d; ++p) {
         out[n] = p;
         n += static_cast<uint64_t>(words[p]) >= first;
     }
     return n;
+}
+
+#ifdef SPSAMPLE_LW_X86
+__attribute__((target("avx512f"))) static int64_t passing_positions_avx512(const uint32_t* words, int64_t d,
+                                                                          uint32_t first, int64_t* out) {
+    const __m512i f = _mm512_set1_epi32(static_cast<int>(first));
+    int64_t n = 0, p = 0;
+    for (; p + 16 <= d; p += 16) {
+        uint32_t m = _mm512_cmpge_epu32_mask(_mm512_loadu_si512(words + p), f);
+        for (; m; m &= m - 1) out[n++] = p + ctz64(m);
+    }
+    for (; p < d; ++p) {
+        out[n] = p;
+        n += words[p] >= first;
+    }
+    return n;
+}
+
+__attribute__((target("avx2"))) static int64_t passing_positions_avx2(const uint32_t* words, int64_t d,
+                                                                     uint32_t first, int64_t* out) {
+    const __m256i f = _mm256_set1_epi32(static_cast<int>(first));
+    int64_t n = 0, p = 0;
+    for (; p + 8 <= d; p += 8) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + p));
+        const __m256i ge = _mm256_cmpeq_epi32(_mm256_max_epu32(x, f), x);  // x >= first
+        uint32_t m = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(ge)));
+        for (; m; m &= m - 1) out[n++] = p + ctz64(m);
+    }
+    for (; p < d; ++p) {
+        out[n] = p;
+        n += words[p] >= first;
+    }
+    return n;
+}
+#endif
+
+static inline int64_t passing_positions(const uint32_t* words, int64_t d, uint64_t first, int64_t* out) {
+    if (first > 0xFFFFFFFFull) return 0;
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx512()) return passing_positions_avx512(words, d, static_cast<uint32_t>(first), out);
+    if (lw_avx2()) return passing_positions_avx2(words, d, static_cast<uint32_t>(first), out);
+#endif
+    return passing_positions_scalar(words, d, first, out);
 }
 
 // The exact keys of the candidates cand[0..n) (words cw, weights cx) and rules.cuh's heap of
