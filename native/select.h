@@ -61,8 +61,8 @@ struct RowScratch {
             if (vals.size() < static_cast<size_t>(d + 1)) vals.resize(d + 1);
             if (words.size() < need + ROW_WORDS_PAD) words.resize(need + ROW_WORDS_PAD);
             if (keep.size() < need) keep.resize(need);
-            if (cand.size() < need) {
-                cand.resize(need);
+            if (cand.size() < need + 16) {
+                cand.resize(need + 16);  // passing_positions writes past its last position
                 cword.resize(need);
                 cval.resize(need);
                 ckey.resize(need);
@@ -207,7 +207,8 @@ static inline uint64_t first_passing_word(double tau_wmax) {
 }
 
 // The positions p < d whose word passes at tau_wmax (words[p] >= first), ascending, into out;
-// returns how many. A mask per 16 (AVX-512) or 8 (AVX2) words, then its set bits.
+// returns how many. 16 words per compare with AVX-512 (the positions compressed, no branch per
+// survivor), 8 with AVX2 (the mask's set bits).
 static inline int64_t passing_positions_scalar(const uint32_t* words, int64_t d, uint64_t first,
                                                int64_t* out) {
     int64_t n = 0;
@@ -219,13 +220,21 @@ static inline int64_t passing_positions_scalar(const uint32_t* words, int64_t d,
 }
 
 #ifdef SPSAMPLE_LW_X86
-__attribute__((target("avx512f"))) static int64_t passing_positions_avx512(const uint32_t* words, int64_t d,
-                                                                          uint32_t first, int64_t* out) {
+// (Writes up to 16 entries past the last position found: out needs d + 16 entries.)
+__attribute__((target("avx512f,popcnt"))) static int64_t passing_positions_avx512(const uint32_t* words, int64_t d,
+                                                                                 uint32_t first, int64_t* out) {
     const __m512i f = _mm512_set1_epi32(static_cast<int>(first));
+    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m512i eight = _mm512_set1_epi64(8);
     int64_t n = 0, p = 0;
-    for (; p + 16 <= d; p += 16) {
-        uint32_t m = _mm512_cmpge_epu32_mask(_mm512_loadu_si512(words + p), f);
-        for (; m; m &= m - 1) out[n++] = p + ctz64(m);
+    for (; p + 16 <= d; p += 16) {  // no branch per survivor: both halves compressed and stored
+        const __mmask16 m = _mm512_cmpge_epu32_mask(_mm512_loadu_si512(words + p), f);
+        const __mmask8 lo = static_cast<__mmask8>(m), hi = static_cast<__mmask8>(m >> 8);
+        const __m512i at = _mm512_add_epi64(_mm512_set1_epi64(p), lane);
+        _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(lo, at));
+        n += __builtin_popcount(lo);
+        _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(hi, _mm512_add_epi64(at, eight)));
+        n += __builtin_popcount(hi);
     }
     for (; p < d; ++p) {
         out[n] = p;

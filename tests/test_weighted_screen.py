@@ -235,7 +235,8 @@ SCREEN_WEIGHTS = {
     "equal": WEIGHTS["equal"],
     # rows whose largest weight is the screen's bound (2**-900 or 2**900): tau * wmax extreme,
     # so that no word or every word passes the integer threshold
-    "bounds": lambda rng, d: np.where(rng.random(d) < 0.5, 2.0**-900, 2.0**-900 * (1 + rng.random(d))),
+    "bounds": lambda rng, d: np.where(rng.random(d) < 0.5, 2.0**-900,
+                                      2.0**-900 * (1 + rng.random(d))),
     "huge": lambda rng, d: np.where(rng.random(d) < 0.3, 2.0**900, 2.0**899 * (1 + rng.random(d))),
     "steps": lambda rng, d: 2.0 ** rng.integers(-30, 30, d).astype(np.float64),
 }
