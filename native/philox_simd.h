@@ -242,22 +242,67 @@ __attribute__((target("avx512f"))) static inline void mulhilo16(__m512i x, __m51
     lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
 }
 
+// The 64 words of blocks b .. b + 15 (x0..x3: word j of the sixteen blocks) to out + 4 b,
+// block-major (transposed by halves).
+__attribute__((target("avx512f,avx2"))) static inline void store_blocks16(__m512i x0, __m512i x1, __m512i x2,
+                                                                         __m512i x3, uint32_t* out) {
+    for (int half = 0; half < 2; ++half) {  // blocks 8 half .. 8 half + 7
+        const __m256i y0 = half ? _mm512_extracti64x4_epi64(x0, 1) : _mm512_castsi512_si256(x0);
+        const __m256i y1 = half ? _mm512_extracti64x4_epi64(x1, 1) : _mm512_castsi512_si256(x1);
+        const __m256i y2 = half ? _mm512_extracti64x4_epi64(x2, 1) : _mm512_castsi512_si256(x2);
+        const __m256i y3 = half ? _mm512_extracti64x4_epi64(x3, 1) : _mm512_castsi512_si256(x3);
+        const __m256i a = _mm256_unpacklo_epi32(y0, y1), c = _mm256_unpacklo_epi32(y2, y3);
+        const __m256i e = _mm256_unpackhi_epi32(y0, y1), g = _mm256_unpackhi_epi32(y2, y3);
+        const __m256i b0 = _mm256_unpacklo_epi64(a, c), b1 = _mm256_unpackhi_epi64(a, c);
+        const __m256i b2 = _mm256_unpacklo_epi64(e, g), b3 = _mm256_unpackhi_epi64(e, g);
+        __m256i* dst = reinterpret_cast<__m256i*>(out + 32 * half);
+        _mm256_storeu_si256(dst + 0, _mm256_permute2x128_si256(b0, b1, 0x20));
+        _mm256_storeu_si256(dst + 1, _mm256_permute2x128_si256(b2, b3, 0x20));
+        _mm256_storeu_si256(dst + 2, _mm256_permute2x128_si256(b0, b1, 0x31));
+        _mm256_storeu_si256(dst + 3, _mm256_permute2x128_si256(b2, b3, 0x31));
+    }
+}
+
+// Sixteen blocks per group; two groups at a time while both are needed (their rounds
+// interleaved: the products of one hide the other's latency).
 __attribute__((target("avx512f,avx2"))) static void stream_row_words_avx512(uint32_t vertex, uint32_t hw,
                                                                            uint32_t bid, Key key,
                                                                            int64_t count, uint32_t* out) {
     const __m512i m0 = _mm512_set1_epi32(static_cast<int>(PHILOX_M0));
     const __m512i m1 = _mm512_set1_epi32(static_cast<int>(PHILOX_M1));
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i v1 = _mm512_set1_epi32(static_cast<int>(vertex));
+    const __m512i v2 = _mm512_set1_epi32(static_cast<int>(hw));
+    const __m512i v3 = _mm512_set1_epi32(static_cast<int>(bid));
     __m512i vka[10], vkb[10];
     for (int r = 0; r < 10; ++r) {
         vka[r] = _mm512_set1_epi32(static_cast<int>(key.k0 + static_cast<uint32_t>(r) * PHILOX_W0));
         vkb[r] = _mm512_set1_epi32(static_cast<int>(key.k1 + static_cast<uint32_t>(r) * PHILOX_W1));
     }
-    for (int64_t b = 0; 4 * b < count; b += 16) {
-        __m512i x0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(b)), lane);
-        __m512i x1 = _mm512_set1_epi32(static_cast<int>(vertex));
-        __m512i x2 = _mm512_set1_epi32(static_cast<int>(hw));
-        __m512i x3 = _mm512_set1_epi32(static_cast<int>(bid));
+    int64_t b = 0;
+    for (; 4 * (b + 16) < count; b += 32) {
+        __m512i x0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(b)), lane), x1 = v1, x2 = v2, x3 = v3;
+        __m512i z0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(b + 16)), lane), z1 = v1, z2 = v2, z3 = v3;
+        for (int r = 0; r < 10; ++r) {
+            __m512i hi0, lo0, hi1, lo1, hj0, lj0, hj1, lj1;
+            mulhilo16(x0, m0, hi0, lo0);
+            mulhilo16(x2, m1, hi1, lo1);
+            mulhilo16(z0, m0, hj0, lj0);
+            mulhilo16(z2, m1, hj1, lj1);
+            x0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1), vka[r]);
+            x2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3), vkb[r]);
+            x1 = lo1;
+            x3 = lo0;
+            z0 = _mm512_xor_si512(_mm512_xor_si512(hj1, z1), vka[r]);
+            z2 = _mm512_xor_si512(_mm512_xor_si512(hj0, z3), vkb[r]);
+            z1 = lj1;
+            z3 = lj0;
+        }
+        store_blocks16(x0, x1, x2, x3, out + 4 * b);
+        store_blocks16(z0, z1, z2, z3, out + 4 * (b + 16));
+    }
+    for (; 4 * b < count; b += 16) {
+        __m512i x0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(b)), lane), x1 = v1, x2 = v2, x3 = v3;
         for (int r = 0; r < 10; ++r) {
             __m512i hi0, lo0, hi1, lo1;
             mulhilo16(x0, m0, hi0, lo0);
@@ -267,21 +312,7 @@ __attribute__((target("avx512f,avx2"))) static void stream_row_words_avx512(uint
             x1 = lo1;
             x3 = lo0;
         }
-        for (int half = 0; half < 2; ++half) {  // blocks b + 8 half .. b + 8 half + 7
-            const __m256i y0 = half ? _mm512_extracti64x4_epi64(x0, 1) : _mm512_castsi512_si256(x0);
-            const __m256i y1 = half ? _mm512_extracti64x4_epi64(x1, 1) : _mm512_castsi512_si256(x1);
-            const __m256i y2 = half ? _mm512_extracti64x4_epi64(x2, 1) : _mm512_castsi512_si256(x2);
-            const __m256i y3 = half ? _mm512_extracti64x4_epi64(x3, 1) : _mm512_castsi512_si256(x3);
-            const __m256i a = _mm256_unpacklo_epi32(y0, y1), c = _mm256_unpacklo_epi32(y2, y3);
-            const __m256i e = _mm256_unpackhi_epi32(y0, y1), g = _mm256_unpackhi_epi32(y2, y3);
-            const __m256i b0 = _mm256_unpacklo_epi64(a, c), b1 = _mm256_unpackhi_epi64(a, c);
-            const __m256i b2 = _mm256_unpacklo_epi64(e, g), b3 = _mm256_unpackhi_epi64(e, g);
-            __m256i* dst = reinterpret_cast<__m256i*>(out + 4 * (b + 8 * half));
-            _mm256_storeu_si256(dst + 0, _mm256_permute2x128_si256(b0, b1, 0x20));
-            _mm256_storeu_si256(dst + 1, _mm256_permute2x128_si256(b2, b3, 0x20));
-            _mm256_storeu_si256(dst + 2, _mm256_permute2x128_si256(b0, b1, 0x31));
-            _mm256_storeu_si256(dst + 3, _mm256_permute2x128_si256(b2, b3, 0x31));
-        }
+        store_blocks16(x0, x1, x2, x3, out + 4 * b);
     }
 }
 #endif

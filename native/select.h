@@ -61,8 +61,8 @@ struct RowScratch {
             if (vals.size() < static_cast<size_t>(d + 1)) vals.resize(d + 1);
             if (words.size() < need + ROW_WORDS_PAD) words.resize(need + ROW_WORDS_PAD);
             if (keep.size() < need) keep.resize(need);
-            if (cand.size() < need) {
-                cand.resize(need);
+            if (cand.size() < need + 16) {
+                cand.resize(need + 16);  // passing_positions writes past its last position
                 cword.resize(need);
                 cval.resize(need);
                 ckey.resize(need);
@@ -185,16 +185,89 @@ static inline int64_t kept_positions(const uint8_t* keep, int64_t d, int64_t* ou
     return n;
 }
 
-// Entries whose key may be <= tau whatever their weight (<= wmax): keep[p] = 0 when
-// fl(v (1 - 2**-20)) > fl(tau wmax) >= fl(tau w_p) (see weighted_row below); words only.
-SPSAMPLE_VECTOR_CLONES
-static void screen_words(const uint32_t* __restrict words, int64_t d, double tau_wmax,
-                         uint8_t* __restrict keep) {
+// Whether the key of an entry with this word may be <= tau whatever its weight (<= wmax): not
+// when fl(v (1 - 2**-20)) > fl(tau wmax) >= fl(tau w_p) (see weighted_row below); limit =
+// bits_of(fl(tau wmax)).
+static inline bool word_may_pass(uint64_t word, uint64_t limit) {
+    const double v = (static_cast<double>(~static_cast<uint32_t>(word)) + 0.5) * (1.0 / 4294967296.0);
+    return bits_of(v * KEY_LO_MARGIN) <= limit;
+}
+
+// The smallest word that passes (word_may_pass) at tau_wmax > 0 (2**32 when none does): v = (2**32 -
+// 1 - word + 0.5) 2**-32 is exact and decreases as the word grows, and rounding is monotone, so
+// exactly the words >= it pass. From the real-valued solution, corrected word by word.
+static inline uint64_t first_passing_word(double tau_wmax) {
+    constexpr uint64_t NONE = 0x100000000ull;
     const uint64_t limit = bits_of(tau_wmax);
+    const double est = 4294967295.5 - 4294967296.0 * (tau_wmax / KEY_LO_MARGIN);
+    uint64_t w = !(est > 0.0) ? 0 : est >= 4294967296.0 ? NONE : static_cast<uint64_t>(std::ceil(est));
+    while (w > 0 && word_may_pass(w - 1, limit)) --w;
+    while (w < NONE && !word_may_pass(w, limit)) ++w;
+    return w;
+}
+
+// The positions p < d whose word passes at tau_wmax (words[p] >= first), ascending, into out;
+// returns how many. 16 words per compare with AVX-512 (the positions compressed, no branch per
+// survivor), 8 with AVX2 (the mask's set bits).
+static inline int64_t passing_positions_scalar(const uint32_t* words, int64_t d, uint64_t first,
+                                               int64_t* out) {
+    int64_t n = 0;
     for (int64_t p = 0; p < d; ++p) {
-        const double v = (static_cast<double>(~words[p]) + 0.5) * (1.0 / 4294967296.0);
-        keep[p] = static_cast<uint8_t>(bits_of(v * KEY_LO_MARGIN) <= limit);
+        out[n] = p;
+        n += static_cast<uint64_t>(words[p]) >= first;
     }
+    return n;
+}
+
+#ifdef SPSAMPLE_LW_X86
+// (Writes up to 16 entries past the last position found: out needs d + 16 entries.)
+__attribute__((target("avx512f,popcnt"))) static int64_t passing_positions_avx512(const uint32_t* words, int64_t d,
+                                                                                 uint32_t first, int64_t* out) {
+    const __m512i f = _mm512_set1_epi32(static_cast<int>(first));
+    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m512i eight = _mm512_set1_epi64(8);
+    int64_t n = 0, p = 0;
+    for (; p + 16 <= d; p += 16) {  // no branch per survivor: both halves compressed and stored
+        const __mmask16 m = _mm512_cmpge_epu32_mask(_mm512_loadu_si512(words + p), f);
+        const __mmask8 lo = static_cast<__mmask8>(m), hi = static_cast<__mmask8>(m >> 8);
+        const __m512i at = _mm512_add_epi64(_mm512_set1_epi64(p), lane);
+        _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(lo, at));
+        n += __builtin_popcount(lo);
+        _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(hi, _mm512_add_epi64(at, eight)));
+        n += __builtin_popcount(hi);
+    }
+    for (; p < d; ++p) {
+        out[n] = p;
+        n += words[p] >= first;
+    }
+    return n;
+}
+
+__attribute__((target("avx2"))) static int64_t passing_positions_avx2(const uint32_t* words, int64_t d,
+                                                                     uint32_t first, int64_t* out) {
+    const __m256i f = _mm256_set1_epi32(static_cast<int>(first));
+    int64_t n = 0, p = 0;
+    for (; p + 8 <= d; p += 8) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + p));
+        const __m256i ge = _mm256_cmpeq_epi32(_mm256_max_epu32(x, f), x);  // x >= first
+        uint32_t m = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(ge)));
+        for (; m; m &= m - 1) out[n++] = p + ctz64(m);
+    }
+    for (; p < d; ++p) {
+        out[n] = p;
+        n += words[p] >= first;
+    }
+    return n;
+}
+#endif
+
+static inline int64_t passing_positions(const uint32_t* words, int64_t d, uint64_t first, int64_t* out) {
+    if (first > 0xFFFFFFFFull) return 0;
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx512()) return passing_positions_avx512(words, d, static_cast<uint32_t>(first), out);
+    if (lw_avx2()) return passing_positions_avx2(words, d, static_cast<uint32_t>(first), out);
+#endif
+    return passing_positions_scalar(words, d, first, out);
 }
 
 // The exact keys of the candidates cand[0..n) (words cw, weights cx) and rules.cuh's heap of
@@ -236,17 +309,15 @@ static inline double first_threshold(int64_t s, double wsum) {
     return (static_cast<double>(s) + std::sqrt(static_cast<double>(s)) + 1.0) / wsum;
 }
 
-// Stage one at threshold tau: the row's words, and the entries that pass screen_words.
+// Stage one at threshold tau: the row's words, and the entries that pass (word_may_pass).
 static inline bool screen_row(const Stream& st, int64_t d, double wmax, double tau, RowScratch& sc,
                               ScreenedRow& out) {
     out.ok = false;
     if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
     uint32_t* words = sc.words.data();
-    uint8_t* keep = sc.keep.data();
     int64_t* cand = sc.cand.data();
     stream_row_words(st.vertex, st.hop_word, st.batch, st.key, d, words);
-    screen_words(words, d, tau * wmax, keep);
-    const int64_t m = kept_positions(keep, d, cand);
+    const int64_t m = passing_positions(words, d, first_passing_word(tau * wmax), cand);
     if (static_cast<int64_t>(out.pos.size()) < m) {
         out.pos.resize(m);
         out.word.resize(m);

@@ -217,3 +217,38 @@ def test_weighted_node2vec_equals_numpy():
     gw = spsample.Graph.from_csr(g.indptr, g.indices, weights=w)
     seeds = np.flatnonzero(np.diff(g.indptr) > 0)[:128]
     _assert_bulks_equal(gw, WeightedWalk(8, gw, p=0.5, q=2.0), seeds)
+
+
+def _rows_graph(weight_of, seed=3):
+    """Rows of every length 0 .. 90 (around the screen's 8- and 16-word steps) and a few hubs,
+    weights from ``weight_of(rng, nnz)``."""
+    rng = np.random.default_rng(seed)
+    n = 600
+    degrees = [v % 91 if v % 60 else 400 + v % 199 for v in range(n)]
+    indptr = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
+    indices = np.concatenate([np.sort(rng.choice(n, d, replace=False)) for d in degrees])
+    return spsample.Graph.from_csr(indptr, indices, weights=weight_of(rng, indices.size))
+
+
+SCREEN_WEIGHTS = {
+    "uniform": WEIGHTS["uniform"],
+    "equal": WEIGHTS["equal"],
+    # rows whose largest weight is the screen's bound (2**-900 or 2**900): tau * wmax extreme,
+    # so that no word or every word passes the integer threshold
+    "bounds": lambda rng, d: np.where(rng.random(d) < 0.5, 2.0**-900,
+                                      2.0**-900 * (1 + rng.random(d))),
+    "huge": lambda rng, d: np.where(rng.random(d) < 0.3, 2.0**900, 2.0**899 * (1 + rng.random(d))),
+    "steps": lambda rng, d: 2.0 ** rng.integers(-30, 30, d).astype(np.float64),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SCREEN_WEIGHTS))
+def test_bulk_word_threshold_equals_numpy(kind):
+    """The row-statistics route screens a row's words with one integer threshold per row
+    (select.h: first_passing_word, passing_positions: 16 or 8 words per compare, then the
+    row's tail): every row length around those steps, fanouts around them, bounds at both
+    ends of the screen's weight range."""
+    g = _rows_graph(SCREEN_WEIGHTS[kind], seed=len(kind))
+    seeds = np.arange(g.num_nodes)
+    for fanouts in ([1, 8], [15, 16, 17]):
+        _assert_bulks_equal(g, spsample.NodeWise(fanouts, weighted=True), seeds)
