@@ -194,7 +194,8 @@ def profile_samplers(args, samplers):
     fan = [int(f) for f in args.fanouts.split(",")]
     rows = {}
     for name in samplers:
-        sampler = spsample.LABOR(fan) if name == "labor" else spsample.NodeWise(fan)
+        sampler = {"labor": lambda: spsample.LABOR(fan),
+                   "walk": lambda: spsample.RandomWalk(20)}.get(name, lambda: spsample.NodeWise(fan))()
         run = lambda: spsample.sample(g, seeds, sampler=sampler,  # noqa: E731
                                       batch_size=args.batch_size, seed=0)
         run()

@@ -538,9 +538,70 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     return E;
 }
 
+// Pass 2 (and 3) of a uniform hop at fanout 1 for every row (walks): row r of degree d >= 1
+// keeps position uniform_int(w, d), w word 0 of its stream -- Floyd's and the replacement
+// rule's only draw, and position 0 when d = 1 (uniform_int(w, 1) = 0) -- and a row of degree 0
+// nothing. Branch-free per row; the streams' words eight rows at a time (stream_words8);
+// the kept entries prefetched as they are selected and their columns read after the loop.
+// Same outputs as select_rows_pass<S_UNIFORM / S_UNIFORM_REP>.
+static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw,
+                              uint32_t bid, Key key, RowWiseScratch& sc, HopOut& ho,
+                              Budget& budget, int64_t* row_end, PodBuf<uint32_t>* nbr) {
+    const int64_t* rs = sc.start.data();
+    const int64_t* rd = sc.deg.data();
+    const int64_t* fl = sc.fl.data();
+    const int64_t* kw = hs.key == K_ROW ? sc.fr.data() : sc.fv.data();
+    const bool keep_rows = hs.keep_row_ids;
+    int64_t cap = 0;
+    for (int64_t r = 0; r < m; ++r) cap += rd[r] > 0;
+    ho.dst.clear();
+    ho.eid.clear();
+    budget.reserve(static_cast<uint64_t>(cap + 1) * 24);
+    ho.dst.resize(cap + 1);  // + 1: rows of degree 0 write the next slot, then do not keep it
+    ho.eid.resize(cap + 1);
+    if (keep_rows) sc.erow.resize(cap + 1);
+    int64_t* dst = ho.dst.data();
+    int64_t* eid = ho.eid.data();
+    int64_t* erow = keep_rows ? sc.erow.data() : nullptr;
+    const uint32_t* idx32 = g.indices32;
+    int64_t E = 0;
+    uint32_t key_word[8], block[8];
+    for (int64_t a = 0; a < m; a += 8) {
+        const int64_t n = std::min<int64_t>(8, m - a);
+        for (int64_t i = 0; i < 8; ++i) key_word[i] = static_cast<uint32_t>(kw[a + std::min(i, n - 1)]);
+        stream_words8(key_word, hw, bid, key, 1, block, 1);
+        for (int64_t i = 0; i < n; ++i) {
+            const int64_t r = a + i;
+            const int64_t d = rd[r];
+            const int64_t p = rs[r] + static_cast<int64_t>(uniform_int(block[i], static_cast<uint64_t>(d)));
+            dst[E] = fl[r];
+            eid[E] = p;
+            if (keep_rows) erow[E] = sc.fr[r];
+            if (nbr) __builtin_prefetch(idx32 ? static_cast<const void*>(idx32 + p)
+                                              : static_cast<const void*>(g.indices + p));
+            E += d > 0;
+            if (row_end) row_end[r] = E;
+        }
+    }
+    if (nbr) {
+        nbr->resize(E);
+        uint32_t* cols = nbr->data();
+        if (idx32) {
+            for (int64_t e = 0; e < E; ++e) cols[e] = idx32[eid[e]];
+        } else {
+            for (int64_t e = 0; e < E; ++e) cols[e] = static_cast<uint32_t>(g.indices[eid[e]]);
+        }
+    }
+    ho.dst.resize(E);
+    ho.eid.resize(E);
+    return E;
+}
+
 static int64_t select_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw, uint32_t bid,
                            Key key, RowWiseScratch& sc, HopOut& ho, Budget& budget,
                            int64_t* row_end = nullptr, PodBuf<uint32_t>* nbr = nullptr) {
+    if ((hs.select == S_UNIFORM || hs.select == S_UNIFORM_REP) && hs.fanout == 1 && !hs.fanout_vec)
+        return select_fanout1(hs, g, m, hw, bid, key, sc, ho, budget, row_end, nbr);
     auto run = [&](auto rule) {
         return select_rows_pass<decltype(rule)::value>(hs, g, m, hw, bid, key, sc, ho, budget,
                                                        row_end, nbr);
