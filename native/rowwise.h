@@ -542,7 +542,8 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
 // keeps position uniform_int(w, d), w word 0 of its stream -- Floyd's and the replacement
 // rule's only draw, and position 0 when d = 1 (uniform_int(w, 1) = 0) -- and a row of degree 0
 // nothing. Branch-free per row; the streams' words eight rows at a time (stream_words8);
-// the kept entries prefetched as they are selected and their columns read after the loop.
+// the kept entries prefetched as they are selected and their columns read GATHER_LAG edges
+// later.
 // Same outputs as select_rows_pass<S_UNIFORM / S_UNIFORM_REP>.
 static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw,
                               uint32_t bid, Key key, RowWiseScratch& sc, HopOut& ho,
@@ -566,7 +567,23 @@ static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, ui
     const uint32_t* idx32 = g.indices32;
     int64_t E = 0;
     uint32_t key_word[8], block[8];
+    uint32_t* cols = nullptr;
+    if (nbr) {
+        nbr->resize(cap + 1);
+        cols = nbr->data();
+    }
+    constexpr int64_t GATHER_LAG = 64;  // columns read this many edges after their prefetch
+    int64_t gathered = 0;
+    auto gather_to = [&](int64_t upto) {
+        if (idx32) {
+            for (; gathered < upto; ++gathered) cols[gathered] = idx32[eid[gathered]];
+        } else {
+            for (; gathered < upto; ++gathered)
+                cols[gathered] = static_cast<uint32_t>(g.indices[eid[gathered]]);
+        }
+    };
     for (int64_t a = 0; a < m; a += 8) {
+        if (cols) gather_to(E - GATHER_LAG);
         const int64_t n = std::min<int64_t>(8, m - a);
         for (int64_t i = 0; i < 8; ++i) key_word[i] = static_cast<uint32_t>(kw[a + std::min(i, n - 1)]);
         stream_words8(key_word, hw, bid, key, 1, block, 1);
@@ -583,14 +600,9 @@ static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, ui
             if (row_end) row_end[r] = E;
         }
     }
-    if (nbr) {
+    if (cols) {
+        gather_to(E);
         nbr->resize(E);
-        uint32_t* cols = nbr->data();
-        if (idx32) {
-            for (int64_t e = 0; e < E; ++e) cols[e] = idx32[eid[e]];
-        } else {
-            for (int64_t e = 0; e < E; ++e) cols[e] = static_cast<uint32_t>(g.indices[eid[e]]);
-        }
     }
     ho.dst.resize(E);
     ho.eid.resize(E);
@@ -675,7 +687,8 @@ static void relabel_hop(const HopSpec& hs, const uint32_t* nbr, int64_t E, Verte
     ho.src.resize(E);
     int64_t* src = ho.src.data();
     budget.reserve(static_cast<uint64_t>(E) * 8);
-    n_id.reserve(n_id.size() + E);
+    if (n_id.size() + E > n_id.capacity())  // geometric: many hops (walks) append to n_id
+        n_id.reserve(std::max(n_id.size() + E, 2 * n_id.capacity()));
     if (hs.dedup && map.dense_table()) {  // branch-free: whether u is new is data-dependent
         uint32_t* table = map.dense_table();
         int64_t* ids = n_id.data();
