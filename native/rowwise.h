@@ -151,6 +151,7 @@ struct RowWiseScratch {
     std::vector<uint32_t> word_table;  // LABOR: the words of columns 0 .. n - 1 of one hop
     const uint32_t* col_words = nullptr;  // word_table while a hop uses it, else nullptr
     std::vector<uint32_t> kept;        // LABOR with a word table: a row's kept positions
+    std::vector<uint32_t> key1, word1;  // fanout-1 hops: the rows' stream keys and word 0
     std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
 };
 
@@ -541,7 +542,8 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
 // Pass 2 (and 3) of a uniform hop at fanout 1 for every row (walks): row r of degree d >= 1
 // keeps position uniform_int(w, d), w word 0 of its stream -- Floyd's and the replacement
 // rule's only draw, and position 0 when d = 1 (uniform_int(w, 1) = 0) -- and a row of degree 0
-// nothing. Branch-free per row; the streams' words eight rows at a time (stream_words8);
+// nothing. Branch-free per row; the streams' words 0 of all rows at once (column_words:
+// word 0 of block (0, key, hw, bid) is the stream's word 0);
 // the kept entries prefetched as they are selected and their columns read GATHER_LAG edges
 // later.
 // Same outputs as select_rows_pass<S_UNIFORM / S_UNIFORM_REP>.
@@ -566,7 +568,11 @@ static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, ui
     int64_t* erow = keep_rows ? sc.erow.data() : nullptr;
     const uint32_t* idx32 = g.indices32;
     int64_t E = 0;
-    uint32_t key_word[8], block[8];
+    sc.key1.resize(m);
+    sc.word1.resize(m);
+    for (int64_t r = 0; r < m; ++r) sc.key1[r] = static_cast<uint32_t>(kw[r]);
+    column_words(sc.key1.data(), m, hw, bid, key, sc.word1.data());  // Stream's word 0, vectorised
+    const uint32_t* words = sc.word1.data();
     uint32_t* cols = nullptr;
     if (nbr) {
         nbr->resize(cap + 1);
@@ -584,13 +590,9 @@ static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, ui
     };
     for (int64_t a = 0; a < m; a += 8) {
         if (cols) gather_to(E - GATHER_LAG);
-        const int64_t n = std::min<int64_t>(8, m - a);
-        for (int64_t i = 0; i < 8; ++i) key_word[i] = static_cast<uint32_t>(kw[a + std::min(i, n - 1)]);
-        stream_words8(key_word, hw, bid, key, 1, block, 1);
-        for (int64_t i = 0; i < n; ++i) {
-            const int64_t r = a + i;
+        for (int64_t r = a; r < std::min<int64_t>(a + 8, m); ++r) {
             const int64_t d = rd[r];
-            const int64_t p = rs[r] + static_cast<int64_t>(uniform_int(block[i], static_cast<uint64_t>(d)));
+            const int64_t p = rs[r] + static_cast<int64_t>(uniform_int(words[r], static_cast<uint64_t>(d)));
             dst[E] = fl[r];
             eid[E] = p;
             if (keep_rows) erow[E] = sc.fr[r];
