@@ -27,7 +27,8 @@
 // into 2: a kept entry is prefetched when it is selected and its column read GATHER_LAG
 // edges later, so that many misses are in flight); 4. relabel. LABOR hops that read many
 // more entries than the graph has vertices look each column's word up in a table computed
-// once per hop (labor_word_table).
+// once per hop (labor_word_table). Uniform hops at fanout 1 (walks) take select_fanout1, one
+// branch-free loop with every row's stream word computed up front.
 // Complexity per hop: O(m) for pass 1 (m rows), the rules' costs for pass 2, O(E) for 3-4.
 // Memory: the outputs (3 int64 per sampled edge plus n_id, charged to the call's Budget before
 // each buffer grows) and per thread O(largest frontier + largest hop) scratch.
