@@ -6,13 +6,14 @@ engine's node-wise and LABOR hops, per core.
     the given size; ``gather``: ns per random 4-byte load with many independent loads in flight
     (a sum over random indices); ``stream``: GB/s of a sequential read and of memcpy.
     Buffers: L2-sized (1 MiB), LLC-sized and beyond (256 MiB).
-(b) Per sampled edge of uniform node-wise and LABOR on R-MAT (``--scale``, fanouts 15,10,5,
-    ``--batches`` x ``--batch-size`` seeds, 1 thread): CPU ns per edge (time.process_time) of the
-    whole call, and split into phases by a profiling build of the extension (module.cpp with
-    ``-DSPSAMPLE_NW_PROFILE``, compiled into /tmp, never the shipped build): row lookup (pass 1:
-    indptr per frontier row), selection (pass 2 run without the gather), gather of the sampled
-    column ids (pass 2-3 minus selection), relabel / dedup (pass 4), begin/end of minibatches,
-    and output writing (the flat copy, ``last_timings()[1]``).
+(b) Per sampled edge of uniform node-wise, LABOR and uniform walks (``walk``: length 20, one per
+    seed) on R-MAT (``--scale``, fanouts 15,10,5, ``--batches`` x ``--batch-size`` seeds, 1
+    thread): CPU ns per edge (time.process_time) of the whole call, and split into phases by a
+    profiling build of the extension (module.cpp with ``-DSPSAMPLE_NW_PROFILE``, compiled into
+    /tmp, never the shipped build): row lookup (pass 1: indptr per frontier row), selection
+    (pass 2 run without the gather), gather of the sampled column ids (pass 2-3 minus
+    selection), relabel / dedup (pass 4), begin/end of minibatches, and output writing (the flat
+    copy, ``last_timings()[1]``).
 
 Each phase gets a bound from (a) and the fraction measured / bound:
     rows      one independent random load of indptr per frontier row (gather ns at the indptr's
@@ -194,7 +195,8 @@ def profile_samplers(args, samplers):
     fan = [int(f) for f in args.fanouts.split(",")]
     rows = {}
     for name in samplers:
-        sampler = spsample.LABOR(fan) if name == "labor" else spsample.NodeWise(fan)
+        sampler = (spsample.LABOR(fan) if name == "labor" else
+                   spsample.RandomWalk(20) if name == "walk" else spsample.NodeWise(fan))
         run = lambda: spsample.sample(g, seeds, sampler=sampler,  # noqa: E731
                                       batch_size=args.batch_size, seed=0)
         run()

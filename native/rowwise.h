@@ -27,7 +27,8 @@
 // into 2: a kept entry is prefetched when it is selected and its column read GATHER_LAG
 // edges later, so that many misses are in flight); 4. relabel. LABOR hops that read many
 // more entries than the graph has vertices look each column's word up in a table computed
-// once per hop (labor_word_table).
+// once per hop (labor_word_table). Uniform hops at fanout 1 (walks) take select_fanout1, one
+// branch-free loop with every row's stream word computed up front.
 // Complexity per hop: O(m) for pass 1 (m rows), the rules' costs for pass 2, O(E) for 3-4.
 // Memory: the outputs (3 int64 per sampled edge plus n_id, charged to the call's Budget before
 // each buffer grows) and per thread O(largest frontier + largest hop) scratch.
@@ -151,6 +152,7 @@ struct RowWiseScratch {
     std::vector<uint32_t> word_table;  // LABOR: the words of columns 0 .. n - 1 of one hop
     const uint32_t* col_words = nullptr;  // word_table while a hop uses it, else nullptr
     std::vector<uint32_t> kept;        // LABOR with a word table: a row's kept positions
+    std::vector<uint32_t> key1, word1;  // fanout-1 hops: the rows' stream keys and word 0
     std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
 };
 
@@ -538,9 +540,83 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     return E;
 }
 
+// Pass 2 (and 3) of a uniform hop at fanout 1 for every row (walks): row r of degree d >= 1
+// keeps position uniform_int(w, d), w word 0 of its stream -- Floyd's and the replacement
+// rule's only draw, and position 0 when d = 1 (uniform_int(w, 1) = 0) -- and a row of degree 0
+// nothing. Branch-free per row; the streams' words 0 of all rows at once (column_words:
+// word 0 of block (0, key, hw, bid) is the stream's word 0);
+// the kept entries prefetched as they are selected and their columns read GATHER_LAG edges
+// later.
+// Same outputs as select_rows_pass<S_UNIFORM / S_UNIFORM_REP>.
+static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw,
+                              uint32_t bid, Key key, RowWiseScratch& sc, HopOut& ho,
+                              Budget& budget, int64_t* row_end, PodBuf<uint32_t>* nbr) {
+    const int64_t* rs = sc.start.data();
+    const int64_t* rd = sc.deg.data();
+    const int64_t* fl = sc.fl.data();
+    const int64_t* kw = hs.key == K_ROW ? sc.fr.data() : sc.fv.data();
+    const bool keep_rows = hs.keep_row_ids;
+    int64_t cap = 0;
+    for (int64_t r = 0; r < m; ++r) cap += rd[r] > 0;
+    ho.dst.clear();
+    ho.eid.clear();
+    budget.reserve(static_cast<uint64_t>(cap + 1) * 24);
+    ho.dst.resize(cap + 1);  // + 1: rows of degree 0 write the next slot, then do not keep it
+    ho.eid.resize(cap + 1);
+    if (keep_rows) sc.erow.resize(cap + 1);
+    int64_t* dst = ho.dst.data();
+    int64_t* eid = ho.eid.data();
+    int64_t* erow = keep_rows ? sc.erow.data() : nullptr;
+    const uint32_t* idx32 = g.indices32;
+    int64_t E = 0;
+    sc.key1.resize(m);
+    sc.word1.resize(m);
+    for (int64_t r = 0; r < m; ++r) sc.key1[r] = static_cast<uint32_t>(kw[r]);
+    column_words(sc.key1.data(), m, hw, bid, key, sc.word1.data());  // Stream's word 0, vectorised
+    const uint32_t* words = sc.word1.data();
+    uint32_t* cols = nullptr;
+    if (nbr) {
+        nbr->resize(cap + 1);
+        cols = nbr->data();
+    }
+    constexpr int64_t GATHER_LAG = 64;  // columns read this many edges after their prefetch
+    int64_t gathered = 0;
+    auto gather_to = [&](int64_t upto) {
+        if (idx32) {
+            for (; gathered < upto; ++gathered) cols[gathered] = idx32[eid[gathered]];
+        } else {
+            for (; gathered < upto; ++gathered)
+                cols[gathered] = static_cast<uint32_t>(g.indices[eid[gathered]]);
+        }
+    };
+    for (int64_t a = 0; a < m; a += 8) {
+        if (cols) gather_to(E - GATHER_LAG);
+        for (int64_t r = a; r < std::min<int64_t>(a + 8, m); ++r) {
+            const int64_t d = rd[r];
+            const int64_t p = rs[r] + static_cast<int64_t>(uniform_int(words[r], static_cast<uint64_t>(d)));
+            dst[E] = fl[r];
+            eid[E] = p;
+            if (keep_rows) erow[E] = sc.fr[r];
+            if (nbr) __builtin_prefetch(idx32 ? static_cast<const void*>(idx32 + p)
+                                              : static_cast<const void*>(g.indices + p));
+            E += d > 0;
+            if (row_end) row_end[r] = E;
+        }
+    }
+    if (cols) {
+        gather_to(E);
+        nbr->resize(E);
+    }
+    ho.dst.resize(E);
+    ho.eid.resize(E);
+    return E;
+}
+
 static int64_t select_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw, uint32_t bid,
                            Key key, RowWiseScratch& sc, HopOut& ho, Budget& budget,
                            int64_t* row_end = nullptr, PodBuf<uint32_t>* nbr = nullptr) {
+    if ((hs.select == S_UNIFORM || hs.select == S_UNIFORM_REP) && hs.fanout == 1 && !hs.fanout_vec)
+        return select_fanout1(hs, g, m, hw, bid, key, sc, ho, budget, row_end, nbr);
     auto run = [&](auto rule) {
         return select_rows_pass<decltype(rule)::value>(hs, g, m, hw, bid, key, sc, ho, budget,
                                                        row_end, nbr);
@@ -614,7 +690,8 @@ static void relabel_hop(const HopSpec& hs, const uint32_t* nbr, int64_t E, Verte
     ho.src.resize(E);
     int64_t* src = ho.src.data();
     budget.reserve(static_cast<uint64_t>(E) * 8);
-    n_id.reserve(n_id.size() + E);
+    if (n_id.size() + E > n_id.capacity())  // geometric: many hops (walks) append to n_id
+        n_id.reserve(std::max(n_id.size() + E, 2 * n_id.capacity()));
     if (hs.dedup && map.dense_table()) {  // branch-free: whether u is new is data-dependent
         uint32_t* table = map.dense_table();
         int64_t* ids = n_id.data();
