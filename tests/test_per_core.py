@@ -117,3 +117,105 @@ def test_word_table_limit_is_threshold_keeps():
         for word in (limit - 1, limit):
             if 0 <= word < 2**32:
                 assert (word < limit) == (word * d < s << 32), (d, s, word, limit)
+
+
+# LABOR without the word table computes the words of rows of at most 256 entries 64 rows (at
+# most 2048 entries) at a time; longer rows compute their own. The graph below has rows of
+# 0-40 entries with every 13th row of 255, 256 or 257 entries, so a batch ends at the row
+# limit, at the entry limit (in the middle of a block of rows) and beside rows left to the
+# per-row path, and the frontiers are longer than 64 rows.
+SHORT_N = 6000
+
+
+def short_rows_graph():
+    rng = np.random.default_rng(281)
+    deg = rng.integers(0, 41, SHORT_N)
+    deg[::13], deg[5::13], deg[9::13] = 255, 256, 257
+    deg[7::97] = rng.integers(2000, 2100, len(deg[7::97]))   # rows of many batches' entries
+    indptr = np.concatenate([[0], np.cumsum(deg)])
+    indices = rng.integers(0, SHORT_N, int(indptr[-1]))
+    return spsample.Graph.from_csr(indptr, indices)
+
+
+def short_seeds():
+    """Minibatches of 64 seeds, vertices repeated across minibatches, one minibatch twice."""
+    rng = np.random.default_rng(282)
+    batches = [rng.permutation(SHORT_N)[:BATCH] for _ in range(3)]
+    batches[2] = batches[0].copy()
+    return np.concatenate(batches)
+
+
+def test_short_rows_inputs_take_the_batched_words():
+    """Hop 1 reads fewer than 2 n entries of rows longer than the fanout (no word table), and
+    more than 2048 of rows of at most 256 entries (several batches per hop)."""
+    g, s = short_rows_graph(), short_seeds()
+    deg = np.diff(g.indptr)
+    for b in s.reshape(-1, BATCH):
+        long_rows = deg[b][deg[b] > 15]
+        assert long_rows.sum() < 2 * SHORT_N
+        assert long_rows[long_rows <= 256].sum() > 2048
+
+
+@needs_native
+@pytest.mark.parametrize("sampler,threads,oracle",
+                         [(LABOR([15, 4]), 1, True), (LABOR([15, 4]), 2, False),
+                          (LABOR([1, 1]), 1, False), (LABOR([255, 2]), 1, False),
+                          (LABOR([256, 40]), 1, False), (LABOR([257, 3]), 1, False)],
+                         ids=repr)
+def test_short_rows_equal_numpy_and_oracle(sampler, threads, oracle):
+    g, s = short_rows_graph(), short_seeds()
+    kw = dict(sampler=sampler, batch_size=BATCH, seed=2**40 + 7, epoch=3)
+    previous = _native.set_num_threads(threads)
+    try:
+        fast = spsample.sample(g, s, **kw)
+    finally:
+        _native.set_num_threads(previous)
+    assert fast.path == "native"
+    with _native.disabled():
+        slow = spsample.sample(g, s, **kw)
+    assert _same(fast, slow), "native != NumPy path"
+    if oracle:
+        assert _same(fast, reference_sample(g, s, **kw)), "native != reference oracle"
+
+
+def _tie_cases(hw, key):
+    """(d, s, column, kept): rows of d entries, columns 0 .. d - 1, with
+    threshold_limit(d, s) >> 16 == the column's word >> 16; one case whose tied column is kept
+    (word < limit), one whose tied column is not."""
+    from spsample import _rng
+    found = {}
+    for d in range(300, 3000):
+        words = _rng.stream_words(np.zeros(d, np.int64), np.arange(d), hw, 0, key).astype(np.int64)
+        hi = {int(w) >> 16: (u, int(w)) for u, w in enumerate(words)}
+        for s in range(1, d):
+            limit = ((s << 32) + d - 1) // d
+            if limit >> 16 in hi:
+                u, w = hi[limit >> 16]
+                found.setdefault(w < limit, (d, s, u, w < limit))
+        if len(found) == 2:
+            return [found[True], found[False]]
+    raise AssertionError("no tied limit found")
+
+
+@needs_native
+def test_word_table_ties_on_the_high_half_decide_by_the_whole_word():
+    """The word table holds each column's high 16 bits; an entry whose high half equals the
+    limit's is decided by its whole word. Two seeds whose rows hold every column (2 n entries:
+    the table is taken), built so that such a tie happens (kept and not kept), checked against
+    LABOR's rule, the NumPy path and the oracle."""
+    from spsample import _rng
+    seed, epoch = 2**33 + 5, 2
+    key, hw = _rng.split_seed(seed), _rng.hop_word(epoch, 1)
+    for d, s, u, kept in _tie_cases(hw, key):
+        indptr = np.array([0, d, 2 * d] + [2 * d] * (d - 2), np.int64)
+        g = spsample.Graph.from_csr(indptr, np.arange(2 * d, dtype=np.int64) % d)
+        kw = dict(sampler=LABOR([s]), batch_size=2, seed=seed, epoch=epoch)
+        fast = spsample.sample(g, np.array([0, 1]), **kw)
+        assert fast.path == "native"
+        words = _rng.stream_words(np.zeros(d, np.int64), np.arange(d), hw, 0, key).astype(np.int64)
+        expect = np.flatnonzero(words * d < s << 32)
+        assert (u in expect) == kept
+        assert np.array_equal(np.asarray(fast[0].edge_ids[0]), np.concatenate([expect, d + expect]))
+        with _native.disabled():
+            slow = spsample.sample(g, np.array([0, 1]), **kw)
+        assert _same(fast, slow) and _same(fast, reference_sample(g, np.array([0, 1]), **kw))
