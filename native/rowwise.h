@@ -156,8 +156,8 @@ struct RowWiseScratch {
     std::vector<int32_t> word_slot;    // row -> its words in `words`, or -1
     PodBuf<uint32_t> nbr;              // global ids of the hop's sampled neighbours
     ScreenedRow ahead[SCREEN_AHEAD];   // weighted with row statistics: rows screened ahead
-    std::vector<uint16_t> word_table;  // LABOR: the words' high halves, columns 0 .. n - 1
-    const uint16_t* col_words = nullptr;  // word_table while a hop uses it, else nullptr
+    std::vector<uint32_t> word_table;  // LABOR: the words of columns 0 .. n - 1 of one hop
+    const uint32_t* col_words = nullptr;  // word_table while a hop uses it, else nullptr
     std::vector<uint32_t> kept;        // LABOR: a row's kept positions
     std::vector<uint32_t> lab_cols, lab_words;  // LABOR without a table: rows' columns, words
     int32_t lab_off[LABOR_ROWS];       // row -> its words in lab_words, or -1
@@ -244,22 +244,16 @@ static inline int64_t words_keeps(const uint32_t* words, int64_t d, uint32_t lim
     return t;
 }
 
-// LABOR's rule on a row (columns cols[0..d), d > s >= 0) with the hop's table of the words'
-// high 16 bits (hi): a high half below (above) the limit's decides; an equal one (probability
-// 2**-16) computes the column's whole word. Same positions as words_keeps, into out.
-static inline int64_t table_keeps(const uint32_t* cols, int64_t d, int64_t s, const uint16_t* hi,
-                                  uint32_t hw, uint32_t bid, Key key, uint32_t* out) {
+// LABOR's rule on a row (columns cols[0..d), d > s >= 0) with the hop's table of column words:
+// the positions whose column's word is below threshold_limit(d, s), into out, ascending;
+// returns the count.
+static inline int64_t table_keeps(const uint32_t* cols, int64_t d, int64_t s, const uint32_t* words,
+                                  uint32_t* out) {
     const uint32_t limit = threshold_limit(d, s);
-    const uint32_t lh = limit >> 16;
     int64_t t = 0;
     for (int64_t j = 0; j < d; ++j) {
-        const uint32_t h = hi[cols[j]];
         out[t] = static_cast<uint32_t>(j);
-        if (__builtin_expect(h == lh, 0)) {
-            t += philox4x32_word0(0u, cols[j], hw, bid, key) < limit;
-        } else {
-            t += h < lh;
-        }
+        t += words[cols[j]] < limit;
     }
     return t;
 }
@@ -466,7 +460,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                 cols[gathered] = static_cast<uint32_t>(g.indices[eid[gathered]]);
         }
     };
-    const uint16_t* words = sc.col_words;  // LABOR: every column's word of this hop, or null
+    const uint32_t* words = sc.col_words;  // LABOR: every column's word of this hop, or null
     int64_t lab_r0 = 0, lab_r1 = 0;  // LABOR without a table: the batch of rows whose words are in sc
     for (int64_t r = 0; r < m; ++r) {
         if (cols) gather_to(E - GATHER_LAG);
@@ -526,7 +520,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                 for (int64_t p = 0; p < d; ++p) emit(p);
             } else if (words && idx32) {  // the hop's table of column words
                 if (static_cast<int64_t>(sc.kept.size()) < d) sc.kept.resize(d);
-                const int64_t c = table_keeps(idx32 + st, d, s, words, hw, bid, key, sc.kept.data());
+                const int64_t c = table_keeps(idx32 + st, d, s, words, sc.kept.data());
                 for (int64_t i = 0; i < c; ++i) emit(sc.kept[i]);
             } else if (idx32) {
                 if (r >= lab_r1) {
@@ -633,15 +627,13 @@ static int64_t select_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint3
 
 // LABOR's words for a hop: when its rows longer than their fanout hold at least
 // WORD_TABLE_RATIO * n entries, the words of all n columns (n <= WORD_TABLE_MAX) are computed
-// once, in order and vectorised, and their high 16 bits kept in sc.word_table (2 bytes per
-// column: half the cache footprint of whole words); every entry looks its column's high half
-// up there instead of computing its word (table_keeps: the same decisions, as a column's word
-// depends only on the column, the hop and the minibatch). Returns the table, or nullptr
-// (words computed per row).
+// once, in order and vectorised, into sc.word_table, and every entry looks its column's word up
+// there instead of computing it (the same words: a column's word depends only on the column,
+// the hop and the minibatch). Returns the table, or nullptr (words computed per row).
 constexpr int64_t WORD_TABLE_RATIO = 2;
 constexpr int64_t WORD_TABLE_MAX = int64_t(1) << 22;
 
-static const uint16_t* labor_word_table(const HopSpec& hs, const CSRView& g, int64_t m, int64_t n,
+static const uint32_t* labor_word_table(const HopSpec& hs, const CSRView& g, int64_t m, int64_t n,
                                         uint32_t bid, RowWiseScratch& sc) {
     if (hs.select != S_THRESHOLD || !g.indices32 || n <= 0 || n > WORD_TABLE_MAX) return nullptr;
     int64_t entries = 0;
@@ -653,13 +645,11 @@ static const uint16_t* labor_word_table(const HopSpec& hs, const CSRView& g, int
     if (entries < WORD_TABLE_RATIO * n) return nullptr;
     sc.word_table.resize(static_cast<size_t>(n));
     constexpr int64_t CHUNK = 256;
-    uint32_t ids[CHUNK], w[CHUNK];
-    uint16_t* hi = sc.word_table.data();
+    uint32_t ids[CHUNK];
     for (int64_t at = 0; at < n; at += CHUNK) {
         const int64_t c = std::min(CHUNK, n - at);
         for (int64_t i = 0; i < c; ++i) ids[i] = static_cast<uint32_t>(at + i);
-        column_words(ids, c, hs.hop_word, bid, hs.rng_key, w);
-        for (int64_t i = 0; i < c; ++i) hi[at + i] = static_cast<uint16_t>(w[i] >> 16);
+        column_words(ids, c, hs.hop_word, bid, hs.rng_key, sc.word_table.data() + at);
     }
     return sc.word_table.data();
 }

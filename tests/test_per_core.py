@@ -6,6 +6,7 @@ Covers the row-wise engine's deferred gather of the sampled columns (read GATHER
 their entry was selected: hops shorter and longer than the lag) and LABOR's per-hop table of
 column words (taken when a hop's rows longer than their fanout hold >= 2 n entries: the inputs
 below have minibatches on both sides of that line, asserted by test_inputs_cover_both_paths).
+LABOR hops without the table compute many short rows' words in one call (the short-rows tests).
 """
 
 import numpy as np
@@ -176,46 +177,3 @@ def test_short_rows_equal_numpy_and_oracle(sampler, threads, oracle):
     assert _same(fast, slow), "native != NumPy path"
     if oracle:
         assert _same(fast, reference_sample(g, s, **kw)), "native != reference oracle"
-
-
-def _tie_cases(hw, key):
-    """(d, s, column, kept): rows of d entries, columns 0 .. d - 1, with
-    threshold_limit(d, s) >> 16 == the column's word >> 16; one case whose tied column is kept
-    (word < limit), one whose tied column is not."""
-    from spsample import _rng
-    found = {}
-    for d in range(300, 3000):
-        words = _rng.stream_words(np.zeros(d, np.int64), np.arange(d), hw, 0, key).astype(np.int64)
-        hi = {int(w) >> 16: (u, int(w)) for u, w in enumerate(words)}
-        for s in range(1, d):
-            limit = ((s << 32) + d - 1) // d
-            if limit >> 16 in hi:
-                u, w = hi[limit >> 16]
-                found.setdefault(w < limit, (d, s, u, w < limit))
-        if len(found) == 2:
-            return [found[True], found[False]]
-    raise AssertionError("no tied limit found")
-
-
-@needs_native
-def test_word_table_ties_on_the_high_half_decide_by_the_whole_word():
-    """The word table holds each column's high 16 bits; an entry whose high half equals the
-    limit's is decided by its whole word. Two seeds whose rows hold every column (2 n entries:
-    the table is taken), built so that such a tie happens (kept and not kept), checked against
-    LABOR's rule, the NumPy path and the oracle."""
-    from spsample import _rng
-    seed, epoch = 2**33 + 5, 2
-    key, hw = _rng.split_seed(seed), _rng.hop_word(epoch, 1)
-    for d, s, u, kept in _tie_cases(hw, key):
-        indptr = np.array([0, d, 2 * d] + [2 * d] * (d - 2), np.int64)
-        g = spsample.Graph.from_csr(indptr, np.arange(2 * d, dtype=np.int64) % d)
-        kw = dict(sampler=LABOR([s]), batch_size=2, seed=seed, epoch=epoch)
-        fast = spsample.sample(g, np.array([0, 1]), **kw)
-        assert fast.path == "native"
-        words = _rng.stream_words(np.zeros(d, np.int64), np.arange(d), hw, 0, key).astype(np.int64)
-        expect = np.flatnonzero(words * d < s << 32)
-        assert (u in expect) == kept
-        assert np.array_equal(np.asarray(fast[0].edge_ids[0]), np.concatenate([expect, d + expect]))
-        with _native.disabled():
-            slow = spsample.sample(g, np.array([0, 1]), **kw)
-        assert _same(fast, slow) and _same(fast, reference_sample(g, np.array([0, 1]), **kw))
