@@ -27,7 +27,8 @@
 // into 2: a kept entry is prefetched when it is selected and its column read GATHER_LAG
 // edges later, so that many misses are in flight); 4. relabel. LABOR hops that read many
 // more entries than the graph has vertices look each column's word up in a table computed
-// once per hop (labor_word_table). Uniform hops at fanout 1 (walks) take select_fanout1, one
+// once per hop (labor_word_table); other hops compute the words of many short rows in one
+// vectorised call (labor_words_ahead). Uniform hops at fanout 1 (walks) take select_fanout1, one
 // branch-free loop with every row's stream word computed up front.
 // Complexity per hop: O(m) for pass 1 (m rows), the rules' costs for pass 2, O(E) for 3-4.
 // Memory: the outputs (3 int64 per sampled edge plus n_id, charged to the call's Budget before
@@ -42,6 +43,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <string>
 #include <type_traits>
@@ -139,6 +141,12 @@ struct RowWisePlan {
 // SCREEN_AHEAD - 1 rows are being fetched while a row is finished).
 constexpr int64_t SCREEN_AHEAD = 4;
 
+// LABOR without a word table: rows at most LABOR_SHORT long get their words LABOR_ROWS rows
+// (at most LABOR_BATCH entries) at a time (labor_words_ahead).
+constexpr int64_t LABOR_ROWS = 64;
+constexpr int64_t LABOR_SHORT = 256;
+constexpr int64_t LABOR_BATCH = 2048;
+
 // Per-thread scratch, reused across minibatches and hops.
 struct RowWiseScratch {
     VertexMap map;                     // vertex -> local id of the current minibatch
@@ -151,8 +159,10 @@ struct RowWiseScratch {
     ScreenedRow ahead[SCREEN_AHEAD];   // weighted with row statistics: rows screened ahead
     std::vector<uint32_t> word_table;  // LABOR: the words of columns 0 .. n - 1 of one hop
     const uint32_t* col_words = nullptr;  // word_table while a hop uses it, else nullptr
-    std::vector<uint32_t> kept;        // LABOR with a word table: a row's kept positions
+    std::vector<uint32_t> kept;        // LABOR: a row's kept positions
     std::vector<uint32_t> key1, word1;  // fanout-1 hops: the rows' stream keys and word 0
+    std::vector<uint32_t> lab_cols, lab_words;  // LABOR without a table: rows' columns, words
+    int32_t lab_off[LABOR_ROWS];       // row -> its words in lab_words, or -1
     std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
 };
 
@@ -217,15 +227,28 @@ static int64_t build_frontier(const FrontierSpec& f, int64_t j, MiniBatchOut& ou
     return m;
 }
 
-// LABOR's rule on a row (columns cols[0..d), d > s >= 0) with the hop's table of column words:
-// the positions whose column's word is below T = ceil(s 2**32 / d) (< 2**32 as s < d), the
-// same test as threshold_keeps (word * d < s 2**32), into out, ascending; returns the count.
-// Branch-free (a row's positions are written, the count advanced by the test).
+// LABOR keeps position j of a row of length d > s >= 0 when its column's word is below
+// T = ceil(s 2**32 / d) (< 2**32 as s < d): the same test as threshold_keeps (word * d <
+// s 2**32).
 static inline uint32_t threshold_limit(int64_t d, int64_t s) {
     const uint64_t du = static_cast<uint64_t>(d);
     return static_cast<uint32_t>(((static_cast<uint64_t>(s) << 32) + du - 1) / du);
 }
 
+// The positions j < d with words[j] < limit into out, ascending; returns the count.
+// Branch-free (every position is written, the count advanced by the test).
+static inline int64_t words_keeps(const uint32_t* words, int64_t d, uint32_t limit, uint32_t* out) {
+    int64_t t = 0;
+    for (int64_t j = 0; j < d; ++j) {
+        out[t] = static_cast<uint32_t>(j);
+        t += words[j] < limit;
+    }
+    return t;
+}
+
+// LABOR's rule on a row (columns cols[0..d), d > s >= 0) with the hop's table of column words:
+// the positions whose column's word is below threshold_limit(d, s), into out, ascending;
+// returns the count.
 static inline int64_t table_keeps(const uint32_t* cols, int64_t d, int64_t s, const uint32_t* words,
                                   uint32_t* out) {
     const uint32_t limit = threshold_limit(d, s);
@@ -250,6 +273,39 @@ static inline void threshold_row32(const uint32_t* cols, int64_t d, int64_t s, u
         for (int64_t i = 0; i < n; ++i)
             if (threshold_keeps(words[i], d, s)) emit(at + i);
     }
+}
+
+// LABOR without a word table, rows [r0, r1) (r1 - r0 <= LABOR_ROWS) of a hop: the columns of
+// its rows longer than their fanout and at most LABOR_SHORT long are copied side by side (up to
+// LABOR_BATCH entries; the rows after the last that fits are left to the next batch) and their
+// words computed in one column_words call, so short rows share the vector code instead of each
+// paying its own scalar tail. sc.lab_off[r - r0] = row r's first word in sc.lab_words, or -1
+// (a row with nothing to test, or longer than LABOR_SHORT: threshold_row32). Returns the end
+// of the batch (> r0).
+static int64_t labor_words_ahead(const HopSpec& hs, const uint32_t* idx32, int64_t r0, int64_t r1,
+                                 uint32_t hw, uint32_t bid, Key key, RowWiseScratch& sc) {
+    const int64_t* rs = sc.start.data();
+    const int64_t* rd = sc.deg.data();
+    const int64_t* fv = sc.fv.data();
+    if (sc.lab_cols.size() < static_cast<size_t>(LABOR_BATCH)) {
+        sc.lab_cols.resize(LABOR_BATCH);
+        sc.lab_words.resize(LABOR_BATCH);
+    }
+    uint32_t* lc = sc.lab_cols.data();
+    for (int64_t r = r0; r < r1; ++r) __builtin_prefetch(idx32 + rs[r]);
+    int64_t total = 0, r = r0;
+    for (; r < r1; ++r) {
+        const int64_t d = rd[r];
+        const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[r]] : hs.fanout;
+        sc.lab_off[r - r0] = -1;
+        if (s <= 0 || d <= s || d > LABOR_SHORT) continue;
+        if (total + d > LABOR_BATCH) break;
+        sc.lab_off[r - r0] = static_cast<int32_t>(total);
+        std::memcpy(lc + total, idx32 + rs[r], static_cast<size_t>(d) * 4);
+        total += d;
+    }
+    column_words(lc, total, hw, bid, key, sc.lab_words.data());
+    return r;
 }
 
 // Words drawn ahead for the uniform rules: for rows [r0, r0 + WORD_ROWS) that draw (s <= WORD_MAX
@@ -407,6 +463,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         }
     };
     const uint32_t* words = sc.col_words;  // LABOR: every column's word of this hop, or null
+    int64_t lab_r0 = 0, lab_r1 = 0;  // LABOR without a table: the batch of rows whose words are in sc
     for (int64_t r = 0; r < m; ++r) {
         if (cols) gather_to(E - GATHER_LAG);
         if (row_end && r > 0) row_end[r - 1] = E;
@@ -468,7 +525,19 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                 const int64_t c = table_keeps(idx32 + st, d, s, words, sc.kept.data());
                 for (int64_t i = 0; i < c; ++i) emit(sc.kept[i]);
             } else if (idx32) {
-                threshold_row32(idx32 + st, d, s, hw, bid, key, emit);
+                if (r >= lab_r1) {
+                    lab_r0 = r;
+                    lab_r1 = labor_words_ahead(hs, idx32, r, std::min(m, r + LABOR_ROWS), hw, bid, key, sc);
+                }
+                const int32_t off = sc.lab_off[r - lab_r0];
+                if (off < 0) {
+                    threshold_row32(idx32 + st, d, s, hw, bid, key, emit);
+                } else {
+                    if (static_cast<int64_t>(sc.kept.size()) < d) sc.kept.resize(d);
+                    const int64_t c = words_keeps(sc.lab_words.data() + off, d, threshold_limit(d, s),
+                                                  sc.kept.data());
+                    for (int64_t i = 0; i < c; ++i) emit(sc.kept[i]);
+                }
             } else {
                 threshold_row_simd(g.indices + st, d, s, hw, bid, key, emit);
             }

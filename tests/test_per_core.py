@@ -6,6 +6,7 @@ Covers the row-wise engine's deferred gather of the sampled columns (read GATHER
 their entry was selected: hops shorter and longer than the lag) and LABOR's per-hop table of
 column words (taken when a hop's rows longer than their fanout hold >= 2 n entries: the inputs
 below have minibatches on both sides of that line, asserted by test_inputs_cover_both_paths).
+LABOR hops without the table compute many short rows' words in one call (the short-rows tests).
 """
 
 import numpy as np
@@ -117,3 +118,62 @@ def test_word_table_limit_is_threshold_keeps():
         for word in (limit - 1, limit):
             if 0 <= word < 2**32:
                 assert (word < limit) == (word * d < s << 32), (d, s, word, limit)
+
+
+# LABOR without the word table computes the words of rows of at most 256 entries 64 rows (at
+# most 2048 entries) at a time; longer rows compute their own. The graph below has rows of
+# 0-40 entries with every 13th row of 255, 256 or 257 entries, so a batch ends at the row
+# limit, at the entry limit (in the middle of a block of rows) and beside rows left to the
+# per-row path, and the frontiers are longer than 64 rows.
+SHORT_N = 6000
+
+
+def short_rows_graph():
+    rng = np.random.default_rng(281)
+    deg = rng.integers(0, 41, SHORT_N)
+    deg[::13], deg[5::13], deg[9::13] = 255, 256, 257
+    deg[7::97] = rng.integers(2000, 2100, len(deg[7::97]))   # rows of many batches' entries
+    indptr = np.concatenate([[0], np.cumsum(deg)])
+    indices = rng.integers(0, SHORT_N, int(indptr[-1]))
+    return spsample.Graph.from_csr(indptr, indices)
+
+
+def short_seeds():
+    """Minibatches of 64 seeds, vertices repeated across minibatches, one minibatch twice."""
+    rng = np.random.default_rng(282)
+    batches = [rng.permutation(SHORT_N)[:BATCH] for _ in range(3)]
+    batches[2] = batches[0].copy()
+    return np.concatenate(batches)
+
+
+def test_short_rows_inputs_take_the_batched_words():
+    """Hop 1 reads fewer than 2 n entries of rows longer than the fanout (no word table), and
+    more than 2048 of rows of at most 256 entries (several batches per hop)."""
+    g, s = short_rows_graph(), short_seeds()
+    deg = np.diff(g.indptr)
+    for b in s.reshape(-1, BATCH):
+        long_rows = deg[b][deg[b] > 15]
+        assert long_rows.sum() < 2 * SHORT_N
+        assert long_rows[long_rows <= 256].sum() > 2048
+
+
+@needs_native
+@pytest.mark.parametrize("sampler,threads,oracle",
+                         [(LABOR([15, 4]), 1, True), (LABOR([15, 4]), 2, False),
+                          (LABOR([1, 1]), 1, False), (LABOR([255, 2]), 1, False),
+                          (LABOR([256, 40]), 1, False), (LABOR([257, 3]), 1, False)],
+                         ids=repr)
+def test_short_rows_equal_numpy_and_oracle(sampler, threads, oracle):
+    g, s = short_rows_graph(), short_seeds()
+    kw = dict(sampler=sampler, batch_size=BATCH, seed=2**40 + 7, epoch=3)
+    previous = _native.set_num_threads(threads)
+    try:
+        fast = spsample.sample(g, s, **kw)
+    finally:
+        _native.set_num_threads(previous)
+    assert fast.path == "native"
+    with _native.disabled():
+        slow = spsample.sample(g, s, **kw)
+    assert _same(fast, slow), "native != NumPy path"
+    if oracle:
+        assert _same(fast, reference_sample(g, s, **kw)), "native != reference oracle"
