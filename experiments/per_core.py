@@ -156,7 +156,7 @@ def measure_graph(args, gname, g):
 def summarise(row):
     wall, cpu = min(row["wall"]), min(row["cpu"])
     unit = "steps" if row["sampler"] in WALKS else "edges"
-    return dict(row, wall=round(wall, 4), cpu=round(cpu, 4), unit=unit,
+    return dict(row, wall=round(wall, 4), cpu=round(cpu, 4), unit=unit, rounds=len(row["wall"]),
                 wall_median=round(sorted(row["wall"])[len(row["wall"]) // 2], 4),
                 per_cpu_s=round(row["units"] / cpu / 1e6, 2),
                 per_wall_s=round(row["units"] / wall / 1e6, 2),
