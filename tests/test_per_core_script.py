@@ -2,6 +2,7 @@
 sampler is measured on the native kernels and the in-library ratios are computed."""
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,20 @@ def _load():
 
 
 @pytest.mark.skipif(not native.AVAILABLE, reason="needs the native kernels")
-def test_per_core_measures_every_sampler_and_the_ratios(tmp_path, capsys):
+def test_per_core_measures_every_sampler_and_the_ratios(tmp_path, capsys, monkeypatch):
     per_core = _load()
     out = tmp_path / "r.json"
-    assert per_core.main(["--scale", "10", "--dataset", "none", "--rounds", "2", "--batches", "2",
-                          "--batch-size", "64", "--peer", "none", "--threads", "1",
-                          "--walk-length", "4", "--out", str(out)]) == 0
+    # the script sets these (and the kernels' thread count) for its process: keep them local
+    for name in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY"):
+        monkeypatch.setenv(name, os.environ.get(name, "passive" if "POLICY" in name else "2"))
+    previous = native.set_num_threads(native.kernel_threads())
+    try:
+        ran = per_core.main(["--scale", "10", "--dataset", "none", "--rounds", "2",
+                             "--batches", "2", "--batch-size", "64", "--peer", "none",
+                             "--threads", "1", "--walk-length", "4", "--out", str(out)])
+    finally:
+        native.set_num_threads(previous)
+    assert ran == 0
     rows = json.loads(out.read_text())
     measured = {r["sampler"]: r for r in rows if "library" in r}
     assert set(measured) == set(per_core.SAMPLERS)
