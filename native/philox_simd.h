@@ -193,6 +193,21 @@ static inline void stream_row_words_generic(uint32_t vertex, uint32_t hw, uint32
 }
 
 #ifdef SPSAMPLE_LW_X86
+// The 32 words of blocks b .. b + 7 (x0..x3: word j of the eight blocks) to out + 4 b,
+// block-major (a 4 x 8 transpose).
+__attribute__((target("avx2"))) static inline void store_blocks8(__m256i x0, __m256i x1, __m256i x2,
+                                                                 __m256i x3, uint32_t* out) {
+    const __m256i a = _mm256_unpacklo_epi32(x0, x1), c = _mm256_unpacklo_epi32(x2, x3);
+    const __m256i e = _mm256_unpackhi_epi32(x0, x1), g = _mm256_unpackhi_epi32(x2, x3);
+    const __m256i b0 = _mm256_unpacklo_epi64(a, c), b1 = _mm256_unpackhi_epi64(a, c);
+    const __m256i b2 = _mm256_unpacklo_epi64(e, g), b3 = _mm256_unpackhi_epi64(e, g);
+    __m256i* dst = reinterpret_cast<__m256i*>(out);
+    _mm256_storeu_si256(dst + 0, _mm256_permute2x128_si256(b0, b1, 0x20));
+    _mm256_storeu_si256(dst + 1, _mm256_permute2x128_si256(b2, b3, 0x20));
+    _mm256_storeu_si256(dst + 2, _mm256_permute2x128_si256(b0, b1, 0x31));
+    _mm256_storeu_si256(dst + 3, _mm256_permute2x128_si256(b2, b3, 0x31));
+}
+
 __attribute__((target("avx2"))) static void stream_row_words_avx2(uint32_t vertex, uint32_t hw,
                                                                     uint32_t bid, Key key,
                                                                     int64_t count, uint32_t* out) {
@@ -218,16 +233,7 @@ __attribute__((target("avx2"))) static void stream_row_words_avx2(uint32_t verte
             x1 = lo1;
             x3 = lo0;
         }
-        // 4 x 8 transpose: lanes (blocks b .. b + 7) of words 0..3 -> block-major words
-        const __m256i a = _mm256_unpacklo_epi32(x0, x1), c = _mm256_unpacklo_epi32(x2, x3);
-        const __m256i e = _mm256_unpackhi_epi32(x0, x1), g = _mm256_unpackhi_epi32(x2, x3);
-        const __m256i b0 = _mm256_unpacklo_epi64(a, c), b1 = _mm256_unpackhi_epi64(a, c);
-        const __m256i b2 = _mm256_unpacklo_epi64(e, g), b3 = _mm256_unpackhi_epi64(e, g);
-        __m256i* dst = reinterpret_cast<__m256i*>(out + 4 * b);
-        _mm256_storeu_si256(dst + 0, _mm256_permute2x128_si256(b0, b1, 0x20));
-        _mm256_storeu_si256(dst + 1, _mm256_permute2x128_si256(b2, b3, 0x20));
-        _mm256_storeu_si256(dst + 2, _mm256_permute2x128_si256(b0, b1, 0x31));
-        _mm256_storeu_si256(dst + 3, _mm256_permute2x128_si256(b2, b3, 0x31));
+        store_blocks8(x0, x1, x2, x3, out + 4 * b);
     }
 }
 #endif
@@ -251,15 +257,7 @@ __attribute__((target("avx512f,avx2"))) static inline void store_blocks16(__m512
         const __m256i y1 = half ? _mm512_extracti64x4_epi64(x1, 1) : _mm512_castsi512_si256(x1);
         const __m256i y2 = half ? _mm512_extracti64x4_epi64(x2, 1) : _mm512_castsi512_si256(x2);
         const __m256i y3 = half ? _mm512_extracti64x4_epi64(x3, 1) : _mm512_castsi512_si256(x3);
-        const __m256i a = _mm256_unpacklo_epi32(y0, y1), c = _mm256_unpacklo_epi32(y2, y3);
-        const __m256i e = _mm256_unpackhi_epi32(y0, y1), g = _mm256_unpackhi_epi32(y2, y3);
-        const __m256i b0 = _mm256_unpacklo_epi64(a, c), b1 = _mm256_unpackhi_epi64(a, c);
-        const __m256i b2 = _mm256_unpacklo_epi64(e, g), b3 = _mm256_unpackhi_epi64(e, g);
-        __m256i* dst = reinterpret_cast<__m256i*>(out + 32 * half);
-        _mm256_storeu_si256(dst + 0, _mm256_permute2x128_si256(b0, b1, 0x20));
-        _mm256_storeu_si256(dst + 1, _mm256_permute2x128_si256(b2, b3, 0x20));
-        _mm256_storeu_si256(dst + 2, _mm256_permute2x128_si256(b0, b1, 0x31));
-        _mm256_storeu_si256(dst + 3, _mm256_permute2x128_si256(b2, b3, 0x31));
+        store_blocks8(y0, y1, y2, y3, out + 32 * half);
     }
 }
 
