@@ -586,23 +586,9 @@ static inline int64_t rejection_row_table(Stream& st, int64_t d, int64_t s, doub
                 got = p;
             }
         }
-        if (got < 0) {  // exact keys over the row (rare): rules.cuh's code
-            double best = 0.0;
-            const uint64_t base = 2 * static_cast<uint64_t>(A) * static_cast<uint64_t>(s) +
-                                  static_cast<uint64_t>(i) * static_cast<uint64_t>(d);
-            for (int64_t p = 0; p < d; ++p) {
-                const double val = value(p);
-                if (val > bound) {
-                    exceeded = true;
-                    return 0;
-                }
-                if (!(val > 0)) continue;
-                const double key = exp_key(st.word(base + static_cast<uint64_t>(p)), val);
-                if (got < 0 || key < best) {
-                    best = key;
-                    got = p;
-                }
-            }
+        if (got < 0) {  // exact keys over the row (rare): rules.cuh's
+            got = rejection_exact(st, A, s, i, d, bound, value, exceeded);
+            if (exceeded) return 0;
         }
         if (got >= 0) pos[k++] = got;
     }

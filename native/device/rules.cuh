@@ -288,6 +288,33 @@ SPSAMPLE_HD inline int64_t weighted_rep_row(Stream& st, Value&& value, int64_t d
     return s;
 }
 
+// Draw i of s when its A attempts were all rejected: the position of the row's smallest exact
+// key exp_key(word, value(p)) over the entries with a value > 0 (the words after the s A
+// attempts' pairs, d per draw), or -1 when there is none. Sets `exceeded` (and returns -1)
+// when a value is above bound. Complexity O(d).
+template <class Value>
+SPSAMPLE_HD inline int64_t rejection_exact(Stream& st, int64_t A, int64_t s, int64_t i, int64_t d,
+                                           double bound, Value&& value, bool& exceeded) {
+    int64_t got = -1;
+    double best = 0.0;
+    const uint64_t base = 2 * static_cast<uint64_t>(A) * static_cast<uint64_t>(s) +
+                          static_cast<uint64_t>(i) * static_cast<uint64_t>(d);
+    for (int64_t p = 0; p < d; ++p) {
+        const double v = value(p);
+        if (v > bound) {
+            exceeded = true;
+            return -1;
+        }
+        if (!(v > 0)) continue;
+        const double key = exp_key(st.word(base + static_cast<uint64_t>(p)), v);
+        if (got < 0 || key < best) {
+            best = key;
+            got = p;
+        }
+    }
+    return got;
+}
+
 // Weighted draws with replacement by rejection against `bound` (s >= 0, d >= 1). value(p) is
 // the value of position p. Sets `exceeded` (and returns 0) when a value is above bound.
 // Complexity O(s) expected attempts, O(s A + s d) at worst.
@@ -309,22 +336,8 @@ SPSAMPLE_HD inline int64_t rejection_row(Stream& st, int64_t d, int64_t s, doubl
             if (open_unit(st.word(index + 1)) * bound < v) got = p;
         }
         if (got < 0) {  // exact keys over the row (rare)
-            double best = 0.0;
-            const uint64_t base = 2 * static_cast<uint64_t>(A) * static_cast<uint64_t>(s) +
-                                  static_cast<uint64_t>(i) * static_cast<uint64_t>(d);
-            for (int64_t p = 0; p < d; ++p) {
-                const double v = value(p);
-                if (v > bound) {
-                    exceeded = true;
-                    return 0;
-                }
-                if (!(v > 0)) continue;
-                const double key = exp_key(st.word(base + static_cast<uint64_t>(p)), v);
-                if (got < 0 || key < best) {
-                    best = key;
-                    got = p;
-                }
-            }
+            got = rejection_exact(st, A, s, i, d, bound, value, exceeded);
+            if (exceeded) return 0;
         }
         if (got >= 0) pos[k++] = got;
     }
