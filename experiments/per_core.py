@@ -70,19 +70,14 @@ def timed(fn):
 
 
 def spsample_runs(args, g, seeds):
-    """``{sampler: run}``: each run samples one epoch and returns its units."""
+    """``{sampler: run}``: each run samples one epoch and returns its units. The samplers (and
+    the weighted graph of ``nodewise_w``) are bench_sampling.py's."""
     import spsample
-    from bench_sampling import column_vector
+    from bench_sampling import make_samplers
 
-    fan = [int(f) for f in args.fanouts.split(",")]
-    L = args.walk_length
-    weighted = spsample.Graph.from_csr(g.indptr, g.indices,
-                                       weights=column_vector(g)[g.indices]) \
-        if "nodewise_w" in args.samplers else None
-    table = {"nodewise": (spsample.NodeWise(fan), g), "labor": (spsample.LABOR(fan), g),
-             "walk": (spsample.RandomWalk(L), g),
-             "node2vec": (spsample.RandomWalk(L, p=args.p, q=args.q), g),
-             "nodewise_w": (spsample.NodeWise(fan, weighted=True), weighted)}
+    table = {name: (sampler, graph) for name, sampler, graph in make_samplers(
+        argparse.Namespace(fanouts=args.fanouts, layer_fanouts="1", walk_length=args.walk_length,
+                           p=args.p, q=args.q, samplers=",".join(args.samplers)), g)}
 
     def run_of(name):
         sampler, graph = table[name]
@@ -92,7 +87,7 @@ def spsample_runs(args, g, seeds):
                                    seed=args.seed)
             if bulk.path != "native":
                 raise RuntimeError(f"spsample ran {bulk.path!r}, not the native kernels")
-            return seeds.size * L if name in WALKS else bulk.num_edges
+            return seeds.size * args.walk_length if name in WALKS else bulk.num_edges
         return run
     return {name: run_of(name) for name in args.samplers}
 
