@@ -6,8 +6,10 @@ engine's node-wise and LABOR hops, per core.
     the given size; ``gather``: ns per random 4-byte load with many independent loads in flight
     (a sum over random indices); ``stream``: GB/s of a sequential read and of memcpy.
     Buffers: L2-sized (1 MiB), LLC-sized and beyond (256 MiB).
-(b) Per sampled edge of uniform node-wise, LABOR and uniform walks (``walk``: length 20, one per
-    seed) on R-MAT (``--scale``, fanouts 15,10,5, ``--batches`` x ``--batch-size`` seeds, 1
+(b) Per sampled edge of uniform node-wise, LABOR, weighted node-wise (``nodewise_w``: weights
+    1 / (1 + deg u) of the column u), uniform walks (``walk``: length 20, one per seed) and
+    node2vec walks (``node2vec``: p = 0.5, q = 2), built as experiments/bench_sampling.py builds
+    them, on R-MAT (``--scale``, fanouts 15,10,5, ``--batches`` x ``--batch-size`` seeds, 1
     thread): CPU ns per edge (time.process_time) of the whole call, and split into phases by a
     profiling build of the extension (module.cpp with ``-DSPSAMPLE_NW_PROFILE``, compiled into
     /tmp, never the shipped build): row lookup (pass 1: indptr per frontier row), selection
@@ -20,7 +22,11 @@ Each phase gets a bound from (a) and the fraction measured / bound:
               size) / edges per row
     select    uniform: none from memory (compute: Philox words), given as "-"; LABOR: one
               independent load per entry of the rows longer than the fanout, from the hop's
-              table of column words (gather ns at 4 n bytes)
+              table of column words (gather ns at 4 n bytes); weighted: one Philox word per
+              entry of the rows longer than the fanout (the keys need every entry's word), at
+              the CPU ns per word of the engine's vectorised row stream (``row_words``);
+              node2vec: "-" (its rejection trials and neighbour tests are dependent loads, not
+              counted)
     gather    one independent random load per sampled edge (gather ns at the 32-bit indices'
               size): Floyd's positions in a row longer than a cache line are lines apart
     relabel   one independent random load per edge into the dense table (gather ns at its size)
@@ -175,6 +181,26 @@ def build_profile(root=ROOT):
 
 # ----------------------------------------------------------------------------- per edge
 PHASES = ("rows", "select", "gather", "relabel", "begin_end", "output")
+# Samplers whose selection reads memory besides the row (weights; node2vec's neighbour tests):
+# the selection's second, profiling-only run finds those lines in cache, so its cold misses
+# land in "gather"; the table gives select + gather too.
+READS_IN_SELECT = ("nodewise_w", "node2vec")
+
+
+def word_ns(K, n=1 << 16, reps=64):
+    """CPU ns per Philox word of a weighted row's stream as the engine computes it
+    (``row_words``: vectorised, four words per block; rows of ``n`` words, in L2), best of 5;
+    None for a tree without the hook."""
+    if not hasattr(K, "row_words"):
+        return None
+    best = None
+    for _ in range(5):
+        t = time.process_time()
+        for _ in range(reps):
+            K.row_words(7, 1, 2, 3, 4, n)
+        t = time.process_time() - t
+        best = t if best is None else min(best, t)
+    return best / (n * reps) * 1e9
 
 
 def profile_samplers(args, samplers):
@@ -183,6 +209,7 @@ def profile_samplers(args, samplers):
     import spsample
     from spsample import _native_kernels as K
     from spsample import native as _native
+    from bench_sampling import make_samplers
     _native.set_num_threads(1)
     if args.graph:
         with np.load(args.graph) as z:
@@ -192,12 +219,11 @@ def profile_samplers(args, samplers):
     rng = np.random.default_rng(0)
     seeds = rng.choice(g.num_nodes, size=args.batches * args.batch_size,
                        replace=False).astype(np.int64)
-    fan = [int(f) for f in args.fanouts.split(",")]
+    spec = argparse.Namespace(fanouts=args.fanouts, layer_fanouts="1024", walk_length=20,
+                              p=0.5, q=2.0, samplers=",".join(samplers))
     rows = {}
-    for name in samplers:
-        sampler = (spsample.LABOR(fan) if name == "labor" else
-                   spsample.RandomWalk(20) if name == "walk" else spsample.NodeWise(fan))
-        run = lambda: spsample.sample(g, seeds, sampler=sampler,  # noqa: E731
+    for name, sampler, graph in make_samplers(spec, g):
+        run = lambda: spsample.sample(graph, seeds, sampler=sampler,  # noqa: E731
                                       batch_size=args.batch_size, seed=0)
         run()
         if hasattr(K, "nw_profile"):
@@ -224,19 +250,24 @@ def profile_samplers(args, samplers):
         r["edges_per_cpu_s"] = 1e9 / r["total_ns"]
         rows[name] = r
     graph = {"num_nodes": g.num_nodes, "indptr_mib": g.indptr.nbytes / 2**20,
-             "indices32_mib": g.num_edges * 4 / 2**20}
+             "indices32_mib": g.num_edges * 4 / 2**20, "word_ns": word_ns(K)}
     return rows, graph
 
 
-def bounds_for(r, graph, mach):
+def bounds_for(name, r, graph, mach):
     """ns per edge that the memory system allows for each phase (see the module docstring)."""
     epr = r["edges_per_row"]
     table_mib = graph["num_nodes"] * 4 / 2**20
     g = mach["gather_ns"]
     out_bytes = 24 + 8 * 0.5          # dst, src, eid + about half an n_id entry per edge
     long_entries = r.get("long_entries_per_edge", 0.0)
+    select = None
+    if name == "labor" and long_entries:
+        select = long_entries * interp(g, table_mib)
+    elif name == "nodewise_w" and long_entries and graph.get("word_ns"):
+        select = long_entries * graph["word_ns"]
     return {"rows": interp(g, graph["indptr_mib"]) / epr,
-            "select": long_entries * interp(g, table_mib) if long_entries else None,
+            "select": select,
             "gather": interp(g, graph["indices32_mib"]),
             "relabel": interp(g, table_mib),
             "begin_end": None,
@@ -250,20 +281,24 @@ def table(rows, graph, mach):
         if "rows" not in r:
             lines.append(f"| {name} | total | {r['total_ns']:.1f} | | |")
             continue
-        bd = bounds_for(r, graph, mach)
+        bd = bounds_for(name, r, graph, mach)
         total_bound = sum(v for v in bd.values() if v)
         for ph in PHASES:
             b = bd[ph]
             frac = f"{b / r[ph]:.2f}" if b and r[ph] > 0 else "-"
             lines.append(f"| {name} | {ph} | {r[ph]:.1f} | {b:.1f} | {frac} |" if b else
                          f"| {name} | {ph} | {r[ph]:.1f} | - | - |")
-            if ph == "select" and r.get("word_table"):
+            if ph == "select" and r.get("word_table") and name == "labor":
                 lines.append(f"| {name} | (select: word tables) | {r['word_table']:.1f} | - | - |")
+            if ph == "gather" and name in READS_IN_SELECT:
+                both = r["select"] + r["gather"]
+                lines.append(f"| {name} | (select + gather, one cold pass) | {both:.1f} | - | - |")
         lines.append(f"| {name} | total (process_time; {r['edges_per_cpu_s'] / 1e6:.1f} M edges "
                      f"per CPU-s) | {r['total_ns']:.1f} | {total_bound:.1f} | "
                      f"{total_bound / r['total_ns']:.2f} |")
-        lines.append(f"| {name} | (edges per row {r['edges_per_row']:.2f}; long-row entries per "
-                     f"edge {r['long_entries_per_edge']:.1f}) | | | |")
+        long_rows = (f"; long-row entries per edge {r['long_entries_per_edge']:.1f}"
+                     if name in ("labor", "nodewise_w") else "")
+        lines.append(f"| {name} | (edges per row {r['edges_per_row']:.2f}{long_rows}) | | | |")
     return "\n".join(lines)
 
 

@@ -60,7 +60,7 @@ namespace spsample {
 #ifdef SPSAMPLE_NW_PROFILE
 // begin/end of a minibatch, pass 1 (rows), pass 2-3 (selection + gather), selection alone,
 // pass 4 (relabel); counts: frontier rows, sampled edges; LABOR's word tables (seconds, part
-// of the selection), entries of rows longer than their fanout
+// of the selection), entries of rows longer than their fanout (every rule)
 enum { NW_BEGIN, NW_ROWS, NW_SELECT_GATHER, NW_SELECT, NW_RELABEL, NW_NROWS, NW_NEDGES, NW_TABLE,
        NW_NLONG, NW_N };
 inline double nw_prof[NW_N];
@@ -849,6 +849,13 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
         NW_TICK(NW_SELECT)
         NW_COUNT(NW_NROWS, m)
         NW_COUNT(NW_NEDGES, E)
+        if (hs.select != S_THRESHOLD) {  // LABOR's count is labor_word_table's
+            for (int64_t r = 0; r < m; ++r) {
+                const int64_t s = hs.fanout_vec ? hs.fanout_vec[sc.fv[r]] : hs.fanout;
+                if (s >= 0 && sc.deg[r] > s) NW_COUNT(NW_NLONG, sc.deg[r])
+            }
+        }
+        nw_t = nw_now();
 #endif
         sc.col_words = nullptr;
         if (hs.keep_row_ids) sc.edge_row_id[h - 1].assign(sc.erow.data(), sc.erow.data() + E);

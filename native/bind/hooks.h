@@ -54,6 +54,17 @@ py::array_t<uint32_t> philox_words(const I64& index, const I64& vertex, uint32_t
     return own(std::move(out));
 }
 
+// Test and cost-model hook: words 0 .. count - 1 of the stream (vertex, hw, bid) under (k0, k1)
+// as the weighted rows compute them (stream_row_words: vectorised, four words per block).
+py::array_t<uint32_t> row_words(uint32_t vertex, uint32_t hw, uint32_t bid, uint32_t k0, uint32_t k1,
+                                int64_t count) {
+    require(count >= 0, "count must be >= 0");
+    std::vector<uint32_t> out(static_cast<size_t>((count + 63) / 64 * 64));
+    stream_row_words(vertex, hw, bid, Key{k0, k1}, count, out.data());
+    out.resize(static_cast<size_t>(count));
+    return own(std::move(out));
+}
+
 F64 det_log_array(const F64& x) {
     std::vector<double> out(x.size());
     for (py::ssize_t i = 0; i < x.size(); ++i) out[i] = det_log(x.data()[i]);
