@@ -820,10 +820,12 @@ static bool walk_plan(const RowWisePlan& plan) {
     return true;
 }
 
-// Room for `more` words after the first `used` of a pooled buffer (geometric growth, charged).
-static uint32_t* walk_room(PodBuf<uint32_t>& buf, size_t used, size_t more, Budget& budget) {
+// Room for `more` words after the first `used` of a pooled buffer (geometric growth up to
+// `most`, the words the walk can need; charged), its size set to used + more.
+static uint32_t* walk_room(PodBuf<uint32_t>& buf, size_t used, size_t more, size_t most,
+                           Budget& budget) {
     if (used + more > buf.capacity()) {
-        const size_t cap = std::max(used + more, 2 * buf.capacity());
+        const size_t cap = std::max(used + more, std::min(2 * buf.capacity(), most));
         budget.reserve(static_cast<uint64_t>(cap - buf.capacity()) * 4);
         buf.reserve(cap);
     }
@@ -859,7 +861,10 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
     edges.use_pool();
     sc.map.begin(plan.n, static_cast<uint64_t>(b) * 16);
     uint32_t* table = sc.map.dense_table();
-    uint32_t* ids = walk_room(nodes, 0, static_cast<size_t>(b) * std::min(L + 1, 4), budget);
+    // at most b + (b + 1) L vertices and 3 (b + 1) L edge words (b walks, each hop's + 1)
+    const size_t most_nodes = static_cast<size_t>(b) + static_cast<size_t>(b + 1) * L;
+    const size_t most_edges = 3 * static_cast<size_t>(b + 1) * L;
+    uint32_t* ids = walk_room(nodes, 0, static_cast<size_t>(b) * std::min(L + 1, 4), most_nodes, budget);
     nodes.resize(b);
     sc.wv.resize(b + 1);
     sc.wr.resize(b + 1);
@@ -880,7 +885,7 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
     for (int h = 1; h <= L; ++h) {
         const HopSpec& hs = plan.hops[h - 1];
         const int64_t stride = m + 1;  // + 1: a walk that stops writes the next slot, not kept
-        uint32_t* dst = walk_room(edges, used, 3 * static_cast<size_t>(stride), budget);
+        uint32_t* dst = walk_room(edges, used, 3 * static_cast<size_t>(stride), most_edges, budget);
         uint32_t* src = dst + stride;
         uint32_t* eid = dst + 2 * stride;
         const uint32_t* wl = local_at < 0 ? nullptr : edges.data() + local_at;
@@ -920,7 +925,7 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
         // relabel: first occurrence wins, new vertices appended (branch-free)
         const size_t before = nodes.size();
         size_t next = before;
-        ids = walk_room(nodes, next, static_cast<size_t>(E), budget) - next;
+        ids = walk_room(nodes, next, static_cast<size_t>(E), most_nodes, budget) - next;
         for (int64_t e = 0; e < E; ++e) {  // masks, not ?: (which the compiler made a branch)
             const uint32_t u = nv[e];
             const uint32_t slot = table[u];
