@@ -820,19 +820,6 @@ static bool walk_plan(const RowWisePlan& plan) {
     return true;
 }
 
-// Room for `more` words after the first `used` of a pooled buffer (geometric growth up to
-// `most`, the words the walk can need; charged), its size set to used + more.
-static uint32_t* walk_room(PodBuf<uint32_t>& buf, size_t used, size_t more, size_t most,
-                           Budget& budget) {
-    if (used + more > buf.capacity()) {
-        const size_t cap = std::max(used + more, std::min(2 * buf.capacity(), most));
-        budget.reserve(static_cast<uint64_t>(cap - buf.capacity()) * 4);
-        buf.reserve(cap);
-    }
-    buf.resize(used + more);
-    return buf.data() + used;
-}
-
 // All hops of a walk plan (walk_plan) for one minibatch, the live walks hop after hop: a walk
 // at vertex v (row id = its seed's position, the stream's key word under K_ROW) keeps entry
 // indptr[v] + uniform_int(w, d) of its row of degree d >= 1, w word 0 of its stream (all live
@@ -861,31 +848,40 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
     edges.use_pool();
     sc.map.begin(plan.n, static_cast<uint64_t>(b) * 16);
     uint32_t* table = sc.map.dense_table();
-    // at most b + (b + 1) L vertices and 3 (b + 1) L edge words (b walks, each hop's + 1)
-    const size_t most_nodes = static_cast<size_t>(b) + static_cast<size_t>(b + 1) * L;
+    // room for the most a walk can write, once (charged; below the estimate spsample checked,
+    // 24 bytes per edge and 8 per vertex): b + b L vertices and 3 (b + 1) L edge words (each
+    // hop's arrays hold one slot more than its rows)
+    const size_t most_nodes = static_cast<size_t>(b) * (L + 1);
     const size_t most_edges = 3 * static_cast<size_t>(b + 1) * L;
-    uint32_t* ids = walk_room(nodes, 0, static_cast<size_t>(b) * std::min(L + 1, 4), most_nodes, budget);
-    nodes.resize(b);
+    budget.reserve(4 * static_cast<uint64_t>(most_nodes + most_edges));
+    nodes.reserve(most_nodes);
+    edges.reserve(most_edges);
+    uint32_t* ids = nodes.data();
     sc.wv.resize(b + 1);
     sc.wr.resize(b + 1);
     sc.nv.resize(b + 1);
     sc.nr.resize(b + 1);
     sc.word1.resize(b);
+    constexpr int64_t PF_SEEDS = 16;
+    for (int64_t i = 0; i < std::min(b, PF_SEEDS); ++i) __builtin_prefetch(table + seeds[i]);
     for (int64_t i = 0; i < b; ++i) {
         const uint32_t v = static_cast<uint32_t>(seeds[i]);
+        if (i + PF_SEEDS < b) __builtin_prefetch(table + seeds[i + PF_SEEDS]);
         __builtin_prefetch(indptr + v);
+        __builtin_prefetch(indptr + v + 1);
         ids[i] = v;
         if (table[v] == VertexMap::NONE) table[v] = static_cast<uint32_t>(i);
         sc.wv[i] = v;
         sc.wr[i] = static_cast<uint32_t>(i);
     }
+    size_t next_node = static_cast<size_t>(b);  // vertices so far
     int64_t m = b;          // live walks
     int64_t local_at = -1;  // their local ids: edges32 from here (-1: 0 .. b - 1, the seeds)
     size_t used = 0;
     for (int h = 1; h <= L; ++h) {
         const HopSpec& hs = plan.hops[h - 1];
         const int64_t stride = m + 1;  // + 1: a walk that stops writes the next slot, not kept
-        uint32_t* dst = walk_room(edges, used, 3 * static_cast<size_t>(stride), most_edges, budget);
+        uint32_t* dst = edges.data() + used;
         uint32_t* src = dst + stride;
         uint32_t* eid = dst + 2 * stride;
         const uint32_t* wl = local_at < 0 ? nullptr : edges.data() + local_at;
@@ -901,6 +897,7 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
                 const uint32_t u = idx32[eid[gathered]];
                 nv[gathered] = u;
                 __builtin_prefetch(indptr + u);
+                __builtin_prefetch(indptr + u + 1);
                 __builtin_prefetch(table + u);
             }
             const int64_t stop = std::min<int64_t>(a + 8, m);
@@ -920,12 +917,12 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
             const uint32_t u = idx32[eid[gathered]];
             nv[gathered] = u;
             __builtin_prefetch(indptr + u);
+            __builtin_prefetch(indptr + u + 1);
             __builtin_prefetch(table + u);
         }
         // relabel: first occurrence wins, new vertices appended (branch-free)
-        const size_t before = nodes.size();
+        const size_t before = next_node;
         size_t next = before;
-        ids = walk_room(nodes, next, static_cast<size_t>(E), most_nodes, budget) - next;
         for (int64_t e = 0; e < E; ++e) {  // masks, not ?: (which the compiler made a branch)
             const uint32_t u = nv[e];
             const uint32_t slot = table[u];
@@ -936,8 +933,8 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
             next += fresh & 1u;
             src[e] = lu;
         }
-        nodes.resize(next);
         out.counts.push_back(static_cast<int64_t>(next - before));
+        next_node = next;
         out.walk_at[h - 1] = static_cast<int64_t>(used);
         out.walk_stride[h - 1] = stride;
         out.walk_edges[h - 1] = E;
@@ -947,8 +944,9 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
         std::swap(sc.wr, sc.nr);
         m = E;
     }
+    nodes.resize(next_node);
     edges.resize(used);
-    for (size_t i = 0; i < nodes.size(); ++i) table[nodes[i]] = VertexMap::NONE;
+    for (size_t i = 0; i < next_node; ++i) table[ids[i]] = VertexMap::NONE;
 }
 
 // Sample all hops of one minibatch (position j of the bulk, global id bid).
