@@ -242,3 +242,23 @@ def test_the_budget_stops_walks(monkeypatch):
     monkeypatch.setattr(_kernel_calls, "_budget", lambda: 20_000)
     with pytest.raises(spsample.ResourceLimitError, match="lower the fanouts"):
         spsample.sample(g, web_seeds(g), **kw)
+
+
+@needs_native
+@pytest.mark.parametrize("bad", [-1, 3000, 2**40])
+def test_the_kernel_rejects_seeds_outside_the_graph(bad):
+    """run_rowwise's seed check (one check per call): a seed outside [0, n) anywhere in the
+    bulk is a ValueError naming the seeds, not a read outside the graph."""
+    from spsample._native_kernels import run_rowwise
+    g = web_like_graph()
+    hops = [dict(frontier=(0, 0, -1, -1, 0) if h == 1 else (2, h - 1, -1, -1, h - 1), aux=None,
+                 aux_graph=0, graph=0, program=[], select=0, fanout=1, fanout_vec=-1, bound=0.0,
+                 dedup=True, keep_row_ids=h < 3, key=1, hop_word=h, rng_key=(7, h), time=-1,
+                 batch_time=-1) for h in (1, 2, 3)]
+    graphs = [(g.indptr, g.indices, None, g.indices.astype(np.uint32))]
+    args = (hops, [], [], 11, 12, 0, 1 << 30, 1, False)
+    sizes, ids = np.array([2, 3]), np.array([5, 6])
+    ok = run_rowwise(graphs, np.array([3, 100, 7, 400, 9]), sizes, ids, *args)
+    assert sum(h[0].size for h in ok[3]) > 0
+    with pytest.raises(ValueError, match="seeds"):
+        run_rowwise(graphs, np.array([3, 100, 7, 400, bad]), sizes, ids, *args)
