@@ -28,15 +28,19 @@
 // edges later, so that many misses are in flight); 4. relabel. LABOR hops that read many
 // more entries than the graph has vertices look each column's word up in a table computed
 // once per hop (labor_word_table); other hops compute the words of many short rows in one
-// vectorised call (labor_words_ahead). Uniform hops at fanout 1 (walks) take select_fanout1, one
-// branch-free loop with every row's stream word computed up front.
+// vectorised call (labor_words_ahead). Uniform hops at fanout 1 take select_fanout1, one
+// branch-free loop with every row's stream word computed up front; plans made only of such hops,
+// each reading the previous hop's sources (walks), take walk_minibatch: the whole walk in one
+// kernel, its outputs packed as 32-bit words (MiniBatchOut) that the flattening widens.
 // Complexity per hop: O(m) for pass 1 (m rows), the rules' costs for pass 2, O(E) for 3-4.
 // Memory: the outputs (3 int64 per sampled edge plus n_id, charged to the call's Budget before
-// each buffer grows) and per thread O(largest frontier + largest hop) scratch.
+// each buffer grows; walks: 32-bit words, reserved and charged once at the walk's bound) and per
+// thread O(largest frontier + largest hop) scratch.
 //
 // Profiling: compile with -DSPSAMPLE_NW_PROFILE (never in the shipped build) to accumulate the
 // calling thread's CPU seconds per phase of rowwise_minibatch in nw_prof[] (NW_* below; the
-// selection is run a second time without the gather to split the fused pass 2-3); the module
+// selection is run a second time without the gather to split the fused pass 2-3; walk_minibatch
+// counts its fused rows-selection-gather pass as NW_SELECT_GATHER); the module
 // then exposes it as nw_profile() (reset on read). experiments/cost_model.py reads it.
 #ifndef SPSAMPLE_ROWWISE_H
 #define SPSAMPLE_ROWWISE_H
@@ -831,6 +835,7 @@ static bool walk_plan(const RowWisePlan& plan) {
 static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_t b, uint32_t bid,
                            RowWiseScratch& sc, MiniBatchOut& out, Budget& budget) {
     constexpr int64_t GATHER_LAG = 64;
+    NW_T0
     const int L = static_cast<int>(plan.hops.size());
     const CSRView& g = plan.graphs[plan.hops[0].graph];
     const int64_t* indptr = g.indptr;
@@ -878,6 +883,7 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
     int64_t m = b;          // live walks
     int64_t local_at = -1;  // their local ids: edges32 from here (-1: 0 .. b - 1, the seeds)
     size_t used = 0;
+    NW_TICK(NW_BEGIN)
     for (int h = 1; h <= L; ++h) {
         const HopSpec& hs = plan.hops[h - 1];
         const int64_t stride = m + 1;  // + 1: a walk that stops writes the next slot, not kept
@@ -920,6 +926,9 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
             __builtin_prefetch(indptr + u + 1);
             __builtin_prefetch(table + u);
         }
+        NW_TICK(NW_SELECT_GATHER)  // profiling: rows, selection and gather are one pass here
+        NW_COUNT(NW_NROWS, m)
+        NW_COUNT(NW_NEDGES, E)
         // relabel: first occurrence wins, new vertices appended (branch-free)
         const size_t before = next_node;
         size_t next = before;
@@ -943,10 +952,12 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
         std::swap(sc.wv, sc.nv);
         std::swap(sc.wr, sc.nr);
         m = E;
+        NW_TICK(NW_RELABEL)
     }
     nodes.resize(next_node);
     edges.resize(used);
     for (size_t i = 0; i < next_node; ++i) table[ids[i]] = VertexMap::NONE;
+    NW_TICK(NW_BEGIN)
 }
 
 // Sample all hops of one minibatch (position j of the bulk, global id bid).
