@@ -222,10 +222,21 @@ struct HopOut {
 
 // One minibatch: n_id (seeds first), counts[h] = vertices first reached at hop h (counts[0] =
 // number of seeds), one HopOut per hop.
+// Walks (rowwise.h: walk_minibatch) leave n_id and hops empty and write 32-bit words instead
+// (packed): nodes32, the n_id; edges32, hop l's walk_edges[l] edges at walk_at[l] (destinations),
+// walk_at[l] + walk_stride[l] (sources) and walk_at[l] + 2 walk_stride[l] (edge ids).
 struct MiniBatchOut {
     PodBuf<int64_t> n_id;
     std::vector<int64_t> counts;
     std::vector<HopOut> hops;
+    bool packed = false;
+    PodBuf<uint32_t> nodes32, edges32;
+    std::vector<int64_t> walk_at, walk_stride, walk_edges;
+
+    int64_t num_nodes() const { return static_cast<int64_t>(packed ? nodes32.size() : n_id.size()); }
+    int64_t num_edges(int l) const {
+        return packed ? walk_edges[l] : static_cast<int64_t>(hops[l].src.size());
+    }
 };
 
 

@@ -28,15 +28,19 @@
 // edges later, so that many misses are in flight); 4. relabel. LABOR hops that read many
 // more entries than the graph has vertices look each column's word up in a table computed
 // once per hop (labor_word_table); other hops compute the words of many short rows in one
-// vectorised call (labor_words_ahead). Uniform hops at fanout 1 (walks) take select_fanout1, one
-// branch-free loop with every row's stream word computed up front.
+// vectorised call (labor_words_ahead). Uniform hops at fanout 1 take select_fanout1, one
+// branch-free loop with every row's stream word computed up front; plans made only of such hops,
+// each reading the previous hop's sources (walks), take walk_minibatch: the whole walk in one
+// kernel, its outputs packed as 32-bit words (MiniBatchOut) that the flattening widens.
 // Complexity per hop: O(m) for pass 1 (m rows), the rules' costs for pass 2, O(E) for 3-4.
 // Memory: the outputs (3 int64 per sampled edge plus n_id, charged to the call's Budget before
-// each buffer grows) and per thread O(largest frontier + largest hop) scratch.
+// each buffer grows; walks: 32-bit words, reserved and charged once at the walk's bound) and per
+// thread O(largest frontier + largest hop) scratch.
 //
 // Profiling: compile with -DSPSAMPLE_NW_PROFILE (never in the shipped build) to accumulate the
 // calling thread's CPU seconds per phase of rowwise_minibatch in nw_prof[] (NW_* below; the
-// selection is run a second time without the gather to split the fused pass 2-3); the module
+// selection is run a second time without the gather to split the fused pass 2-3; walk_minibatch
+// counts its fused rows-selection-gather pass as NW_SELECT_GATHER); the module
 // then exposes it as nw_profile() (reset on read). experiments/cost_model.py reads it.
 #ifndef SPSAMPLE_ROWWISE_H
 #define SPSAMPLE_ROWWISE_H
@@ -164,6 +168,7 @@ struct RowWiseScratch {
     std::vector<uint32_t> lab_cols, lab_words;  // LABOR without a table: rows' columns, words
     int32_t lab_off[LABOR_ROWS];       // row -> its words in lab_words, or -1
     std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
+    PodBuf<uint32_t> wv, wr, nv, nr;   // walks: the live walks' vertices and row ids, now and next
 };
 
 // Thrown by a rejection rule whose values exceed its bound (spsample: SamplerError).
@@ -797,6 +802,164 @@ static void relabel_hop(const HopSpec& hs, const uint32_t* nbr, int64_t E, Verte
     hop_end.push_back(static_cast<int64_t>(n_id.size()));
 }
 
+// ---- walks -------------------------------------------------------------------------------
+// A plan is a walk when every hop is uniform at fanout 1 (with or without replacement: the same
+// rule at s = 1) on one graph with 32-bit column ids and fewer than 2**32 entries, without
+// times, aux rows or fanout vectors, deduplicating into the dense table, hop 1's frontier the
+// seeds (new nodes of hop 0) and hop h > 1's the sources of hop h - 1's edges (RandomWalk).
+static bool walk_plan(const RowWisePlan& plan) {
+    if (plan.hops.empty() || plan.n > VertexMap::DENSE_MAX) return false;
+    const int32_t gi = plan.hops[0].graph;
+    const CSRView& g = plan.graphs[gi];
+    if (!g.indices32 || g.indptr[g.n] >= (int64_t(1) << 32)) return false;
+    for (size_t i = 0; i < plan.hops.size(); ++i) {
+        const HopSpec& hs = plan.hops[i];
+        const FrontierSpec& f = hs.frontier;
+        const bool frontier = i == 0 ? f.kind == F_NEW_NODES && f.hop == 0 && f.hop_last == 0
+                                     : f.kind == F_EDGE_SRC && f.hop == static_cast<int32_t>(i);
+        if (!frontier || hs.graph != gi || hs.has_aux || hs.entry_time || hs.fanout_vec ||
+            hs.fanout != 1 || !hs.dedup || (hs.select != S_UNIFORM && hs.select != S_UNIFORM_REP))
+            return false;
+    }
+    return true;
+}
+
+// All hops of a walk plan (walk_plan) for one minibatch, the live walks hop after hop: a walk
+// at vertex v (row id = its seed's position, the stream's key word under K_ROW) keeps entry
+// indptr[v] + uniform_int(w, d) of its row of degree d >= 1, w word 0 of its stream (all live
+// walks' words at once, column_words), and stops where d = 0 -- select_fanout1's rule on
+// build_frontier's rows. The kept entries' columns are read GATHER_LAG walks after their
+// prefetch, and then their rows' extents (the next hop) and table slots are prefetched; the
+// relabel (first occurrence wins) runs over the hop's columns in edge order as relabel_hop's.
+// Output: out packed (MiniBatchOut), the same values as rowwise_minibatch's.
+static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_t b, uint32_t bid,
+                           RowWiseScratch& sc, MiniBatchOut& out, Budget& budget) {
+    constexpr int64_t GATHER_LAG = 64;
+    NW_T0
+    const int L = static_cast<int>(plan.hops.size());
+    const CSRView& g = plan.graphs[plan.hops[0].graph];
+    const int64_t* indptr = g.indptr;
+    const uint32_t* idx32 = g.indices32;
+    out.packed = true;
+    out.n_id.clear();
+    out.hops.clear();
+    out.counts.assign(1, b);
+    out.walk_at.assign(L, 0);
+    out.walk_stride.assign(L, 0);
+    out.walk_edges.assign(L, 0);
+    PodBuf<uint32_t>& nodes = out.nodes32;
+    PodBuf<uint32_t>& edges = out.edges32;
+    nodes.use_pool();
+    edges.use_pool();
+    sc.map.begin(plan.n, static_cast<uint64_t>(b) * 16);
+    uint32_t* table = sc.map.dense_table();
+    // room for the most a walk can write, once (charged; below the estimate spsample checked,
+    // 24 bytes per edge and 8 per vertex): b + b L vertices and 3 (b + 1) L edge words (each
+    // hop's arrays hold one slot more than its rows)
+    const size_t most_nodes = static_cast<size_t>(b) * (L + 1);
+    const size_t most_edges = 3 * static_cast<size_t>(b + 1) * L;
+    budget.reserve(4 * static_cast<uint64_t>(most_nodes + most_edges));
+    nodes.reserve(most_nodes);
+    edges.reserve(most_edges);
+    uint32_t* ids = nodes.data();
+    sc.wv.resize(b + 1);
+    sc.wr.resize(b + 1);
+    sc.nv.resize(b + 1);
+    sc.nr.resize(b + 1);
+    sc.word1.resize(b);
+    constexpr int64_t PF_SEEDS = 16;
+    for (int64_t i = 0; i < std::min(b, PF_SEEDS); ++i) __builtin_prefetch(table + seeds[i]);
+    for (int64_t i = 0; i < b; ++i) {
+        const uint32_t v = static_cast<uint32_t>(seeds[i]);
+        if (i + PF_SEEDS < b) __builtin_prefetch(table + seeds[i + PF_SEEDS]);
+        __builtin_prefetch(indptr + v);
+        __builtin_prefetch(indptr + v + 1);
+        ids[i] = v;
+        if (table[v] == VertexMap::NONE) table[v] = static_cast<uint32_t>(i);
+        sc.wv[i] = v;
+        sc.wr[i] = static_cast<uint32_t>(i);
+    }
+    size_t next_node = static_cast<size_t>(b);  // vertices so far
+    int64_t m = b;          // live walks
+    int64_t local_at = -1;  // their local ids: edges32 from here (-1: 0 .. b - 1, the seeds)
+    size_t used = 0;
+    NW_TICK(NW_BEGIN)
+    for (int h = 1; h <= L; ++h) {
+        const HopSpec& hs = plan.hops[h - 1];
+        const int64_t stride = m + 1;  // + 1: a walk that stops writes the next slot, not kept
+        uint32_t* dst = edges.data() + used;
+        uint32_t* src = dst + stride;
+        uint32_t* eid = dst + 2 * stride;
+        const uint32_t* wl = local_at < 0 ? nullptr : edges.data() + local_at;
+        const uint32_t* wv = sc.wv.data();
+        const uint32_t* wr = sc.wr.data();
+        uint32_t* nv = sc.nv.data();
+        uint32_t* nr = sc.nr.data();
+        uint32_t* words = sc.word1.data();
+        column_words(hs.key == K_ROW ? wr : wv, m, hs.hop_word, bid, hs.rng_key, words);
+        int64_t E = 0, gathered = 0;
+        for (int64_t a = 0; a < m; a += 8) {
+            for (; gathered < E - GATHER_LAG; ++gathered) {
+                const uint32_t u = idx32[eid[gathered]];
+                nv[gathered] = u;
+                __builtin_prefetch(indptr + u);
+                __builtin_prefetch(indptr + u + 1);
+                __builtin_prefetch(table + u);
+            }
+            const int64_t stop = std::min<int64_t>(a + 8, m);
+            for (int64_t r = a; r < stop; ++r) {
+                const uint32_t v = wv[r];
+                const int64_t st = indptr[v];
+                const int64_t d = indptr[v + 1] - st;
+                const int64_t p = st + static_cast<int64_t>(uniform_int(words[r], static_cast<uint64_t>(d)));
+                dst[E] = wl ? wl[r] : static_cast<uint32_t>(r);
+                eid[E] = static_cast<uint32_t>(p);
+                nr[E] = wr[r];
+                __builtin_prefetch(idx32 + p);
+                E += d > 0;
+            }
+        }
+        for (; gathered < E; ++gathered) {
+            const uint32_t u = idx32[eid[gathered]];
+            nv[gathered] = u;
+            __builtin_prefetch(indptr + u);
+            __builtin_prefetch(indptr + u + 1);
+            __builtin_prefetch(table + u);
+        }
+        NW_TICK(NW_SELECT_GATHER)  // profiling: rows, selection and gather are one pass here
+        NW_COUNT(NW_NROWS, m)
+        NW_COUNT(NW_NEDGES, E)
+        // relabel: first occurrence wins, new vertices appended (branch-free)
+        const size_t before = next_node;
+        size_t next = before;
+        for (int64_t e = 0; e < E; ++e) {  // masks, not ?: (which the compiler made a branch)
+            const uint32_t u = nv[e];
+            const uint32_t slot = table[u];
+            const uint32_t fresh = 0u - static_cast<uint32_t>(slot == VertexMap::NONE);
+            const uint32_t lu = (slot & ~fresh) | (static_cast<uint32_t>(next) & fresh);
+            table[u] = lu;
+            ids[next] = u;
+            next += fresh & 1u;
+            src[e] = lu;
+        }
+        out.counts.push_back(static_cast<int64_t>(next - before));
+        next_node = next;
+        out.walk_at[h - 1] = static_cast<int64_t>(used);
+        out.walk_stride[h - 1] = stride;
+        out.walk_edges[h - 1] = E;
+        local_at = static_cast<int64_t>(used) + stride;
+        used += 3 * static_cast<size_t>(stride);
+        std::swap(sc.wv, sc.nv);
+        std::swap(sc.wr, sc.nr);
+        m = E;
+        NW_TICK(NW_RELABEL)
+    }
+    nodes.resize(next_node);
+    edges.resize(used);
+    for (size_t i = 0; i < next_node; ++i) table[ids[i]] = VertexMap::NONE;
+    NW_TICK(NW_BEGIN)
+}
+
 // Sample all hops of one minibatch (position j of the bulk, global id bid).
 //
 // Inputs:  plan; seeds[0..b), distinct vertex ids in [0, n); sc, the calling thread's scratch.
@@ -805,6 +968,7 @@ static void relabel_hop(const HopSpec& hs, const uint32_t* nbr, int64_t E, Verte
 static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_t b, int64_t j,
                               uint32_t bid, RowWiseScratch& sc, MiniBatchOut& out, Budget& budget) {
     constexpr int64_t PF_ROWS = 16;   // prefetch distance of pass 1, in frontier rows
+    if (walk_plan(plan)) return walk_minibatch(plan, seeds, b, bid, sc, out, budget);
     const int L = static_cast<int>(plan.hops.size());
     PodBuf<int64_t>& n_id = out.n_id;
     NW_T0

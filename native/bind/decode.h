@@ -231,7 +231,9 @@ void rowwise_plan(const py::list& graphs, const I64& seeds, const I64& sizes,
                     require(plan.hops[h - 1].keep_row_ids, "a hop whose edge ends are read must keep row ids");
         }
     }
-    for (int64_t i = 0; i < seeds.size(); ++i) require(seeds.data()[i] >= 0 && seeds.data()[i] < plan.n, "seeds");
+    bool seeds_ok = true;  // one require (its message string) per call, not per seed
+    for (int64_t i = 0; i < seeds.size(); ++i) seeds_ok &= seeds.data()[i] >= 0 && seeds.data()[i] < plan.n;
+    require(seeds_ok, "seeds");
     plan.key = Key{k0, k1};
     plan.epoch = epoch;
 }

@@ -85,16 +85,73 @@ std::vector<int64_t> node_counts(const std::vector<MiniBatchOut>& outs, int L) {
     return counts;
 }
 
+// 32-bit words widened to int64 (walks' packed outputs). The AVX2 version writes with streaming
+// stores: the flat arrays are written once here and not read back by the kernels, and ordinary
+// stores would first read every line of them in (call _mm_sfence before other threads read).
+inline void widen_n_generic(int64_t* dst, const uint32_t* src, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) dst[i] = src[i];
+}
+
+#ifdef SPSAMPLE_LW_X86
+__attribute__((target("avx2"))) inline void widen_n_avx2(int64_t* dst, const uint32_t* src,
+                                                          int64_t count) {
+    int64_t i = 0;
+    for (; i < count && (reinterpret_cast<uintptr_t>(dst + i) & 31) != 0; ++i) dst[i] = src[i];
+    for (; i + 4 <= count; i += 4) {
+        const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_cvtepu32_epi64(w));
+    }
+    for (; i < count; ++i) dst[i] = src[i];
+}
+#endif
+
+inline void widen_n(int64_t* dst, const uint32_t* src, int64_t count) {
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx2()) return widen_n_avx2(dst, src, count);
+#endif
+    widen_n_generic(dst, src, count);
+}
+
+// Orders the streaming stores of widen_n before what follows (other threads' reads).
+inline void widen_fence() {
+#ifdef SPSAMPLE_LW_X86
+    _mm_sfence();
+#endif
+}
+
 // Copies minibatch `mb`'s n_id to `to` and frees its buffer.
 void move_n_id(MiniBatchOut& mb, int64_t* to) {
+    if (mb.packed) {
+        widen_n(to, mb.nodes32.data(), static_cast<int64_t>(mb.nodes32.size()));
+        mb.nodes32 = PodBuf<uint32_t>();
+        return;
+    }
     copy_n(to, mb.n_id.data(), static_cast<int64_t>(mb.n_id.size()));
     mb.n_id = PodBuf<int64_t>();
 }
 
+// Copies hop l of minibatch `mb` (E edges) to dst / src / eid; frees a HopOut's buffers.
+void move_hop(MiniBatchOut& mb, int l, int64_t* dst, int64_t* src, int64_t* eid) {
+    const int64_t E = mb.num_edges(l);
+    if (mb.packed) {
+        const uint32_t* w = mb.edges32.data() + mb.walk_at[l];
+        const int64_t stride = mb.walk_stride[l];
+        widen_n(dst, w, E);
+        widen_n(src, w + stride, E);
+        widen_n(eid, w + 2 * stride, E);
+        return;
+    }
+    HopOut& h = mb.hops[l];
+    copy_n(dst, h.dst.data(), E);
+    copy_n(src, h.src.data(), E);
+    copy_n(eid, h.eid.data(), E);
+    h = HopOut();
+}
+
 FlatBulk flatten_rowwise(std::vector<MiniBatchOut>& outs, int L, int threads) {
     const int64_t k = static_cast<int64_t>(outs.size());
-    FlatBulk f = flat_layout(k, L, false, [&](int64_t j) { return static_cast<int64_t>(outs[j].n_id.size()); },
-                             [&](int64_t j, int l) { return static_cast<int64_t>(outs[j].hops[l].src.size()); });
+    FlatBulk f = flat_layout(k, L, false, [&](int64_t j) { return outs[j].num_nodes(); },
+                             [&](int64_t j, int l) { return outs[j].num_edges(l); });
     f.counts = node_counts(outs, L);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
@@ -103,13 +160,12 @@ FlatBulk flatten_rowwise(std::vector<MiniBatchOut>& outs, int L, int threads) {
         MiniBatchOut& mb = outs[j];
         move_n_id(mb, static_cast<int64_t*>(f.n_id.p) + f.node_offsets[j]);
         for (int l = 0; l < L; ++l) {
-            HopOut& h = mb.hops[l];
-            const int64_t at = f.hops[l].offsets[j], E = static_cast<int64_t>(h.src.size());
-            copy_n(static_cast<int64_t*>(f.hops[l].dst.p) + at, h.dst.data(), E);
-            copy_n(static_cast<int64_t*>(f.hops[l].src.p) + at, h.src.data(), E);
-            copy_n(static_cast<int64_t*>(f.hops[l].eid.p) + at, h.eid.data(), E);
-            h = HopOut();
+            const int64_t at = f.hops[l].offsets[j];
+            move_hop(mb, l, static_cast<int64_t*>(f.hops[l].dst.p) + at,
+                     static_cast<int64_t*>(f.hops[l].src.p) + at, static_cast<int64_t*>(f.hops[l].eid.p) + at);
         }
+        if (mb.packed) widen_fence();
+        mb.edges32 = PodBuf<uint32_t>();
     }
     return f;
 }
@@ -136,9 +192,9 @@ void flatten_minibatch_major(std::vector<MiniBatchOut>& outs, int L, int threads
     f.counts = node_counts(outs, L);
     f.hop_edges.assign(k * L, 0);
     for (int64_t j = 0; j < k; ++j) {
-        f.node_offsets[j + 1] = f.node_offsets[j] + static_cast<int64_t>(outs[j].n_id.size());
+        f.node_offsets[j + 1] = f.node_offsets[j] + outs[j].num_nodes();
         int64_t E = 0;
-        for (int l = 0; l < L; ++l) E += f.hop_edges[j * L + l] = outs[j].hops[l].src.size();
+        for (int l = 0; l < L; ++l) E += f.hop_edges[j * L + l] = outs[j].num_edges(l);
         f.edge_offsets[j + 1] = f.edge_offsets[j] + E;
     }
     f.n_id = pooled(f.node_offsets[k], sizeof(int64_t));
@@ -152,14 +208,12 @@ void flatten_minibatch_major(std::vector<MiniBatchOut>& outs, int L, int threads
         const int64_t E = f.edge_offsets[j + 1] - f.edge_offsets[j];
         int64_t* at = static_cast<int64_t*>(f.block.p) + 3 * f.edge_offsets[j];
         for (int l = 0; l < L; ++l) {
-            HopOut& h = mb.hops[l];
-            const int64_t n = static_cast<int64_t>(h.src.size());
-            copy_n(at, h.src.data(), n);
-            copy_n(at + E, h.dst.data(), n);
-            copy_n(at + 2 * E, h.eid.data(), n);
+            const int64_t n = mb.num_edges(l);
+            move_hop(mb, l, at + E, at, at + 2 * E);
             at += n;
-            h = HopOut();
         }
+        if (mb.packed) widen_fence();
+        mb.edges32 = PodBuf<uint32_t>();
     }
 }
 
