@@ -196,6 +196,10 @@ static inline int64_t kept_positions(const uint8_t* keep, int64_t d, int64_t* ou
 }
 
 #ifdef SPSAMPLE_LW_X86
+// The weights are prefetched this many entries ahead of the screen (a row's first lines are
+// prefetched by the caller, rowwise.h).
+constexpr int64_t SCREEN_PF = 64;
+
 // Eight entries per step: the terms as screen_terms (the same products, no contraction), the
 // level counts in vector accumulators, the kept positions compressed (no branch per entry).
 // The words are read whole groups of eight (RowScratch::words has room past d), the weights
@@ -218,6 +222,7 @@ __attribute__((target("avx512f,avx2,popcnt"))) static int64_t screen_levels_avx5
     for (int64_t p = 0; p < d; p += 8) {
         const __mmask8 live = d - p >= 8 ? 0xFF : static_cast<__mmask8>((1u << (d - p)) - 1);
         const __m256i wd = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + p));
+        __builtin_prefetch(w + p + SCREEN_PF);
         const __m512d x = _mm512_maskz_loadu_pd(live, w + p);
         const __m512d u = _mm512_mul_pd(_mm512_add_pd(_mm512_cvtepu32_pd(wd), half), scale);
         const __m512d v = _mm512_mul_pd(_mm512_add_pd(_mm512_cvtepu32_pd(_mm256_xor_si256(wd, all)), half), scale);
