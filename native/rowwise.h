@@ -141,10 +141,6 @@ struct RowWisePlan {
     int64_t n = 0;
 };
 
-// Rows screened ahead by weighted hops with row statistics (the survivors' weights of the next
-// SCREEN_AHEAD - 1 rows are being fetched while a row is finished).
-constexpr int64_t SCREEN_AHEAD = 4;
-
 // LABOR without a word table: rows at most LABOR_SHORT long get their words LABOR_ROWS rows
 // (at most LABOR_BATCH entries) at a time (labor_words_ahead).
 constexpr int64_t LABOR_ROWS = 64;
@@ -160,7 +156,6 @@ struct RowWiseScratch {
     std::vector<uint32_t> words;       // uniform rules: the next rows' stream words, ahead
     std::vector<int32_t> word_slot;    // row -> its words in `words`, or -1
     PodBuf<uint32_t> nbr;              // global ids of the hop's sampled neighbours
-    ScreenedRow ahead[SCREEN_AHEAD];   // weighted with row statistics: rows screened ahead
     std::vector<uint32_t> word_table;  // LABOR: the words of columns 0 .. n - 1 of one hop
     const uint32_t* col_words = nullptr;  // word_table while a hop uses it, else nullptr
     std::vector<uint32_t> kept;        // LABOR: a row's kept positions
@@ -388,6 +383,19 @@ static inline void prefetch_rejection_row(const RowWiseScratch& sc, const CSRVie
     if (fa && aux.indptr) __builtin_prefetch(aux.indptr + fa[r]);
 }
 
+// The first lines of the weights of a weighted row with row statistics (start st, length d,
+// vertex v) that its screen will read (d > its fanout), up to WEIGHT_PF_LINES lines.
+constexpr int64_t WEIGHT_PF_LINES = 32;
+
+static inline void prefetch_weights(const HopSpec& hs, const CSRView& g, int64_t st, int64_t d, int64_t v) {
+    const int64_t s = hs.fanout_vec ? hs.fanout_vec[v] : hs.fanout;
+    if (s < 0 || d <= s) return;
+    const double* w = g.weights + st;
+    const int64_t end = std::min<int64_t>(d, 8 * WEIGHT_PF_LINES);
+    for (int64_t p = 0; p < end; p += 8) __builtin_prefetch(w + p);
+    __builtin_prefetch(w + end - 1);
+}
+
 // Pass 2 of one hop: every row's kept positions -> (dst, edge id[, row id]). Returns E; with
 // row_end (m entries), row r's edges are [row_end[r - 1], row_end[r]); with nbr, the kept
 // entries' column ids too (nbr[e] = indices[eid[e]], read while the row is being selected,
@@ -433,27 +441,13 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     constexpr bool UNIFORM = RULE == S_UNIFORM || RULE == S_UNIFORM_REP;
     // rejection: draws decided without lookups where the values allow (select.h)
     const ValueTable table = RULE == S_REJECTION ? value_table(vc, hs.bound) : ValueTable();
-    // weighted with the graph's row statistics: row r + SCREEN_AHEAD - 1's words screened (and
-    // its survivors' weights prefetched) before row r is finished (select.h: screen_row,
-    // finish_row)
-    const bool pipelined = RULE == S_WEIGHTED && hs.row_stats && hs.values.only_weight;
-    auto stats_of = [&](int64_t q) -> const double* {  // only for a whole row of the graph
+    // weighted with the graph's row statistics: those of a whole row of the graph (rows are
+    // whole unless cut by time)
+    auto stats_of = [&](int64_t q) -> const double* {
         const int64_t v = fv[q];
-        if (v < g.n && g.indptr[v] == rs[q] && g.indptr[v + 1] == rs[q] + rd[q]) return hs.row_stats + 3 * v;
+        if (v < g.n && (!hs.entry_time || (g.indptr[v] == rs[q] && g.indptr[v + 1] == rs[q] + rd[q])))
+            return hs.row_stats + 3 * v;
         return nullptr;
-    };
-    auto screen_ahead = [&](int64_t q) {
-        ScreenedRow& row = sc.ahead[q % SCREEN_AHEAD];
-        row.ok = false;
-        const int64_t d = rd[q];
-        const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[q]] : hs.fanout;
-        if (s < 1 || d <= s) return;
-        const double* stats = stats_of(q);
-        if (!stats || !stats_apply(stats, s)) return;
-        sc.rows.fit(d, s, true);
-        const Stream stream(static_cast<uint32_t>(hs.key == K_ROW ? fr[q] : fv[q]), hw, bid, key);
-        if (screen_row(stream, d, stats[1], first_threshold(s, stats[2]), sc.rows, row))
-            for (int64_t i = 0; i < row.m; ++i) __builtin_prefetch(g.weights + rs[q] + row.pos[i]);
     };
     // the sampled columns are read GATHER_LAG edges after their entry was selected (and
     // prefetched), so that many misses are in flight
@@ -472,11 +466,6 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     for (int64_t r = 0; r < m; ++r) {
         if (cols) gather_to(E - GATHER_LAG);
         if (row_end && r > 0) row_end[r - 1] = E;
-        if (pipelined) {
-            if (r == 0)
-                for (int64_t q = 0; q < std::min<int64_t>(m, SCREEN_AHEAD - 1); ++q) screen_ahead(q);
-            if (r + SCREEN_AHEAD - 1 < m) screen_ahead(r + SCREEN_AHEAD - 1);
-        }
         if (UNIFORM && r % WORD_ROWS == 0)
             draw_words_ahead<RULE == S_UNIFORM_REP>(hs, r, std::min(m, r + WORD_ROWS), hw, bid, key, sc);
         if (RULE == S_REJECTION && table.ok) {  // the first draws' columns, PF_DRAWS rows ahead
@@ -584,7 +573,15 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         } else {
             const double* w;
             if (hs.values.only_weight) {
-                if (!hs.row_stats && r + PF_ROWS < m) __builtin_prefetch(g.weights + rs[r + PF_ROWS]);
+                if (r + PF_ROWS < m) {
+                    __builtin_prefetch(g.weights + rs[r + PF_ROWS]);
+                    if (hs.row_stats && fv[r + PF_ROWS] < g.n) {
+                        __builtin_prefetch(hs.row_stats + 3 * fv[r + PF_ROWS]);
+                        __builtin_prefetch(hs.row_stats + 3 * fv[r + PF_ROWS] + 2);
+                    }
+                }
+                if (hs.row_stats && r + 1 < m)  // the next row's weights, read whole by its screen
+                    prefetch_weights(hs, g, rs[r + 1], rd[r + 1], fv[r + 1]);
                 w = g.weights + st;
             } else {
                 double* vals = sc.rows.vals.data();
@@ -593,12 +590,6 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             }
             if (RULE == S_WEIGHTED_REP) {
                 c = weighted_rep_row(stream, w, d, s, sc.rows);
-            } else if (pipelined && sc.ahead[r % SCREEN_AHEAD].ok) {  // finish, or retry at 2 tau
-                ScreenedRow& row = sc.ahead[r % SCREEN_AHEAD];
-                const double* stats = stats_of(r);
-                if (!finish_row(row, w, s, sc.rows, c) &&
-                    !weighted_row_stats(stream, w, d, s, stats[1], 2.0 * row.tau, sc.rows, row, c))
-                    c = weighted_row(stream, w, d, s, sc.rows);
             } else {
                 c = weighted_row(stream, w, d, s, sc.rows, hs.row_stats ? stats_of(r) : nullptr);
             }

@@ -26,17 +26,6 @@ namespace spsample {
 // Room past a row's words in RowScratch::words (stream_row_words writes whole groups of 64).
 constexpr size_t ROW_WORDS_PAD = 64;
 
-// The screen of weighted_row_stats in two stages, so that a row's survivors can be found
-// (and their weights prefetched) while an earlier row is finished: stage one reads the words
-// only, stage two the survivors' weights.
-struct ScreenedRow {
-    bool ok = false;              // stage one ran (else the row takes weighted_row)
-    double tau = 0.0;             // the threshold
-    std::vector<int64_t> pos;     // the survivors' positions, ascending,
-    std::vector<uint32_t> word;   // and words
-    int64_t m = 0;
-};
-
 // Per-thread scratch of the row rules, sized by the caller (scratch of device/rules.cuh).
 struct RowScratch {
     std::vector<int64_t> pos;
@@ -48,7 +37,6 @@ struct RowScratch {
     std::vector<int64_t> cand;     // weighted: their positions
     std::vector<uint32_t> cword;   // weighted: the candidates' words,
     std::vector<double> cval, ckey;  // weights and exact keys
-    ScreenedRow screened;          // weighted: the survivors of the current row
 
     // Room for a row of length d at fanout s (values when `valued`).
     void fit(int64_t d, int64_t s, bool valued) {
@@ -62,7 +50,7 @@ struct RowScratch {
             if (words.size() < need + ROW_WORDS_PAD) words.resize(need + ROW_WORDS_PAD);
             if (keep.size() < need) keep.resize(need);
             if (cand.size() < need + 16) {
-                cand.resize(need + 16);  // passing_positions writes past its last position
+                cand.resize(need + 16);  // screen_levels writes past its last position
                 cword.resize(need);
                 cval.resize(need);
                 ckey.resize(need);
@@ -150,23 +138,45 @@ static inline double weight_census(const double* w, int64_t d, int64_t& eligible
     return weight_census_scalar(w, d, eligible, odd);
 }
 
-// Screening of a row's entries against a threshold tau (see weighted_row below): keep[p] = 0
-// when entry p's key is surely > tau (or the entry is ineligible), else 1; returns how many
-// eligible entries surely have key <= tau.
+// Screening of a row's entries against a threshold tau (see weighted_row below), at levels
+// tau 2**k, k < SCREEN_LEVELS, in one pass over the row's words and weights. Per eligible entry
+// p (w[p] > 0), with u = open_unit(word), v = 1 - u (exact):
+//   sure_p = bits_of(fl(v (1 + 2**-20))) - bits_of(fl(fl(tau u) w[p]))   (int64)
+//   keep_p = bits_of(fl(v (1 - 2**-20))) - bits_of(fl(tau w[p]))
+// sure_p <= 0: key_p <= tau surely; keep_p > 0: key_p > tau surely (positive doubles order as
+// their bits; both terms are below 2**63, so the difference is exact). at[k] = #{eligible p :
+// sure_p <= k 2**52}: the sure count at tau 2**k (scaling by 2**k adds k 2**52 to the bits of
+// a normal product), exact at k = 0 and a guide above (the count at tau 2**k is taken again
+// at that threshold before it is used). The positions with keep_p <= 0, ascending, into cand
+// (which needs d + 8 entries: the vector code writes past the last one); returns how many.
+constexpr int SCREEN_LEVELS = 8;
+
+struct ScreenTerms {
+    int64_t sure, keep;
+    bool eligible;
+};
+
+static inline ScreenTerms screen_terms(uint32_t word, double x, double tau) {
+    const double u = open_unit(word);
+    const double v = (static_cast<double>(~word) + 0.5) * (1.0 / 4294967296.0);  // 1 - u, exact
+    const double tu = tau * u;
+    return {static_cast<int64_t>(bits_of(v * KEY_HI_MARGIN) - bits_of(tu * x)),
+            static_cast<int64_t>(bits_of(v * KEY_LO_MARGIN) - bits_of(tau * x)),
+            positive_bits(bits_of(x))};
+}
+
+// keep[p] = 1 when entry p is eligible with keep_p <= 0, else 0; the level counts into at.
 SPSAMPLE_VECTOR_CLONES
-static int64_t screen_keys(const uint32_t* __restrict words, const double* __restrict w, int64_t d,
-                           double tau, uint8_t* __restrict keep) {
-    int64_t sure = 0;
+static void screen_flags(const uint32_t* __restrict words, const double* __restrict w, int64_t d,
+                         double tau, uint8_t* __restrict keep, int64_t* __restrict at) {
+    int64_t c[SCREEN_LEVELS] = {};
     for (int64_t p = 0; p < d; ++p) {
-        const uint32_t word = words[p];
-        const double x = w[p];
-        const double u = open_unit(word);
-        const double v = (static_cast<double>(~word) + 0.5) * (1.0 / 4294967296.0);  // 1 - u, exact
-        const uint64_t pos = positive_bits(bits_of(x));
-        sure += pos & (bits_of(v * KEY_HI_MARGIN) <= bits_of((tau * u) * x));
-        keep[p] = static_cast<uint8_t>(pos & (bits_of(v * KEY_LO_MARGIN) <= bits_of(tau * x)));
+        const ScreenTerms t = screen_terms(words[p], w[p], tau);
+        const int64_t e = t.eligible;
+        for (int k = 0; k < SCREEN_LEVELS; ++k) c[k] += e & (t.sure <= (static_cast<int64_t>(k) << 52));
+        keep[p] = static_cast<uint8_t>(e & (t.keep <= 0));
     }
-    return sure;
+    for (int k = 0; k < SCREEN_LEVELS; ++k) at[k] = c[k];
 }
 
 // The positions p < d with keep[p] != 0, ascending, into out; returns how many.
@@ -185,94 +195,63 @@ static inline int64_t kept_positions(const uint8_t* keep, int64_t d, int64_t* ou
     return n;
 }
 
-// Whether the key of an entry with this word may be <= tau whatever its weight (<= wmax): not
-// when fl(v (1 - 2**-20)) > fl(tau wmax) >= fl(tau w_p) (see weighted_row below); limit =
-// bits_of(fl(tau wmax)).
-static inline bool word_may_pass(uint64_t word, uint64_t limit) {
-    const double v = (static_cast<double>(~static_cast<uint32_t>(word)) + 0.5) * (1.0 / 4294967296.0);
-    return bits_of(v * KEY_LO_MARGIN) <= limit;
-}
-
-// The smallest word that passes (word_may_pass) at tau_wmax > 0 (2**32 when none does): v = (2**32 -
-// 1 - word + 0.5) 2**-32 is exact and decreases as the word grows, and rounding is monotone, so
-// exactly the words >= it pass. From the real-valued solution, corrected word by word.
-static inline uint64_t first_passing_word(double tau_wmax) {
-    constexpr uint64_t NONE = 0x100000000ull;
-    const uint64_t limit = bits_of(tau_wmax);
-    const double est = 4294967295.5 - 4294967296.0 * (tau_wmax / KEY_LO_MARGIN);
-    uint64_t w = !(est > 0.0) ? 0 : est >= 4294967296.0 ? NONE : static_cast<uint64_t>(std::ceil(est));
-    while (w > 0 && word_may_pass(w - 1, limit)) --w;
-    while (w < NONE && !word_may_pass(w, limit)) ++w;
-    return w;
-}
-
-// The positions p < d whose word passes at tau_wmax (words[p] >= first), ascending, into out;
-// returns how many. 16 words per compare with AVX-512 (the positions compressed, no branch per
-// survivor), 8 with AVX2 (the mask's set bits).
-static inline int64_t passing_positions_scalar(const uint32_t* words, int64_t d, uint64_t first,
-                                               int64_t* out) {
-    int64_t n = 0;
-    for (int64_t p = 0; p < d; ++p) {
-        out[n] = p;
-        n += static_cast<uint64_t>(words[p]) >= first;
-    }
-    return n;
-}
-
 #ifdef SPSAMPLE_LW_X86
-// (Writes up to 16 entries past the last position found: out needs d + 16 entries.)
-__attribute__((target("avx512f,popcnt"))) static int64_t passing_positions_avx512(const uint32_t* words, int64_t d,
-                                                                                 uint32_t first, int64_t* out) {
-    const __m512i f = _mm512_set1_epi32(static_cast<int>(first));
+// The weights are prefetched this many entries ahead of the screen (a row's first lines are
+// prefetched by the caller, rowwise.h).
+constexpr int64_t SCREEN_PF = 64;
+
+// Eight entries per step: the terms as screen_terms (the same products, no contraction), the
+// level counts in vector accumulators, the kept positions compressed (no branch per entry).
+// The words are read whole groups of eight (RowScratch::words has room past d), the weights
+// under a mask.
+__attribute__((target("avx512f,avx2,popcnt"))) static int64_t screen_levels_avx512(
+    const uint32_t* words, const double* w, int64_t d, double tau, int64_t* cand, int64_t* at) {
+    const __m512d half = _mm512_set1_pd(0.5), scale = _mm512_set1_pd(1.0 / 4294967296.0);
+    const __m512d hi = _mm512_set1_pd(KEY_HI_MARGIN), lo = _mm512_set1_pd(KEY_LO_MARGIN);
+    const __m512d vt = _mm512_set1_pd(tau);
+    const __m512i zero = _mm512_setzero_si512(), ones = _mm512_set1_epi64(1);
+    const __m512i inf = _mm512_set1_epi64(0x7FF0000000000000ll);
     const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m512i eight = _mm512_set1_epi64(8);
-    int64_t n = 0, p = 0;
-    for (; p + 16 <= d; p += 16) {  // no branch per survivor: both halves compressed and stored
-        const __mmask16 m = _mm512_cmpge_epu32_mask(_mm512_loadu_si512(words + p), f);
-        const __mmask8 lo = static_cast<__mmask8>(m), hi = static_cast<__mmask8>(m >> 8);
-        const __m512i at = _mm512_add_epi64(_mm512_set1_epi64(p), lane);
-        _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(lo, at));
-        n += __builtin_popcount(lo);
-        _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(hi, _mm512_add_epi64(at, eight)));
-        n += __builtin_popcount(hi);
+    const __m256i all = _mm256_set1_epi32(-1);
+    __m512i c[SCREEN_LEVELS], level[SCREEN_LEVELS];
+    for (int k = 0; k < SCREEN_LEVELS; ++k) {
+        c[k] = zero;
+        level[k] = _mm512_set1_epi64(static_cast<int64_t>(k) << 52);
     }
-    for (; p < d; ++p) {
-        out[n] = p;
-        n += words[p] >= first;
+    int64_t n = 0;
+    for (int64_t p = 0; p < d; p += 8) {
+        const __mmask8 live = d - p >= 8 ? 0xFF : static_cast<__mmask8>((1u << (d - p)) - 1);
+        const __m256i wd = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + p));
+        __builtin_prefetch(w + p + SCREEN_PF);
+        const __m512d x = _mm512_maskz_loadu_pd(live, w + p);
+        const __m512d u = _mm512_mul_pd(_mm512_add_pd(_mm512_cvtepu32_pd(wd), half), scale);
+        const __m512d v = _mm512_mul_pd(_mm512_add_pd(_mm512_cvtepu32_pd(_mm256_xor_si256(wd, all)), half), scale);
+        const __m512i xb = _mm512_castpd_si512(x);
+        const __mmask8 e = _mm512_cmpgt_epi64_mask(xb, zero) & _mm512_cmple_epi64_mask(xb, inf);
+        const __m512i sure = _mm512_sub_epi64(_mm512_castpd_si512(_mm512_mul_pd(v, hi)),
+                                              _mm512_castpd_si512(_mm512_mul_pd(_mm512_mul_pd(vt, u), x)));
+        const __m512i keep = _mm512_sub_epi64(_mm512_castpd_si512(_mm512_mul_pd(v, lo)),
+                                              _mm512_castpd_si512(_mm512_mul_pd(vt, x)));
+        for (int k = 0; k < SCREEN_LEVELS; ++k)
+            c[k] = _mm512_mask_add_epi64(c[k], _mm512_mask_cmple_epi64_mask(e, sure, level[k]), c[k], ones);
+        const __mmask8 kept = _mm512_mask_cmple_epi64_mask(e, keep, zero);
+        _mm512_storeu_si512(cand + n, _mm512_maskz_compress_epi64(kept, _mm512_add_epi64(_mm512_set1_epi64(p), lane)));
+        n += __builtin_popcount(kept);
     }
-    return n;
-}
-
-__attribute__((target("avx2"))) static int64_t passing_positions_avx2(const uint32_t* words, int64_t d,
-                                                                     uint32_t first, int64_t* out) {
-    const __m256i f = _mm256_set1_epi32(static_cast<int>(first));
-    int64_t n = 0, p = 0;
-    for (; p + 8 <= d; p += 8) {
-        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + p));
-        const __m256i ge = _mm256_cmpeq_epi32(_mm256_max_epu32(x, f), x);  // x >= first
-        uint32_t m = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(ge)));
-        for (; m; m &= m - 1) out[n++] = p + ctz64(m);
-    }
-    for (; p < d; ++p) {
-        out[n] = p;
-        n += words[p] >= first;
-    }
+    for (int k = 0; k < SCREEN_LEVELS; ++k) at[k] = _mm512_reduce_add_epi64(c[k]);
     return n;
 }
 #endif
 
-static inline int64_t passing_positions(const uint32_t* words, int64_t d, uint64_t first, int64_t* out) {
-    if (first > 0xFFFFFFFFull) return 0;
+static inline int64_t screen_levels(const uint32_t* words, const double* w, int64_t d, double tau,
+                                    RowScratch& sc, int64_t* at) {
 #ifdef SPSAMPLE_LW_X86
-    if (lw_avx512()) return passing_positions_avx512(words, d, static_cast<uint32_t>(first), out);
-    if (lw_avx2()) return passing_positions_avx2(words, d, static_cast<uint32_t>(first), out);
+    if (lw_avx512() && lw_avx2()) return screen_levels_avx512(words, w, d, tau, sc.cand.data(), at);
 #endif
-    return passing_positions_scalar(words, d, first, out);
+    screen_flags(words, w, d, tau, sc.keep.data(), at);
+    return kept_positions(sc.keep.data(), d, sc.cand.data());
 }
 
-// The exact keys of the candidates cand[0..n) (words cw, weights cx) and rules.cuh's heap of
-// the s smallest (key, position) pairs over them, in position order; the positions sorted into
-// sc.pos.
 // The exact keys exp_key(cw[i], cx[i]) for i < n into out: -det_log_normal(open_unit(w)) / x, the
 // same values as exp_key (det_log_normal equals det_log on open_unit's normal results), in a
 // loop that vectorises.
@@ -282,9 +261,22 @@ static void exact_keys(const uint32_t* __restrict cw, const double* __restrict c
     for (int64_t i = 0; i < n; ++i) out[i] = -det_log_normal(open_unit(cw[i])) / cx[i];
 }
 
-static inline int64_t exact_smallest(const int64_t* cand, const uint32_t* cw, const double* cx,
+// The s smallest (key, position) pairs over the candidates cand[0..n) (ascending; words and
+// weights read from the row), their positions sorted into sc.pos; returns how many. When there
+// are exactly s candidates, all of them (no key computed).
+static inline int64_t exact_smallest(const int64_t* cand, const uint32_t* words, const double* w,
                                      int64_t n, int64_t s, RowScratch& sc) {
     int64_t* pos = sc.pos.data();
+    if (n == s) {
+        std::memcpy(pos, cand, static_cast<size_t>(n) * sizeof(int64_t));
+        return n;
+    }
+    uint32_t* cw = sc.cword.data();
+    double* cx = sc.cval.data();
+    for (int64_t i = 0; i < n; ++i) {
+        cw[i] = words[cand[i]];
+        cx[i] = w[cand[i]];
+    }
     double* keys = sc.keys.data();
     double* ck = sc.ckey.data();
     exact_keys(cw, cx, n, ck);
@@ -309,95 +301,28 @@ static inline double first_threshold(int64_t s, double wsum) {
     return (static_cast<double>(s) + std::sqrt(static_cast<double>(s)) + 1.0) / wsum;
 }
 
-// Stage one at threshold tau: the row's words, and the entries that pass (word_may_pass).
-static inline bool screen_row(const Stream& st, int64_t d, double wmax, double tau, RowScratch& sc,
-                              ScreenedRow& out) {
-    out.ok = false;
-    if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
-    uint32_t* words = sc.words.data();
-    int64_t* cand = sc.cand.data();
-    stream_row_words(st.vertex, st.hop_word, st.batch, st.key, d, words);
-    const int64_t m = passing_positions(words, d, first_passing_word(tau * wmax), cand);
-    if (static_cast<int64_t>(out.pos.size()) < m) {
-        out.pos.resize(m);
-        out.word.resize(m);
-    }
-    for (int64_t i = 0; i < m; ++i) {
-        out.pos[i] = cand[i];
-        out.word[i] = words[cand[i]];
-    }
-    out.m = m;
-    out.tau = tau;
-    out.ok = true;
-    return true;
-}
-
-// Stage two: screen_keys on the survivors (their weights w[p]); when at least s keys are
-// surely <= tau, the exact keys of the candidates and the s smallest into sc.pos (size).
-static inline bool finish_row(const ScreenedRow& in, const double* w, int64_t s, RowScratch& sc,
-                              int64_t& size) {
-    const double tau = in.tau;
-    int64_t* cand = sc.cand.data();
-    uint32_t* cw = sc.cword.data();
-    double* cx = sc.cval.data();
-    int64_t sure = 0, n = 0;
-    for (int64_t i = 0; i < in.m; ++i) {
-        const int64_t p = in.pos[i];
-        const uint32_t word = in.word[i];
-        const double x = w[p];
-        const double u = open_unit(word);
-        const double v = (static_cast<double>(~word) + 0.5) * (1.0 / 4294967296.0);
-        const uint64_t pos = positive_bits(bits_of(x));
-        sure += pos & (bits_of(v * KEY_HI_MARGIN) <= bits_of((tau * u) * x));
-        cand[n] = p;
-        cw[n] = word;
-        cx[n] = x;
-        n += pos & (bits_of(v * KEY_LO_MARGIN) <= bits_of(tau * x));
-    }
-    if (sure < s) return false;
-    size = exact_smallest(cand, cw, cx, n, s, sc);
-    return true;
-}
-
-// weighted_row (below) for a row of more than s >= 1 eligible entries of weight in
-// [KEY_W_MIN, KEY_W_MAX], at most wmax, summing to about wsum (the graph's row_weight_stats):
-// the words screened against tau wmax first, so only the few survivors' weights are read;
-// tau doubled until it holds. False (nothing written) when no threshold was found.
-static inline bool weighted_row_stats(const Stream& st, const double* w, int64_t d, int64_t s,
-                                      double wmax, double tau, RowScratch& sc, ScreenedRow& row,
-                                      int64_t& size) {
-    for (;; tau *= 2.0) {
-        if (!screen_row(st, d, wmax, tau, sc, row)) return false;
-        for (int64_t i = 0; i < row.m; ++i) __builtin_prefetch(w + row.pos[i]);  // misses together
-        if (finish_row(row, w, s, sc, size)) return true;
-    }
-}
-
 // weighted_row (below) for a row with more than s >= 1 eligible entries, all of weight in
 // [KEY_W_MIN, KEY_W_MAX], summing to about wsum; false (nothing written) when no threshold was
-// found (the caller then runs rules.cuh's rule).
+// found (the caller then runs rules.cuh's rule). The row's words once, then screen_levels from
+// tau = first_threshold(s, wsum), at the first level whose count reaches s (tau 2**8 when
+// none does) until at least s keys are surely <= tau.
 static inline bool weighted_row_screened(const Stream& st, const double* w, int64_t d, int64_t s,
                                          double wsum, RowScratch& sc, int64_t& size) {
     uint32_t* words = sc.words.data();
-    uint8_t* keep = sc.keep.data();
     stream_row_words(st.vertex, st.hop_word, st.batch, st.key, d, words);
-    const double want = static_cast<double>(s) + 2.0 * std::sqrt(static_cast<double>(s)) + 2.0;
-    double tau = want / wsum;
+    double tau = first_threshold(s, wsum);
     for (;;) {
         if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
-        if (screen_keys(words, w, d, tau, keep) >= s) break;
-        tau *= 4.0;
+        int64_t at[SCREEN_LEVELS];
+        const int64_t n = screen_levels(words, w, d, tau, sc, at);
+        if (at[0] >= s) {
+            size = exact_smallest(sc.cand.data(), words, w, n, s, sc);
+            return true;
+        }
+        int k = 1;
+        while (k < SCREEN_LEVELS && at[k] < s) ++k;
+        tau *= static_cast<double>(int64_t(1) << k);
     }
-    int64_t* cand = sc.cand.data();
-    const int64_t n = kept_positions(keep, d, cand);
-    uint32_t* cw = sc.cword.data();
-    double* cx = sc.cval.data();
-    for (int64_t i = 0; i < n; ++i) {
-        cw[i] = words[cand[i]];
-        cx[i] = w[cand[i]];
-    }
-    size = exact_smallest(cand, cw, cx, n, s, sc);
-    return true;
 }
 
 // The rules of device/rules.cuh on a RowScratch.
@@ -424,10 +349,12 @@ static inline bool stats_apply(const double* stats, int64_t s) {
 // u_p = open_unit(word_p), only for the entries that can be among the s smallest:
 //
 //   1. the row's words 0 .. d - 1, eight blocks at a time (stream_row_words);
-//   2. a threshold tau (first (s + 2 sqrt(s) + 2) / sum(w), about s + 2 sqrt(s) + 2 expected
-//      keys below it; times 4 until it holds) such that at least s entries surely have key
-//      <= tau, and then the entries whose key may be <= tau (screen_keys: vectorised, on
-//      products, no logarithm, no division). With v = 1 - u (exact) and margins 1 -+ 2**-20:
+//   2. a threshold tau (first (s + sqrt(s) + 1) / sum(w), about s + sqrt(s) + 1 expected
+//      keys below it; then the first of tau 2, 4, .., 128 at which the pass counted at least
+//      s sure keys, or tau 256) such that at least s entries surely have key <= tau, and the
+//      entries whose key may be <= tau (screen_levels: one vectorised pass over the words and
+//      weights, on products, no logarithm, no division, no branch per entry). With v = 1 - u
+//      (exact) and margins 1 -+ 2**-20:
 //        v (1 - 2**-30) <= -det_log(u) <= (v / u) (1 + 2**-30) for every word (v <= -ln u <=
 //        v / u, and det_log is within 2**-30 of ln: tests/test_weighted_screen.py checks
 //        every word), so
@@ -440,14 +367,12 @@ static inline bool stats_apply(const double* stats, int64_t s) {
 //   3. the s-th smallest key is <= tau, so every selected entry passed the screen: the exact
 //      keys and rules.cuh's heap of the s smallest (key, position) pairs over those only,
 //      in position order, then the positions sorted.
-// Complexity O(d) vectorised (twice with probability about 3%), about s + 2 sqrt(s) + 2 exact
-// keys.
+// Complexity O(d) vectorised (the words once, the screen usually once or twice), about
+// s + sqrt(s) + 1 exact keys (none when exactly s entries may be below tau).
 //
 // stats, when given: the row's (eligible, wmax, wsum) of row_weight_stats (wmax NaN: a weight
 // outside [KEY_W_MIN, KEY_W_MAX]); a row of at most s entries, all eligible, is then kept
-// without reading its weights, and a longer one has its words screened against tau wmax first
-// (an upper bound of tau w_p), so that only the survivors' weights are read
-// (weighted_row_stats).
+// without reading its weights, and a longer one is screened without the census.
 static inline int64_t weighted_row(Stream& st, const double* w, int64_t d, int64_t s,
                                    RowScratch& sc, const double* stats = nullptr) {
     if (stats && stats[0] == static_cast<double>(d) && (s < 0 || d <= s)) {  // all eligible, all kept
@@ -456,9 +381,7 @@ static inline int64_t weighted_row(Stream& st, const double* w, int64_t d, int64
     }
     int64_t size = 0;
     if (s >= 1 && stats) {
-        if (stats_apply(stats, s) &&
-            weighted_row_stats(st, w, d, s, stats[1], first_threshold(s, stats[2]), sc,
-                               sc.screened, size))
+        if (stats_apply(stats, s) && weighted_row_screened(st, w, d, s, stats[2], sc, size))
             return size;
     } else if (s >= 1 && d >= WEIGHTED_FAST_MIN) {
         int64_t eligible = 0, odd = 0;
