@@ -761,15 +761,15 @@ static void relabel_hop(const HopSpec& hs, const uint32_t* nbr, int64_t E, Verte
         uint32_t* table = map.dense_table();
         int64_t* ids = n_id.data();
         size_t next = n_id.size();
-        for (int64_t e = 0; e < E; ++e) {
+        for (int64_t e = 0; e < E; ++e) {  // masks, not ?: (which the compiler made a branch)
             if (e + PF_EDGES < E) __builtin_prefetch(table + nbr[e + PF_EDGES]);
             const uint32_t u = nbr[e];
             const uint32_t slot = table[u];
-            const bool ins = slot == VertexMap::NONE;
-            const uint32_t lu = ins ? static_cast<uint32_t>(next) : slot;
+            const uint32_t fresh = 0u - static_cast<uint32_t>(slot == VertexMap::NONE);
+            const uint32_t lu = (slot & ~fresh) | (static_cast<uint32_t>(next) & fresh);
             table[u] = lu;
             ids[next] = u;  // kept only when new (room for E more was reserved)
-            next += ins;
+            next += fresh & 1u;
             src[e] = lu;
         }
         n_id.resize(next);
