@@ -35,9 +35,9 @@ static inline bool lw_avx2() {  // with BMI2, which every AVX2 CPU has (shrx in 
 // candidate's Efraimidis-Spirakis key is neg_log(open_unit(word)) / q; LABOR keeps u in a row of
 // length d > s when word * d < s * 2**32). Integer-only, so every version
 // below returns the same words (tests compare each with spsample._rng through the module's
-// column_words hook). Complexity O(c). The compiler's vectorisation is good with AVX-512 (the
-// x86-64-v4 clone does the 32 x 32 -> 64-bit products fastest) but its AVX2 code was slower
-// than scalar code on Zen 1 (cross-lane shuffles), hence the hand-written AVX2 version.
+// column_words hook). Complexity O(c). The compiler's AVX2 code was slower than scalar code on
+// Zen 1 (cross-lane shuffles), hence the hand-written AVX2 version; the hand-written AVX-512
+// one folds the same constant parts of the rounds, which the compiler's x86-64-v4 clone computes.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 __attribute__((target_clones("arch=x86-64-v4", "avx512f", "default")))
 #endif
@@ -120,9 +120,71 @@ __attribute__((target("avx2"))) static void column_words_avx2(const uint32_t* __
 }
 #endif
 
+#ifdef SPSAMPLE_LW_X86
+// mulhilo16: below, with the row words.
+__attribute__((target("avx512f"))) static inline void mulhilo16(__m512i x, __m512i m, __m512i& hi,
+                                                                __m512i& lo);
+
+// column_words_avx2's folded rounds on 16 candidates per step (AVX-512F); the same words.
+__attribute__((target("avx512f"))) static void column_words_avx512(const uint32_t* __restrict u, int64_t c,
+                                                                     uint32_t hw, uint32_t bid, Key key,
+                                                                     uint32_t* __restrict out) {
+    const __m512i m0 = _mm512_set1_epi32(static_cast<int>(PHILOX_M0));
+    const __m512i m1 = _mm512_set1_epi32(static_cast<int>(PHILOX_M1));
+    uint32_t ka[10], kb[10];
+    for (int r = 0; r < 10; ++r) {
+        ka[r] = key.k0 + static_cast<uint32_t>(r) * PHILOX_W0;
+        kb[r] = key.k1 + static_cast<uint32_t>(r) * PHILOX_W1;
+    }
+    const uint64_t p1a = static_cast<uint64_t>(PHILOX_M1) * hw;
+    const uint32_t r1_x0 = static_cast<uint32_t>(p1a >> 32) ^ ka[0];
+    const uint32_t r1_x1 = static_cast<uint32_t>(p1a), r1_x2 = bid ^ kb[0];
+    const uint64_t p1b = static_cast<uint64_t>(PHILOX_M1) * r1_x2;
+    const uint32_t r2_x0 = static_cast<uint32_t>(p1b >> 32) ^ r1_x1 ^ ka[1];
+    const uint32_t r2_x1 = static_cast<uint32_t>(p1b);
+    const uint64_t p0c = static_cast<uint64_t>(PHILOX_M0) * r2_x0;
+    const uint32_t r3_hi0 = static_cast<uint32_t>(p0c >> 32), r3_x3 = static_cast<uint32_t>(p0c);
+    __m512i vka[10], vkb[10];
+    for (int r = 0; r < 10; ++r) {
+        vka[r] = _mm512_set1_epi32(static_cast<int>(ka[r]));
+        vkb[r] = _mm512_set1_epi32(static_cast<int>(kb[r]));
+    }
+    const __m512i c_r1_x0 = _mm512_set1_epi32(static_cast<int>(r1_x0));
+    const __m512i c_r3_x0 = _mm512_set1_epi32(static_cast<int>(r2_x1 ^ ka[2]));
+    const __m512i c_r3_x2 = _mm512_set1_epi32(static_cast<int>(r3_hi0 ^ kb[2]));
+    const __m512i c_r3_x3 = _mm512_set1_epi32(static_cast<int>(r3_x3));
+    int64_t i = 0;
+    for (; i + 16 <= c; i += 16) {
+        const __m512i x0_1 = _mm512_xor_si512(_mm512_loadu_si512(reinterpret_cast<const void*>(u + i)), c_r1_x0);
+        __m512i hi0, lo0, hi1, lo1;
+        mulhilo16(x0_1, m0, hi0, lo0);  // round 2
+        const __m512i x2_2 = _mm512_xor_si512(hi0, vkb[1]);
+        const __m512i x3_2 = lo0;
+        mulhilo16(x2_2, m1, hi1, lo1);  // round 3
+        __m512i x0 = _mm512_xor_si512(hi1, c_r3_x0);
+        __m512i x2 = _mm512_xor_si512(x3_2, c_r3_x2);
+        __m512i x1 = lo1;
+        __m512i x3 = c_r3_x3;
+        for (int r = 3; r < 9; ++r) {  // rounds 4 to 9
+            mulhilo16(x0, m0, hi0, lo0);
+            mulhilo16(x2, m1, hi1, lo1);
+            x0 = _mm512_ternarylogic_epi32(hi1, x1, vka[r], 0x96);  // three-way xor
+            x2 = _mm512_ternarylogic_epi32(hi0, x3, vkb[r], 0x96);
+            x1 = lo1;
+            x3 = lo0;
+        }
+        const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(x2, 32), m1);  // round 10, word 0
+        const __m512i hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(_mm512_mul_epu32(x2, m1), 32), odd);
+        _mm512_storeu_si512(reinterpret_cast<void*>(out + i), _mm512_ternarylogic_epi32(hi, x1, vka[9], 0x96));
+    }
+    for (; i < c; ++i) out[i] = philox4x32_word0(0u, u[i], hw, bid, key);
+}
+#endif
+
 static inline void column_words(const uint32_t* u, int64_t c, uint32_t hw, uint32_t bid, Key key, uint32_t* out) {
 #ifdef SPSAMPLE_LW_X86
-    if (lw_avx2() && !lw_avx512()) return column_words_avx2(u, c, hw, bid, key, out);
+    if (lw_avx512()) return column_words_avx512(u, c, hw, bid, key, out);
+    if (lw_avx2()) return column_words_avx2(u, c, hw, bid, key, out);
 #endif
     column_words_generic(u, c, hw, bid, key, out);
 }

@@ -246,18 +246,56 @@ static inline int64_t words_keeps(const uint32_t* words, int64_t d, uint32_t lim
     return t;
 }
 
-// LABOR's rule on a row (columns cols[0..d), d > s >= 0) with the hop's table of column words:
-// the positions whose column's word is below threshold_limit(d, s), into out, ascending;
-// returns the count.
-static inline int64_t table_keeps(const uint32_t* cols, int64_t d, int64_t s, const uint32_t* words,
-                                  uint32_t* out) {
-    const uint32_t limit = threshold_limit(d, s);
-    int64_t t = 0;
-    for (int64_t j = 0; j < d; ++j) {
+// The positions j in [j0, d) whose column's word words[cols[j]] is below limit, appended to
+// out[0..t0) in ascending order; returns the new count. Branch-free.
+static inline int64_t table_keeps_scalar(const uint32_t* cols, int64_t d, uint32_t limit,
+                                         const uint32_t* words, uint32_t* out, int64_t j0, int64_t t0) {
+    int64_t t = t0;
+    for (int64_t j = j0; j < d; ++j) {
         out[t] = static_cast<uint32_t>(j);
         t += words[cols[j]] < limit;
     }
     return t;
+}
+
+#ifdef SPSAMPLE_LW_X86
+// AVX-512F: 16 entries per step (their words gathered from the table, compared with the limit,
+// the positions below it compressed), the row's columns prefetched SCAN_AHEAD entries ahead (a
+// long row spans pages, where the hardware's stream prefetch stops); the last d % 16 by
+// table_keeps_scalar. Same positions.
+constexpr int64_t SCAN_AHEAD = 256;
+
+__attribute__((target("avx512f"))) static int64_t table_keeps_avx512(const uint32_t* cols, int64_t d,
+                                                                       uint32_t limit, const uint32_t* words,
+                                                                       uint32_t* out) {
+    const int* table = reinterpret_cast<const int*>(words);
+    const __m512i lim = _mm512_set1_epi32(static_cast<int>(limit));
+    const __m512i sixteen = _mm512_set1_epi32(16);
+    __m512i pos = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    int64_t t = 0, j = 0;
+    for (; j + 16 <= d; j += 16) {
+        __builtin_prefetch(cols + j + SCAN_AHEAD);
+        const __m512i u = _mm512_loadu_si512(reinterpret_cast<const void*>(cols + j));
+        const __m512i w = _mm512_i32gather_epi32(u, table, 4);
+        const __mmask16 keep = _mm512_cmplt_epu32_mask(w, lim);
+        _mm512_storeu_si512(reinterpret_cast<void*>(out + t), _mm512_maskz_compress_epi32(keep, pos));
+        t += __builtin_popcount(static_cast<unsigned>(keep));
+        pos = _mm512_add_epi32(pos, sixteen);
+    }
+    return table_keeps_scalar(cols, d, limit, words, out, j, t);
+}
+#endif
+
+// LABOR's rule on a row (columns cols[0..d), d > s >= 0) with the hop's table of column words:
+// the positions whose column's word is below threshold_limit(d, s), into out (room for d),
+// ascending; returns the count.
+static inline int64_t table_keeps(const uint32_t* cols, int64_t d, int64_t s, const uint32_t* words,
+                                  uint32_t* out) {
+    const uint32_t limit = threshold_limit(d, s);
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx512()) return table_keeps_avx512(cols, d, limit, words, out);
+#endif
+    return table_keeps_scalar(cols, d, limit, words, out, 0, 0);
 }
 
 // threshold_row_simd (select.h) on a row's 32-bit column ids: the same words and positions,

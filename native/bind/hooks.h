@@ -19,8 +19,8 @@ namespace spsample {
 namespace bind {
 
 // Test hook: the LADIES candidates' Philox words (word 0 of block (0, u, hw, bid)) from one
-// implementation: "avx2" (hand-written; needs an AVX2 CPU), "generic" (compiler-vectorised
-// clones), or "auto" (what the kernel runs).
+// implementation: "avx512" or "avx2" (hand-written; need such a CPU), "generic" (compiler-
+// vectorised clones), or "auto" (what the kernel runs).
 py::array_t<uint32_t> column_words_hook(const U32& u, uint32_t hw, uint32_t bid, uint32_t k0, uint32_t k1,
                                         const std::string& path) {
     std::vector<uint32_t> out(u.size());
@@ -32,10 +32,17 @@ py::array_t<uint32_t> column_words_hook(const U32& u, uint32_t hw, uint32_t bid,
 #else
         require(false, "no AVX2 build on this platform");
 #endif
+    } else if (path == "avx512") {
+#ifdef SPSAMPLE_LW_X86
+        require(__builtin_cpu_supports("avx512f"), "this CPU has no AVX-512");
+        column_words_avx512(u.data(), u.size(), hw, bid, key, out.data());
+#else
+        require(false, "no AVX-512 build on this platform");
+#endif
     } else if (path == "generic") {
         column_words_generic(u.data(), u.size(), hw, bid, key, out.data());
     } else {
-        require(path == "auto", "path must be avx2, generic or auto");
+        require(path == "auto", "path must be avx512, avx2, generic or auto");
         column_words(u.data(), u.size(), hw, bid, key, out.data());
     }
     return own(std::move(out));
