@@ -596,6 +596,186 @@ static inline int64_t rejection_row_table(Stream& st, int64_t d, int64_t s, doub
     return k;
 }
 
+// ------------------------------------------------ node2vec: one draw per row, rows interleaved
+// rejection_row_table at s = 1 on every row of a hop (node2vec's steps), for many rows at once:
+// each row's draw is a small state machine (draw -> read the column -> search row t of the aux
+// graph, one level at a time) and REJ1_LANES rows advance in turn, each step prefetching what
+// the row reads next, so that the rows' cache misses (columns, search probes) overlap instead
+// of each waiting for the previous one. Per row the same words, attempts, decisions and
+// position as rejection_row_table (the membership test is exact whatever its probes).
+constexpr int REJ1_LANES = 16;
+constexpr int64_t REJ1_AHEAD = 16; // words 0 .. REJ1_AHEAD - 1 of every row's stream, ahead
+
+// The rows of one hop: row r < m has entries [start[r], start[r] + deg[r]) of the graph, row
+// vertex v[r], aux vertex t[r] and stream word key[r].
+struct Rej1Rows {
+    int64_t m;
+    const int64_t* start;
+    const int64_t* deg;
+    const int64_t* v;
+    const int64_t* t;
+    const int64_t* key;
+};
+
+// got[r] = the drawn position of row r (-1: none: a row of degree 0, or every value 0).
+// words: row r's words 0 .. REJ1_AHEAD - 1 at r * REJ1_AHEAD. cols: the graph's columns
+// (32 or 64 bit), acols the aux graph's (aindptr its row pointers). value(r, p): the program's
+// value (the exact phase after REJECTION_ATTEMPTS rejections). Returns false when a value
+// exceeds the bound (got is then incomplete).
+template <class C, class AC, class Value>
+static bool rejection_rows1(const Rej1Rows& rows, const C* cols, const int64_t* aindptr,
+                            const AC* acols, double bound, const ValueTable& tab, uint32_t hw,
+                            uint32_t bid, Key key, const uint32_t* words, Value&& value,
+                            int64_t* got) {
+    enum : int32_t { IDLE, COLUMN, SEARCH, DONE };
+    struct Lane {
+        int64_t r, st, d, v, t;
+        int64_t p, u, row0, base, n, end;
+        double x;
+        int64_t a;
+        int32_t state;
+    };
+    constexpr int64_t A = REJECTION_ATTEMPTS;
+    constexpr uint64_t AKEY_MAX = sizeof(AC) == 4 ? 0xFFFFFFFFull : ~0ull >> 1;
+    Lane lane[REJ1_LANES];
+    int64_t next = 0;
+    int active = 0;
+    bool exceeded = false;
+    // Attempt a of lane L: accepted below every value, or its column prefetched.
+    auto draw = [&](Lane& L) {
+        for (;;) {
+            if (L.a == A) {  // exact keys over the row (rare): rules.cuh's
+                Stream st(static_cast<uint32_t>(rows.key[L.r]), hw, bid, key);
+                const int64_t r = L.r;
+                got[r] = rejection_exact(st, A, 1, 0, L.d, bound,
+                                         [&](int64_t p) { return value(r, p); }, exceeded);
+                L.state = IDLE;
+                return;
+            }
+            const uint64_t index = 2 * static_cast<uint64_t>(L.a);
+            uint32_t w0, w1;
+            if (L.a < REJ1_AHEAD / 2) {
+                w0 = words[L.r * REJ1_AHEAD + static_cast<int64_t>(index)];
+                w1 = words[L.r * REJ1_AHEAD + static_cast<int64_t>(index) + 1];
+            } else {  // the same block holds both words (index is even)
+                uint32_t blk[4];
+                philox4x32(static_cast<uint32_t>(index >> 2), static_cast<uint32_t>(rows.key[L.r]),
+                           hw, bid, key, blk);
+                w0 = blk[index & 3];
+                w1 = blk[(index & 3) + 1];
+            }
+            L.p = static_cast<int64_t>(uniform_int(w0, static_cast<uint64_t>(L.d)));
+            L.x = open_unit(w1) * bound;
+            if (L.x < tab.lo) {  // below every value: accepted
+                got[L.r] = L.p;
+                L.state = IDLE;
+                return;
+            }
+            __builtin_prefetch(cols + L.st + L.p);
+            L.state = COLUMN;
+            return;
+        }
+    };
+    // Lane L's next probe of row t (the search's midpoint, or its last <= 16 candidates).
+    auto probe_ahead = [&](const Lane& L) {
+        if (L.n > 16) {
+            __builtin_prefetch(acols + L.base + L.n / 2);
+        } else {  // the window of the last step
+            const int64_t w = L.end - L.row0 >= 16 ? std::min(L.base, L.end - 16) : L.base;
+            __builtin_prefetch(acols + w);
+            __builtin_prefetch(acols + w + 15);
+        }
+    };
+    // The attempt's decision once its value is known: accepted, or the next attempt.
+    auto decide = [&](Lane& L, double val) {
+        if (L.x < val) {
+            got[L.r] = L.p;
+            L.state = IDLE;
+        } else {
+            ++L.a;
+            draw(L);
+        }
+    };
+    auto load = [&](Lane& L) {  // the next row with entries, or IDLE
+        while (next < rows.m && rows.deg[next] == 0) got[next++] = -1;
+        if (next == rows.m) {
+            L.state = IDLE;
+            return false;
+        }
+        L.r = next++;
+        L.st = rows.start[L.r];
+        L.d = rows.deg[L.r];
+        L.v = rows.v[L.r];
+        L.t = rows.t[L.r];
+        L.a = 0;
+        if (aindptr) __builtin_prefetch(aindptr + L.t);
+        draw(L);
+        return true;
+    };
+    auto refill = [&](Lane& L) {  // an idle lane takes rows until one draws, else is done
+        while (L.state == IDLE) {
+            if (exceeded || !load(L)) {
+                L.state = DONE;
+                --active;
+            }
+        }
+    };
+    active = REJ1_LANES;
+    for (int k = 0; k < REJ1_LANES; ++k) {
+        lane[k].state = IDLE;
+        refill(lane[k]);
+    }
+    while (active > 0 && !exceeded) {
+        for (int k = 0; k < REJ1_LANES; ++k) {
+            Lane& L = lane[k];
+            if (L.state == COLUMN) {
+                const int64_t u = static_cast<int64_t>(cols[L.st + L.p]);
+                const double* two = tab.v[u == L.v][u == L.t];
+                if (L.x < two[0] && L.x < two[1]) {
+                    got[L.r] = L.p;
+                    L.state = IDLE;
+                } else if (L.x >= two[0] && L.x >= two[1]) {
+                    ++L.a;
+                    draw(L);
+                } else if (u < 0 || static_cast<uint64_t>(u) > AKEY_MAX) {  // not in row t
+                    decide(L, two[0]);
+                } else {
+                    L.u = u;
+                    L.row0 = L.base = aindptr[L.t];
+                    L.end = aindptr[L.t + 1];
+                    L.n = L.end - L.base;
+                    L.state = SEARCH;
+                    probe_ahead(L);
+                }
+            } else if (L.state == SEARCH) {
+                const AC ukey = static_cast<AC>(L.u);
+                if (L.n > 16) {  // lower bound of u in [base, base + n]
+                    const int64_t half = L.n / 2;
+                    L.base = acols[L.base + half] < ukey ? L.base + half : L.base;
+                    L.n -= half;
+                    probe_ahead(L);
+                } else {  // counted over the row's 16 entries from min(base, end - 16)
+                    int64_t at;
+                    if (L.end - L.row0 >= 16) {
+                        const AC* w = acols + std::min(L.base, L.end - 16);
+                        int64_t below = 0;
+                        for (int q = 0; q < 16; ++q) below += w[q] < ukey;
+                        at = (w - acols) + below;
+                    } else {
+                        int64_t below = 0;
+                        for (int64_t q = 0; q < L.n; ++q) below += acols[L.base + q] < ukey;
+                        at = L.base + below;
+                    }
+                    const bool found = at != L.end && acols[at] == ukey;
+                    decide(L, tab.v[L.u == L.v][L.u == L.t][found ? 1 : 0]);
+                }
+            }
+            if (L.state == IDLE) refill(L);
+        }
+    }
+    return !exceeded;
+}
+
 // LABOR-0's threshold rule for a row (columns cols[0..d)) longer than s >= 0: emit(p) for every
 // kept position (threshold_keeps). The columns' words are computed CHUNK at a time by
 // column_words (vectorised; the same words as device/rules.cuh's threshold_row).
