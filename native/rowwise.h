@@ -684,7 +684,7 @@ static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, ui
 }
 
 // Pass 2 (and 3) of a rejection hop at fanout 1 for every row whose program has a value table
-// (node2vec's steps): every row's draw first (select.h: rejection_rows1, the rows interleaved;
+// (node2vec's steps), on 32-bit columns of the graph and of the aux graph: every row's draw first (select.h: rejection_rows1, the rows interleaved;
 // their first REJ1_AHEAD words computed eight streams at a time), then the kept entries in row
 // order, their columns read GATHER_LAG edges after their prefetch. Same outputs as
 // select_rows_pass<S_REJECTION>.
@@ -709,15 +709,9 @@ static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const Valu
     auto value = [&](int64_t r, int64_t p) { return entry_value(vc, g, fv[r], t[r], rs[r], p); };
     const Rej1Rows rows{m, rs, rd, fv, t, kw};
     int64_t* got = sc.rej_got.data();
-    auto run = [&](const auto* cols, const auto* acols) {
-        return rejection_rows1(rows, cols, vc.aux.indptr, acols, hs.bound, table, hw, bid, key,
-                               sc.rej_words.data(), value, got);
-    };
-    const bool ok = g.indices32 ? (vc.aux.indices32 ? run(g.indices32, vc.aux.indices32)
-                                                    : run(g.indices32, vc.aux.indices))
-                                : (vc.aux.indices32 ? run(g.indices, vc.aux.indices32)
-                                                    : run(g.indices, vc.aux.indices));
-    if (!ok) throw BoundExceeded("a value exceeds the rejection bound");
+    if (!rejection_rows1(rows, g.indices32, vc.aux.indptr, vc.aux.indices32, hs.bound, table, hw,
+                         bid, key, sc.rej_words.data(), value, got))
+        throw BoundExceeded("a value exceeds the rejection bound");
     int64_t cap = 0;
     for (int64_t r = 0; r < m; ++r) cap += got[r] >= 0;
     const bool keep_rows = hs.keep_row_ids;
@@ -769,7 +763,7 @@ static int64_t select_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint3
         return select_fanout1(hs, g, m, hw, bid, key, sc, ho, budget, row_end, nbr);
     if (hs.select == S_REJECTION && hs.fanout == 1 && !hs.fanout_vec) {  // node2vec
         const ValueTable table = value_table(hs.values.view(), hs.bound);
-        if (table.ok)
+        if (table.ok && g.indices32 && hs.values.aux && hs.values.aux->indices32)
             return select_rejection1(hs, g, table, m, hw, bid, key, sc, ho, budget, row_end, nbr);
     }
     auto run = [&](auto rule) {

@@ -618,13 +618,13 @@ struct Rej1Rows {
 };
 
 // got[r] = the drawn position of row r (-1: none: a row of degree 0, or every value 0).
-// words: row r's words 0 .. REJ1_AHEAD - 1 at r * REJ1_AHEAD. cols: the graph's columns
-// (32 or 64 bit), acols the aux graph's (aindptr its row pointers). value(r, p): the program's
+// words: row r's words 0 .. REJ1_AHEAD - 1 at r * REJ1_AHEAD. cols: the graph's 32-bit
+// columns, acols the aux graph's (aindptr its row pointers). value(r, p): the program's
 // value (the exact phase after REJECTION_ATTEMPTS rejections). Returns false when a value
 // exceeds the bound (got is then incomplete).
-template <class C, class AC, class Value>
-static bool rejection_rows1(const Rej1Rows& rows, const C* cols, const int64_t* aindptr,
-                            const AC* acols, double bound, const ValueTable& tab, uint32_t hw,
+template <class Value>
+static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const int64_t* aindptr,
+                            const uint32_t* acols, double bound, const ValueTable& tab, uint32_t hw,
                             uint32_t bid, Key key, const uint32_t* words, Value&& value,
                             int64_t* got) {
     enum : int32_t { IDLE, COLUMN, SEARCH, DONE };
@@ -636,7 +636,6 @@ static bool rejection_rows1(const Rej1Rows& rows, const C* cols, const int64_t* 
         int32_t state;
     };
     constexpr int64_t A = REJECTION_ATTEMPTS;
-    constexpr uint64_t AKEY_MAX = sizeof(AC) == 4 ? 0xFFFFFFFFull : ~0ull >> 1;
     Lane lane[REJ1_LANES];
     int64_t next = 0;
     int active = 0;
@@ -737,8 +736,6 @@ static bool rejection_rows1(const Rej1Rows& rows, const C* cols, const int64_t* 
                 } else if (L.x >= two[0] && L.x >= two[1]) {
                     ++L.a;
                     draw(L);
-                } else if (u < 0 || static_cast<uint64_t>(u) > AKEY_MAX) {  // not in row t
-                    decide(L, two[0]);
                 } else {
                     L.u = u;
                     L.row0 = L.base = aindptr[L.t];
@@ -748,7 +745,7 @@ static bool rejection_rows1(const Rej1Rows& rows, const C* cols, const int64_t* 
                     probe_ahead(L);
                 }
             } else if (L.state == SEARCH) {
-                const AC ukey = static_cast<AC>(L.u);
+                const uint32_t ukey = static_cast<uint32_t>(L.u);
                 if (L.n > 16) {  // lower bound of u in [base, base + n]
                     const int64_t half = L.n / 2;
                     L.base = acols[L.base + half] < ukey ? L.base + half : L.base;
@@ -757,7 +754,7 @@ static bool rejection_rows1(const Rej1Rows& rows, const C* cols, const int64_t* 
                 } else {  // counted over the row's 16 entries from min(base, end - 16)
                     int64_t at;
                     if (L.end - L.row0 >= 16) {
-                        const AC* w = acols + std::min(L.base, L.end - 16);
+                        const uint32_t* w = acols + std::min(L.base, L.end - 16);
                         int64_t below = 0;
                         for (int q = 0; q < 16; ++q) below += w[q] < ukey;
                         at = (w - acols) + below;
