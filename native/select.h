@@ -596,15 +596,18 @@ static inline int64_t rejection_row_table(Stream& st, int64_t d, int64_t s, doub
     return k;
 }
 
-// ------------------------------------------------ node2vec: one draw per row, rows interleaved
+// ------------------------------------------------ node2vec: one draw per row, rows in batches
 // rejection_row_table at s = 1 on every row of a hop (node2vec's steps), for many rows at once:
-// each row's draw is a small state machine (draw -> read the column -> search row t of the aux
-// graph, one level at a time) and REJ1_LANES rows advance in turn, each step prefetching what
-// the row reads next, so that the rows' cache misses (columns, search probes) overlap instead
-// of each waiting for the previous one. Per row the same words, attempts, decisions and
-// position as rejection_row_table (the membership test is exact whatever its probes).
-constexpr int REJ1_LANES = 16;
-constexpr int64_t REJ1_AHEAD = 16; // words 0 .. REJ1_AHEAD - 1 of every row's stream, ahead
+// up to REJ1_BATCH rows are active, and each round gives every active row its next attempt in
+// phases -- draw (accepted below every value, else the column prefetched), read the columns and
+// decide what the column alone decides, search row t of the aux graph for the rest (all the
+// round's searches a level at a time), then the accepted rows leave and new rows take their
+// places. Each phase is a loop without data-dependent branches over independent rows, so their
+// cache misses overlap and few branches are mispredicted. Per row the same words, attempts,
+// decisions and position as rejection_row_table (the membership test is exact whatever its
+// probes).
+constexpr int REJ1_BATCH = 64;
+constexpr int64_t REJ1_AHEAD = 16;  // words 0 .. REJ1_AHEAD - 1 of every row's stream, ahead
 
 // The rows of one hop: row r < m has entries [start[r], start[r] + deg[r]) of the graph, row
 // vertex v[r], aux vertex t[r] and stream word key[r].
@@ -619,158 +622,152 @@ struct Rej1Rows {
 
 // got[r] = the drawn position of row r (-1: none: a row of degree 0, or every value 0).
 // words: row r's words 0 .. REJ1_AHEAD - 1 at r * REJ1_AHEAD. cols: the graph's 32-bit
-// columns, acols the aux graph's (aindptr its row pointers). value(r, p): the program's
-// value (the exact phase after REJECTION_ATTEMPTS rejections). Returns false when a value
-// exceeds the bound (got is then incomplete).
+// columns, acols the aux graph's (aindptr its row pointers). value(r, p): the program's value
+// (the exact phase after REJECTION_ATTEMPTS rejections). Returns false when a value exceeds
+// the bound (got is then incomplete).
 template <class Value>
 static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const int64_t* aindptr,
                             const uint32_t* acols, double bound, const ValueTable& tab, uint32_t hw,
                             uint32_t bid, Key key, const uint32_t* words, Value&& value,
                             int64_t* got) {
-    enum : int32_t { IDLE, COLUMN, SEARCH, DONE };
-    struct Lane {
-        int64_t r, st, d, v, t;
-        int64_t p, u, row0, base, n, end;
-        double x;
-        int64_t a;
-        int32_t state;
-    };
+    constexpr int B = REJ1_BATCH;
     constexpr int64_t A = REJECTION_ATTEMPTS;
-    Lane lane[REJ1_LANES];
+    int64_t act[B], att[B], pos[B];  // active rows, their attempt and its position,
+    double xs[B];                     // threshold,
+    uint32_t us[B];                   // column
+    bool done[B];                     // and decision (accepted)
+    int32_t cl[B], lk[B], deep[B];    // rows reading a column, searching, searching deeper
+    int64_t lbase[B], ln[B], lend[B], llen[B];  // per search: lower bound in [base, base + n]
+    const int64_t* start = rows.start;
+    const int64_t* deg = rows.deg;
     int64_t next = 0;
-    int active = 0;
-    bool exceeded = false;
-    // Attempt a of lane L: accepted below every value, or its column prefetched.
-    auto draw = [&](Lane& L) {
-        for (;;) {
-            if (L.a == A) {  // exact keys over the row (rare): rules.cuh's
-                Stream st(static_cast<uint32_t>(rows.key[L.r]), hw, bid, key);
-                const int64_t r = L.r;
-                got[r] = rejection_exact(st, A, 1, 0, L.d, bound,
-                                         [&](int64_t p) { return value(r, p); }, exceeded);
-                L.state = IDLE;
-                return;
-            }
-            const uint64_t index = 2 * static_cast<uint64_t>(L.a);
+    int k = 0;
+    // the search's next probe: its midpoint, or the 16-entry window of its last step
+    auto window = [&](int j) {
+        return llen[j] >= 16 ? std::min(lbase[j], lend[j] - 16) : lbase[j];
+    };
+    auto probe_ahead = [&](int j) {
+        if (ln[j] > 16) {
+            __builtin_prefetch(acols + lbase[j] + ln[j] / 2);
+        } else {
+            __builtin_prefetch(acols + window(j));
+            __builtin_prefetch(acols + window(j) + 15);
+        }
+    };
+    for (;;) {
+        while (k < B && next < rows.m) {  // new rows (those of degree 0 draw nothing)
+            const int64_t r = next++;
+            got[r] = -1;
+            act[k] = r;
+            att[k] = 0;
+            __builtin_prefetch(aindptr + rows.t[r]);
+            k += deg[r] > 0;
+        }
+        if (k == 0) break;
+        int kc = 0;
+        for (int i = 0; i < k; ++i) {  // 1. draw: accepted below every value, else read the column
+            const int64_t r = act[i], a = att[i];
             uint32_t w0, w1;
-            if (L.a < REJ1_AHEAD / 2) {
-                w0 = words[L.r * REJ1_AHEAD + static_cast<int64_t>(index)];
-                w1 = words[L.r * REJ1_AHEAD + static_cast<int64_t>(index) + 1];
-            } else {  // the same block holds both words (index is even)
+            if (a < REJ1_AHEAD / 2) {
+                w0 = words[r * REJ1_AHEAD + 2 * a];
+                w1 = words[r * REJ1_AHEAD + 2 * a + 1];
+            } else {  // words 2a, 2a + 1: one block (the stream's words, rng.h)
                 uint32_t blk[4];
-                philox4x32(static_cast<uint32_t>(index >> 2), static_cast<uint32_t>(rows.key[L.r]),
-                           hw, bid, key, blk);
+                const uint64_t index = 2 * static_cast<uint64_t>(a);
+                philox4x32(static_cast<uint32_t>(index >> 2), static_cast<uint32_t>(rows.key[r]), hw,
+                           bid, key, blk);
                 w0 = blk[index & 3];
                 w1 = blk[(index & 3) + 1];
             }
-            L.p = static_cast<int64_t>(uniform_int(w0, static_cast<uint64_t>(L.d)));
-            L.x = open_unit(w1) * bound;
-            if (L.x < tab.lo) {  // below every value: accepted
-                got[L.r] = L.p;
-                L.state = IDLE;
-                return;
+            const int64_t p = static_cast<int64_t>(uniform_int(w0, static_cast<uint64_t>(deg[r])));
+            const double x = open_unit(w1) * bound;
+            pos[i] = p;
+            xs[i] = x;
+            const bool fast = x < tab.lo;
+            done[i] = fast;
+            __builtin_prefetch(cols + start[r] + p);
+            cl[kc] = i;
+            kc += !fast;
+        }
+        int kl = 0;
+        for (int c = 0; c < kc; ++c) {  // 2. the column decides, or row t is searched
+            const int i = cl[c];
+            const int64_t r = act[i];
+            const uint32_t u = cols[start[r] + pos[i]];
+            us[i] = u;
+            const double* two = tab.v[u == rows.v[r]][u == rows.t[r]];
+            const double x = xs[i];
+            const bool below0 = x < two[0], below1 = x < two[1];
+            done[i] = below0 & below1;
+            lk[kl] = i;
+            kl += below0 != below1;
+        }
+        int kd = 0;
+        for (int j = 0; j < kl; ++j) {  // 3. searches: row t's extent
+            const int64_t t = rows.t[act[lk[j]]];
+            lbase[j] = aindptr[t];
+            lend[j] = aindptr[t + 1];
+            llen[j] = ln[j] = lend[j] - lbase[j];
+            probe_ahead(j);
+            deep[kd] = j;
+            kd += ln[j] > 16;
+        }
+        while (kd > 0) {  // one level of every search with more than 16 candidates
+            int kd2 = 0;
+            for (int q = 0; q < kd; ++q) {
+                const int j = deep[q];
+                const int64_t half = ln[j] / 2;
+                lbase[j] = acols[lbase[j] + half] < us[lk[j]] ? lbase[j] + half : lbase[j];
+                ln[j] -= half;
+                probe_ahead(j);
+                deep[kd2] = j;
+                kd2 += ln[j] > 16;
             }
-            __builtin_prefetch(cols + L.st + L.p);
-            L.state = COLUMN;
-            return;
+            kd = kd2;
         }
-    };
-    // Lane L's next probe of row t (the search's midpoint, or its last <= 16 candidates).
-    auto probe_ahead = [&](const Lane& L) {
-        if (L.n > 16) {
-            __builtin_prefetch(acols + L.base + L.n / 2);
-        } else {  // the window of the last step
-            const int64_t w = L.end - L.row0 >= 16 ? std::min(L.base, L.end - 16) : L.base;
-            __builtin_prefetch(acols + w);
-            __builtin_prefetch(acols + w + 15);
-        }
-    };
-    // The attempt's decision once its value is known: accepted, or the next attempt.
-    auto decide = [&](Lane& L, double val) {
-        if (L.x < val) {
-            got[L.r] = L.p;
-            L.state = IDLE;
-        } else {
-            ++L.a;
-            draw(L);
-        }
-    };
-    auto load = [&](Lane& L) {  // the next row with entries, or IDLE
-        while (next < rows.m && rows.deg[next] == 0) got[next++] = -1;
-        if (next == rows.m) {
-            L.state = IDLE;
-            return false;
-        }
-        L.r = next++;
-        L.st = rows.start[L.r];
-        L.d = rows.deg[L.r];
-        L.v = rows.v[L.r];
-        L.t = rows.t[L.r];
-        L.a = 0;
-        if (aindptr) __builtin_prefetch(aindptr + L.t);
-        draw(L);
-        return true;
-    };
-    auto refill = [&](Lane& L) {  // an idle lane takes rows until one draws, else is done
-        while (L.state == IDLE) {
-            if (exceeded || !load(L)) {
-                L.state = DONE;
-                --active;
+        for (int j = 0; j < kl; ++j) {  // the last <= 16 candidates, and the decision
+            const int i = lk[j];
+            const uint32_t u = us[i];
+            int64_t at;
+            if (llen[j] >= 16) {  // all before base are < u: count over the row's 16 from w
+                const int64_t w = window(j);
+                int64_t below = 0;
+                for (int q = 0; q < 16; ++q) below += acols[w + q] < u;
+                at = w + below;
+            } else {
+                int64_t below = 0;
+                for (int64_t q = 0; q < ln[j]; ++q) below += acols[lbase[j] + q] < u;
+                at = lbase[j] + below;
             }
+            const bool found = at != lend[j] && acols[at] == u;
+            const int64_t r = act[i];
+            done[i] = xs[i] < tab.v[u == rows.v[r]][u == rows.t[r]][found ? 1 : 0];
         }
-    };
-    active = REJ1_LANES;
-    for (int k = 0; k < REJ1_LANES; ++k) {
-        lane[k].state = IDLE;
-        refill(lane[k]);
-    }
-    while (active > 0 && !exceeded) {
-        for (int k = 0; k < REJ1_LANES; ++k) {
-            Lane& L = lane[k];
-            if (L.state == COLUMN) {
-                const int64_t u = static_cast<int64_t>(cols[L.st + L.p]);
-                const double* two = tab.v[u == L.v][u == L.t];
-                if (L.x < two[0] && L.x < two[1]) {
-                    got[L.r] = L.p;
-                    L.state = IDLE;
-                } else if (L.x >= two[0] && L.x >= two[1]) {
-                    ++L.a;
-                    draw(L);
-                } else {
-                    L.u = u;
-                    L.row0 = L.base = aindptr[L.t];
-                    L.end = aindptr[L.t + 1];
-                    L.n = L.end - L.base;
-                    L.state = SEARCH;
-                    probe_ahead(L);
-                }
-            } else if (L.state == SEARCH) {
-                const uint32_t ukey = static_cast<uint32_t>(L.u);
-                if (L.n > 16) {  // lower bound of u in [base, base + n]
-                    const int64_t half = L.n / 2;
-                    L.base = acols[L.base + half] < ukey ? L.base + half : L.base;
-                    L.n -= half;
-                    probe_ahead(L);
-                } else {  // counted over the row's 16 entries from min(base, end - 16)
-                    int64_t at;
-                    if (L.end - L.row0 >= 16) {
-                        const uint32_t* w = acols + std::min(L.base, L.end - 16);
-                        int64_t below = 0;
-                        for (int q = 0; q < 16; ++q) below += w[q] < ukey;
-                        at = (w - acols) + below;
-                    } else {
-                        int64_t below = 0;
-                        for (int64_t q = 0; q < L.n; ++q) below += acols[L.base + q] < ukey;
-                        at = L.base + below;
-                    }
-                    const bool found = at != L.end && acols[at] == ukey;
-                    decide(L, tab.v[L.u == L.v][L.u == L.t][found ? 1 : 0]);
-                }
-            }
-            if (L.state == IDLE) refill(L);
+        int k2 = 0;
+        for (int i = 0; i < k; ++i) {  // 4. accepted rows leave, the others try again
+            const int64_t r = act[i];
+            got[r] = done[i] ? pos[i] : got[r];
+            act[k2] = r;
+            att[k2] = att[i] + 1;
+            k2 += !done[i];
+        }
+        k = k2;
+        for (int i = 0; i < k; ++i) {
+            if (att[i] < A) continue;
+            // every attempt rejected: exact keys over the row (rare): rules.cuh's
+            const int64_t r = act[i];
+            Stream st(static_cast<uint32_t>(rows.key[r]), hw, bid, key);
+            bool exceeded = false;
+            got[r] = rejection_exact(st, A, 1, 0, deg[r], bound,
+                                     [&](int64_t p) { return value(r, p); }, exceeded);
+            if (exceeded) return false;
+            act[i] = act[k - 1];
+            att[i] = att[k - 1];
+            --k;
+            --i;
         }
     }
-    return !exceeded;
+    return true;
 }
 
 // LABOR-0's threshold rule for a row (columns cols[0..d)) longer than s >= 0: emit(p) for every
