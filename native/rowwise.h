@@ -684,9 +684,9 @@ static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, ui
 }
 
 // Pass 2 (and 3) of a rejection hop at fanout 1 for every row whose program has a value table
-// (node2vec's steps), on 32-bit columns of the graph and of the aux graph: every row's draw first (select.h: rejection_rows1, the rows interleaved;
-// their first REJ1_AHEAD words computed eight streams at a time), then the kept entries in row
-// order, their columns read GATHER_LAG edges after their prefetch. Same outputs as
+// (node2vec's steps), on 32-bit columns of the graph and of the aux graph: every row's draw
+// first (select.h: rejection_rows1, the rows in batches; their first REJ1_AHEAD words computed
+// for all rows at once, vectorised), then the kept entries in row order, their columns read GATHER_LAG edges after their prefetch. Same outputs as
 // select_rows_pass<S_REJECTION>.
 static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const ValueTable& table,
                                  int64_t m, uint32_t hw, uint32_t bid, Key key, RowWiseScratch& sc,
@@ -697,14 +697,11 @@ static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const Valu
     const int64_t* fv = sc.fv.data();
     const int64_t* kw = hs.key == K_ROW ? sc.fr.data() : sc.fv.data();
     const int64_t* t = hs.has_aux ? sc.fa.data() : fv;
-    sc.rej_words.resize(static_cast<size_t>(m + 8) * REJ1_AHEAD);
+    sc.rej_words.resize(static_cast<size_t>(m) * (REJ1_AHEAD + 1));
     sc.rej_got.resize(static_cast<size_t>(m));
-    for (int64_t a = 0; a < m; a += 8) {
-        uint32_t key_word[8];
-        for (int64_t i = 0; i < 8; ++i) key_word[i] = static_cast<uint32_t>(kw[std::min(a + i, m - 1)]);
-        stream_words8(key_word, hw, bid, key, REJ1_AHEAD, sc.rej_words.data() + a * REJ1_AHEAD,
-                      REJ1_AHEAD);
-    }
+    uint32_t* kw32 = sc.rej_words.data() + m * REJ1_AHEAD;
+    for (int64_t r = 0; r < m; ++r) kw32[r] = static_cast<uint32_t>(kw[r]);
+    rejection_words1(kw32, m, hw, bid, key, sc.rej_words.data(), m);
     const ValueCode vc = hs.values.view();
     auto value = [&](int64_t r, int64_t p) { return entry_value(vc, g, fv[r], t[r], rs[r], p); };
     const Rej1Rows rows{m, rs, rd, fv, t, kw};

@@ -607,7 +607,26 @@ static inline int64_t rejection_row_table(Stream& st, int64_t d, int64_t s, doub
 // decisions and position as rejection_row_table (the membership test is exact whatever its
 // probes).
 constexpr int REJ1_BATCH = 64;
-constexpr int64_t REJ1_AHEAD = 16;  // words 0 .. REJ1_AHEAD - 1 of every row's stream, ahead
+constexpr int64_t REJ1_AHEAD = 24;  // words 0 .. REJ1_AHEAD - 1 of every row's stream, ahead
+
+// Words 0 .. REJ1_AHEAD - 1 of the streams (kw[r], hw, bid) under key, r < m: word w of row r
+// at out[w * stride + r] (stride >= m). The compiler vectorises the rows' blocks (the AVX-512
+// clone where the CPU has it); integer-only, so every clone gives the stream's words (rng.h).
+SPSAMPLE_VECTOR_CLONES
+static void rejection_words1(const uint32_t* __restrict kw, int64_t m, uint32_t hw, uint32_t bid,
+                             Key key, uint32_t* __restrict out, int64_t stride) {
+    for (int64_t b = 0; 4 * b < REJ1_AHEAD; ++b) {
+        uint32_t* o = out + 4 * b * stride;
+        for (int64_t r = 0; r < m; ++r) {
+            uint32_t x0 = static_cast<uint32_t>(b), x1 = kw[r], x2 = hw, x3 = bid;
+            philox_rounds(x0, x1, x2, x3, key);
+            o[r] = x0;
+            o[stride + r] = x1;
+            o[2 * stride + r] = x2;
+            o[3 * stride + r] = x3;
+        }
+    }
+}
 
 // The rows of one hop: row r < m has entries [start[r], start[r] + deg[r]) of the graph, row
 // vertex v[r], aux vertex t[r] and stream word key[r].
@@ -621,7 +640,7 @@ struct Rej1Rows {
 };
 
 // got[r] = the drawn position of row r (-1: none: a row of degree 0, or every value 0).
-// words: row r's words 0 .. REJ1_AHEAD - 1 at r * REJ1_AHEAD. cols: the graph's 32-bit
+// words: row r's words 0 .. REJ1_AHEAD - 1 (rejection_words1, stride m). cols: the graph's 32-bit
 // columns, acols the aux graph's (aindptr its row pointers). value(r, p): the program's value
 // (the exact phase after REJECTION_ATTEMPTS rejections). Returns false when a value exceeds
 // the bound (got is then incomplete).
@@ -669,8 +688,8 @@ static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const in
             const int64_t r = act[i], a = att[i];
             uint32_t w0, w1;
             if (a < REJ1_AHEAD / 2) {
-                w0 = words[r * REJ1_AHEAD + 2 * a];
-                w1 = words[r * REJ1_AHEAD + 2 * a + 1];
+                w0 = words[2 * a * rows.m + r];
+                w1 = words[(2 * a + 1) * rows.m + r];
             } else {  // words 2a, 2a + 1: one block (the stream's words, rng.h)
                 uint32_t blk[4];
                 const uint64_t index = 2 * static_cast<uint64_t>(a);
