@@ -610,11 +610,13 @@ constexpr int REJ1_BATCH = 64;
 constexpr int64_t REJ1_AHEAD = 24;  // words 0 .. REJ1_AHEAD - 1 of every row's stream, ahead
 
 // Words 0 .. REJ1_AHEAD - 1 of the streams (kw[r], hw, bid) under key, r < m: word w of row r
-// at out[w * stride + r] (stride >= m). The compiler vectorises the rows' blocks (the AVX-512
-// clone where the CPU has it); integer-only, so every clone gives the stream's words (rng.h).
+// at out[w * stride + r] (stride >= m). Integer-only, so every version gives the stream's words
+// (rng.h): sixteen rows per vector with AVX-512 (the products as philox_simd.h's mulhilo16),
+// else a loop the compiler vectorises (its clones).
 SPSAMPLE_VECTOR_CLONES
-static void rejection_words1(const uint32_t* __restrict kw, int64_t m, uint32_t hw, uint32_t bid,
-                             Key key, uint32_t* __restrict out, int64_t stride) {
+static void rejection_words1_generic(const uint32_t* __restrict kw, int64_t m, uint32_t hw,
+                                     uint32_t bid, Key key, uint32_t* __restrict out,
+                                     int64_t stride) {
     for (int64_t b = 0; 4 * b < REJ1_AHEAD; ++b) {
         uint32_t* o = out + 4 * b * stride;
         for (int64_t r = 0; r < m; ++r) {
@@ -626,6 +628,53 @@ static void rejection_words1(const uint32_t* __restrict kw, int64_t m, uint32_t 
             o[3 * stride + r] = x3;
         }
     }
+}
+
+#ifdef SPSAMPLE_LW_X86
+__attribute__((target("avx512f"))) static void rejection_words1_avx512(const uint32_t* kw, int64_t m,
+                                                                      uint32_t hw, uint32_t bid,
+                                                                      Key key, uint32_t* out,
+                                                                      int64_t stride) {
+    const __m512i m0 = _mm512_set1_epi32(static_cast<int>(PHILOX_M0));
+    const __m512i m1 = _mm512_set1_epi32(static_cast<int>(PHILOX_M1));
+    const __m512i v2 = _mm512_set1_epi32(static_cast<int>(hw));
+    const __m512i v3 = _mm512_set1_epi32(static_cast<int>(bid));
+    __m512i vka[10], vkb[10];
+    for (int r = 0; r < 10; ++r) {
+        vka[r] = _mm512_set1_epi32(static_cast<int>(key.k0 + static_cast<uint32_t>(r) * PHILOX_W0));
+        vkb[r] = _mm512_set1_epi32(static_cast<int>(key.k1 + static_cast<uint32_t>(r) * PHILOX_W1));
+    }
+    for (int64_t r0 = 0; r0 < m; r0 += 16) {
+        const __mmask16 mask = m - r0 >= 16 ? __mmask16(0xFFFF)
+                                            : static_cast<__mmask16>((1u << (m - r0)) - 1);
+        const __m512i v1 = _mm512_maskz_loadu_epi32(mask, kw + r0);
+        for (int64_t b = 0; 4 * b < REJ1_AHEAD; ++b) {
+            __m512i x0 = _mm512_set1_epi32(static_cast<int>(b)), x1 = v1, x2 = v2, x3 = v3;
+            for (int r = 0; r < 10; ++r) {
+                __m512i hi0, lo0, hi1, lo1;
+                mulhilo16(x0, m0, hi0, lo0);
+                mulhilo16(x2, m1, hi1, lo1);
+                x0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1), vka[r]);
+                x2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3), vkb[r]);
+                x1 = lo1;
+                x3 = lo0;
+            }
+            uint32_t* o = out + 4 * b * stride + r0;
+            _mm512_mask_storeu_epi32(o, mask, x0);
+            _mm512_mask_storeu_epi32(o + stride, mask, x1);
+            _mm512_mask_storeu_epi32(o + 2 * stride, mask, x2);
+            _mm512_mask_storeu_epi32(o + 3 * stride, mask, x3);
+        }
+    }
+}
+#endif
+
+static inline void rejection_words1(const uint32_t* kw, int64_t m, uint32_t hw, uint32_t bid,
+                                    Key key, uint32_t* out, int64_t stride) {
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx512()) return rejection_words1_avx512(kw, m, hw, bid, key, out, stride);
+#endif
+    rejection_words1_generic(kw, m, hw, bid, key, out, stride);
 }
 
 // The rows of one hop: row r < m has entries [start[r], start[r] + deg[r]) of the graph, row
