@@ -750,6 +750,7 @@ static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const in
             const int64_t p = static_cast<int64_t>(uniform_int(w0, static_cast<uint64_t>(deg[r])));
             const double x = open_unit(w1) * bound;
             pos[i] = p;
+            got[r] = p;  // a row's last attempt is its accepted one
             xs[i] = x;
             const bool fast = x < tab.lo;
             done[i] = fast;
@@ -785,7 +786,7 @@ static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const in
             for (int q = 0; q < kd; ++q) {
                 const int j = deep[q];
                 const int64_t half = ln[j] / 2;
-                lbase[j] = acols[lbase[j] + half] < us[lk[j]] ? lbase[j] + half : lbase[j];
+                lbase[j] += half & -static_cast<int64_t>(acols[lbase[j] + half] < us[lk[j]]);
                 ln[j] -= half;
                 probe_ahead(j);
                 deep[kd2] = j;
@@ -814,7 +815,6 @@ static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const in
         int k2 = 0;
         for (int i = 0; i < k; ++i) {  // 4. accepted rows leave, the others try again
             const int64_t r = act[i];
-            got[r] = done[i] ? pos[i] : got[r];
             act[k2] = r;
             att[k2] = att[i] + 1;
             k2 += !done[i];
