@@ -685,8 +685,9 @@ static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, ui
 
 // Pass 2 (and 3) of a rejection hop at fanout 1 for every row whose program has a value table
 // (node2vec's steps), on 32-bit columns of the graph and of the aux graph: every row's draw
-// first (select.h: rejection_rows1, the rows in batches; their first REJ1_AHEAD words computed
-// for all rows at once, vectorised), then the kept entries in row order, their columns read GATHER_LAG edges after their prefetch. Same outputs as
+// first (select.h: rejection_rows1, the rows in rounds; their first REJ1_AHEAD words computed
+// for all rows at once, vectorised), then the kept entries in row order, their columns read
+// GATHER_LAG edges after their prefetch. Same outputs (and the same charge to the budget) as
 // select_rows_pass<S_REJECTION>.
 static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const ValueTable& table,
                                  int64_t m, uint32_t hw, uint32_t bid, Key key, RowWiseScratch& sc,
@@ -697,6 +698,10 @@ static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const Valu
     const int64_t* fv = sc.fv.data();
     const int64_t* kw = hs.key == K_ROW ? sc.fr.data() : sc.fv.data();
     const int64_t* t = hs.has_aux ? sc.fa.data() : fv;
+    const uint32_t* idx32 = g.indices32;
+    int64_t rows_drawing = 0;  // select_rows_pass's capacity: one entry per row with entries
+    for (int64_t r = 0; r < m; ++r) rows_drawing += rd[r] > 0;
+    budget.reserve(static_cast<uint64_t>(rows_drawing) * 24);
     sc.rej_words.resize(static_cast<size_t>(m) * (REJ1_AHEAD + 1));
     sc.rej_got.resize(static_cast<size_t>(m));
     uint32_t* kw32 = sc.rej_words.data() + m * REJ1_AHEAD;
@@ -706,7 +711,7 @@ static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const Valu
     auto value = [&](int64_t r, int64_t p) { return entry_value(vc, g, fv[r], t[r], rs[r], p); };
     const Rej1Rows rows{m, rs, rd, fv, t, kw};
     int64_t* got = sc.rej_got.data();
-    if (!rejection_rows1(rows, g.indices32, vc.aux.indptr, vc.aux.indices32, hs.bound, table, hw,
+    if (!rejection_rows1(rows, idx32, vc.aux.indptr, vc.aux.indices32, hs.bound, table, hw,
                          bid, key, sc.rej_words.data(), value, got))
         throw BoundExceeded("a value exceeds the rejection bound");
     int64_t cap = 0;
@@ -714,14 +719,12 @@ static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const Valu
     const bool keep_rows = hs.keep_row_ids;
     ho.dst.clear();
     ho.eid.clear();
-    budget.reserve(static_cast<uint64_t>(cap) * 24);
     ho.dst.resize(cap);
     ho.eid.resize(cap);
     if (keep_rows) sc.erow.resize(cap);
     int64_t* dst = ho.dst.data();
     int64_t* eid = ho.eid.data();
     const int64_t* fl = sc.fl.data();
-    const uint32_t* idx32 = g.indices32;
     uint32_t* cols = nullptr;
     if (nbr) {
         nbr->resize(cap);
@@ -736,11 +739,9 @@ static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const Valu
             eid[E] = e;
             if (keep_rows) sc.erow[E] = sc.fr[r];
             if (cols) {
-                __builtin_prefetch(idx32 ? static_cast<const void*>(idx32 + e)
-                                         : static_cast<const void*>(g.indices + e));
+                __builtin_prefetch(idx32 + e);
                 if (E >= GATHER_LAG) {
-                    cols[gathered] = idx32 ? idx32[eid[gathered]]
-                                           : static_cast<uint32_t>(g.indices[eid[gathered]]);
+                    cols[gathered] = idx32[eid[gathered]];
                     ++gathered;
                 }
             }
@@ -748,8 +749,7 @@ static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const Valu
         }
         if (row_end) row_end[r] = E;
     }
-    for (; cols && gathered < E; ++gathered)
-        cols[gathered] = idx32 ? idx32[eid[gathered]] : static_cast<uint32_t>(g.indices[eid[gathered]]);
+    for (; cols && gathered < E; ++gathered) cols[gathered] = idx32[eid[gathered]];
     return E;
 }
 

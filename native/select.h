@@ -602,8 +602,8 @@ static inline int64_t rejection_row_table(Stream& st, int64_t d, int64_t s, doub
 // phases -- draw (accepted below every value, else the column prefetched), read the columns and
 // decide what the column alone decides, search row t of the aux graph for the rest (all the
 // round's searches a level at a time), then the accepted rows leave and new rows take their
-// places. Each phase is a loop without data-dependent branches over independent rows, so their
-// cache misses overlap and few branches are mispredicted. Per row the same words, attempts,
+// places. Each phase is a loop over independent rows with few data-dependent branches, so
+// their cache misses overlap and few branches are mispredicted. Per row the same words, attempts,
 // decisions and position as rejection_row_table (the membership test is exact whatever its
 // probes).
 constexpr int REJ1_BATCH = 256;
