@@ -607,7 +607,7 @@ static inline int64_t rejection_row_table(Stream& st, int64_t d, int64_t s, doub
 // decisions and position as rejection_row_table (the membership test is exact whatever its
 // probes).
 constexpr int REJ1_BATCH = 256;
-constexpr int64_t REJ1_AHEAD = 24;  // words 0 .. REJ1_AHEAD - 1 of every row's stream, ahead
+constexpr int64_t REJ1_AHEAD = 16;  // words 0 .. REJ1_AHEAD - 1 of every row's stream, ahead
 
 // Words 0 .. REJ1_AHEAD - 1 of the streams (kw[r], hw, bid) under key, r < m: word w of row r
 // at out[w * stride + r] (stride >= m). Integer-only, so every version gives the stream's words
