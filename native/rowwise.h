@@ -164,6 +164,8 @@ struct RowWiseScratch {
     int32_t lab_off[LABOR_ROWS];       // row -> its words in lab_words, or -1
     std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
     PodBuf<uint32_t> wv, wr, nv, nr;   // walks: the live walks' vertices and row ids, now and next
+    std::vector<uint32_t> rej_words;   // node2vec hops: the rows' first stream words,
+    std::vector<int64_t> rej_got;      // and their drawn positions
 };
 
 // Thrown by a rejection rule whose values exceed its bound (spsample: SamplerError).
@@ -715,11 +717,86 @@ static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, ui
     return E;
 }
 
+// Pass 2 (and 3) of a rejection hop at fanout 1 for every row whose program has a value table
+// (node2vec's steps), on 32-bit columns of the graph and of the aux graph: every row's draw
+// first (select.h: rejection_rows1, the rows in rounds; their first REJ1_AHEAD words computed
+// for all rows at once, vectorised), then the kept entries in row order, their columns read
+// GATHER_LAG edges after their prefetch. Same outputs (and the same charge to the budget) as
+// select_rows_pass<S_REJECTION>.
+static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const ValueTable& table,
+                                 int64_t m, uint32_t hw, uint32_t bid, Key key, RowWiseScratch& sc,
+                                 HopOut& ho, Budget& budget, int64_t* row_end,
+                                 PodBuf<uint32_t>* nbr) {
+    const int64_t* rs = sc.start.data();
+    const int64_t* rd = sc.deg.data();
+    const int64_t* fv = sc.fv.data();
+    const int64_t* kw = hs.key == K_ROW ? sc.fr.data() : sc.fv.data();
+    const int64_t* t = hs.has_aux ? sc.fa.data() : fv;
+    const uint32_t* idx32 = g.indices32;
+    int64_t rows_drawing = 0;  // select_rows_pass's capacity: one entry per row with entries
+    for (int64_t r = 0; r < m; ++r) rows_drawing += rd[r] > 0;
+    budget.reserve(static_cast<uint64_t>(rows_drawing) * 24);
+    sc.rej_words.resize(static_cast<size_t>(m) * (REJ1_AHEAD + 1));
+    sc.rej_got.resize(static_cast<size_t>(m));
+    uint32_t* kw32 = sc.rej_words.data() + m * REJ1_AHEAD;
+    for (int64_t r = 0; r < m; ++r) kw32[r] = static_cast<uint32_t>(kw[r]);
+    rejection_words1(kw32, m, hw, bid, key, sc.rej_words.data(), m);
+    const ValueCode vc = hs.values.view();
+    auto value = [&](int64_t r, int64_t p) { return entry_value(vc, g, fv[r], t[r], rs[r], p); };
+    const Rej1Rows rows{m, rs, rd, fv, t, kw};
+    int64_t* got = sc.rej_got.data();
+    if (!rejection_rows1(rows, idx32, vc.aux.indptr, vc.aux.indices32, hs.bound, table, hw,
+                         bid, key, sc.rej_words.data(), value, got))
+        throw BoundExceeded("a value exceeds the rejection bound");
+    int64_t cap = 0;
+    for (int64_t r = 0; r < m; ++r) cap += got[r] >= 0;
+    const bool keep_rows = hs.keep_row_ids;
+    ho.dst.clear();
+    ho.eid.clear();
+    ho.dst.resize(cap);
+    ho.eid.resize(cap);
+    if (keep_rows) sc.erow.resize(cap);
+    int64_t* dst = ho.dst.data();
+    int64_t* eid = ho.eid.data();
+    const int64_t* fl = sc.fl.data();
+    uint32_t* cols = nullptr;
+    if (nbr) {
+        nbr->resize(cap);
+        cols = nbr->data();
+    }
+    constexpr int64_t GATHER_LAG = 64;  // columns read this many edges after their prefetch
+    int64_t E = 0, gathered = 0;
+    for (int64_t r = 0; r < m; ++r) {
+        if (got[r] >= 0) {
+            const int64_t e = rs[r] + got[r];
+            dst[E] = fl[r];
+            eid[E] = e;
+            if (keep_rows) sc.erow[E] = sc.fr[r];
+            if (cols) {
+                __builtin_prefetch(idx32 + e);
+                if (E >= GATHER_LAG) {
+                    cols[gathered] = idx32[eid[gathered]];
+                    ++gathered;
+                }
+            }
+            ++E;
+        }
+        if (row_end) row_end[r] = E;
+    }
+    for (; cols && gathered < E; ++gathered) cols[gathered] = idx32[eid[gathered]];
+    return E;
+}
+
 static int64_t select_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t hw, uint32_t bid,
                            Key key, RowWiseScratch& sc, HopOut& ho, Budget& budget,
                            int64_t* row_end = nullptr, PodBuf<uint32_t>* nbr = nullptr) {
     if ((hs.select == S_UNIFORM || hs.select == S_UNIFORM_REP) && hs.fanout == 1 && !hs.fanout_vec)
         return select_fanout1(hs, g, m, hw, bid, key, sc, ho, budget, row_end, nbr);
+    if (hs.select == S_REJECTION && hs.fanout == 1 && !hs.fanout_vec) {  // node2vec
+        const ValueTable table = value_table(hs.values.view(), hs.bound);
+        if (table.ok && g.indices32 && hs.values.aux && hs.values.aux->indices32)
+            return select_rejection1(hs, g, table, m, hw, bid, key, sc, ho, budget, row_end, nbr);
+    }
     auto run = [&](auto rule) {
         return select_rows_pass<decltype(rule)::value>(hs, g, m, hw, bid, key, sc, ho, budget,
                                                        row_end, nbr);

@@ -519,6 +519,248 @@ static inline int64_t rejection_row_table(Stream& st, int64_t d, int64_t s, doub
     return k;
 }
 
+// ------------------------------------------------ node2vec: one draw per row, rows in batches
+// rejection_row_table at s = 1 on every row of a hop (node2vec's steps), for many rows at once:
+// up to REJ1_BATCH rows are active, and each round gives every active row its next attempt in
+// phases -- draw (accepted below every value, else the column prefetched), read the columns and
+// decide what the column alone decides, search row t of the aux graph for the rest (all the
+// round's searches a level at a time), then the accepted rows leave and new rows take their
+// places. Each phase is a loop over independent rows with few data-dependent branches, so
+// their cache misses overlap and few branches are mispredicted. Per row the same words, attempts,
+// decisions and position as rejection_row_table (the membership test is exact whatever its
+// probes).
+constexpr int REJ1_BATCH = 256;
+constexpr int64_t REJ1_AHEAD = 16;  // words 0 .. REJ1_AHEAD - 1 of every row's stream, ahead
+
+// Words 0 .. REJ1_AHEAD - 1 of the streams (kw[r], hw, bid) under key, r < m: word w of row r
+// at out[w * stride + r] (stride >= m). Integer-only, so every version gives the stream's words
+// (rng.h): sixteen rows per vector with AVX-512 (the products as philox_simd.h's mulhilo16),
+// else a loop the compiler vectorises (its clones).
+SPSAMPLE_VECTOR_CLONES
+static void rejection_words1_generic(const uint32_t* __restrict kw, int64_t m, uint32_t hw,
+                                     uint32_t bid, Key key, uint32_t* __restrict out,
+                                     int64_t stride) {
+    for (int64_t b = 0; 4 * b < REJ1_AHEAD; ++b) {
+        uint32_t* o = out + 4 * b * stride;
+        for (int64_t r = 0; r < m; ++r) {
+            uint32_t x0 = static_cast<uint32_t>(b), x1 = kw[r], x2 = hw, x3 = bid;
+            philox_rounds(x0, x1, x2, x3, key);
+            o[r] = x0;
+            o[stride + r] = x1;
+            o[2 * stride + r] = x2;
+            o[3 * stride + r] = x3;
+        }
+    }
+}
+
+#ifdef SPSAMPLE_LW_X86
+__attribute__((target("avx512f"))) static void rejection_words1_avx512(const uint32_t* kw, int64_t m,
+                                                                      uint32_t hw, uint32_t bid,
+                                                                      Key key, uint32_t* out,
+                                                                      int64_t stride) {
+    const __m512i m0 = _mm512_set1_epi32(static_cast<int>(PHILOX_M0));
+    const __m512i m1 = _mm512_set1_epi32(static_cast<int>(PHILOX_M1));
+    const __m512i v2 = _mm512_set1_epi32(static_cast<int>(hw));
+    const __m512i v3 = _mm512_set1_epi32(static_cast<int>(bid));
+    __m512i vka[10], vkb[10];
+    for (int r = 0; r < 10; ++r) {
+        vka[r] = _mm512_set1_epi32(static_cast<int>(key.k0 + static_cast<uint32_t>(r) * PHILOX_W0));
+        vkb[r] = _mm512_set1_epi32(static_cast<int>(key.k1 + static_cast<uint32_t>(r) * PHILOX_W1));
+    }
+    for (int64_t r0 = 0; r0 < m; r0 += 16) {
+        const __mmask16 mask = m - r0 >= 16 ? __mmask16(0xFFFF)
+                                            : static_cast<__mmask16>((1u << (m - r0)) - 1);
+        const __m512i v1 = _mm512_maskz_loadu_epi32(mask, kw + r0);
+        for (int64_t b = 0; 4 * b < REJ1_AHEAD; ++b) {
+            __m512i x0 = _mm512_set1_epi32(static_cast<int>(b)), x1 = v1, x2 = v2, x3 = v3;
+            for (int r = 0; r < 10; ++r) {
+                __m512i hi0, lo0, hi1, lo1;
+                mulhilo16(x0, m0, hi0, lo0);
+                mulhilo16(x2, m1, hi1, lo1);
+                x0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1), vka[r]);
+                x2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3), vkb[r]);
+                x1 = lo1;
+                x3 = lo0;
+            }
+            uint32_t* o = out + 4 * b * stride + r0;
+            _mm512_mask_storeu_epi32(o, mask, x0);
+            _mm512_mask_storeu_epi32(o + stride, mask, x1);
+            _mm512_mask_storeu_epi32(o + 2 * stride, mask, x2);
+            _mm512_mask_storeu_epi32(o + 3 * stride, mask, x3);
+        }
+    }
+}
+#endif
+
+static inline void rejection_words1(const uint32_t* kw, int64_t m, uint32_t hw, uint32_t bid,
+                                    Key key, uint32_t* out, int64_t stride) {
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx512()) return rejection_words1_avx512(kw, m, hw, bid, key, out, stride);
+#endif
+    rejection_words1_generic(kw, m, hw, bid, key, out, stride);
+}
+
+// The rows of one hop: row r < m has entries [start[r], start[r] + deg[r]) of the graph, row
+// vertex v[r], aux vertex t[r] and stream word key[r].
+struct Rej1Rows {
+    int64_t m;
+    const int64_t* start;
+    const int64_t* deg;
+    const int64_t* v;
+    const int64_t* t;
+    const int64_t* key;
+};
+
+// got[r] = the drawn position of row r (-1: none: a row of degree 0, or every value 0).
+// words: row r's words 0 .. REJ1_AHEAD - 1 (rejection_words1, stride m). cols: the graph's 32-bit
+// columns, acols the aux graph's (aindptr its row pointers). value(r, p): the program's value
+// (the exact phase after REJECTION_ATTEMPTS rejections). Returns false when a value exceeds
+// the bound (got is then incomplete).
+template <class Value>
+static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const int64_t* aindptr,
+                            const uint32_t* acols, double bound, const ValueTable& tab, uint32_t hw,
+                            uint32_t bid, Key key, const uint32_t* words, Value&& value,
+                            int64_t* got) {
+    constexpr int B = REJ1_BATCH;
+    constexpr int64_t A = REJECTION_ATTEMPTS;
+    int64_t act[B], att[B], pos[B];  // active rows, their attempt and its position,
+    double xs[B];                     // threshold,
+    uint32_t us[B];                   // column
+    bool done[B];                     // and decision (accepted)
+    int32_t cl[B], lk[B], deep[B];    // rows reading a column, searching, searching deeper
+    int64_t lbase[B], ln[B], lend[B], llen[B];  // per search: lower bound in [base, base + n]
+    const int64_t* start = rows.start;
+    const int64_t* deg = rows.deg;
+    int64_t next = 0;
+    int k = 0;
+    // the search's next probe: its midpoint, or the 16-entry window of its last step
+    auto window = [&](int j) {
+        return llen[j] >= 16 ? std::min(lbase[j], lend[j] - 16) : lbase[j];
+    };
+    auto probe_ahead = [&](int j) {
+        if (ln[j] > 16) {
+            __builtin_prefetch(acols + lbase[j] + ln[j] / 2);
+        } else {
+            __builtin_prefetch(acols + window(j));
+            __builtin_prefetch(acols + window(j) + 15);
+        }
+    };
+    for (;;) {
+        while (k < B && next < rows.m) {  // new rows (those of degree 0 draw nothing)
+            const int64_t r = next++;
+            got[r] = -1;
+            act[k] = r;
+            att[k] = 0;
+            __builtin_prefetch(aindptr + rows.t[r]);
+            k += deg[r] > 0;
+        }
+        if (k == 0) break;
+        int kc = 0;
+        for (int i = 0; i < k; ++i) {  // 1. draw: accepted below every value, else read the column
+            const int64_t r = act[i], a = att[i];
+            uint32_t w0, w1;
+            if (a < REJ1_AHEAD / 2) {
+                w0 = words[2 * a * rows.m + r];
+                w1 = words[(2 * a + 1) * rows.m + r];
+            } else {  // words 2a, 2a + 1: one block (the stream's words, rng.h)
+                uint32_t blk[4];
+                const uint64_t index = 2 * static_cast<uint64_t>(a);
+                philox4x32(static_cast<uint32_t>(index >> 2), static_cast<uint32_t>(rows.key[r]), hw,
+                           bid, key, blk);
+                w0 = blk[index & 3];
+                w1 = blk[(index & 3) + 1];
+            }
+            const int64_t p = static_cast<int64_t>(uniform_int(w0, static_cast<uint64_t>(deg[r])));
+            const double x = open_unit(w1) * bound;
+            pos[i] = p;
+            got[r] = p;  // a row's last attempt is its accepted one
+            xs[i] = x;
+            const bool fast = x < tab.lo;
+            done[i] = fast;
+            __builtin_prefetch(cols + start[r] + p);
+            cl[kc] = i;
+            kc += !fast;
+        }
+        int kl = 0;
+        for (int c = 0; c < kc; ++c) {  // 2. the column decides, or row t is searched
+            const int i = cl[c];
+            const int64_t r = act[i];
+            const uint32_t u = cols[start[r] + pos[i]];
+            us[i] = u;
+            const double* two = tab.v[u == rows.v[r]][u == rows.t[r]];
+            const double x = xs[i];
+            const bool below0 = x < two[0], below1 = x < two[1];
+            done[i] = below0 & below1;
+            lk[kl] = i;
+            kl += below0 != below1;
+        }
+        int kd = 0;
+        for (int j = 0; j < kl; ++j) {  // 3. searches: row t's extent
+            const int64_t t = rows.t[act[lk[j]]];
+            lbase[j] = aindptr[t];
+            lend[j] = aindptr[t + 1];
+            llen[j] = ln[j] = lend[j] - lbase[j];
+            probe_ahead(j);
+            deep[kd] = j;
+            kd += ln[j] > 16;
+        }
+        while (kd > 0) {  // one level of every search with more than 16 candidates
+            int kd2 = 0;
+            for (int q = 0; q < kd; ++q) {
+                const int j = deep[q];
+                const int64_t half = ln[j] / 2;
+                lbase[j] += half & -static_cast<int64_t>(acols[lbase[j] + half] < us[lk[j]]);
+                ln[j] -= half;
+                probe_ahead(j);
+                deep[kd2] = j;
+                kd2 += ln[j] > 16;
+            }
+            kd = kd2;
+        }
+        for (int j = 0; j < kl; ++j) {  // the last <= 16 candidates, and the decision
+            const int i = lk[j];
+            const uint32_t u = us[i];
+            int64_t at;
+            if (llen[j] >= 16) {  // all before base are < u: count over the row's 16 from w
+                const int64_t w = window(j);
+                int64_t below = 0;
+                for (int q = 0; q < 16; ++q) below += acols[w + q] < u;
+                at = w + below;
+            } else {
+                int64_t below = 0;
+                for (int64_t q = 0; q < ln[j]; ++q) below += acols[lbase[j] + q] < u;
+                at = lbase[j] + below;
+            }
+            const bool found = at != lend[j] && acols[at] == u;
+            const int64_t r = act[i];
+            done[i] = xs[i] < tab.v[u == rows.v[r]][u == rows.t[r]][found ? 1 : 0];
+        }
+        int k2 = 0;
+        for (int i = 0; i < k; ++i) {  // 4. accepted rows leave, the others try again
+            const int64_t r = act[i];
+            act[k2] = r;
+            att[k2] = att[i] + 1;
+            k2 += !done[i];
+        }
+        k = k2;
+        for (int i = 0; i < k; ++i) {
+            if (att[i] < A) continue;
+            // every attempt rejected: exact keys over the row (rare): rules.cuh's
+            const int64_t r = act[i];
+            Stream st(static_cast<uint32_t>(rows.key[r]), hw, bid, key);
+            bool exceeded = false;
+            got[r] = rejection_exact(st, A, 1, 0, deg[r], bound,
+                                     [&](int64_t p) { return value(r, p); }, exceeded);
+            if (exceeded) return false;
+            act[i] = act[k - 1];
+            att[i] = att[k - 1];
+            --k;
+            --i;
+        }
+    }
+    return true;
+}
+
 // LABOR-0's threshold rule for a row (columns cols[0..d)) longer than s >= 0: emit(p) for every
 // kept position (threshold_keeps). The columns' words are computed CHUNK at a time by
 // column_words (vectorised; the same words as device/rules.cuh's threshold_row).

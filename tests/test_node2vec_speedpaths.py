@@ -1,0 +1,194 @@
+"""node2vec's fast path in the row-wise engine (rowwise.h: select_rejection1, select.h:
+rejection_rows1 and rejection_words1) against the NumPy path and the oracle, bit for bit.
+
+A node2vec hop is the rejection rule at fanout 1 with node2vec's bias as a value program; the
+fast path draws every row of the hop in rounds of many rows (draw, read the column, search row
+t of the previous vertex a level at a time), with the rows' first stream words computed up front
+(AVX-512 where the CPU has it, else the compiler's loop). Adversarial inputs: dead ends, self-
+loops, a clique (many neighbours of t: the lookup finds them) and a star (walks return to t),
+previous vertices whose rows have 15, 16, 17, 31-33, 1000 and 2400 entries (searches that end
+at once, at the row's last 16 entries, after one level, after many), columns at either end of
+those rows; p and q that make each attempt's fast accept, the column's decision and the lookup
+decide, and p = q = 1e6 (every attempt rejected: the exact phase, and words past those computed
+ahead); hops of more rows than a round holds (R-MAT); 1 and 2 threads, one bulk and minibatch by
+minibatch; the generic words (SPSAMPLE_NATIVE_SCALAR=1) in a subprocess.
+"""
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import spsample
+from spsample import RandomWalk, native as _native
+from spsample.engine._reference import reference_sample
+
+needs_native = pytest.mark.skipif(not _native.AVAILABLE,
+                                  reason=f"native kernels not built: {_native.IMPORT_ERROR}")
+
+N = 3000
+BATCH = 128
+SIZES = (15, 16, 17, 31, 32, 33, 1000, 2400)
+
+
+SINKS = 300  # vertices N - SINKS .. N - 1: dead ends (rows of degree 0) that walks reach
+
+
+def adversarial_graph():
+    """Symmetric but for the dead ends: rows of 1-3 random entries, each with a quarter chance
+    of one more into a dead end; a clique on 0..39 (with self-loops), a star around 40 (its
+    leaves 41..99 point only to it), rows of SIZES entries at 100.. (every other one containing
+    the extreme ids 0 and N - SINKS - 1); every other edge both ways (so the vertex a walk left is among
+    the next row's columns, and a walk can return)."""
+    rng = np.random.default_rng(2808)
+    src, dst = [], []
+
+    def add(u, v):
+        src.extend([u, v])
+        dst.extend([v, u])
+    for v in range(200, N - SINKS):
+        for u in rng.integers(200, N - SINKS, rng.integers(1, 4)):
+            add(v, int(u))
+        if rng.random() < 0.25:
+            src.append(v)
+            dst.append(int(rng.integers(N - SINKS, N)))
+    for a in range(40):
+        for b in range(a, 40):
+            add(a, b)
+    for leaf in range(41, 100):
+        add(40, leaf)
+    for i, d in enumerate(SIZES):
+        v = 100 + i
+        cols = rng.permutation(np.arange(200, N - SINKS))[:d - 2]
+        for u in np.concatenate([cols, [0, N - SINKS - 1]] if i % 2 == 0 else [cols, [1, 2]]):
+            add(v, int(u))
+    a = np.unique(np.stack([src, dst], 1), axis=0)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(a[:, 0], minlength=N))])
+    return spsample.Graph.from_csr(indptr, a[:, 1])
+
+
+def seeds():
+    """Minibatches of distinct seeds: the clique, the star, its leaves and the long rows in the
+    first (repeated as the second); random vertices in the others."""
+    rng = np.random.default_rng(2809)
+    first = np.concatenate([np.arange(0, 100, 3), np.arange(100, 100 + len(SIZES))])
+    rest = rng.permutation(np.setdiff1d(np.arange(N), first))
+    first = np.concatenate([first, rest[:BATCH - first.size]])
+    batches = [first, first.copy()] + [rng.permutation(N)[:BATCH] for _ in range(3)]
+    return np.concatenate(batches)
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(x.equals(y) for x, y in zip(a, b))
+
+
+def _native_run(g, s, threads=1, **kw):
+    previous = _native.set_num_threads(threads)
+    try:
+        out = spsample.sample(g, s, **kw)
+    finally:
+        _native.set_num_threads(previous)
+    assert out.path == "native"
+    return out
+
+
+# (p, q): return / in-out weights 1/p, 1/q against the bound max(1, 1/p, 1/q)
+WALKS = [RandomWalk(20, p=0.5, q=2.0), RandomWalk(12, p=4.0, q=0.25), RandomWalk(10, p=1.0, q=0.5),
+         RandomWalk(10, p=2.0, q=1.0), RandomWalk(10, p=0.25, q=4.0), RandomWalk(4, p=1e6, q=1e6)]
+
+
+def test_inputs_are_adversarial():
+    g = adversarial_graph()
+    deg = np.diff(g.indptr)
+    assert np.all(deg[N - SINKS:] == 0) and np.all(deg[:100 + len(SIZES)] > 0)
+    assert np.isin(np.arange(N - SINKS, N), g.indices).mean() > 0.5
+    assert [int(deg[100 + i]) for i in range(len(SIZES))] == list(SIZES)
+    assert all(v in g.indices[g.indptr[v]:g.indptr[v + 1]] for v in range(40))
+    assert np.array_equal(g.indices[g.indptr[41]:g.indptr[42]], [40])
+
+
+@needs_native
+@pytest.mark.parametrize("sampler", WALKS, ids=repr)
+def test_node2vec_equals_numpy_and_oracle(sampler):
+    g = adversarial_graph()
+    s = seeds()[:BATCH] if sampler.p > 1e3 else seeds()  # every step exact: slow in the oracle
+    kw = dict(sampler=sampler, batch_size=BATCH, seed=29, epoch=1)
+    fast = _native_run(g, s, **kw)
+    with _native.disabled():
+        slow = spsample.sample(g, s, **kw)
+    assert _same(fast, slow), "native != NumPy path"
+    assert _same(fast, reference_sample(g, s, **kw)), "native != reference oracle"
+
+
+@needs_native
+def test_walks_return_and_find_neighbours():
+    """In the first minibatch some steps return to the previous vertex, some go to one of its
+    neighbours (the clique) and some elsewhere: each of node2vec's three values is drawn."""
+    g = adversarial_graph()
+    mb = _native_run(g, seeds()[:BATCH], sampler=WALKS[0], batch_size=BATCH, seed=3)[0]
+    rows = [set(g.indices[g.indptr[v]:g.indptr[v + 1]].tolist()) for v in range(N)]
+    back = near = far = 0
+    for (d0, s0), (d1, s1) in zip(mb.edges[:-1], mb.edges[1:]):
+        prev = dict(zip(mb.n_id[s0].tolist(), mb.n_id[d0].tolist()))
+        for v, x in zip(mb.n_id[d1].tolist(), mb.n_id[s1].tolist()):
+            t = prev.get(v)
+            if t is None:
+                continue
+            back += x == t
+            near += x != t and x in rows[t]
+            far += x != t and x not in rows[t]
+    assert min(back, near, far) > 0, (back, near, far)
+
+
+def _digest(bulk):
+    h = hashlib.sha256()
+    for mb in bulk:
+        h.update(np.asarray(mb.n_id).tobytes())
+        for dst, src in mb.edges:
+            h.update(np.asarray(dst).tobytes() + np.asarray(src).tobytes())
+    return h.hexdigest()
+
+
+@needs_native
+@pytest.mark.parametrize("sampler", [WALKS[0], WALKS[1]], ids=repr)
+def test_rmat_threads_and_bulks_agree(sampler):
+    """R-MAT 12 (hops of up to 1024 rows: more than a round's 256), the same bits at 1 and 2
+    threads, in one bulk and minibatch by minibatch, and the NumPy path's."""
+    g = spsample.rmat(12, seed=3)
+    s = np.random.default_rng(5).permutation(g.num_nodes)[:2048]
+    kw = dict(sampler=sampler, batch_size=1024, seed=4)
+    one, two = _native_run(g, s, 1, **kw), _native_run(g, s, 2, **kw)
+    parts = []
+    for i in range(2):
+        parts += _native_run(g, s[i * 1024:(i + 1) * 1024], batch_offset=i, **kw)
+    with _native.disabled():
+        slow = spsample.sample(g, s, **kw)
+    assert _same(one, two) and _same(one, parts) and _same(one, slow)
+
+
+_SCALAR_RUN = """
+import numpy as np, spsample, sys
+sys.path.insert(0, {tests!r})
+from test_node2vec_speedpaths import adversarial_graph, seeds, WALKS, _digest
+g = adversarial_graph()
+print(" ".join(_digest(spsample.sample(g, seeds(), sampler=w, batch_size=128, seed=29))
+               for w in WALKS[:2] + WALKS[-1:]))
+"""
+
+
+@needs_native
+def test_generic_words_equal_vector_words():
+    """The rows' words without the AVX-512 loop (SPSAMPLE_NATIVE_SCALAR=1, a fresh process):
+    the same walks as this process's kernels."""
+    g = adversarial_graph()
+    here = " ".join(_digest(_native_run(g, seeds(), sampler=w, batch_size=BATCH, seed=29))
+                    for w in WALKS[:2] + WALKS[-1:])
+    env = dict(os.environ, SPSAMPLE_NATIVE_SCALAR="1")
+    tests = str(Path(__file__).resolve().parent)
+    out = subprocess.run([sys.executable, "-c", _SCALAR_RUN.format(tests=tests)], env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert " ".join(out) == here
