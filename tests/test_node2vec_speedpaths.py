@@ -42,8 +42,8 @@ def adversarial_graph():
     """Symmetric but for the dead ends: rows of 1-3 random entries, each with a quarter chance
     of one more into a dead end; a clique on 0..39 (with self-loops), a star around 40 (its
     leaves 41..99 point only to it), rows of SIZES entries at 100.. (every other one containing
-    the extreme ids 0 and N - SINKS - 1); every other edge both ways (so the vertex a walk left is among
-    the next row's columns, and a walk can return)."""
+    the extreme ids 0 and N - SINKS - 1); every other edge both ways (so the vertex a walk left
+    is among the next row's columns, and a walk can return)."""
     rng = np.random.default_rng(2808)
     src, dst = [], []
 

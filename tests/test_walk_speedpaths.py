@@ -27,7 +27,8 @@ needs_native = pytest.mark.skipif(not _native.AVAILABLE,
                                   reason=f"native kernels not built: {_native.IMPORT_ERROR}")
 
 ROOT = Path(__file__).resolve().parents[1]
-_SPEC = importlib.util.spec_from_file_location("random_walk", ROOT / "experiments" / "random_walk.py")
+_SPEC = importlib.util.spec_from_file_location("random_walk",
+                                               ROOT / "experiments" / "random_walk.py")
 user_walks = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(user_walks)
 
