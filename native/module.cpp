@@ -78,7 +78,7 @@ PYBIND11_MODULE(_native_kernels, m) {
           py::arg("budget"), py::arg("num_threads"));
     m.def("philox_words", &philox_words);
     m.def("row_words", &row_words, py::arg("vertex"), py::arg("hw"), py::arg("bid"), py::arg("k0"),
-          py::arg("k1"), py::arg("count"));
+          py::arg("k1"), py::arg("count"), py::arg("path") = "auto");
     m.def("column_words", &column_words_hook, py::arg("u"), py::arg("hw"), py::arg("bid"), py::arg("k0"),
           py::arg("k1"), py::arg("path"));
 #ifdef SPSAMPLE_LW_PROFILE

@@ -56,6 +56,20 @@ __attribute__((target("avx2"))) static inline void mulhilo8(__m256i x, __m256i m
     lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
 }
 
+// One Philox4x32 round on eight lanes: (x0, x1, x2, x3) <- (hi(x2 M1) ^ x1 ^ ka, lo(x2 M1),
+// hi(x0 M0) ^ x3 ^ kb, lo(x0 M0)), ka and kb the round's keys.
+__attribute__((target("avx2"))) static inline void philox_round8(__m256i& x0, __m256i& x1, __m256i& x2,
+                                                                 __m256i& x3, __m256i m0, __m256i m1,
+                                                                 __m256i ka, __m256i kb) {
+    __m256i hi0, lo0, hi1, lo1;
+    mulhilo8(x0, m0, hi0, lo0);
+    mulhilo8(x2, m1, hi1, lo1);
+    x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), ka);
+    x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), kb);
+    x1 = lo1;
+    x3 = lo0;
+}
+
 // AVX2, 8 candidates per step. Only x1 = u varies between the counters (0, u, hw, bid), so the
 // rounds are philox_rounds' with what is constant folded: round 1 has no varying product,
 // rounds 2 and 3 one each, and the last round only the high half of the one that reaches
@@ -103,12 +117,7 @@ __attribute__((target("avx2"))) static void column_words_avx2(const uint32_t* __
         __m256i x1 = lo1;
         __m256i x3 = c_r3_x3;
         for (int r = 3; r < 9; ++r) {  // rounds 4 to 9
-            mulhilo8(x0, m0, hi0, lo0);
-            mulhilo8(x2, m1, hi1, lo1);
-            x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), vka[r]);
-            x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), vkb[r]);
-            x1 = lo1;
-            x3 = lo0;
+            philox_round8(x0, x1, x2, x3, m0, m1, vka[r], vkb[r]);
         }
         // round 10, word 0 only: the high half of x2 * M1
         const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x2, 32), m1);
@@ -124,6 +133,19 @@ __attribute__((target("avx2"))) static void column_words_avx2(const uint32_t* __
 // mulhilo16: below, with the row words.
 __attribute__((target("avx512f"))) static inline void mulhilo16(__m512i x, __m512i m, __m512i& hi,
                                                                 __m512i& lo);
+
+// philox_round8 on sixteen lanes.
+__attribute__((target("avx512f"))) static inline void philox_round16(__m512i& x0, __m512i& x1, __m512i& x2,
+                                                                     __m512i& x3, __m512i m0, __m512i m1,
+                                                                     __m512i ka, __m512i kb) {
+    __m512i hi0, lo0, hi1, lo1;
+    mulhilo16(x0, m0, hi0, lo0);
+    mulhilo16(x2, m1, hi1, lo1);
+    x0 = _mm512_ternarylogic_epi32(hi1, x1, ka, 0x96);  // three-way xor
+    x2 = _mm512_ternarylogic_epi32(hi0, x3, kb, 0x96);
+    x1 = lo1;
+    x3 = lo0;
+}
 
 // column_words_avx2's folded rounds on 16 candidates per step (AVX-512F); the same words.
 __attribute__((target("avx512f"))) static void column_words_avx512(const uint32_t* __restrict u, int64_t c,
@@ -166,12 +188,7 @@ __attribute__((target("avx512f"))) static void column_words_avx512(const uint32_
         __m512i x1 = lo1;
         __m512i x3 = c_r3_x3;
         for (int r = 3; r < 9; ++r) {  // rounds 4 to 9
-            mulhilo16(x0, m0, hi0, lo0);
-            mulhilo16(x2, m1, hi1, lo1);
-            x0 = _mm512_ternarylogic_epi32(hi1, x1, vka[r], 0x96);  // three-way xor
-            x2 = _mm512_ternarylogic_epi32(hi0, x3, vkb[r], 0x96);
-            x1 = lo1;
-            x3 = lo0;
+            philox_round16(x0, x1, x2, x3, m0, m1, vka[r], vkb[r]);
         }
         const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(x2, 32), m1);  // round 10, word 0
         const __m512i hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(_mm512_mul_epu32(x2, m1), 32), odd);
@@ -215,13 +232,8 @@ __attribute__((target("avx2"))) static void stream_words8_avx2(const uint32_t* k
         __m256i x3 = _mm256_set1_epi32(static_cast<int>(bid));
         uint32_t ka = key.k0, kb = key.k1;
         for (int r = 0; r < 10; ++r) {
-            __m256i hi0, lo0, hi1, lo1;
-            mulhilo8(x0, m0, hi0, lo0);
-            mulhilo8(x2, m1, hi1, lo1);
-            x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), _mm256_set1_epi32(static_cast<int>(ka)));
-            x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), _mm256_set1_epi32(static_cast<int>(kb)));
-            x1 = lo1;
-            x3 = lo0;
+            philox_round8(x0, x1, x2, x3, m0, m1, _mm256_set1_epi32(static_cast<int>(ka)),
+                          _mm256_set1_epi32(static_cast<int>(kb)));
             ka += PHILOX_W0;
             kb += PHILOX_W1;
         }
@@ -287,13 +299,7 @@ __attribute__((target("avx2"))) static void stream_row_words_avx2(uint32_t verte
         __m256i x2 = _mm256_set1_epi32(static_cast<int>(hw));
         __m256i x3 = _mm256_set1_epi32(static_cast<int>(bid));
         for (int r = 0; r < 10; ++r) {
-            __m256i hi0, lo0, hi1, lo1;
-            mulhilo8(x0, m0, hi0, lo0);
-            mulhilo8(x2, m1, hi1, lo1);
-            x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), vka[r]);
-            x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), vkb[r]);
-            x1 = lo1;
-            x3 = lo0;
+            philox_round8(x0, x1, x2, x3, m0, m1, vka[r], vkb[r]);
         }
         store_blocks8(x0, x1, x2, x3, out + 4 * b);
     }
@@ -344,19 +350,8 @@ __attribute__((target("avx512f,avx2"))) static void stream_row_words_avx512(uint
         __m512i x0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(b)), lane), x1 = v1, x2 = v2, x3 = v3;
         __m512i z0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(b + 16)), lane), z1 = v1, z2 = v2, z3 = v3;
         for (int r = 0; r < 10; ++r) {
-            __m512i hi0, lo0, hi1, lo1, hj0, lj0, hj1, lj1;
-            mulhilo16(x0, m0, hi0, lo0);
-            mulhilo16(x2, m1, hi1, lo1);
-            mulhilo16(z0, m0, hj0, lj0);
-            mulhilo16(z2, m1, hj1, lj1);
-            x0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1), vka[r]);
-            x2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3), vkb[r]);
-            x1 = lo1;
-            x3 = lo0;
-            z0 = _mm512_xor_si512(_mm512_xor_si512(hj1, z1), vka[r]);
-            z2 = _mm512_xor_si512(_mm512_xor_si512(hj0, z3), vkb[r]);
-            z1 = lj1;
-            z3 = lj0;
+            philox_round16(x0, x1, x2, x3, m0, m1, vka[r], vkb[r]);
+            philox_round16(z0, z1, z2, z3, m0, m1, vka[r], vkb[r]);
         }
         store_blocks16(x0, x1, x2, x3, out + 4 * b);
         store_blocks16(z0, z1, z2, z3, out + 4 * (b + 16));
@@ -364,13 +359,7 @@ __attribute__((target("avx512f,avx2"))) static void stream_row_words_avx512(uint
     for (; 4 * b < count; b += 16) {
         __m512i x0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(b)), lane), x1 = v1, x2 = v2, x3 = v3;
         for (int r = 0; r < 10; ++r) {
-            __m512i hi0, lo0, hi1, lo1;
-            mulhilo16(x0, m0, hi0, lo0);
-            mulhilo16(x2, m1, hi1, lo1);
-            x0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1), vka[r]);
-            x2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3), vkb[r]);
-            x1 = lo1;
-            x3 = lo0;
+            philox_round16(x0, x1, x2, x3, m0, m1, vka[r], vkb[r]);
         }
         store_blocks16(x0, x1, x2, x3, out + 4 * b);
     }

@@ -574,13 +574,7 @@ __attribute__((target("avx512f"))) static void rejection_words1_avx512(const uin
         for (int64_t b = 0; 4 * b < REJ1_AHEAD; ++b) {
             __m512i x0 = _mm512_set1_epi32(static_cast<int>(b)), x1 = v1, x2 = v2, x3 = v3;
             for (int r = 0; r < 10; ++r) {
-                __m512i hi0, lo0, hi1, lo1;
-                mulhilo16(x0, m0, hi0, lo0);
-                mulhilo16(x2, m1, hi1, lo1);
-                x0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1), vka[r]);
-                x2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3), vkb[r]);
-                x1 = lo1;
-                x3 = lo0;
+                philox_round16(x0, x1, x2, x3, m0, m1, vka[r], vkb[r]);
             }
             uint32_t* o = out + 4 * b * stride + r0;
             _mm512_mask_storeu_epi32(o, mask, x0);

@@ -30,12 +30,28 @@ def cost_model(monkeypatch):
 @pytest.mark.parametrize("vertex, hw, bid, key",
                          [(7, 1, 2, (3, 4)), (2**32 - 1, 9, 0, (0, 2**32 - 1))])
 def test_row_words_are_the_streams_words(count, vertex, hw, bid, key):
+    """Every implementation of the weighted rows' stream words (the vector ones where this CPU
+    has them) gives the scalar stream's words."""
     from spsample import _native_kernels as K
     idx = np.arange(count, dtype=np.int64)
     expect = K.philox_words(idx, np.full(count, vertex, np.int64), hw,
                             np.full(count, bid, np.int64), *key)
-    got = K.row_words(vertex, hw, bid, key[0], key[1], count)
-    assert got.dtype == np.uint32 and np.array_equal(got, expect)
+    ran = []
+    for path in ("auto", "generic", "avx2", "avx512"):
+        try:
+            got = K.row_words(vertex, hw, bid, key[0], key[1], count, path)
+        except ValueError:
+            assert path in ("avx2", "avx512")            # this CPU or build lacks it
+            continue
+        ran.append(path)
+        assert got.dtype == np.uint32 and np.array_equal(got, expect), path
+    assert ran[:2] == ["auto", "generic"]
+
+
+def test_row_words_refuses_an_unknown_path():
+    from spsample import _native_kernels as K
+    with pytest.raises(ValueError, match="path"):
+        K.row_words(1, 2, 3, 4, 5, 8, "sse")
 
 
 def test_profile_samplers_measures_every_builtin(cost_model):

@@ -18,6 +18,8 @@ import spsample
 from spsample import NodeWise, RandomWalk, native as _native
 from spsample.engine._reference import reference_sample
 
+from native_runs import native_run as _native_run, same_minibatches as _same
+
 needs_native = pytest.mark.skipif(not _native.AVAILABLE,
                                   reason=f"native kernels not built: {_native.IMPORT_ERROR}")
 
@@ -58,20 +60,6 @@ def seeds():
     batches[0] = np.concatenate([np.arange(6), rng.permutation(others)])
     batches[1] = batches[0].copy()
     return np.concatenate(batches)
-
-
-def _same(a, b):
-    return len(a) == len(b) and all(x.equals(y) for x, y in zip(a, b))
-
-
-def _native_run(g, s, threads=1, **kw):
-    previous = _native.set_num_threads(threads)
-    try:
-        out = spsample.sample(g, s, **kw)
-    finally:
-        _native.set_num_threads(previous)
-    assert out.path == "native"
-    return out
 
 
 SAMPLERS = [RandomWalk(20), RandomWalk(1), user_walks.RandomWalk(12), NodeWise([1, 1, 1]),

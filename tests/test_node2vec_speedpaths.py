@@ -27,6 +27,8 @@ import spsample
 from spsample import RandomWalk, native as _native
 from spsample.engine._reference import reference_sample
 
+from native_runs import native_run as _native_run, same_minibatches as _same
+
 needs_native = pytest.mark.skipif(not _native.AVAILABLE,
                                   reason=f"native kernels not built: {_native.IMPORT_ERROR}")
 
@@ -80,20 +82,6 @@ def seeds():
     first = np.concatenate([first, rest[:BATCH - first.size]])
     batches = [first, first.copy()] + [rng.permutation(N)[:BATCH] for _ in range(3)]
     return np.concatenate(batches)
-
-
-def _same(a, b):
-    return len(a) == len(b) and all(x.equals(y) for x, y in zip(a, b))
-
-
-def _native_run(g, s, threads=1, **kw):
-    previous = _native.set_num_threads(threads)
-    try:
-        out = spsample.sample(g, s, **kw)
-    finally:
-        _native.set_num_threads(previous)
-    assert out.path == "native"
-    return out
 
 
 # (p, q): return / in-out weights 1/p, 1/q against the bound max(1, 1/p, 1/q)

@@ -21,6 +21,8 @@ import pytest
 import spsample
 from spsample import NodeWise, RandomWalk, native as _native
 from spsample.engine._reference import reference_sample
+
+from native_runs import native_run as _native_run, same_minibatches as _same
 from spsample.primitives import Streams
 
 needs_native = pytest.mark.skipif(not _native.AVAILABLE,
@@ -76,20 +78,6 @@ def dying_graph():
     """0 -> 1 -> 2 -> 3 (a dead end) and 4 <-> 5: walks from 0..3 stop within 3 steps, walks
     from 4 and 5 go on; a minibatch of {0, 1, 2, 3} has no rows from step 4 on."""
     return spsample.Graph.from_edge_index([0, 1, 2, 4, 5], [1, 2, 3, 5, 4], num_nodes=6)
-
-
-def _same(a, b):
-    return len(a) == len(b) and all(x.equals(y) for x, y in zip(a, b))
-
-
-def _native_run(g, s, threads=1, **kw):
-    previous = _native.set_num_threads(threads)
-    try:
-        out = spsample.sample(g, s, **kw)
-    finally:
-        _native.set_num_threads(previous)
-    assert out.path == "native"
-    return out
 
 
 WALKS = [RandomWalk(20), RandomWalk(1), user_walks.RandomWalk(7), VertexKeyedWalk(9),

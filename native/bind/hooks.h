@@ -62,12 +62,32 @@ py::array_t<uint32_t> philox_words(const I64& index, const I64& vertex, uint32_t
 }
 
 // Test and cost-model hook: words 0 .. count - 1 of the stream (vertex, hw, bid) under (k0, k1)
-// as the weighted rows compute them (stream_row_words: vectorised, four words per block).
+// as the weighted rows compute them (stream_row_words: vectorised, four words per block), from
+// one implementation: "avx512", "avx2" (each needs such a CPU), "generic", or "auto" (what the
+// kernel runs).
 py::array_t<uint32_t> row_words(uint32_t vertex, uint32_t hw, uint32_t bid, uint32_t k0, uint32_t k1,
-                                int64_t count) {
+                                int64_t count, const std::string& path) {
     require(count >= 0, "count must be >= 0");
     std::vector<uint32_t> out(static_cast<size_t>((count + 63) / 64 * 64));
-    stream_row_words(vertex, hw, bid, Key{k0, k1}, count, out.data());
+    const Key key{k0, k1};
+    if (path == "avx512" || path == "avx2") {
+#ifdef SPSAMPLE_LW_X86
+        const bool wide = path == "avx512";
+        require(__builtin_cpu_supports("avx2") && (!wide || __builtin_cpu_supports("avx512f")),
+                "this CPU has no " + path);
+        if (wide)
+            stream_row_words_avx512(vertex, hw, bid, key, count, out.data());
+        else
+            stream_row_words_avx2(vertex, hw, bid, key, count, out.data());
+#else
+        require(false, "no " + path + " build on this platform");
+#endif
+    } else if (path == "generic") {
+        stream_row_words_generic(vertex, hw, bid, key, count, out.data());
+    } else {
+        require(path == "auto", "path must be avx512, avx2, generic or auto");
+        stream_row_words(vertex, hw, bid, key, count, out.data());
+    }
     out.resize(static_cast<size_t>(count));
     return own(std::move(out));
 }
