@@ -13,6 +13,7 @@ import numpy as np
 
 from .._errors import ArgumentTypeError, GraphError
 from .._validate import as_float_array, as_index_array, as_int, check_memory, fail
+from ._pages import advise_huge_pages
 from ._weights import (column_sums, internal_columns, layerwise_scale, row_weight_stats,
                        scaled_weights, uint32_columns)
 
@@ -398,7 +399,8 @@ def frozen_array(arr):
     ``arr.flags.writeable = False`` alone can be undone by anyone holding the array (or its
     base). The returned array views an immutable ``bytes`` object instead, so turning the flag
     back on raises ``ValueError``. Arrays that already are such views are returned as they
-    are; others are copied once (C order, same dtype and shape).
+    are; others are copied once (C order, same dtype and shape). A copy of 4 MiB or more is
+    put on transparent huge pages where the OS allows (:mod:`spsample.graph._pages`).
 
     Examples
     --------
@@ -413,6 +415,7 @@ def frozen_array(arr):
         return arr
     arr = np.ascontiguousarray(arr)
     out = np.frombuffer(arr.tobytes(), dtype=arr.dtype)
+    advise_huge_pages(out)
     return out if arr.ndim == 1 else out.reshape(arr.shape)
 
 
@@ -449,7 +452,8 @@ def frozen_filled(dtype, size, fill):
     """A frozen array (see :func:`frozen_array`) of ``size`` entries of ``dtype`` written in
     place, piece by piece: ``fill(position, piece)`` writes entries ``position ..
     position + len(piece) - 1`` into ``piece`` (a writable view of part of the final memory).
-    Peak memory: the array itself, no second copy.
+    Peak memory: the array itself, no second copy. Like :func:`frozen_array`'s copies, an
+    array of 4 MiB or more is put on transparent huge pages where the OS allows.
 
     Raises
     ------
@@ -463,7 +467,9 @@ def frozen_filled(dtype, size, fill):
         data = reader.read(nbytes)
     if len(data) != nbytes:
         raise EOFError(f"frozen_filled: {len(data)} of {nbytes} bytes")
-    return np.frombuffer(data, dtype=dtype)
+    out = np.frombuffer(data, dtype=dtype)
+    advise_huge_pages(out)
+    return out
 
 
 def _is_frozen(arr):
