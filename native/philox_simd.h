@@ -70,6 +70,14 @@ __attribute__((target("avx2"))) static inline void philox_round8(__m256i& x0, __
     x3 = lo0;
 }
 
+// The ten rounds' keys of `key`, broadcast to eight lanes.
+__attribute__((target("avx2"))) static inline void philox_keys8(Key key, __m256i* vka, __m256i* vkb) {
+    for (int r = 0; r < 10; ++r) {
+        vka[r] = _mm256_set1_epi32(static_cast<int>(key.k0 + static_cast<uint32_t>(r) * PHILOX_W0));
+        vkb[r] = _mm256_set1_epi32(static_cast<int>(key.k1 + static_cast<uint32_t>(r) * PHILOX_W1));
+    }
+}
+
 // AVX2, 8 candidates per step. Only x1 = u varies between the counters (0, u, hw, bid), so the
 // rounds are philox_rounds' with what is constant folded: round 1 has no varying product,
 // rounds 2 and 3 one each, and the last round only the high half of the one that reaches
@@ -145,6 +153,14 @@ __attribute__((target("avx512f"))) static inline void philox_round16(__m512i& x0
     x2 = _mm512_ternarylogic_epi32(hi0, x3, kb, 0x96);
     x1 = lo1;
     x3 = lo0;
+}
+
+// philox_keys8 on sixteen lanes.
+__attribute__((target("avx512f"))) static inline void philox_keys16(Key key, __m512i* vka, __m512i* vkb) {
+    for (int r = 0; r < 10; ++r) {
+        vka[r] = _mm512_set1_epi32(static_cast<int>(key.k0 + static_cast<uint32_t>(r) * PHILOX_W0));
+        vkb[r] = _mm512_set1_epi32(static_cast<int>(key.k1 + static_cast<uint32_t>(r) * PHILOX_W1));
+    }
 }
 
 // column_words_avx2's folded rounds on 16 candidates per step (AVX-512F); the same words.
@@ -289,10 +305,7 @@ __attribute__((target("avx2"))) static void stream_row_words_avx2(uint32_t verte
     const __m256i m1 = _mm256_set1_epi32(static_cast<int>(PHILOX_M1));
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256i vka[10], vkb[10];
-    for (int r = 0; r < 10; ++r) {
-        vka[r] = _mm256_set1_epi32(static_cast<int>(key.k0 + static_cast<uint32_t>(r) * PHILOX_W0));
-        vkb[r] = _mm256_set1_epi32(static_cast<int>(key.k1 + static_cast<uint32_t>(r) * PHILOX_W1));
-    }
+    philox_keys8(key, vka, vkb);
     for (int64_t b = 0; 4 * b < count; b += 8) {
         __m256i x0 = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(b)), lane);
         __m256i x1 = _mm256_set1_epi32(static_cast<int>(vertex));
@@ -341,10 +354,7 @@ __attribute__((target("avx512f,avx2"))) static void stream_row_words_avx512(uint
     const __m512i v2 = _mm512_set1_epi32(static_cast<int>(hw));
     const __m512i v3 = _mm512_set1_epi32(static_cast<int>(bid));
     __m512i vka[10], vkb[10];
-    for (int r = 0; r < 10; ++r) {
-        vka[r] = _mm512_set1_epi32(static_cast<int>(key.k0 + static_cast<uint32_t>(r) * PHILOX_W0));
-        vkb[r] = _mm512_set1_epi32(static_cast<int>(key.k1 + static_cast<uint32_t>(r) * PHILOX_W1));
-    }
+    philox_keys16(key, vka, vkb);
     int64_t b = 0;
     for (; 4 * (b + 16) < count; b += 32) {
         __m512i x0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(b)), lane), x1 = v1, x2 = v2, x3 = v3;

@@ -281,17 +281,7 @@ static inline int64_t exact_smallest(const int64_t* cand, const uint32_t* words,
     double* ck = sc.ckey.data();
     exact_keys(cw, cx, n, ck);
     int64_t size = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        const int64_t p = cand[i];
-        const double key = ck[i];
-        if (size < s) {
-            heap_push(keys, pos, size++, key, p);
-        } else if (pair_less(key, p, keys[0], pos[0])) {
-            keys[0] = key;
-            pos[0] = p;
-            heap_down(keys, pos, 0, size);
-        }
-    }
+    for (int64_t i = 0; i < n; ++i) size = heap_offer(keys, pos, size, s, ck[i], cand[i]);
     sort_small(pos, size);
     return size;
 }
@@ -563,10 +553,7 @@ __attribute__((target("avx512f"))) static void rejection_words1_avx512(const uin
     const __m512i v2 = _mm512_set1_epi32(static_cast<int>(hw));
     const __m512i v3 = _mm512_set1_epi32(static_cast<int>(bid));
     __m512i vka[10], vkb[10];
-    for (int r = 0; r < 10; ++r) {
-        vka[r] = _mm512_set1_epi32(static_cast<int>(key.k0 + static_cast<uint32_t>(r) * PHILOX_W0));
-        vkb[r] = _mm512_set1_epi32(static_cast<int>(key.k1 + static_cast<uint32_t>(r) * PHILOX_W1));
-    }
+    philox_keys16(key, vka, vkb);
     for (int64_t r0 = 0; r0 < m; r0 += 16) {
         const __mmask16 mask = m - r0 >= 16 ? __mmask16(0xFFFF)
                                             : static_cast<__mmask16>((1u << (m - r0)) - 1);

@@ -224,6 +224,22 @@ SPSAMPLE_HD inline void heap_push(double* keys, int64_t* pos, int64_t n, double 
     pos[i] = p;
 }
 
+// Offer (k, p) to the max-heap of the `size` smallest pairs so far (at most s): added while
+// there is room, else it replaces the largest when smaller. Returns the new size.
+SPSAMPLE_HD inline int64_t heap_offer(double* keys, int64_t* pos, int64_t size, int64_t s, double k,
+                                      int64_t p) {
+    if (size < s) {
+        heap_push(keys, pos, size, k, p);
+        return size + 1;
+    }
+    if (pair_less(k, p, keys[0], pos[0])) {
+        keys[0] = k;
+        pos[0] = p;
+        heap_down(keys, pos, 0, size);
+    }
+    return size;
+}
+
 // Weighted without replacement over values value(0..d) (s >= 1 or -1): Efraimidis-Spirakis,
 // the s smallest (key, position) kept in a max-heap over keys[0..s) / pos[0..s).
 // Complexity O(d log s).
@@ -242,14 +258,7 @@ SPSAMPLE_HD inline int64_t weighted_row(Stream& st, Value&& value, int64_t d, in
     for (int64_t p = 0; p < d; ++p) {
         const double w = value(p);
         if (!(w > 0)) continue;
-        const double key = exp_key(st.word(static_cast<uint64_t>(p)), w);
-        if (size < s) {
-            heap_push(keys, pos, size++, key, p);
-        } else if (pair_less(key, p, keys[0], pos[0])) {
-            keys[0] = key;
-            pos[0] = p;
-            heap_down(keys, pos, 0, size);
-        }
+        size = heap_offer(keys, pos, size, s, exp_key(st.word(static_cast<uint64_t>(p)), w), p);
     }
     sort_small(pos, size);
     return size;
