@@ -436,6 +436,22 @@ static inline void prefetch_weights(const HopSpec& hs, const CSRView& g, int64_t
     __builtin_prefetch(w + end - 1);
 }
 
+// The deferred gather of the selection passes: a kept entry's column is prefetched when it is
+// selected and read GATHER_LAG edges later, so that many misses are in flight.
+constexpr int64_t GATHER_LAG = 64;
+
+// cols[e] = the column of entry eid[e] (from the 32-bit copy where the graph has one) for
+// e in [from, upto); returns the next edge to gather (max(from, upto)).
+static inline int64_t gather_columns(const CSRView& g, const int64_t* eid, uint32_t* cols,
+                                     int64_t from, int64_t upto) {
+    if (g.indices32) {
+        for (; from < upto; ++from) cols[from] = g.indices32[eid[from]];
+    } else {
+        for (; from < upto; ++from) cols[from] = static_cast<uint32_t>(g.indices[eid[from]]);
+    }
+    return from;
+}
+
 // Pass 2 of one hop: every row's kept positions -> (dst, edge id[, row id]). Returns E; with
 // row_end (m entries), row r's edges are [row_end[r - 1], row_end[r]); with nbr, the kept
 // entries' column ids too (nbr[e] = indices[eid[e]], read while the row is being selected,
@@ -489,18 +505,8 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             return hs.row_stats + 3 * v;
         return nullptr;
     };
-    // the sampled columns are read GATHER_LAG edges after their entry was selected (and
-    // prefetched), so that many misses are in flight
-    constexpr int64_t GATHER_LAG = 64;
-    int64_t gathered = 0;
-    auto gather_to = [&](int64_t upto) {
-        if (idx32) {
-            for (; gathered < upto; ++gathered) cols[gathered] = idx32[eid[gathered]];
-        } else {
-            for (; gathered < upto; ++gathered)
-                cols[gathered] = static_cast<uint32_t>(g.indices[eid[gathered]]);
-        }
-    };
+    int64_t gathered = 0;  // the deferred gather (gather_columns)
+    auto gather_to = [&](int64_t upto) { gathered = gather_columns(g, eid, cols, gathered, upto); };
     const uint32_t* words = sc.col_words;  // LABOR: every column's word of this hop, or null
     int64_t lab_r0 = 0, lab_r1 = 0;  // LABOR without a table: the batch of rows whose words are in sc
     for (int64_t r = 0; r < m; ++r) {
@@ -684,16 +690,8 @@ static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, ui
         nbr->resize(cap + 1);
         cols = nbr->data();
     }
-    constexpr int64_t GATHER_LAG = 64;  // columns read this many edges after their prefetch
-    int64_t gathered = 0;
-    auto gather_to = [&](int64_t upto) {
-        if (idx32) {
-            for (; gathered < upto; ++gathered) cols[gathered] = idx32[eid[gathered]];
-        } else {
-            for (; gathered < upto; ++gathered)
-                cols[gathered] = static_cast<uint32_t>(g.indices[eid[gathered]]);
-        }
-    };
+    int64_t gathered = 0;  // the deferred gather (gather_columns)
+    auto gather_to = [&](int64_t upto) { gathered = gather_columns(g, eid, cols, gathered, upto); };
     for (int64_t a = 0; a < m; a += 8) {
         if (cols) gather_to(E - GATHER_LAG);
         for (int64_t r = a; r < std::min<int64_t>(a + 8, m); ++r) {
@@ -764,8 +762,7 @@ static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const Valu
         nbr->resize(cap);
         cols = nbr->data();
     }
-    constexpr int64_t GATHER_LAG = 64;  // columns read this many edges after their prefetch
-    int64_t E = 0, gathered = 0;
+    int64_t E = 0, gathered = 0;  // the deferred gather (gather_columns)
     for (int64_t r = 0; r < m; ++r) {
         if (got[r] >= 0) {
             const int64_t e = rs[r] + got[r];
@@ -774,16 +771,13 @@ static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const Valu
             if (keep_rows) sc.erow[E] = sc.fr[r];
             if (cols) {
                 __builtin_prefetch(idx32 + e);
-                if (E >= GATHER_LAG) {
-                    cols[gathered] = idx32[eid[gathered]];
-                    ++gathered;
-                }
+                gathered = gather_columns(g, eid, cols, gathered, E + 1 - GATHER_LAG);
             }
             ++E;
         }
         if (row_end) row_end[r] = E;
     }
-    for (; cols && gathered < E; ++gathered) cols[gathered] = idx32[eid[gathered]];
+    if (cols) gather_columns(g, eid, cols, gathered, E);
     return E;
 }
 
@@ -940,7 +934,6 @@ static bool walk_plan(const RowWisePlan& plan) {
 // Output: out packed (MiniBatchOut), the same values as rowwise_minibatch's.
 static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_t b, uint32_t bid,
                            RowWiseScratch& sc, MiniBatchOut& out, Budget& budget) {
-    constexpr int64_t GATHER_LAG = 64;
     NW_T0
     const int L = static_cast<int>(plan.hops.size());
     const CSRView& g = plan.graphs[plan.hops[0].graph];
