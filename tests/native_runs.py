@@ -19,3 +19,19 @@ def native_run(g, s, threads=1, **kw):
         _native.set_num_threads(previous)
     assert out.path == "native"
     return out
+
+
+def assert_threads_and_bulks_agree(g, seeds, **kw):
+    """The native kernels give the same bits at 1 and 2 threads, in one bulk and minibatch by
+    minibatch (``kw["batch_size"]`` seeds a call, numbered by ``batch_offset``), and equal the
+    NumPy path's."""
+    size = kw["batch_size"]
+    one, two = native_run(g, seeds, 1, **kw), native_run(g, seeds, 2, **kw)
+    parts = []
+    for i in range(-(-len(seeds) // size)):
+        parts += native_run(g, seeds[i * size:(i + 1) * size], batch_offset=i, **kw)
+    with _native.disabled():
+        slow = spsample.sample(g, seeds, **kw)
+    assert same_minibatches(one, two), "1 thread != 2 threads"
+    assert same_minibatches(one, parts), "one bulk != minibatch by minibatch"
+    assert same_minibatches(one, slow), "native != NumPy path"

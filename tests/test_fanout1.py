@@ -18,7 +18,8 @@ import spsample
 from spsample import NodeWise, RandomWalk, native as _native
 from spsample.engine._reference import reference_sample
 
-from native_runs import native_run as _native_run, same_minibatches as _same
+from native_runs import (assert_threads_and_bulks_agree, native_run as _native_run,
+                         same_minibatches as _same)
 
 needs_native = pytest.mark.skipif(not _native.AVAILABLE,
                                   reason=f"native kernels not built: {_native.IMPORT_ERROR}")
@@ -106,11 +107,4 @@ def test_rmat_threads_and_bulks_agree(sampler):
     threads, in one bulk and minibatch by minibatch, and the NumPy path's."""
     g = spsample.rmat(12, seed=3)
     s = np.random.default_rng(5).permutation(g.num_nodes)[:1024]
-    kw = dict(sampler=sampler, batch_size=256, seed=4)
-    one, two = _native_run(g, s, 1, **kw), _native_run(g, s, 2, **kw)
-    parts = []
-    for i in range(4):
-        parts += _native_run(g, s[i * 256:(i + 1) * 256], batch_offset=i, **kw)
-    with _native.disabled():
-        slow = spsample.sample(g, s, **kw)
-    assert _same(one, two) and _same(one, parts) and _same(one, slow)
+    assert_threads_and_bulks_agree(g, s, sampler=sampler, batch_size=256, seed=4)

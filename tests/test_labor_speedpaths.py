@@ -22,6 +22,8 @@ import spsample
 from spsample import LABOR, native as _native
 from spsample.engine._reference import reference_sample
 
+from native_runs import native_run
+
 needs_native = pytest.mark.skipif(not _native.AVAILABLE,
                                   reason=f"native kernels not built: {_native.IMPORT_ERROR}")
 
@@ -158,14 +160,7 @@ def test_table_scan_equals_numpy_and_oracle(name):
     reference oracle, on rows of every length in LENGTHS, at 1 and 2 threads."""
     g, s, sampler = speedpath_graph(), speedpath_seeds(), SAMPLERS[name]
     kw = dict(sampler=sampler, batch_size=BATCH, seed=5, epoch=2)
-    previous = _native.set_num_threads(2)
-    try:
-        fast2 = spsample.sample(g, s, **kw)
-        _native.set_num_threads(1)
-        fast1 = spsample.sample(g, s, **kw)
-    finally:
-        _native.set_num_threads(previous)
-    assert fast1.path == "native" and fast2.path == "native"
+    fast2, fast1 = native_run(g, s, 2, **kw), native_run(g, s, 1, **kw)
     with _native.disabled():
         slow = spsample.sample(g, s, **kw)
     oracle = reference_sample(g, s, **kw)

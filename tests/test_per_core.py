@@ -16,6 +16,8 @@ import spsample
 from spsample import LABOR, NodeWise, native as _native
 from spsample.engine._reference import reference_sample
 
+from native_runs import assert_threads_and_bulks_agree, native_run, same_minibatches as _same
+
 needs_native = pytest.mark.skipif(not _native.AVAILABLE,
                                   reason=f"native kernels not built: {_native.IMPORT_ERROR}")
 
@@ -43,10 +45,6 @@ def seeds():
     batches[0] = np.concatenate([[4, 5], rng.permutation(others)])   # both hubs
     batches[1] = batches[0].copy()                        # the same seeds again
     return np.concatenate(batches)
-
-
-def _same(a, b):
-    return len(a) == len(b) and all(x.equals(y) for x, y in zip(a, b))
 
 
 def test_inputs_cover_both_paths():
@@ -86,21 +84,7 @@ def test_rmat_threads_and_bulks_agree(sampler):
     gather lag; the same bits at 1 and 2 threads, in one bulk or minibatch by minibatch."""
     g = spsample.rmat(12, seed=3)
     s = np.random.default_rng(5).permutation(g.num_nodes)[:1024]
-    kw = dict(sampler=sampler, batch_size=128, seed=4)
-    runs = []
-    previous = _native.set_num_threads(1)
-    try:
-        runs.append(spsample.sample(g, s, **kw))
-        _native.set_num_threads(2)
-        runs.append(spsample.sample(g, s, **kw))
-    finally:
-        _native.set_num_threads(previous)
-    parts = []
-    for i in range(8):
-        parts += spsample.sample(g, s[i * 128:(i + 1) * 128], batch_offset=i, **kw)
-    with _native.disabled():
-        slow = spsample.sample(g, s, **kw)
-    assert _same(runs[0], runs[1]) and _same(runs[0], parts) and _same(runs[0], slow)
+    assert_threads_and_bulks_agree(g, s, sampler=sampler, batch_size=128, seed=4)
 
 
 @needs_native
@@ -166,12 +150,7 @@ def test_short_rows_inputs_take_the_batched_words():
 def test_short_rows_equal_numpy_and_oracle(sampler, threads, oracle):
     g, s = short_rows_graph(), short_seeds()
     kw = dict(sampler=sampler, batch_size=BATCH, seed=2**40 + 7, epoch=3)
-    previous = _native.set_num_threads(threads)
-    try:
-        fast = spsample.sample(g, s, **kw)
-    finally:
-        _native.set_num_threads(previous)
-    assert fast.path == "native"
+    fast = native_run(g, s, threads, **kw)
     with _native.disabled():
         slow = spsample.sample(g, s, **kw)
     assert _same(fast, slow), "native != NumPy path"
