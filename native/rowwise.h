@@ -853,6 +853,20 @@ static void begin_minibatch(const int64_t* seeds, int64_t b, int L, RowWiseScrat
     if (static_cast<int>(sc.edge_row_id.size()) < L) sc.edge_row_id.resize(L);
 }
 
+// The dense table's relabel of vertex u, first occurrence wins: its local id; a new u gets id
+// `next`, is appended to ids there and advances next (ids needs room for one more). Branch-free:
+// masks, not ?: (which the compiler made a data-dependent branch).
+template <class Id>
+static inline uint32_t relabel_first(uint32_t* table, uint32_t u, Id* ids, size_t& next) {
+    const uint32_t slot = table[u];
+    const uint32_t fresh = 0u - static_cast<uint32_t>(slot == VertexMap::NONE);
+    const uint32_t lu = (slot & ~fresh) | (static_cast<uint32_t>(next) & fresh);
+    table[u] = lu;
+    ids[next] = u;  // kept only when new
+    next += fresh & 1u;
+    return lu;
+}
+
 // Pass 4 of one hop: the E sampled neighbours nbr relabelled (first occurrence wins, new ones
 // appended to n_id; without dedup one new vertex per edge) into ho.src, counts and hop_end
 // extended. `inserted` (or nullptr) records per n_id entry whether `map` holds it.
@@ -870,16 +884,9 @@ static void relabel_hop(const HopSpec& hs, const uint32_t* nbr, int64_t E, Verte
         uint32_t* table = map.dense_table();
         int64_t* ids = n_id.data();
         size_t next = n_id.size();
-        for (int64_t e = 0; e < E; ++e) {  // masks, not ?: (which the compiler made a branch)
+        for (int64_t e = 0; e < E; ++e) {  // room for E more ids was reserved
             if (e + PF_EDGES < E) __builtin_prefetch(table + nbr[e + PF_EDGES]);
-            const uint32_t u = nbr[e];
-            const uint32_t slot = table[u];
-            const uint32_t fresh = 0u - static_cast<uint32_t>(slot == VertexMap::NONE);
-            const uint32_t lu = (slot & ~fresh) | (static_cast<uint32_t>(next) & fresh);
-            table[u] = lu;
-            ids[next] = u;  // kept only when new (room for E more was reserved)
-            next += fresh & 1u;
-            src[e] = lu;
+            src[e] = relabel_first(table, nbr[e], ids, next);
         }
         n_id.resize(next);
     } else if (hs.dedup) {
@@ -997,14 +1004,18 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
         uint32_t* words = sc.word1.data();
         column_words(hs.key == K_ROW ? wr : wv, m, hs.hop_word, bid, hs.rng_key, words);
         int64_t E = 0, gathered = 0;
-        for (int64_t a = 0; a < m; a += 8) {
-            for (; gathered < E - GATHER_LAG; ++gathered) {
+        // the deferred gather of the walks' next vertices, prefetching their rows and slots
+        auto gather_to = [&](int64_t upto) {
+            for (; gathered < upto; ++gathered) {
                 const uint32_t u = idx32[eid[gathered]];
                 nv[gathered] = u;
                 __builtin_prefetch(indptr + u);
                 __builtin_prefetch(indptr + u + 1);
                 __builtin_prefetch(table + u);
             }
+        };
+        for (int64_t a = 0; a < m; a += 8) {
+            gather_to(E - GATHER_LAG);
             const int64_t stop = std::min<int64_t>(a + 8, m);
             for (int64_t r = a; r < stop; ++r) {
                 const uint32_t v = wv[r];
@@ -1018,29 +1029,14 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
                 E += d > 0;
             }
         }
-        for (; gathered < E; ++gathered) {
-            const uint32_t u = idx32[eid[gathered]];
-            nv[gathered] = u;
-            __builtin_prefetch(indptr + u);
-            __builtin_prefetch(indptr + u + 1);
-            __builtin_prefetch(table + u);
-        }
+        gather_to(E);
         NW_TICK(NW_SELECT_GATHER)  // profiling: rows, selection and gather are one pass here
         NW_COUNT(NW_NROWS, m)
         NW_COUNT(NW_NEDGES, E)
         // relabel: first occurrence wins, new vertices appended (branch-free)
         const size_t before = next_node;
         size_t next = before;
-        for (int64_t e = 0; e < E; ++e) {  // masks, not ?: (which the compiler made a branch)
-            const uint32_t u = nv[e];
-            const uint32_t slot = table[u];
-            const uint32_t fresh = 0u - static_cast<uint32_t>(slot == VertexMap::NONE);
-            const uint32_t lu = (slot & ~fresh) | (static_cast<uint32_t>(next) & fresh);
-            table[u] = lu;
-            ids[next] = u;
-            next += fresh & 1u;
-            src[e] = lu;
-        }
+        for (int64_t e = 0; e < E; ++e) src[e] = relabel_first(table, nv[e], ids, next);
         out.counts.push_back(static_cast<int64_t>(next - before));
         next_node = next;
         out.walk_at[h - 1] = static_cast<int64_t>(used);
