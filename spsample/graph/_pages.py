@@ -4,7 +4,7 @@ sampled hop miss the TLB far less often.
 
 Linux only, best effort: where the kernel has transparent huge pages off, or lacks
 ``MADV_COLLAPSE`` (before 6.1), the memory simply stays on small pages. The contents never
-change. ``SPSAMPLE_HUGE_PAGES=0`` turns it off (to compare).
+change. ``SPSAMPLE_HUGE_PAGES=0`` (or ``off``) turns it off (to compare).
 """
 
 import ctypes
@@ -36,8 +36,10 @@ def _madvise():
 
 
 def enabled():
-    """Whether huge pages are asked for: Linux, and ``SPSAMPLE_HUGE_PAGES`` is not ``0``."""
-    return sys.platform.startswith("linux") and os.environ.get("SPSAMPLE_HUGE_PAGES", "1") != "0"
+    """Whether huge pages are asked for: Linux, and ``SPSAMPLE_HUGE_PAGES`` is not off (``0``,
+    ``false``, ``no`` or ``off``, as ``SPSAMPLE_NATIVE`` reads it)."""
+    switch = os.environ.get("SPSAMPLE_HUGE_PAGES", "1").strip().lower()
+    return sys.platform.startswith("linux") and switch not in ("0", "false", "no", "off")
 
 
 def advise_huge_pages(arr):

@@ -85,8 +85,9 @@ def test_small_noncontiguous_and_switched_off_arrays_are_left_alone(monkeypatch)
     assert _pages.advise_huge_pages(np.zeros(1000)) == 0
     big = np.zeros((_pages.MIN_BYTES // 8) * 4)
     assert _pages.advise_huge_pages(big[::2]) == 0
-    monkeypatch.setenv("SPSAMPLE_HUGE_PAGES", "0")
-    assert _pages.advise_huge_pages(big) == 0
+    for off in ("0", "off", " False ", "no"):
+        monkeypatch.setenv("SPSAMPLE_HUGE_PAGES", off)
+        assert _pages.advise_huge_pages(big) == 0
 
 
 @needs_thp
