@@ -276,6 +276,31 @@ def test_switched_off_by_environment():
     assert _run_python(code, SPSAMPLE_NATIVE="0") == ["numpy", "False"]
 
 
+_BLOCK_EXTENSION = (
+    "import sys\n"
+    "class _NoExtension:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name == 'spsample._native_kernels':\n"
+    "            raise ImportError('blocked by the test: no extension')\n"
+    "sys.meta_path.insert(0, _NoExtension())\n")
+
+
+def test_runs_without_the_extension():
+    """A checkout with no built extension (a fresh clone, a machine before its build) imports
+    every room and samples on the NumPy path: the plan codes are empty enums then, and no module
+    may read one at import (a link-mode table once did, so ``import spsample.io`` failed)."""
+    code = _BLOCK_EXTENSION + (
+        "import numpy as np, spsample, spsample.io, spsample.loader\n"
+        "from spsample import native as _native\n"
+        "g = spsample.rmat(8, seed=1)\n"
+        "mbs = spsample.sample(g, np.arange(64), sampler=spsample.NodeWise([4, 2]), batch_size=16)\n"
+        "from spsample.engine._reference import reference_sample\n"
+        "ref = reference_sample(g, np.arange(64), sampler=spsample.NodeWise([4, 2]), batch_size=16)\n"
+        "assert len(mbs) == 4 and all(a.equals(b) for a, b in zip(mbs, ref))\n"
+        "print(_native.AVAILABLE, _native.active_path(), len(_native.LinkMode))\n")
+    assert _run_python(code) == ["False", "numpy", "0"]
+
+
 @needs_native
 @pytest.mark.parametrize("weighted", [False, True])
 def test_portable_membership_scan_gives_the_same_bits(weighted):

@@ -64,7 +64,11 @@ def lookup_bulk(known_offsets, known, query_offsets, query):
                                 kernel_threads())
 
 
-_LINK_MODES = {"binary": LinkMode.BINARY, "triplet": LinkMode.TRIPLET, None: LinkMode.NONE}
+def _link_mode(mode):
+    """The extension's code of a link mode (looked up per call: without the extension
+    :class:`LinkMode` is empty, and importing this module must still work)."""
+    return int({"binary": LinkMode.BINARY, "triplet": LinkMode.TRIPLET,
+                None: LinkMode.NONE}[mode])
 
 
 def link_bulk(pos_offsets, pos, src_ids, dst_ids, neg_offsets, batch_ids, *, mode, ratio,
@@ -125,7 +129,7 @@ def link_bulk(pos_offsets, pos, src_ids, dst_ids, neg_offsets, batch_ids, *, mod
     ends = tuple((p.n, as_f64(p.cumulative), p.last) for p in pickers)
     arrays = [as_i64(np.asarray(a)) for a in (pos_offsets, pos, src_ids, dst_ids, neg_offsets,
                                             batch_ids)]
-    return kernels.link_bulk(*arrays, int(_LINK_MODES[mode]), int(ratio), ends, int(key[0]),
+    return kernels.link_bulk(*arrays, _link_mode(mode), int(ratio), ends, int(key[0]),
                               int(key[1]), int(hop_word), graph, int(max_attempts),
                               int(type_offsets[0]), int(type_offsets[1]), bool(dedup),
                               kernel_threads())
