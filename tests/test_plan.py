@@ -5,6 +5,7 @@ byte formulas are checked against the counted bytes under MPI
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -107,6 +108,22 @@ def test_shipped_machine_file_loads():
     from spsample.cli._plan import MACHINES
     m = Machine.load(MACHINES / "perlmutter.json")
     assert m.ranks_per_node == 4 and not m.measured and m.sample_rate["nodewise"] > 0
+
+
+@pytest.mark.parametrize("name, evidence", [
+    ("h200-host-16core.json", "machine.json"),
+    ("h200-host-16core-fitted.json", "machine_fitted.json")])
+def test_committed_measured_machine_files_load(name, evidence):
+    """experiments/machines holds the 16-core calibration of the device run of 2026-11-27:
+    it loads, says measured, and is the run's own file but for its name (the docs quote it)."""
+    root = Path(__file__).resolve().parents[1] / "experiments"
+    m = Machine.load(root / "machines" / name)
+    assert m.measured and m.cores_per_node == 16 and m.ranks_per_node == 16
+    ours = json.loads((root / "machines" / name).read_text())
+    run = json.loads((root / "device_runs" / "2026-11-27-h200" / "run1_full" / "scaling"
+                      / evidence).read_text())
+    assert {k: v for k, v in ours.items() if k != "name"} == \
+        {k: v for k, v in run.items() if k != "name"}
 
 
 @pytest.mark.parametrize("change, field", [({"alpha_s": -1}, "alpha_s"),
