@@ -344,6 +344,26 @@ static inline int64_t exact_smallest(const int64_t* cand, const uint32_t* words,
     return size;
 }
 
+// A row of at most UNSCREENED_MAX entries and at most UNSCREENED_SLACK above twice its fanout
+// takes every eligible entry's exact key, unscreened: a screen would keep most of its entries
+// as candidates and often run twice.
+constexpr int64_t UNSCREENED_MAX = 64;
+constexpr int64_t UNSCREENED_SLACK = 4;
+
+static inline bool weighted_row_unscreened(int64_t d, int64_t s) {
+    return d <= UNSCREENED_MAX && d <= 2 * s + UNSCREENED_SLACK;
+}
+
+// The positions p < d with w[p] > 0, ascending, into cand; returns how many.
+static inline int64_t eligible_positions(const double* w, int64_t d, int64_t* cand) {
+    int64_t n = 0;
+    for (int64_t p = 0; p < d; ++p) {
+        cand[n] = p;
+        n += w[p] > 0;
+    }
+    return n;
+}
+
 // The first threshold of a row with about wsum of weight: about s + sqrt(s) + 1 keys below it.
 static inline double first_threshold(int64_t s, double wsum) {
     return (static_cast<double>(s) + std::sqrt(static_cast<double>(s)) + 1.0) / wsum;
@@ -353,11 +373,17 @@ static inline double first_threshold(int64_t s, double wsum) {
 // [KEY_W_MIN, KEY_W_MAX], summing to about wsum; false (nothing written) when no threshold was
 // found (the caller then runs rules.cuh's rule). The row's words once, then screen_levels from
 // tau = first_threshold(s, wsum), at the first level whose count reaches s (tau 2**8 when
-// none does) until at least s keys are surely <= tau.
+// none does) until at least s keys are surely <= tau. A short row (weighted_row_unscreened)
+// takes the exact keys of all its eligible entries instead.
 static inline bool weighted_row_screened(const Stream& st, const double* w, int64_t d, int64_t s,
                                          double wsum, RowScratch& sc, int64_t& size) {
     uint32_t* words = sc.words.data();
     stream_row_words(st.vertex, st.hop_word, st.batch, st.key, d, words);
+    if (weighted_row_unscreened(d, s)) {
+        const int64_t n = eligible_positions(w, d, sc.cand.data());
+        size = exact_smallest(sc.cand.data(), words, w, n, s, sc);
+        return true;
+    }
     double tau = first_threshold(s, wsum);
     for (;;) {
         if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
