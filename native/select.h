@@ -261,6 +261,63 @@ static void exact_keys(const uint32_t* __restrict cw, const double* __restrict c
     for (int64_t i = 0; i < n; ++i) out[i] = -det_log_normal(open_unit(cw[i])) / cx[i];
 }
 
+// Up to this many candidates, exact_smallest ranks them pairwise (n * n compares without a
+// branch) instead of keeping a heap and sorting its positions (both mispredict per entry).
+constexpr int64_t RANK_SELECT_MAX = 64;
+
+// rank[i] = #{j : (ck[j], j) < (ck[i], i)}, candidate i's place in (key, position) order (the
+// candidates' positions ascend with i, so ties of keys go to the smaller i).
+SPSAMPLE_VECTOR_CLONES
+static void pair_ranks(const double* __restrict ck, int64_t n, int32_t* __restrict rank) {
+    for (int64_t i = 0; i < n; ++i) {
+        const double k = ck[i];
+        int32_t r = 0;
+        for (int64_t j = 0; j < n; ++j) r += (ck[j] < k) | ((ck[j] == k) & (j < i));
+        rank[i] = r;
+    }
+}
+
+#ifdef SPSAMPLE_LW_X86
+// pair_ranks with eight keys per compare: candidate i against all, the lanes j < i counting
+// ties (lanes past n are masked off).
+__attribute__((target("avx512f,avx2,popcnt"))) static void pair_ranks_avx512(
+    const double* ck, int64_t n, int32_t* rank) {
+    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t i = 0; i < n; ++i) {
+        const __m512d k = _mm512_set1_pd(ck[i]);
+        int32_t r = 0;
+        for (int64_t j = 0; j < n; j += 8) {
+            const __mmask8 live = n - j >= 8 ? 0xFF : static_cast<__mmask8>((1u << (n - j)) - 1);
+            const __m512d x = _mm512_maskz_loadu_pd(live, ck + j);
+            const __mmask8 before = _mm512_cmplt_epi64_mask(_mm512_add_epi64(_mm512_set1_epi64(j), lane),
+                                                            _mm512_set1_epi64(i));
+            const __mmask8 lt = _mm512_mask_cmp_pd_mask(live, x, k, _CMP_LT_OQ);
+            const __mmask8 eq = _mm512_mask_cmp_pd_mask(live & before, x, k, _CMP_EQ_OQ);
+            r += __builtin_popcount(static_cast<unsigned>(lt | eq));
+        }
+        rank[i] = r;
+    }
+}
+#endif
+
+// The positions cand[i] of the s candidates ranked below s (pair_ranks), ascending because
+// cand is: the set heap_offer keeps, without its sort. n <= RANK_SELECT_MAX, s < n.
+static inline int64_t ranked_smallest(const int64_t* cand, const double* ck, int64_t n, int64_t s,
+                                      int64_t* pos) {
+    int32_t rank[RANK_SELECT_MAX];
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx512()) pair_ranks_avx512(ck, n, rank);
+    else
+#endif
+        pair_ranks(ck, n, rank);
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        pos[m] = cand[i];
+        m += rank[i] < s;
+    }
+    return m;
+}
+
 // The s smallest (key, position) pairs over the candidates cand[0..n) (ascending; words and
 // weights read from the row), their positions sorted into sc.pos; returns how many. When there
 // are exactly s candidates, all of them (no key computed).
@@ -277,13 +334,34 @@ static inline int64_t exact_smallest(const int64_t* cand, const uint32_t* words,
         cw[i] = words[cand[i]];
         cx[i] = w[cand[i]];
     }
-    double* keys = sc.keys.data();
     double* ck = sc.ckey.data();
     exact_keys(cw, cx, n, ck);
+    if (n <= RANK_SELECT_MAX) return ranked_smallest(cand, ck, n, s, pos);
+    double* keys = sc.keys.data();
     int64_t size = 0;
     for (int64_t i = 0; i < n; ++i) size = heap_offer(keys, pos, size, s, ck[i], cand[i]);
     sort_small(pos, size);
     return size;
+}
+
+// A row of at most UNSCREENED_MAX entries and at most UNSCREENED_SLACK above twice its fanout
+// takes every eligible entry's exact key, unscreened: a screen would keep most of its entries
+// as candidates and often run twice.
+constexpr int64_t UNSCREENED_MAX = 64;
+constexpr int64_t UNSCREENED_SLACK = 4;
+
+static inline bool weighted_row_unscreened(int64_t d, int64_t s) {
+    return d <= UNSCREENED_MAX && d <= 2 * s + UNSCREENED_SLACK;
+}
+
+// The positions p < d with w[p] > 0, ascending, into cand; returns how many.
+static inline int64_t eligible_positions(const double* w, int64_t d, int64_t* cand) {
+    int64_t n = 0;
+    for (int64_t p = 0; p < d; ++p) {
+        cand[n] = p;
+        n += w[p] > 0;
+    }
+    return n;
 }
 
 // The first threshold of a row with about wsum of weight: about s + sqrt(s) + 1 keys below it.
@@ -295,11 +373,17 @@ static inline double first_threshold(int64_t s, double wsum) {
 // [KEY_W_MIN, KEY_W_MAX], summing to about wsum; false (nothing written) when no threshold was
 // found (the caller then runs rules.cuh's rule). The row's words once, then screen_levels from
 // tau = first_threshold(s, wsum), at the first level whose count reaches s (tau 2**8 when
-// none does) until at least s keys are surely <= tau.
+// none does) until at least s keys are surely <= tau. A short row (weighted_row_unscreened)
+// takes the exact keys of all its eligible entries instead.
 static inline bool weighted_row_screened(const Stream& st, const double* w, int64_t d, int64_t s,
                                          double wsum, RowScratch& sc, int64_t& size) {
     uint32_t* words = sc.words.data();
     stream_row_words(st.vertex, st.hop_word, st.batch, st.key, d, words);
+    if (weighted_row_unscreened(d, s)) {
+        const int64_t n = eligible_positions(w, d, sc.cand.data());
+        size = exact_smallest(sc.cand.data(), words, w, n, s, sc);
+        return true;
+    }
     double tau = first_threshold(s, wsum);
     for (;;) {
         if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;

@@ -12,6 +12,10 @@ where the lookup cannot change the outcome; graphs with self-loops, returns and 
 length around the search's linear tail exercise it.
 """
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -118,6 +122,45 @@ def test_near_ties_at_the_threshold(fanout):
         out = _assert_rows_equal(indptr, indices, weights, np.array([vertex]), np.array([batch]),
                                  fanout)
         assert out.edge_id.size == fanout
+
+
+def _weights_with_key(nl, key):
+    """Weights ``w`` with ``nl / w == key`` exactly for every entry (``key`` a power of two:
+    ``w = nl / key`` is exact)."""
+    w = nl / key
+    assert np.all(nl / w == key)
+    return w
+
+
+@pytest.mark.parametrize("d", [60, 300])
+@pytest.mark.parametrize("fanout", [1, 7, 30, 59])
+def test_equal_keys_go_to_the_smaller_positions(d, fanout):
+    """Every key of the row is the same double: the oracle orders by (key, position), so the
+    kept entries are the first ``fanout`` positions; the native selection must break the ties
+    the same way (every entry is a candidate: pairwise ranks for the row of 60, at most 64
+    candidates; a heap for the row of 300)."""
+    vertex, batch = 0, 777
+    nl = _rng.neg_log(_rng.open_unit(_stream_words(vertex, batch, d)))
+    for key in (1.0, 0.25, 2.0**-20):
+        weights = _weights_with_key(nl, key)
+        indptr, indices = np.array([0, d]), np.arange(d, dtype=np.int64)
+        out = _assert_rows_equal(indptr, indices, weights, np.array([vertex]), np.array([batch]),
+                                 fanout)
+        np.testing.assert_array_equal(out.edge_id, np.arange(fanout))
+
+
+def test_equal_keys_portable_selection():
+    """The same ties with SPSAMPLE_NATIVE_SCALAR=1 (the compiler-vectorised pairwise ranks)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = ("import sys; sys.path.insert(0, %r); import test_weighted_screen as t\n"
+            "for d in (60, 300):\n"
+            "    for f in (1, 7, 30, 59):\n"
+            "        t.test_equal_keys_go_to_the_smaller_positions(d, f)\n"
+            "print('ok')") % here
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, SPSAMPLE_NATIVE_SCALAR="1"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ok"]
 
 
 @pytest.mark.parametrize("fanout", [5, 40, 1500])
