@@ -48,7 +48,7 @@ struct RowScratch {
             if (keys.size() < need) keys.resize(need);
             if (vals.size() < static_cast<size_t>(d + 1)) vals.resize(d + 1);
             if (words.size() < need + ROW_WORDS_PAD) words.resize(need + ROW_WORDS_PAD);
-            if (keep.size() < need) keep.resize(need);
+            if (keep.size() < need + 8) keep.resize(need + 8);  // screen_levels writes 8 at a time
             if (cand.size() < need + 16) {
                 cand.resize(need + 16);  // screen_levels writes past its last position
                 cword.resize(need);
@@ -201,24 +201,24 @@ static inline int64_t kept_positions(const uint8_t* keep, int64_t d, int64_t* ou
 constexpr int64_t SCREEN_PF = 64;
 
 // Eight entries per step: the terms as screen_terms (the same products, no contraction), the
-// level counts in vector accumulators, the kept positions compressed (no branch per entry).
-// The words are read whole groups of eight (RowScratch::words has room past d), the weights
-// under a mask.
+// sure count at tau in a scalar, each entry's level (the least k with sure_p <= k 2**52, 0 ..
+// SCREEN_LEVELS; SCREEN_LEVELS when not eligible) as a byte into levels (which needs d + 8
+// bytes), the kept positions compressed (no branch per entry). The words are read whole groups
+// of eight (RowScratch::words has room past d), the weights under a mask. at[0] only: the
+// other levels' counts come from the bytes (level_counts), when they are needed.
 __attribute__((target("avx512f,avx2,popcnt"))) static int64_t screen_levels_avx512(
-    const uint32_t* words, const double* w, int64_t d, double tau, int64_t* cand, int64_t* at) {
+    const uint32_t* words, const double* w, int64_t d, double tau, int64_t* cand, uint8_t* levels,
+    int64_t* at) {
     const __m512d half = _mm512_set1_pd(0.5), scale = _mm512_set1_pd(1.0 / 4294967296.0);
     const __m512d hi = _mm512_set1_pd(KEY_HI_MARGIN), lo = _mm512_set1_pd(KEY_LO_MARGIN);
     const __m512d vt = _mm512_set1_pd(tau);
-    const __m512i zero = _mm512_setzero_si512(), ones = _mm512_set1_epi64(1);
+    const __m512i zero = _mm512_setzero_si512();
     const __m512i inf = _mm512_set1_epi64(0x7FF0000000000000ll);
+    const __m512i bias = _mm512_set1_epi64((int64_t(1) << 52) - 1);
+    const __m512i top = _mm512_set1_epi64(SCREEN_LEVELS);
     const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i all = _mm256_set1_epi32(-1);
-    __m512i c[SCREEN_LEVELS], level[SCREEN_LEVELS];
-    for (int k = 0; k < SCREEN_LEVELS; ++k) {
-        c[k] = zero;
-        level[k] = _mm512_set1_epi64(static_cast<int64_t>(k) << 52);
-    }
-    int64_t n = 0;
+    int64_t n = 0, sure0 = 0;
     for (int64_t p = 0; p < d; p += 8) {
         const __mmask8 live = d - p >= 8 ? 0xFF : static_cast<__mmask8>((1u << (d - p)) - 1);
         const __m256i wd = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + p));
@@ -232,21 +232,40 @@ __attribute__((target("avx512f,avx2,popcnt"))) static int64_t screen_levels_avx5
                                               _mm512_castpd_si512(_mm512_mul_pd(_mm512_mul_pd(vt, u), x)));
         const __m512i keep = _mm512_sub_epi64(_mm512_castpd_si512(_mm512_mul_pd(v, lo)),
                                               _mm512_castpd_si512(_mm512_mul_pd(vt, x)));
-        for (int k = 0; k < SCREEN_LEVELS; ++k)
-            c[k] = _mm512_mask_add_epi64(c[k], _mm512_mask_cmple_epi64_mask(e, sure, level[k]), c[k], ones);
+        sure0 += __builtin_popcount(_mm512_mask_cmple_epi64_mask(e, sure, zero));
+        // ceil(sure / 2**52) (arithmetic shift: floor), clamped to [0, SCREEN_LEVELS]
+        const __m512i level = _mm512_min_epi64(
+            _mm512_max_epi64(_mm512_srai_epi64(_mm512_add_epi64(sure, bias), 52), zero), top);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(levels + p),
+                         _mm512_cvtepi64_epi8(_mm512_mask_mov_epi64(top, e, level)));
         const __mmask8 kept = _mm512_mask_cmple_epi64_mask(e, keep, zero);
         _mm512_storeu_si512(cand + n, _mm512_maskz_compress_epi64(kept, _mm512_add_epi64(_mm512_set1_epi64(p), lane)));
         n += __builtin_popcount(kept);
     }
-    for (int k = 0; k < SCREEN_LEVELS; ++k) at[k] = _mm512_reduce_add_epi64(c[k]);
+    at[0] = sure0;
     return n;
 }
 #endif
 
+// at[k] = #{p : levels[p] <= k} for 1 <= k < SCREEN_LEVELS.
+SPSAMPLE_VECTOR_CLONES
+static void level_counts(const uint8_t* __restrict levels, int64_t d, int64_t* __restrict at) {
+    int64_t c[SCREEN_LEVELS] = {};
+    for (int64_t p = 0; p < d; ++p)
+        for (int k = 1; k < SCREEN_LEVELS; ++k) c[k] += levels[p] <= k;
+    for (int k = 1; k < SCREEN_LEVELS; ++k) at[k] = c[k];
+}
+
+// The screen of a row at tau: the candidates into sc.cand (returns how many) and at[0]; the
+// counts at[k], 1 <= k < SCREEN_LEVELS, when at[0] < s (they are read only then).
 static inline int64_t screen_levels(const uint32_t* words, const double* w, int64_t d, double tau,
-                                    RowScratch& sc, int64_t* at) {
+                                    int64_t s, RowScratch& sc, int64_t* at) {
 #ifdef SPSAMPLE_LW_X86
-    if (lw_avx512() && lw_avx2()) return screen_levels_avx512(words, w, d, tau, sc.cand.data(), at);
+    if (lw_avx512() && lw_avx2()) {
+        const int64_t n = screen_levels_avx512(words, w, d, tau, sc.cand.data(), sc.keep.data(), at);
+        if (at[0] < s) level_counts(sc.keep.data(), d, at);
+        return n;
+    }
 #endif
     screen_flags(words, w, d, tau, sc.keep.data(), at);
     return kept_positions(sc.keep.data(), d, sc.cand.data());
@@ -388,7 +407,7 @@ static inline bool weighted_row_screened(const Stream& st, const double* w, int6
     for (;;) {
         if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
         int64_t at[SCREEN_LEVELS];
-        const int64_t n = screen_levels(words, w, d, tau, sc, at);
+        const int64_t n = screen_levels(words, w, d, tau, s, sc, at);
         if (at[0] >= s) {
             size = exact_smallest(sc.cand.data(), words, w, n, s, sc);
             return true;
