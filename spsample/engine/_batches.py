@@ -97,8 +97,8 @@ def check_unique_per_batch(seeds, sizes):
 
 
 #: The distinct-seed check counts ids instead of sorting while their range is at most this many
-#: times the number of seeds (measured: the count is the cheaper below ~8-10x), and there are
-#: at least :data:`_COUNT_MIN` seeds (fewer sort in microseconds).
+#: times the number of seeds (beyond, the count's passes over the range cost more than the
+#: sort), and there are at least :data:`_COUNT_MIN` seeds (fewer sort in microseconds).
 _COUNT_SPAN = 8
 _COUNT_MIN = 1024
 
