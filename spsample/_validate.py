@@ -4,6 +4,8 @@ Every check goes through these helpers, so messages have one shape:
 ``"<function>: argument '<name>' <problem> (got <value>)"``.
 """
 
+import contextlib
+import contextvars
 import math
 import numbers
 
@@ -29,6 +31,10 @@ def fail(error_cls, where, name, problem, value=None, *, show_value=True):
 
 def as_int(where, name, value, *, minimum=None, error_cls=ArgumentError):
     """Return ``value`` as a Python int; reject bools, floats and non-numbers."""
+    if type(value) is int:                       # the common case, without the ABC check
+        if minimum is not None and value < minimum:
+            fail(error_cls, where, name, f"must be >= {minimum}", value)
+        return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         fail(ArgumentTypeError, where, name, "must be an integer", value)
     value = int(value)
@@ -232,8 +238,30 @@ def memory_limit():
         ``$SPSAMPLE_MEMORY_LIMIT`` is set to something other than a size (``infGB``, ``nan``,
         ``-1G``, ``5X``, ``1e30G``), naming the variable.
     """
+    held = _HELD.get()
+    if held is not None and held[0] is not None:
+        return held[0]
     limits = _system_limits()
-    return min(limits) if limits else 2**63 - 1
+    limit = min(limits) if limits else 2**63 - 1
+    if held is not None:
+        held[0] = limit
+    return limit
+
+
+#: Inside :func:`memory_limit_held`: a one-slot list, the limit once read (else ``None``).
+_HELD = contextvars.ContextVar("spsample_memory_limit", default=None)
+
+
+@contextlib.contextmanager
+def memory_limit_held():
+    """Within the block, :func:`memory_limit` reads the system and the environment once (at
+    its first call, so errors come where they would) and returns that value again: the checks
+    of one call (the estimate, then the kernel's budget) share one reading. Per thread."""
+    token = _HELD.set([None])
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
 
 
 def check_memory(where, name, nbytes, what, hint):

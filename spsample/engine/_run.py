@@ -12,21 +12,25 @@ A sampler is only its constructors (:class:`~spsample.Sampler`). For a bulk the 
    concrete state -- the oracle of the lowering -- warning once per constructor that was not
    lowered, so no sampler is silently 10-100x slower.
 
-Nothing here looks at which class a sampler is.
+Nothing here looks at which class a sampler is, except to keep the built-in samplers' traced
+and lowered plans on the graph between calls (:mod:`~spsample.engine._plan_memo`: the same
+plans, traced once per configuration, seed and epoch).
 """
 
 import sys
 import warnings
+from functools import partial
 
 import numpy as np
 
 from .. import native as _native, _rng
+from . import _plan_memo
 from ._bulk import BulkState
 from ._lowering import lower
 from ._native_run import run as run_native
 from .._errors import NotLoweredWarning, SpsampleError
 from ._lazy import NotLowerable
-from .._validate import check_memory
+from .._validate import check_memory, memory_limit_held
 from ._protocol import HopContext
 
 __all__ = ["run_bulk", "run_numpy", "run_hops", "trace", "lower_sampler", "estimate_output_bytes",
@@ -54,17 +58,39 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, schedule=N
     """
     native = _native.enabled()
     extra = dict(schedule=schedule, seed_time=seed_time)
+    key = _plan_memo.plan_key(sampler, graph, batch_ids.size, seed, epoch) \
+        if native and schedule is None and seed_time is None else None
+    entry = _plan_memo.lookup(graph, key)
+    if entry is not None:
+        return _run_memoised(entry, graph, seeds, sizes, batch_ids, seed, epoch, minibatch_major)
     plans = _trace_quietly(sampler, graph, batch_ids, seed, epoch, **extra)
     if plans is not None:
-        check_memory("sample", "sampler", estimate_output_bytes(plans, schedule or graph, sizes),
-                     "the sampled output", "lower the fanouts, batch_size or the number of seeds "
-                     "per call")
+        _check_output(plans, schedule or graph, sizes)
     if native:
         lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch, plans, **extra)
         if lowered is not None:
+            if plans is not None:
+                _plan_memo.store(graph, key, plans, lowered)
             return run_native(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
                               minibatch_major=minibatch_major)
     return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, **extra)
+
+
+def _check_output(plans, graph, sizes, per_size=None):
+    check_memory("sample", "sampler", estimate_output_bytes(plans, graph, sizes,
+                                                            per_size=per_size),
+                 "the sampled output", "lower the fanouts, batch_size or the number of seeds "
+                 "per call")
+
+
+def _run_memoised(entry, graph, seeds, sizes, batch_ids, seed, epoch, minibatch_major):
+    """:func:`run_bulk` with the plans and their lowering from the memo: the same checks and
+    kernel; the estimate's check and the kernel's budget share one reading of the memory
+    limit (nothing is allocated between them)."""
+    with memory_limit_held():
+        _check_output(entry["plans"], graph, sizes, partial(_plan_memo.output_bound, entry))
+        return run_native(entry["lowered"], graph, seeds, sizes, batch_ids, seed, epoch,
+                          minibatch_major=minibatch_major)
 
 
 #: What a constructor raises when it cannot run on traced placeholders (it reads data that
@@ -84,7 +110,7 @@ def _trace_quietly(sampler, graph, batch_ids, seed, epoch, **extra):
         return None
 
 
-def estimate_output_bytes(plans, graph, sizes):
+def estimate_output_bytes(plans, graph, sizes, *, per_size=None):
     """An upper estimate of a bulk's output (n_id and edge arrays), in bytes, from the plans.
 
     Per minibatch of ``b`` seeds, hop by hop: rows of the frontier (vertices new at the hop it
@@ -92,32 +118,53 @@ def estimate_output_bytes(plans, graph, sizes):
     max degree)`` entries per row (the fanout under replacement, the max degree for ``-1``),
     and never more entries than ``A`` holds for rows of distinct vertices. LABOR counts
     ``min(fanout, max degree)`` per row (its expected size); layer-wise hops, whose outputs are
-    bounded by the minibatch's vertex sets, end the estimate.
+    bounded by the minibatch's vertex sets, end the estimate. ``per_size(b, compute)``, when
+    given, returns ``compute(b)`` (the bytes of one minibatch of ``b`` seeds), e.g. memoised.
     """
     if hasattr(graph, "degree_stats"):               # a heterogeneous schedule
         n, (nnz, max_degree) = graph.num_nodes, graph.degree_stats()
     else:
         n, nnz = graph.num_nodes, graph.num_edges
         max_degree = graph.max_degree
-    total = 0
     sizes = np.asarray(sizes, dtype=np.int64)
-    for b, count in zip(*np.unique(sizes, return_counts=True)):
-        new, edges, nodes, out = [int(b)], [], int(b), 0
-        for plan in plans:
-            if plan.kind != "rows":
-                break
-            rows = _rows_bound(plan.frontier, new, edges, nodes, sizes)
-            e = rows * _row_bound(plan.selection, max_degree)
-            if plan.frontier.kind in ("new_nodes", "all_nodes", "rows") and \
-                    not getattr(plan.selection, "replace", False):
-                e = min(e, nnz)
-            added = min(e, n) if plan.dedup else e
-            nodes = min(nodes + added, n) if plan.dedup else nodes + added
-            new.append(added)
-            edges.append(e)
-            out += 24 * e
-        total += int(count) * (out + 8 * nodes)
+
+    def bound(b):
+        return _minibatch_bytes(plans, n, nnz, max_degree, b, sizes)
+
+    total = 0
+    for b, count in _size_counts(sizes):
+        total += count * (bound(b) if per_size is None else per_size(b, bound))
     return total
+
+
+def _size_counts(sizes):
+    """``[(b, minibatches of b seeds)]`` over the distinct sizes: ``np.unique``'s pairs, without
+    its sort when every minibatch but the last has the first's size (:func:`split_batches`)."""
+    if sizes.size and (sizes.size == 1 or (sizes[:-1] == sizes[0]).all()):
+        first, last = int(sizes[0]), int(sizes[-1])
+        if first == last:
+            return [(first, int(sizes.size))]
+        return sorted([(first, int(sizes.size) - 1), (last, 1)])
+    return [(int(b), int(c)) for b, c in zip(*np.unique(sizes, return_counts=True))]
+
+
+def _minibatch_bytes(plans, n, nnz, max_degree, b, sizes):
+    """:func:`estimate_output_bytes` of one minibatch of ``b`` seeds."""
+    new, edges, nodes, out = [int(b)], [], int(b), 0
+    for plan in plans:
+        if plan.kind != "rows":
+            break
+        rows = _rows_bound(plan.frontier, new, edges, nodes, sizes)
+        e = rows * _row_bound(plan.selection, max_degree)
+        if plan.frontier.kind in ("new_nodes", "all_nodes", "rows") and \
+                not getattr(plan.selection, "replace", False):
+            e = min(e, nnz)
+        added = min(e, n) if plan.dedup else e
+        nodes = min(nodes + added, n) if plan.dedup else nodes + added
+        new.append(added)
+        edges.append(e)
+        out += 24 * e
+    return out + 8 * nodes
 
 
 def _rows_bound(Q, new, edges, nodes, sizes):

@@ -1,6 +1,7 @@
 """``spsample.sample``: bulk sampling of many minibatches in one pass per hop."""
 
 
+from ..engine._plan_memo import memoise_plans
 from ..engine._run import run_bulk
 from .._errors import ArgumentError, ArgumentTypeError, SamplerError
 from ..graph._graph import Graph
@@ -10,8 +11,14 @@ from ..engine._protocol import Sampler
 from ..graph._hetero import HeteroSchema
 from ..engine._hetero_sample import run_global, sample_hetero
 from ..gpu import CupyDevice, EmulatedDevice, host_seeds, sample_on_device
+from ._layerwise import LADIES, FastGCN
+from ._nodewise import NodeWise
+from ._walks import LABOR, RandomWalk
 
 __all__ = ["sample", "check_seeds", "check_sample_args", "split_batches", "run_bulk"]
+
+# The built-ins' plans are kept by the graph between calls (spsample.engine._plan_memo).
+memoise_plans(NodeWise([1]), LABOR([1]), RandomWalk(1), LADIES([1]), FastGCN([1]))
 
 
 def sample(graph, seeds, *, sampler, batch_size, seed=0, epoch=0, batch_offset=0, device=None,
