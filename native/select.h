@@ -629,6 +629,45 @@ static inline void fence_window(const FenceSearch& f, const uint32_t* fence, int
     }
 }
 
+#ifdef SPSAMPLE_LW_X86
+// fence_find's last steps with AVX-512: the count over the fence entries left (n <= 16) and
+// the window's comparison, each one masked 16-lane load (masked-off lanes are not read), no
+// loop per entry.
+__attribute__((target("avx512f"))) static void fence_windows_avx512(const CSRView& g, int n,
+                                                                   FenceSearch* fs,
+                                                                   const uint32_t* key,
+                                                                   int64_t* at) {
+    const uint32_t* fence = g.fence;
+    const uint32_t* cols = g.indices32;
+    const int64_t phase = g.fence_phase;
+    for (int j = 0; j < n; ++j) {
+        const FenceSearch& f = fs[j];
+        const __m512i u = _mm512_set1_epi32(static_cast<int>(key[j]));
+        const __mmask16 m = static_cast<__mmask16>((uint32_t(1) << f.n) - 1);
+        const __m512i v = _mm512_maskz_loadu_epi32(m, fence + f.base);
+        const int64_t c = f.base - f.ja + __builtin_popcount(_mm512_mask_cmple_epu32_mask(m, v, u));
+        int64_t ws, we;
+        if (c == 0) {  // as fence_window
+            ws = f.lo;
+            we = f.n > 0 ? phase + 16 * f.ja : f.hi;
+        } else {
+            ws = phase + 16 * (f.ja + c - 1);
+            we = std::min(f.hi, ws + 16);
+        }
+        fs[j].lo = ws;
+        fs[j].hi = we;
+        __builtin_prefetch(cols + ws);
+    }
+    for (int j = 0; j < n; ++j) {
+        const int64_t ws = fs[j].lo;
+        const __mmask16 m = static_cast<__mmask16>((uint32_t(1) << (fs[j].hi - ws)) - 1);
+        const __m512i v = _mm512_maskz_loadu_epi32(m, cols + ws);
+        const uint32_t eq = _mm512_mask_cmpeq_epu32_mask(m, v, _mm512_set1_epi32(static_cast<int>(key[j])));
+        at[j] = eq ? ws + __builtin_ctz(eq) : -1;
+    }
+}
+#endif
+
 // at[j] = the position of key[j] in row [lo[j], hi[j]) of g's 32-bit columns, or -1 when it is
 // not there, for j < n <= REJ1_BATCH (g.fence given).
 __attribute__((always_inline)) static inline void fence_find(const CSRView& g, int n,
@@ -669,6 +708,9 @@ __attribute__((always_inline)) static inline void fence_find(const CSRView& g, i
         }
         kd = kd2;
     }
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx512()) return fence_windows_avx512(g, n, fs, key, at);
+#endif
     for (int j = 0; j < n; ++j) {  // the windows (into lo, hi of fs)
         int64_t ws, we;
         fence_window(fs[j], fence, phase, key[j], ws, we);

@@ -12,7 +12,7 @@ at once, at the row's last 16 entries, after one level, after many), columns at 
 those rows; p and q that make each attempt's fast accept, the column's decision and the lookup
 decide, and p = q = 1e6 (every attempt rejected: the exact phase, and words past those computed
 ahead); hops of more rows than a round holds (R-MAT); 1 and 2 threads, one bulk and minibatch by
-minibatch; the generic words (SPSAMPLE_NATIVE_SCALAR=1) in a subprocess.
+minibatch; the generic words and fence windows (SPSAMPLE_NATIVE_SCALAR=1) in a subprocess.
 """
 
 import hashlib
@@ -240,3 +240,24 @@ def test_a_fence_that_is_not_the_columns_is_refused():
         g._cache["column_fence"] = bad
         with pytest.raises(ValueError, match="fence"):
             _native_run(g, seeds()[:BATCH], sampler=WALKS[0], batch_size=BATCH, seed=1)
+
+
+_SCALAR_PHASES = """
+import sys
+sys.path.insert(0, {tests!r})
+from test_node2vec_speedpaths import test_every_fence_phase, WALKS
+for w in (WALKS[0], WALKS[4]):
+    test_every_fence_phase(w)
+print("ok")
+"""
+
+
+@needs_native
+def test_generic_fence_windows_every_phase():
+    """fence_find's windows without AVX-512 (SPSAMPLE_NATIVE_SCALAR=1, a fresh process: the
+    loops instead of the masked loads), every phase, against the NumPy path."""
+    env = dict(os.environ, SPSAMPLE_NATIVE_SCALAR="1")
+    tests = str(Path(__file__).resolve().parent)
+    out = subprocess.run([sys.executable, "-c", _SCALAR_PHASES.format(tests=tests)], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.split() == ["ok"], out.stderr[-2000:]
