@@ -615,11 +615,9 @@ static inline FenceSearch fence_start(int64_t lo, int64_t hi, int64_t phase) {
     return FenceSearch{ja, first_at(hi) - ja, ja, lo, hi};
 }
 
-// The window [ws, we) of a search with n <= 16 fence entries left.
-static inline void fence_window(const FenceSearch& f, const uint32_t* fence, int64_t phase,
-                                uint32_t u, int64_t& ws, int64_t& we) {
-    int64_t c = f.base - f.ja;
-    for (int64_t q = 0; q < f.n; ++q) c += fence[f.base + q] <= u;
+// The window [ws, we) of a search, given c (the count of its row's fence entries <= u).
+static inline void fence_window(const FenceSearch& f, int64_t c, int64_t phase, int64_t& ws,
+                                int64_t& we) {
     if (c == 0) {  // before the row's first fence entry (the whole row when it has none)
         ws = f.lo;
         we = f.n > 0 ? phase + 16 * f.ja : f.hi;  // (n > 0: the row has fence entries)
@@ -647,13 +645,7 @@ __attribute__((target("avx512f"))) static void fence_windows_avx512(const CSRVie
         const __m512i v = _mm512_maskz_loadu_epi32(m, fence + f.base);
         const int64_t c = f.base - f.ja + __builtin_popcount(_mm512_mask_cmple_epu32_mask(m, v, u));
         int64_t ws, we;
-        if (c == 0) {  // as fence_window
-            ws = f.lo;
-            we = f.n > 0 ? phase + 16 * f.ja : f.hi;
-        } else {
-            ws = phase + 16 * (f.ja + c - 1);
-            we = std::min(f.hi, ws + 16);
-        }
+        fence_window(f, c, phase, ws, we);
         fs[j].lo = ws;
         fs[j].hi = we;
         __builtin_prefetch(cols + ws);
@@ -662,7 +654,8 @@ __attribute__((target("avx512f"))) static void fence_windows_avx512(const CSRVie
         const int64_t ws = fs[j].lo;
         const __mmask16 m = static_cast<__mmask16>((uint32_t(1) << (fs[j].hi - ws)) - 1);
         const __m512i v = _mm512_maskz_loadu_epi32(m, cols + ws);
-        const uint32_t eq = _mm512_mask_cmpeq_epu32_mask(m, v, _mm512_set1_epi32(static_cast<int>(key[j])));
+        const __m512i u = _mm512_set1_epi32(static_cast<int>(key[j]));
+        const uint32_t eq = _mm512_mask_cmpeq_epu32_mask(m, v, u);
         at[j] = eq ? ws + __builtin_ctz(eq) : -1;
     }
 }
@@ -712,8 +705,11 @@ __attribute__((always_inline)) static inline void fence_find(const CSRView& g, i
     if (lw_avx512()) return fence_windows_avx512(g, n, fs, key, at);
 #endif
     for (int j = 0; j < n; ++j) {  // the windows (into lo, hi of fs)
+        const FenceSearch& f = fs[j];
+        int64_t c = f.base - f.ja;  // and the fence entries left (n <= 16)
+        for (int64_t q = 0; q < f.n; ++q) c += fence[f.base + q] <= key[j];
         int64_t ws, we;
-        fence_window(fs[j], fence, phase, key[j], ws, we);
+        fence_window(f, c, phase, ws, we);
         fs[j].lo = ws;
         fs[j].hi = we;
         __builtin_prefetch(cols + ws);
