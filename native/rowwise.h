@@ -716,11 +716,11 @@ static int64_t select_fanout1(const HopSpec& hs, const CSRView& g, int64_t m, ui
 }
 
 // Pass 2 (and 3) of a rejection hop at fanout 1 for every row whose program has a value table
-// (node2vec's steps), on 32-bit columns of the graph and of the aux graph: every row's draw
-// first (select.h: rejection_rows1, the rows in rounds; their first REJ1_AHEAD words computed
-// for all rows at once, vectorised), then the kept entries in row order, their columns read
-// GATHER_LAG edges after their prefetch. Same outputs (and the same charge to the budget) as
-// select_rows_pass<S_REJECTION>.
+// (node2vec's steps), on 32-bit columns of the graph and of the aux graph (and the aux graph's
+// fence): every row's draw first (select.h: rejection_rows1, the rows in rounds; their first
+// REJ1_AHEAD words computed for all rows at once, vectorised), then the kept entries in row
+// order, their columns read GATHER_LAG edges after their prefetch. Same outputs (and the same
+// charge to the budget) as select_rows_pass<S_REJECTION>.
 static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const ValueTable& table,
                                  int64_t m, uint32_t hw, uint32_t bid, Key key, RowWiseScratch& sc,
                                  HopOut& ho, Budget& budget, int64_t* row_end,
@@ -743,8 +743,8 @@ static int64_t select_rejection1(const HopSpec& hs, const CSRView& g, const Valu
     auto value = [&](int64_t r, int64_t p) { return entry_value(vc, g, fv[r], t[r], rs[r], p); };
     const Rej1Rows rows{m, rs, rd, fv, t, kw};
     int64_t* got = sc.rej_got.data();
-    if (!rejection_rows1(rows, idx32, vc.aux.indptr, vc.aux.indices32, hs.bound, table, hw,
-                         bid, key, sc.rej_words.data(), value, got))
+    if (!rejection_rows1(rows, idx32, vc.aux, hs.bound, table, hw, bid, key, sc.rej_words.data(),
+                         value, got))
         throw BoundExceeded("a value exceeds the rejection bound");
     int64_t cap = 0;
     for (int64_t r = 0; r < m; ++r) cap += got[r] >= 0;
@@ -788,7 +788,8 @@ static int64_t select_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint3
         return select_fanout1(hs, g, m, hw, bid, key, sc, ho, budget, row_end, nbr);
     if (hs.select == S_REJECTION && hs.fanout == 1 && !hs.fanout_vec) {  // node2vec
         const ValueTable table = value_table(hs.values.view(), hs.bound);
-        if (table.ok && g.indices32 && hs.values.aux && hs.values.aux->indices32)
+        if (table.ok && g.indices32 && hs.values.aux && hs.values.aux->indices32 &&
+            hs.values.aux->fence)
             return select_rejection1(hs, g, table, m, hw, bid, key, sc, ho, budget, row_end, nbr);
     }
     auto run = [&](auto rule) {

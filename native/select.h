@@ -616,8 +616,8 @@ static inline int64_t rejection_row_table(Stream& st, int64_t d, int64_t s, doub
 // rejection_row_table at s = 1 on every row of a hop (node2vec's steps), for many rows at once:
 // up to REJ1_BATCH rows are active, and each round gives every active row its next attempt in
 // phases -- draw (accepted below every value, else the column prefetched), read the columns and
-// decide what the column alone decides, search row t of the aux graph for the rest (all the
-// round's searches a level at a time), then the accepted rows leave and new rows take their
+// decide what the column alone decides, search row t of the aux graph for the rest (fence_find:
+// all the round's searches a level at a time), then the accepted rows leave and new rows take their
 // places. Each phase is a loop over independent rows with few data-dependent branches, so
 // their cache misses overlap and few branches are mispredicted. Per row the same words, attempts,
 // decisions and position as rejection_row_table (the membership test is exact whatever its
@@ -695,40 +695,158 @@ struct Rej1Rows {
     const int64_t* key;
 };
 
+// The membership tests of rejection_rows1, many at once: the position of key u in a row
+// [lo, hi) of a graph's 32-bit columns (sorted, unique), through the graph's fence
+// (CSRView::fence: fence[j] = cols[phase + 16 j], every 16th column from a 64-byte boundary,
+// so a row's fence entries are sorted too and 1/16 of the columns' bytes). c = #{fence
+// entries of the row <= u}, by halving while more than 16 remain (every search a level at a
+// time, so their misses overlap), then counted over the rest (one or two lines of the fence);
+// u can only be in the 16 columns from the last of those (or, when c = 0, among the row's
+// columns before its first fence entry): a window inside one 64-byte line of the columns,
+// read last. Exact whatever the probes: only the window's columns are compared with u.
+struct FenceSearch {
+    int64_t base, n;  // fence entries before base are <= u, those from base + n on are > u
+    int64_t ja;       // the row's first fence entry
+    int64_t lo, hi;   // the row
+};
+
+static inline FenceSearch fence_start(int64_t lo, int64_t hi, int64_t phase) {
+    auto first_at = [phase](int64_t p) {  // the first fence index j with phase + 16 j >= p
+        return p <= phase ? int64_t(0) : (p - phase + 15) >> 4;
+    };
+    const int64_t ja = first_at(lo);
+    return FenceSearch{ja, first_at(hi) - ja, ja, lo, hi};
+}
+
+// The window [ws, we) of a search, given c (the count of its row's fence entries <= u).
+static inline void fence_window(const FenceSearch& f, int64_t c, int64_t phase, int64_t& ws,
+                                int64_t& we) {
+    if (c == 0) {  // before the row's first fence entry (the whole row when it has none)
+        ws = f.lo;
+        we = f.n > 0 ? phase + 16 * f.ja : f.hi;  // (n > 0: the row has fence entries)
+    } else {
+        ws = phase + 16 * (f.ja + c - 1);
+        we = std::min(f.hi, ws + 16);
+    }
+}
+
+#ifdef SPSAMPLE_LW_X86
+// fence_find's last steps with AVX-512: the count over the fence entries left (n <= 16) and
+// the window's comparison, each one masked 16-lane load (masked-off lanes are not read), no
+// loop per entry.
+__attribute__((target("avx512f"))) static void fence_windows_avx512(const CSRView& g, int n,
+                                                                   FenceSearch* fs,
+                                                                   const uint32_t* key,
+                                                                   int64_t* at) {
+    const uint32_t* fence = g.fence;
+    const uint32_t* cols = g.indices32;
+    const int64_t phase = g.fence_phase;
+    for (int j = 0; j < n; ++j) {
+        const FenceSearch& f = fs[j];
+        const __m512i u = _mm512_set1_epi32(static_cast<int>(key[j]));
+        const __mmask16 m = static_cast<__mmask16>((uint32_t(1) << f.n) - 1);
+        const __m512i v = _mm512_maskz_loadu_epi32(m, fence + f.base);
+        const int64_t c = f.base - f.ja + __builtin_popcount(_mm512_mask_cmple_epu32_mask(m, v, u));
+        int64_t ws, we;
+        fence_window(f, c, phase, ws, we);
+        fs[j].lo = ws;
+        fs[j].hi = we;
+        __builtin_prefetch(cols + ws);
+    }
+    for (int j = 0; j < n; ++j) {
+        const int64_t ws = fs[j].lo;
+        const __mmask16 m = static_cast<__mmask16>((uint32_t(1) << (fs[j].hi - ws)) - 1);
+        const __m512i v = _mm512_maskz_loadu_epi32(m, cols + ws);
+        const __m512i u = _mm512_set1_epi32(static_cast<int>(key[j]));
+        const uint32_t eq = _mm512_mask_cmpeq_epu32_mask(m, v, u);
+        at[j] = eq ? ws + __builtin_ctz(eq) : -1;
+    }
+}
+#endif
+
+// at[j] = the position of key[j] in row [lo[j], hi[j]) of g's 32-bit columns, or -1 when it is
+// not there, for j < n <= REJ1_BATCH (g.fence given).
+__attribute__((always_inline)) static inline void fence_find(const CSRView& g, int n,
+                                                             const int64_t* lo, const int64_t* hi,
+                                                             const uint32_t* key, int64_t* at) {
+    FenceSearch fs[REJ1_BATCH];
+    int32_t deep[REJ1_BATCH];  // the searches with more than 16 fence entries left
+    const uint32_t* fence = g.fence;
+    const uint32_t* cols = g.indices32;
+    const int64_t phase = g.fence_phase;
+    auto probe_ahead = [&](int j) {  // the search's next fence probe
+        const FenceSearch& f = fs[j];
+        if (f.n > 16) {
+            __builtin_prefetch(fence + f.base + f.n / 2);
+        } else {
+            __builtin_prefetch(fence + f.base);
+            __builtin_prefetch(fence + f.base + 15);
+        }
+    };
+    int kd = 0;
+    for (int j = 0; j < n; ++j) {
+        fs[j] = fence_start(lo[j], hi[j], phase);
+        probe_ahead(j);
+        deep[kd] = j;
+        kd += fs[j].n > 16;
+    }
+    while (kd > 0) {  // one halving of every search with more than 16 fence entries left
+        int kd2 = 0;
+        for (int q = 0; q < kd; ++q) {
+            const int j = deep[q];
+            FenceSearch& f = fs[j];
+            const int64_t half = f.n / 2;
+            f.base += half & -static_cast<int64_t>(fence[f.base + half] <= key[j]);
+            f.n -= half;
+            probe_ahead(j);
+            deep[kd2] = j;
+            kd2 += f.n > 16;
+        }
+        kd = kd2;
+    }
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx512()) return fence_windows_avx512(g, n, fs, key, at);
+#endif
+    for (int j = 0; j < n; ++j) {  // the windows (into lo, hi of fs)
+        const FenceSearch& f = fs[j];
+        int64_t c = f.base - f.ja;  // and the fence entries left (n <= 16)
+        for (int64_t q = 0; q < f.n; ++q) c += fence[f.base + q] <= key[j];
+        int64_t ws, we;
+        fence_window(f, c, phase, ws, we);
+        fs[j].lo = ws;
+        fs[j].hi = we;
+        __builtin_prefetch(cols + ws);
+    }
+    for (int j = 0; j < n; ++j) {
+        int64_t found = -1;
+        for (int64_t q = fs[j].lo; q < fs[j].hi; ++q) found = cols[q] == key[j] ? q : found;
+        at[j] = found;
+    }
+}
+
 // got[r] = the drawn position of row r (-1: none: a row of degree 0, or every value 0).
 // words: row r's words 0 .. REJ1_AHEAD - 1 (rejection_words1, stride m). cols: the graph's 32-bit
-// columns, acols the aux graph's (aindptr its row pointers). value(r, p): the program's value
-// (the exact phase after REJECTION_ATTEMPTS rejections). Returns false when a value exceeds
-// the bound (got is then incomplete).
+// columns; aux: the aux graph, with its 32-bit columns and fence (fence_find). value(r, p): the
+// program's value (the exact phase after REJECTION_ATTEMPTS rejections). Returns false when a
+// value exceeds the bound (got is then incomplete).
 template <class Value>
-static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const int64_t* aindptr,
-                            const uint32_t* acols, double bound, const ValueTable& tab, uint32_t hw,
-                            uint32_t bid, Key key, const uint32_t* words, Value&& value,
-                            int64_t* got) {
+static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const CSRView& aux,
+                            double bound, const ValueTable& tab, uint32_t hw, uint32_t bid, Key key,
+                            const uint32_t* words, Value&& value, int64_t* got) {
     constexpr int B = REJ1_BATCH;
     constexpr int64_t A = REJECTION_ATTEMPTS;
     int64_t act[B], att[B], pos[B];  // active rows, their attempt and its position,
     double xs[B];                     // threshold,
     uint32_t us[B];                   // column
     bool done[B];                     // and decision (accepted)
-    int32_t cl[B], lk[B], deep[B];    // rows reading a column, searching, searching deeper
-    int64_t lbase[B], ln[B], lend[B], llen[B];  // per search: lower bound in [base, base + n]
+    int32_t cl[B], lk[B];             // rows reading a column, searching
+    int64_t slo[B], shi[B], sat[B];   // per search: row t's extent and where u is in it
+    uint32_t skey[B];
     const int64_t* start = rows.start;
     const int64_t* deg = rows.deg;
+    const int64_t* aindptr = aux.indptr;
     int64_t next = 0;
     int k = 0;
-    // the search's next probe: its midpoint, or the 16-entry window of its last step
-    auto window = [&](int j) {
-        return llen[j] >= 16 ? std::min(lbase[j], lend[j] - 16) : lbase[j];
-    };
-    auto probe_ahead = [&](int j) {
-        if (ln[j] > 16) {
-            __builtin_prefetch(acols + lbase[j] + ln[j] / 2);
-        } else {
-            __builtin_prefetch(acols + window(j));
-            __builtin_prefetch(acols + window(j) + 15);
-        }
-    };
     for (;;) {
         while (k < B && next < rows.m) {  // new rows (those of degree 0 draw nothing)
             const int64_t r = next++;
@@ -778,46 +896,19 @@ static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const in
             lk[kl] = i;
             kl += below0 != below1;
         }
-        int kd = 0;
-        for (int j = 0; j < kl; ++j) {  // 3. searches: row t's extent
-            const int64_t t = rows.t[act[lk[j]]];
-            lbase[j] = aindptr[t];
-            lend[j] = aindptr[t + 1];
-            llen[j] = ln[j] = lend[j] - lbase[j];
-            probe_ahead(j);
-            deep[kd] = j;
-            kd += ln[j] > 16;
+        for (int j = 0; j < kl; ++j) {  // 3. the searches: u in row t of the aux graph
+            const int i = lk[j];
+            const int64_t t = rows.t[act[i]];
+            slo[j] = aindptr[t];
+            shi[j] = aindptr[t + 1];
+            skey[j] = us[i];
         }
-        while (kd > 0) {  // one level of every search with more than 16 candidates
-            int kd2 = 0;
-            for (int q = 0; q < kd; ++q) {
-                const int j = deep[q];
-                const int64_t half = ln[j] / 2;
-                lbase[j] += half & -static_cast<int64_t>(acols[lbase[j] + half] < us[lk[j]]);
-                ln[j] -= half;
-                probe_ahead(j);
-                deep[kd2] = j;
-                kd2 += ln[j] > 16;
-            }
-            kd = kd2;
-        }
-        for (int j = 0; j < kl; ++j) {  // the last <= 16 candidates, and the decision
+        if (kl > 0) fence_find(aux, kl, slo, shi, skey, sat);
+        for (int j = 0; j < kl; ++j) {  // and the decisions
             const int i = lk[j];
             const uint32_t u = us[i];
-            int64_t at;
-            if (llen[j] >= 16) {  // all before base are < u: count over the row's 16 from w
-                const int64_t w = window(j);
-                int64_t below = 0;
-                for (int q = 0; q < 16; ++q) below += acols[w + q] < u;
-                at = w + below;
-            } else {
-                int64_t below = 0;
-                for (int64_t q = 0; q < ln[j]; ++q) below += acols[lbase[j] + q] < u;
-                at = lbase[j] + below;
-            }
-            const bool found = at != lend[j] && acols[at] == u;
             const int64_t r = act[i];
-            done[i] = xs[i] < tab.v[u == rows.v[r]][u == rows.t[r]][found ? 1 : 0];
+            done[i] = xs[i] < tab.v[u == rows.v[r]][u == rows.t[r]][sat[j] >= 0 ? 1 : 0];
         }
         int k2 = 0;
         for (int i = 0; i < k; ++i) {  // 4. accepted rows leave, the others try again

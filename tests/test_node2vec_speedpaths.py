@@ -3,7 +3,8 @@ rejection_rows1 and rejection_words1) against the NumPy path and the oracle, bit
 
 A node2vec hop is the rejection rule at fanout 1 with node2vec's bias as a value program; the
 fast path draws every row of the hop in rounds of many rows (draw, read the column, search row
-t of the previous vertex a level at a time), with the rows' first stream words computed up front
+t of the previous vertex a level at a time in the graph's fence -- every 16th column -- then one
+line of the row), with the rows' first stream words computed up front
 (AVX-512 where the CPU has it, else the compiler's loop). Adversarial inputs: dead ends, self-
 loops, a clique (many neighbours of t: the lookup finds them) and a star (walks return to t),
 previous vertices whose rows have 15, 16, 17, 31-33, 1000 and 2400 entries (searches that end
@@ -11,7 +12,7 @@ at once, at the row's last 16 entries, after one level, after many), columns at 
 those rows; p and q that make each attempt's fast accept, the column's decision and the lookup
 decide, and p = q = 1e6 (every attempt rejected: the exact phase, and words past those computed
 ahead); hops of more rows than a round holds (R-MAT); 1 and 2 threads, one bulk and minibatch by
-minibatch; the generic words (SPSAMPLE_NATIVE_SCALAR=1) in a subprocess.
+minibatch; the generic words and fence windows (SPSAMPLE_NATIVE_SCALAR=1) in a subprocess.
 """
 
 import hashlib
@@ -174,3 +175,89 @@ def test_generic_words_equal_vector_words():
     out = subprocess.run([sys.executable, "-c", _SCALAR_RUN.format(tests=tests)], env=env,
                          capture_output=True, text=True, check=True).stdout.split()
     assert " ".join(out) == here
+
+
+# ---- the fence (select.h: fence_find; Graph.column_fence)
+
+def test_column_fence_is_every_16th_column_from_a_line():
+    g = adversarial_graph()
+    cols = g.indices32()
+    fence, phase = g.column_fence()
+    assert g.column_fence()[0] is fence  # built once
+    assert 0 <= phase < 16 and (cols.ctypes.data + 4 * phase) % 64 == 0
+    assert fence.dtype == np.uint32 and np.array_equal(fence, cols[phase::16])
+    assert not fence.flags.writeable
+
+
+@pytest.mark.parametrize("offset", range(0, 20, 3))
+def test_column_fence_of_any_columns(offset):
+    """Columns without a memo (built per call): the phase follows their address."""
+    cols = np.arange(1000, dtype=np.uint32)[offset:]
+    fence, phase = _native.column_fence(object(), cols)
+    assert (cols.ctypes.data + 4 * phase) % 64 == 0 and np.array_equal(fence, cols[phase::16])
+    tiny = cols[:2]
+    fence, phase = _native.column_fence(object(), tiny)
+    assert phase <= 2 and np.array_equal(fence, tiny[phase::16])
+
+
+@needs_native
+def test_node2vec_hops_carry_the_fence():
+    """The lowered plan hands the kernel the fence of the graph its hops look rows up in (and
+    no fence to a plain walk), so the fast path runs."""
+    from spsample.engine._run import lower_sampler
+    g = adversarial_graph()
+    for sampler, want in ((WALKS[0], True), (RandomWalk(5), False)):
+        spec = lower_sampler(sampler, g, np.arange(2), 0, 0).spec
+        fence = spec["graphs"][0][4]
+        assert (fence is not None) == want
+        if want:
+            assert fence[0] is g.column_fence()[0] and fence[1] == g.column_fence()[1]
+
+
+@needs_native
+@pytest.mark.parametrize("sampler", [WALKS[0], WALKS[4]], ids=repr)
+def test_every_fence_phase(sampler):
+    """The fence from each of the 16 possible first columns (the phase follows the columns'
+    address, so one run sees one): windows before a row's first fence entry, rows without
+    any, rows whose last block is short; the same walks as the NumPy path every time."""
+    g = adversarial_graph()
+    s = seeds()
+    kw = dict(sampler=sampler, batch_size=BATCH, seed=31, epoch=2)
+    with _native.disabled():
+        slow = spsample.sample(g, s, **kw)
+    cols = g.indices32()
+    for phase in range(16):
+        g._cache["column_fence"] = (np.ascontiguousarray(cols[phase::16]), phase)
+        assert _same(_native_run(g, s, **kw), slow), f"phase {phase}"
+
+
+@needs_native
+def test_a_fence_that_is_not_the_columns_is_refused():
+    g = adversarial_graph()
+    fence, phase = g.column_fence()
+    for bad in ((fence[:-1].copy(), phase), (fence + np.uint32(1), phase),
+                (fence, 16), (fence, (phase + 1) % 16)):
+        g._cache["column_fence"] = bad
+        with pytest.raises(ValueError, match="fence"):
+            _native_run(g, seeds()[:BATCH], sampler=WALKS[0], batch_size=BATCH, seed=1)
+
+
+_SCALAR_PHASES = """
+import sys
+sys.path.insert(0, {tests!r})
+from test_node2vec_speedpaths import test_every_fence_phase, WALKS
+for w in (WALKS[0], WALKS[4]):
+    test_every_fence_phase(w)
+print("ok")
+"""
+
+
+@needs_native
+def test_generic_fence_windows_every_phase():
+    """fence_find's windows without AVX-512 (SPSAMPLE_NATIVE_SCALAR=1, a fresh process: the
+    loops instead of the masked loads), every phase, against the NumPy path."""
+    env = dict(os.environ, SPSAMPLE_NATIVE_SCALAR="1")
+    tests = str(Path(__file__).resolve().parent)
+    out = subprocess.run([sys.executable, "-c", _SCALAR_PHASES.format(tests=tests)], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.split() == ["ok"], out.stderr[-2000:]

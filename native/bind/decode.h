@@ -18,7 +18,7 @@ namespace bind {
 
 // ---- the row-wise engine (rowwise.h) ---------------------------------------------------------
 CSRView graph_view(const py::tuple& t, std::vector<py::object>& keep) {
-    require(t.size() == 4, "a graph is (indptr, indices, weights, indices32)");
+    require(t.size() == 4 || t.size() == 5, "a graph is (indptr, indices, weights, indices32[, fence])");
     I64 indptr = t[0].cast<I64>(), indices = t[1].cast<I64>();
     require(indptr.ndim() == 1 && indptr.size() >= 2 && indices.ndim() == 1, "graph arrays must be 1-d");
     const int64_t n = indptr.size() - 1;
@@ -38,6 +38,23 @@ CSRView graph_view(const py::tuple& t, std::vector<py::object>& keep) {
         require(idx32.ndim() == 1 && idx32.size() == indices.size(), "indices32 must match indices");
         g.indices32 = idx32.data();
         keep.push_back(idx32);
+    }
+    if (t.size() == 5 && !t[4].is_none()) {  // (fence, phase): fence[j] = indices32[phase + 16 j]
+        require(g.indices32 != nullptr, "a fence needs indices32");
+        const py::tuple f = t[4].cast<py::tuple>();
+        require(f.size() == 2, "a fence is (columns, phase)");
+        U32 fence = f[0].cast<U32>();
+        const int64_t phase = f[1].cast<int64_t>(), nnz = indices.size();
+        require(phase >= 0 && phase < 16 && fence.ndim() == 1 &&
+                    fence.size() == (nnz > phase ? (nnz - phase + 15) / 16 : 0),
+                "a fence has one entry per 16 columns from its phase");
+        const int64_t last = fence.size() - 1;
+        require(last < 0 || (fence.data()[0] == g.indices32[phase] &&
+                             fence.data()[last] == g.indices32[phase + 16 * last]),
+                "the fence must be the graph's every 16th column");
+        g.fence = fence.data();
+        g.fence_phase = phase;
+        keep.push_back(fence);
     }
     return g;
 }

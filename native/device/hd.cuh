@@ -100,6 +100,10 @@ struct CSRView {
     const double* weights;
     int64_t n;
     const uint32_t* indices32 = nullptr;
+    // fence[j] = indices32[fence_phase + 16 j] (every 16th column, from the first whose address
+    // is a multiple of 64 bytes), or nullptr: the host's membership test (select.h).
+    const uint32_t* fence = nullptr;
+    int64_t fence_phase = 0;
 };
 
 }  // namespace spsample

@@ -24,6 +24,7 @@ and warns once). The codes written into a plan come from the extension
 import numpy as np
 
 from ..native import VALUE_STACK, Frontier, SelectRule, StreamKey, ValueOp, as_f64, as_i64
+from ..native import column_fence as graph_column_fence
 from ..native import indices32 as graph_indices32
 from ._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
                     RowSelection, RowView, ThresholdSelection)
@@ -265,9 +266,19 @@ def lower_rows(plans, graph, k, indices32=True, arrays=True, weight_stats=True):
     for h in referenced:
         if 1 <= h <= len(hops):
             hops[h - 1]["keep_row_ids"] = True
-    graphs = [(as_i64(g.indptr), as_i64(g.indices), as_f64(g.weights),
-               graph_indices32(g) if indices32 else None) for g in tables.graphs] if arrays else []
+    looked_up = {h["aux_graph"] for h in hops
+                 if h["select"] == SelectRule.REJECTION and h["aux"] is not None}
+    graphs = [_graph_arrays(g, indices32, i in looked_up) for i, g in enumerate(tables.graphs)] \
+        if arrays else []
     return Lowered("rowwise", dict(graphs=graphs, hops=hops, f64=tables.f64, i64=tables.i64))
+
+
+def _graph_arrays(g, indices32, fence):
+    """``(indptr, indices, weights, indices32, fence)`` of a graph for the kernel: the fence
+    (:func:`~spsample.native.column_fence`) where a rejection hop looks rows of ``g`` up."""
+    cols = graph_indices32(g) if indices32 else None
+    return (as_i64(g.indptr), as_i64(g.indices), as_f64(g.weights), cols,
+            graph_column_fence(g, cols) if fence and cols is not None else None)
 
 
 def _lower_layers(plans, graph):
@@ -401,6 +412,6 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
         table = i64 if hop["time_int"] else f64
         table.append(as_i64(rows[3]) if hop["time_int"] else as_f64(rows[3]))
         hop["time"] = len(table) - 1
-    arrays = spec["graphs"][0] if rows is None else (
+    arrays = spec["graphs"][0][:4] if rows is None else (
         as_i64(rows[0]), as_i64(rows[1]), as_f64(rows[2]), None)
     return RequestHop(arrays, hop, f64, i64, graph.num_nodes)

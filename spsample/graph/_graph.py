@@ -14,8 +14,8 @@ import numpy as np
 from .._errors import ArgumentTypeError, GraphError
 from .._validate import as_float_array, as_index_array, as_int, check_memory, fail
 from ._pages import advise_huge_pages
-from ._weights import (column_sums, internal_columns, layerwise_scale, row_weight_stats,
-                       scaled_weights, uint32_columns)
+from ._weights import (column_fence, column_sums, internal_columns, layerwise_scale,
+                       row_weight_stats, scaled_weights, uint32_columns)
 
 __all__ = ["Graph", "MAX_NODES", "frozen_array", "frozen_filled"]
 
@@ -320,6 +320,16 @@ class Graph:
         uint32, shape (num_edges,), read-only
         """
         return self._memo("indices32", lambda: uint32_columns(self._indices, frozen_filled))
+
+    def column_fence(self):
+        """Every 16th column of :meth:`indices32` (:func:`~spsample.graph._weights.column_fence`),
+        the node2vec kernel's index for its membership tests, built once.
+
+        Returns
+        -------
+        (fence, phase) : uint32 array of shape (about num_edges / 16,), int
+        """
+        return self._memo("column_fence", lambda: column_fence(self.indices32()))
 
     def internal_columns(self):
         """The layer-wise kernel's column tables

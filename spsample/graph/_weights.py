@@ -12,7 +12,7 @@ methods (``graph.layerwise_weights()``, ``graph.column_weights()``, ...); the fu
 import numpy as np
 
 __all__ = ["layerwise_weights", "layerwise_scale", "column_weights", "scaled_weights",
-           "column_sums", "uint32_columns", "internal_columns"]
+           "column_sums", "uint32_columns", "column_fence", "internal_columns"]
 
 
 def layerwise_weights(graph):
@@ -97,6 +97,31 @@ def uint32_columns(indices, filled):
     def fill(pos, piece):
         np.copyto(piece, indices[pos:pos + piece.size], casting="unsafe")
     return filled(np.uint32, len(indices), fill)
+
+
+#: Columns per fence entry (:func:`column_fence`): 16 uint32 columns are one 64-byte line.
+FENCE_STRIDE = 16
+
+
+def column_fence(indices32):
+    """Every 16th column of ``indices32``, from the first one whose address is a multiple of
+    64 bytes: the row-wise kernel's membership test (node2vec's lookups) searches this small
+    array and then reads one cache line of the row (``native/select.h``).
+
+    Parameters
+    ----------
+    indices32 : uint32, shape (nnz,)
+        The columns, in the memory the kernel will read (the phase depends on its address).
+
+    Returns
+    -------
+    (fence, phase) : uint32 array of shape (ceil((nnz - phase) / 16),), int in [0, 16)
+        ``fence[j] = indices32[phase + 16 j]``.
+    """
+    addr = indices32.ctypes.data
+    phase = (-addr % 64) // 4 if addr % 4 == 0 else 0
+    phase = min(phase, len(indices32))
+    return np.ascontiguousarray(indices32[phase::FENCE_STRIDE]), phase
 
 
 def internal_columns(indices, n, filled=None):

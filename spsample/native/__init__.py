@@ -46,7 +46,7 @@ True
 """
 
 from .._openmp import WAIT_POLICY, set_passive_wait, warn_if_spinning
-from ._buffers import as_f64, as_i64, bulk_args, indices32, internal_columns
+from ._buffers import as_f64, as_i64, bulk_args, column_fence, indices32, internal_columns
 from ._bulk_ops import insert_bulk, link_bulk, lookup_bulk, minibatch_edges, split_typed
 from ._codes import VALUE_STACK, Frontier, LinkMode, SelectRule, StreamKey, ValueOp
 from ._io import check_entries, gather_ranges, parse_edges
@@ -67,7 +67,8 @@ __all__ = [
     "kernels", "kernel_threads", "Frontier", "SelectRule", "StreamKey", "ValueOp", "LinkMode",
     "VALUE_STACK", "run_bulk", "select_rows", "insert_bulk", "lookup_bulk", "link_bulk",
     "minibatch_edges", "split_typed", "parse_edges", "check_entries", "gather_ranges",
-    "as_i64", "as_f64", "bulk_args", "indices32", "internal_columns", "layerwise_weights",
+    "as_i64", "as_f64", "bulk_args", "column_fence", "indices32", "internal_columns",
+    "layerwise_weights",
     "layerwise_scale",
 ]
 

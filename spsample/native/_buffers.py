@@ -7,10 +7,12 @@ import numpy as np
 from .._errors import ArgumentError
 from ..graph._graph import frozen_filled
 from ..graph._weights import internal_columns as _internal_columns
+from ..graph._weights import column_fence as _column_fence
 from ..graph._weights import uint32_columns
 from .._validate import fail
 
-__all__ = ["as_i64", "as_f64", "bulk_args", "indices32", "internal_columns", "row_weight_stats"]
+__all__ = ["as_i64", "as_f64", "bulk_args", "indices32", "column_fence", "internal_columns",
+           "row_weight_stats"]
 
 
 def as_i64(a):
@@ -76,6 +78,21 @@ def indices32(graph):
     call for rows without that method (a view of rows read for one hop)."""
     own = getattr(graph, "indices32", None)
     return own() if own is not None else uint32_columns(graph.indices, frozen_filled)
+
+
+def column_fence(graph, columns):
+    """The fence of ``columns`` (``indices32(graph)``, the array the kernel reads):
+    ``graph.column_fence()`` when the graph keeps one (built once, over the same memory), else
+    built for the call (:func:`spsample.graph._weights.column_fence`).
+
+    Returns
+    -------
+    (fence, phase) : uint32 array of shape (about nnz / 16,), int
+    """
+    own = getattr(graph, "column_fence", None)
+    if own is not None and getattr(graph, "indices32", None) is not None and graph.indices32() is columns:
+        return own()
+    return _column_fence(columns)
 
 
 def internal_columns(indices, n):
