@@ -21,6 +21,9 @@ MIN_BYTES = 4 << 20
 _MADV_HUGEPAGE = 14
 _MADV_COLLAPSE = 25
 _libc = []
+#: The errno of each ``MADV_COLLAPSE`` the kernel refused (it cannot always find free huge
+#: pages at once; the memory then stays on small pages until khugepaged collapses it).
+collapse_refusals = []
 
 
 def _madvise():
@@ -66,5 +69,6 @@ def advise_huge_pages(arr):
     hi = (start + arr.nbytes) // HUGE_PAGE_BYTES * HUGE_PAGE_BYTES
     if hi <= lo or madvise(lo, hi - lo, _MADV_HUGEPAGE) != 0:
         return 0
-    madvise(lo, hi - lo, _MADV_COLLAPSE)   # synchronous; without it khugepaged does it later
+    if madvise(lo, hi - lo, _MADV_COLLAPSE) != 0:   # synchronous; else khugepaged does it later
+        collapse_refusals.append(ctypes.get_errno())  # e.g. EAGAIN / ENOMEM: no free huge pages
     return hi - lo

@@ -50,6 +50,18 @@ def _huge_kib(arr):
     return 0
 
 
+def _assert_huge(arr, refusals_before):
+    """arr's first whole huge page is huge, unless the kernel refused a collapse meanwhile
+    (no free huge pages at that moment, e.g. under another tenant's memory pressure): then the
+    advice was given and the outcome is the kernel's, so the test skips."""
+    if _huge_kib(arr) >= 2048:
+        return
+    refused = _pages.collapse_refusals[refusals_before:]
+    if refused:
+        pytest.skip(f"the kernel refused MADV_COLLAPSE now (errno {refused}): no free huge pages")
+    assert _huge_kib(arr) >= 2048
+
+
 def _digest(arr):
     return hashlib.sha256(arr.tobytes()).hexdigest()
 
@@ -58,8 +70,9 @@ def _digest(arr):
 def test_a_large_frozen_array_goes_on_huge_pages_unchanged():
     src = np.random.default_rng(1).integers(0, 2**31, size=(6 << 20) // 4, dtype=np.int64)
     before = _digest(src)
+    refusals = len(_pages.collapse_refusals)
     out = frozen_array(src)
-    assert _huge_kib(out) >= 2048
+    _assert_huge(out, refusals)
     assert _digest(out) == before and _digest(src) == before
     assert not out.flags.writeable
 
@@ -71,13 +84,15 @@ def test_frozen_filled_and_indices32_go_on_huge_pages():
     indptr = np.arange(0, 40 * (n + 1), 40, dtype=np.int64)
     indices = np.sort(rng.integers(0, n, size=(n, 40)), axis=1).ravel()
     g = spsample.Graph.from_csr(indptr, indices)       # duplicates merged: fewer entries
+    refusals = len(_pages.collapse_refusals)
     i32 = g.indices32()
     assert i32.nbytes >= _pages.MIN_BYTES + _pages.HUGE_PAGE_BYTES
-    assert _huge_kib(i32) >= 2048
+    _assert_huge(i32, refusals)
     assert np.array_equal(i32, g.indices)
+    refusals = len(_pages.collapse_refusals)
     filled = frozen_filled(np.int32, 3 << 20, lambda pos, piece: piece.__setitem__(
         slice(None), np.arange(pos, pos + piece.size, dtype=np.int32)))
-    assert _huge_kib(filled) >= 2048
+    _assert_huge(filled, refusals)
     assert np.array_equal(filled, np.arange(3 << 20, dtype=np.int32))
 
 
