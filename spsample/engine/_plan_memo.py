@@ -1,5 +1,7 @@
-"""Traced and lowered plans kept by the graph, so that repeated :func:`spsample.sample` calls
-with the same sampler (one call per minibatch) trace and lower it once.
+"""Lowered plans kept by the graph, so that repeated :func:`spsample.sample` calls with the
+same sampler (one call per minibatch) trace and lower it once. An entry holds the lowering (the
+kernels' arrays and codes) and the traced plans' output bounds as plain numbers, never the
+graph object or the plans, so the graph is freed as soon as its last user drops it.
 
 Only the built-in samplers are memoised, and only while they are exactly what their class
 builds: the key holds the class, its protocol methods (a method patched on the class is
@@ -53,15 +55,18 @@ def plan_key(sampler, graph, num_batches, seed, epoch):
 
 
 def lookup(graph, key):
-    """The memo entry ``{"plans", "lowered", "bounds"}`` under ``key``, or ``None``."""
+    """The memo entry ``{"hops", "lowered", "bounds"}`` under ``key``, or ``None``."""
     if key is None:
         return None
     return graph._cache.get(_SLOT, {}).get(key)
 
 
-def store(graph, key, plans, lowered):
-    """Keep ``(plans, lowered)`` under ``key``; returns the entry."""
-    entry = {"plans": plans, "lowered": lowered, "bounds": {}}
+def store(graph, key, hops, lowered):
+    """Keep the plans' output bounds (``_run.hop_bounds``: plain numbers) and their lowering
+    (the kernels' arrays and codes) under ``key``; returns the entry. Neither refers to the
+    graph object, so the memo makes no reference cycle: the graph is freed as soon as it is
+    dropped, as before."""
+    entry = {"hops": hops, "lowered": lowered, "bounds": {}}
     if key is None:
         return entry
     memo = graph._cache.setdefault(_SLOT, {})

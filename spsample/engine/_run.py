@@ -12,9 +12,9 @@ A sampler is only its constructors (:class:`~spsample.Sampler`). For a bulk the 
    concrete state -- the oracle of the lowering -- warning once per constructor that was not
    lowered, so no sampler is silently 10-100x slower.
 
-Nothing here looks at which class a sampler is, except to keep the built-in samplers' traced
-and lowered plans on the graph between calls (:mod:`~spsample.engine._plan_memo`: the same
-plans, traced once per configuration, seed and epoch).
+Nothing here looks at which class a sampler is, except to keep the built-in samplers' lowered
+plans on the graph between calls (:mod:`~spsample.engine._plan_memo`: the same plans, traced
+once per configuration, seed and epoch).
 """
 
 import sys
@@ -69,26 +69,30 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, schedule=N
     if native:
         lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch, plans, **extra)
         if lowered is not None:
-            if plans is not None:
-                _plan_memo.store(graph, key, plans, lowered)
+            if plans is not None and key is not None:
+                _plan_memo.store(graph, key, hop_bounds(plans, _graph_sizes(graph)[2]), lowered)
             return run_native(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
                               minibatch_major=minibatch_major)
     return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, **extra)
 
 
-def _check_output(plans, graph, sizes, per_size=None):
-    check_memory("sample", "sampler", estimate_output_bytes(plans, graph, sizes,
-                                                            per_size=per_size),
-                 "the sampled output", "lower the fanouts, batch_size or the number of seeds "
-                 "per call")
+def _check_output(plans, graph, sizes):
+    _check_bytes(estimate_output_bytes(plans, graph, sizes))
+
+
+def _check_bytes(nbytes):
+    check_memory("sample", "sampler", nbytes, "the sampled output", "lower the fanouts, "
+                 "batch_size or the number of seeds per call")
 
 
 def _run_memoised(entry, graph, seeds, sizes, batch_ids, seed, epoch, minibatch_major):
-    """:func:`run_bulk` with the plans and their lowering from the memo: the same checks and
-    kernel; the estimate's check and the kernel's budget share one reading of the memory
+    """:func:`run_bulk` with the lowering and the output bounds from the memo: the same checks
+    and kernel; the estimate's check and the kernel's budget share one reading of the memory
     limit (nothing is allocated between them)."""
+    n, nnz, _ = _graph_sizes(graph)
     with memory_limit_held():
-        _check_output(entry["plans"], graph, sizes, partial(_plan_memo.output_bound, entry))
+        _check_bytes(estimate_from_hops(entry["hops"], n, nnz, sizes,
+                                        per_size=partial(_plan_memo.output_bound, entry)))
         return run_native(entry["lowered"], graph, seeds, sizes, batch_ids, seed, epoch,
                           minibatch_major=minibatch_major)
 
@@ -121,15 +125,43 @@ def estimate_output_bytes(plans, graph, sizes, *, per_size=None):
     bounded by the minibatch's vertex sets, end the estimate. ``per_size(b, compute)``, when
     given, returns ``compute(b)`` (the bytes of one minibatch of ``b`` seeds), e.g. memoised.
     """
+    n, nnz, max_degree = _graph_sizes(graph)
+    return estimate_from_hops(hop_bounds(plans, max_degree), n, nnz, sizes, per_size=per_size)
+
+
+def _graph_sizes(graph):
     if hasattr(graph, "degree_stats"):               # a heterogeneous schedule
         n, (nnz, max_degree) = graph.num_nodes, graph.degree_stats()
-    else:
-        n, nnz = graph.num_nodes, graph.num_edges
-        max_degree = graph.max_degree
+        return n, nnz, max_degree
+    return graph.num_nodes, graph.num_edges, graph.max_degree
+
+
+def hop_bounds(plans, max_degree):
+    """What :func:`estimate_output_bytes` reads of the plans, as plain numbers (no reference to
+    the graph or the plans, so a memo on the graph can keep it): per leading row-wise hop,
+    ``(frontier kind, hop, hop_last, rows of given frontiers, entries per row, capped by nnz,
+    dedup)``."""
+    hops = []
+    for plan in plans:
+        if plan.kind != "rows":
+            break
+        Q, sel = plan.frontier, plan.selection
+        given = 0
+        if Q.kind not in ("new_nodes", "all_nodes", "edge_sources", "edge_destinations"):
+            batch = Q.given[0]                           # given rows: the most of one minibatch
+            given = int(np.bincount(batch, minlength=1).max()) if batch.size else 0
+        capped = Q.kind in ("new_nodes", "all_nodes", "rows") and not getattr(sel, "replace", False)
+        hops.append((Q.kind, getattr(Q, "hop", None), getattr(Q, "hop_last", None), given,
+                     _row_bound(sel, max_degree), capped, bool(plan.dedup)))
+    return tuple(hops)
+
+
+def estimate_from_hops(hops, n, nnz, sizes, *, per_size=None):
+    """:func:`estimate_output_bytes` from :func:`hop_bounds`; ``n``, ``nnz``: the graph's."""
     sizes = np.asarray(sizes, dtype=np.int64)
 
     def bound(b):
-        return _minibatch_bytes(plans, n, nnz, max_degree, b, sizes)
+        return _minibatch_bytes(hops, n, nnz, b)
 
     total = 0
     for b, count in _size_counts(sizes):
@@ -148,34 +180,30 @@ def _size_counts(sizes):
     return [(int(b), int(c)) for b, c in zip(*np.unique(sizes, return_counts=True))]
 
 
-def _minibatch_bytes(plans, n, nnz, max_degree, b, sizes):
+def _minibatch_bytes(hops, n, nnz, b):
     """:func:`estimate_output_bytes` of one minibatch of ``b`` seeds."""
     new, edges, nodes, out = [int(b)], [], int(b), 0
-    for plan in plans:
-        if plan.kind != "rows":
-            break
-        rows = _rows_bound(plan.frontier, new, edges, nodes, sizes)
-        e = rows * _row_bound(plan.selection, max_degree)
-        if plan.frontier.kind in ("new_nodes", "all_nodes", "rows") and \
-                not getattr(plan.selection, "replace", False):
+    for kind, hop, hop_last, given, per_row, capped, dedup in hops:
+        rows = _rows_bound(kind, hop, hop_last, given, new, edges, nodes)
+        e = rows * per_row
+        if capped:
             e = min(e, nnz)
-        added = min(e, n) if plan.dedup else e
-        nodes = min(nodes + added, n) if plan.dedup else nodes + added
+        added = min(e, n) if dedup else e
+        nodes = min(nodes + added, n) if dedup else nodes + added
         new.append(added)
         edges.append(e)
         out += 24 * e
     return out + 8 * nodes
 
 
-def _rows_bound(Q, new, edges, nodes, sizes):
-    if Q.kind == "new_nodes":
-        return sum(new[Q.hop:Q.hop_last + 1])
-    if Q.kind == "all_nodes":
+def _rows_bound(kind, hop, hop_last, given, new, edges, nodes):
+    if kind == "new_nodes":
+        return sum(new[hop:hop_last + 1])
+    if kind == "all_nodes":
         return nodes
-    if Q.kind in ("edge_sources", "edge_destinations"):
-        return edges[Q.hop - 1]
-    batch = Q.given[0]                                   # given rows: the most of one minibatch
-    return int(np.bincount(batch, minlength=1).max()) if batch.size else 0
+    if kind in ("edge_sources", "edge_destinations"):
+        return edges[hop - 1]
+    return given
 
 
 def _row_bound(sel, max_degree):

@@ -214,8 +214,8 @@ def test_estimates_per_size_equal_the_plain_estimate():
 def _estimate_by_unique(plans, g, sizes):
     total = 0
     for b, count in zip(*np.unique(sizes, return_counts=True)):
-        total += int(count) * _run._minibatch_bytes(plans, g.num_nodes, g.num_edges,
-                                                    g.max_degree, int(b), sizes)
+        total += int(count) * _run._minibatch_bytes(_run.hop_bounds(plans, g.max_degree),
+                                                    g.num_nodes, g.num_edges, int(b))
     return total
 
 
@@ -316,3 +316,26 @@ def test_memory_limit_held_reads_once_and_only_inside(monkeypatch):
         for _ in range(2):                        # an error is not held: raised at every read
             with pytest.raises(spsample.ArgumentError, match="SPSAMPLE_MEMORY_LIMIT"):
                 _validate.memory_limit()
+
+
+def test_the_memo_keeps_no_reference_to_its_graph():
+    """The memo lives in the graph's cache; its entries hold plain bounds and the kernels'
+    arrays, not the graph, so dropping the graph frees it at once (no reference cycle left
+    for the cyclic collector, which may run much later: a large graph would stay in memory)."""
+    import gc
+    import sys
+
+    g = spsample.rmat(12, seed=1)
+    spsample.sample(g, np.arange(64), sampler=spsample.NodeWise([5, 5]), batch_size=32)
+    assert _plan_memo.lookup(g, next(iter(g._cache[_plan_memo._SLOT]))) is not None
+    column_ids = g.indices
+    held = sys.getrefcount(column_ids)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del g
+        assert sys.getrefcount(column_ids) < held
+        assert sys.getrefcount(column_ids) == 2        # ours and getrefcount's argument
+    finally:
+        if enabled:
+            gc.enable()
