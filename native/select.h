@@ -718,9 +718,10 @@ static inline FenceSearch fence_start(int64_t lo, int64_t hi, int64_t phase) {
     return FenceSearch{ja, first_at(hi) - ja, ja, lo, hi};
 }
 
-// The window [ws, we) of a search, given c (the count of its row's fence entries <= u).
-static inline void fence_window(const FenceSearch& f, int64_t c, int64_t phase, int64_t& ws,
-                                int64_t& we) {
+// Narrows a search to its window (f.lo, f.hi become [ws, we)), given c (the count of its row's
+// fence entries <= u), and prefetches the window's line.
+static inline void fence_window(FenceSearch& f, int64_t c, int64_t phase, const uint32_t* cols) {
+    int64_t ws, we;
     if (c == 0) {  // before the row's first fence entry (the whole row when it has none)
         ws = f.lo;
         we = f.n > 0 ? phase + 16 * f.ja : f.hi;  // (n > 0: the row has fence entries)
@@ -728,6 +729,9 @@ static inline void fence_window(const FenceSearch& f, int64_t c, int64_t phase, 
         ws = phase + 16 * (f.ja + c - 1);
         we = std::min(f.hi, ws + 16);
     }
+    f.lo = ws;
+    f.hi = we;
+    __builtin_prefetch(cols + ws);
 }
 
 #ifdef SPSAMPLE_LW_X86
@@ -747,11 +751,7 @@ __attribute__((target("avx512f"))) static void fence_windows_avx512(const CSRVie
         const __mmask16 m = static_cast<__mmask16>((uint32_t(1) << f.n) - 1);
         const __m512i v = _mm512_maskz_loadu_epi32(m, fence + f.base);
         const int64_t c = f.base - f.ja + __builtin_popcount(_mm512_mask_cmple_epu32_mask(m, v, u));
-        int64_t ws, we;
-        fence_window(f, c, phase, ws, we);
-        fs[j].lo = ws;
-        fs[j].hi = we;
-        __builtin_prefetch(cols + ws);
+        fence_window(fs[j], c, phase, cols);
     }
     for (int j = 0; j < n; ++j) {
         const int64_t ws = fs[j].lo;
@@ -811,11 +811,7 @@ __attribute__((always_inline)) static inline void fence_find(const CSRView& g, i
         const FenceSearch& f = fs[j];
         int64_t c = f.base - f.ja;  // and the fence entries left (n <= 16)
         for (int64_t q = 0; q < f.n; ++q) c += fence[f.base + q] <= key[j];
-        int64_t ws, we;
-        fence_window(f, c, phase, ws, we);
-        fs[j].lo = ws;
-        fs[j].hi = we;
-        __builtin_prefetch(cols + ws);
+        fence_window(fs[j], c, phase, cols);
     }
     for (int j = 0; j < n; ++j) {
         int64_t found = -1;
