@@ -64,20 +64,19 @@ def run_bulk(graph, seeds, sizes, batch_ids, sampler, seed, epoch, *, schedule=N
     if entry is not None:
         return _run_memoised(entry, graph, seeds, sizes, batch_ids, seed, epoch, minibatch_major)
     plans = _trace_quietly(sampler, graph, batch_ids, seed, epoch, **extra)
+    hops = None
     if plans is not None:
-        _check_output(plans, schedule or graph, sizes)
+        n, nnz, max_degree = _graph_sizes(schedule or graph)
+        hops = hop_bounds(plans, max_degree)
+        _check_bytes(estimate_from_hops(hops, n, nnz, sizes))
     if native:
         lowered = lower_sampler(sampler, graph, batch_ids, seed, epoch, plans, **extra)
         if lowered is not None:
-            if plans is not None and key is not None:
-                _plan_memo.store(graph, key, hop_bounds(plans, _graph_sizes(graph)[2]), lowered)
+            if hops is not None and key is not None:     # (key: no schedule, so hops are graph's)
+                _plan_memo.store(graph, key, hops, lowered)
             return run_native(lowered, graph, seeds, sizes, batch_ids, seed, epoch,
                               minibatch_major=minibatch_major)
     return run_numpy(graph, seeds, sizes, batch_ids, sampler, seed, epoch, **extra)
-
-
-def _check_output(plans, graph, sizes):
-    _check_bytes(estimate_output_bytes(plans, graph, sizes))
 
 
 def _check_bytes(nbytes):
