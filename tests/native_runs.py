@@ -1,5 +1,10 @@
 """Helpers shared by the native fast-path tests (importable as ``native_runs``)."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import spsample
 from spsample import native as _native
 
@@ -35,3 +40,16 @@ def assert_threads_and_bulks_agree(g, seeds, **kw):
     assert same_minibatches(one, two), "1 thread != 2 threads"
     assert same_minibatches(one, parts), "one bulk != minibatch by minibatch"
     assert same_minibatches(one, slow), "native != NumPy path"
+
+
+def portable_run(code, timeout=300):
+    """The stdout words of ``code`` run in a fresh interpreter with ``SPSAMPLE_NATIVE_SCALAR=1``
+    (the portable kernels: the switch is read once per process) and this folder on
+    ``sys.path`` (so ``code`` can import the test modules); fails with the child's stderr."""
+    here = str(Path(__file__).resolve().parent)
+    code = f"import sys; sys.path.insert(0, {here!r})\n" + code
+    out = subprocess.run([sys.executable, "-c", code],
+                         capture_output=True, text=True, timeout=timeout,
+                         env=dict(os.environ, SPSAMPLE_NATIVE_SCALAR="1"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.split()

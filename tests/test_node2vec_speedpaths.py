@@ -16,10 +16,6 @@ minibatch; the generic words and fence windows (SPSAMPLE_NATIVE_SCALAR=1) in a s
 """
 
 import hashlib
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,7 +24,7 @@ import spsample
 from spsample import RandomWalk, native as _native
 from spsample.engine._reference import reference_sample
 
-from native_runs import (assert_threads_and_bulks_agree, native_run as _native_run,
+from native_runs import (assert_threads_and_bulks_agree, native_run as _native_run, portable_run,
                          same_minibatches as _same)
 
 needs_native = pytest.mark.skipif(not _native.AVAILABLE,
@@ -154,8 +150,7 @@ def test_rmat_threads_and_bulks_agree(sampler):
 
 
 _SCALAR_RUN = """
-import numpy as np, spsample, sys
-sys.path.insert(0, {tests!r})
+import numpy as np, spsample
 from test_node2vec_speedpaths import adversarial_graph, seeds, WALKS, _digest
 g = adversarial_graph()
 print(" ".join(_digest(spsample.sample(g, seeds(), sampler=w, batch_size=128, seed=29))
@@ -170,11 +165,7 @@ def test_generic_words_equal_vector_words():
     g = adversarial_graph()
     here = " ".join(_digest(_native_run(g, seeds(), sampler=w, batch_size=BATCH, seed=29))
                     for w in WALKS[:2] + WALKS[-1:])
-    env = dict(os.environ, SPSAMPLE_NATIVE_SCALAR="1")
-    tests = str(Path(__file__).resolve().parent)
-    out = subprocess.run([sys.executable, "-c", _SCALAR_RUN.format(tests=tests)], env=env,
-                         capture_output=True, text=True, check=True).stdout.split()
-    assert " ".join(out) == here
+    assert " ".join(portable_run(_SCALAR_RUN)) == here
 
 
 # ---- the fence (select.h: fence_find; Graph.column_fence)
@@ -243,8 +234,6 @@ def test_a_fence_that_is_not_the_columns_is_refused():
 
 
 _SCALAR_PHASES = """
-import sys
-sys.path.insert(0, {tests!r})
 from test_node2vec_speedpaths import test_every_fence_phase, WALKS
 for w in (WALKS[0], WALKS[4]):
     test_every_fence_phase(w)
@@ -256,8 +245,4 @@ print("ok")
 def test_generic_fence_windows_every_phase():
     """fence_find's windows without AVX-512 (SPSAMPLE_NATIVE_SCALAR=1, a fresh process: the
     loops instead of the masked loads), every phase, against the NumPy path."""
-    env = dict(os.environ, SPSAMPLE_NATIVE_SCALAR="1")
-    tests = str(Path(__file__).resolve().parent)
-    out = subprocess.run([sys.executable, "-c", _SCALAR_PHASES.format(tests=tests)], env=env,
-                         capture_output=True, text=True)
-    assert out.returncode == 0 and out.stdout.split() == ["ok"], out.stderr[-2000:]
+    assert portable_run(_SCALAR_PHASES) == ["ok"]

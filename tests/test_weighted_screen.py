@@ -12,10 +12,6 @@ where the lookup cannot change the outcome; graphs with self-loops, returns and 
 length around the search's linear tail exercise it.
 """
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -23,6 +19,8 @@ import spsample
 from spsample import native as _native, _rng
 from spsample.engine import _primitives as prim
 from spsample.engine._native_run import sample_rows as native_sample_rows
+
+from native_runs import portable_run
 
 pytestmark = pytest.mark.skipif(not _native.AVAILABLE,
                                 reason=f"native kernels not built: {_native.IMPORT_ERROR}")
@@ -151,16 +149,12 @@ def test_equal_keys_go_to_the_smaller_positions(d, fanout):
 
 def test_equal_keys_portable_selection():
     """The same ties with SPSAMPLE_NATIVE_SCALAR=1 (the compiler-vectorised pairwise ranks)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    code = ("import sys; sys.path.insert(0, %r); import test_weighted_screen as t\n"
+    code = ("import test_weighted_screen as t\n"
             "for d in (60, 300):\n"
             "    for f in (1, 7, 30, 59):\n"
             "        t.test_equal_keys_go_to_the_smaller_positions(d, f)\n"
-            "print('ok')") % here
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                         env=dict(os.environ, SPSAMPLE_NATIVE_SCALAR="1"))
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["ok"]
+            "print('ok')")
+    assert portable_run(code) == ["ok"]
 
 
 @pytest.mark.parametrize("fanout", [5, 40, 1500])

@@ -11,15 +11,13 @@ more than 2**8 take more than one jump. Both the AVX-512 pass and the portable o
 (``SPSAMPLE_NATIVE_SCALAR=1``) are checked.
 """
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import spsample
 from spsample import native as _native
+
+from native_runs import portable_run
 
 pytestmark = pytest.mark.skipif(not _native.AVAILABLE,
                                 reason=f"native kernels not built: {_native.IMPORT_ERROR}")
@@ -82,14 +80,9 @@ def test_spread_weights_equal_numpy(fanouts):
 
 def test_portable_screen_gives_the_same_bits():
     """SPSAMPLE_NATIVE_SCALAR=1: the compiler-vectorised flags and the portable Philox words."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    code = ("import sys; sys.path.insert(0, %r); import test_weighted_speedpaths as t; "
-            "import numpy as np, spsample\n"
+    code = ("import test_weighted_speedpaths as t; import numpy as np, spsample\n"
             "for g, f in ((t._skewed_graph(11), [15, 10, 5]), (t._spread_graph(), [5, 5])):\n"
             "    t._assert_native_equals_numpy(g, spsample.NodeWise(f, weighted=True), "
             "np.arange(min(g.num_nodes, 400)))\n"
-            "print('ok')") % here
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                         env=dict(os.environ, SPSAMPLE_NATIVE_SCALAR="1"))
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["ok"]
+            "print('ok')")
+    assert portable_run(code) == ["ok"]
