@@ -205,6 +205,17 @@ def test_node2vec_hops_carry_the_fence():
             assert fence[0] is g.column_fence()[0] and fence[1] == g.column_fence()[1]
 
 
+def test_the_gpu_lowering_carries_no_fence():
+    """The GPU's lowering (``host_tables=False``) leaves out the tables only the CPU kernel
+    reads: no fence is built or handed over for it."""
+    from spsample.engine._lowering import lower
+    from spsample.engine._run import trace
+    g = adversarial_graph()
+    plans = trace(WALKS[0], g, np.arange(2), 0, 0)
+    assert all(arrays[4] is None for arrays in lower(plans, g, 2, host_tables=False).spec["graphs"])
+    assert lower(plans, g, 2).spec["graphs"][0][4] is not None
+
+
 @needs_native
 @pytest.mark.parametrize("sampler", [WALKS[0], WALKS[4]], ids=repr)
 def test_every_fence_phase(sampler):

@@ -55,7 +55,7 @@ class _NotLowered(NotLowerable):
         self.constructor = constructor
 
 
-def lower(plans, graph, num_batches, weight_stats=True):
+def lower(plans, graph, num_batches, host_tables=True):
     """Lower the traced hops of a bulk onto a native kernel.
 
     Parameters
@@ -66,9 +66,11 @@ def lower(plans, graph, num_batches, weight_stats=True):
         The bulk's graph.
     num_batches : int
         Minibatches of the bulk (``k``).
-    weight_stats : bool
-        Hand weighted hops the graph's per-row weight statistics (``row_weight_stats``, read
-        by the CPU kernel only; the GPU leaves them out).
+    host_tables : bool
+        Hand the CPU kernel the graph's tables that only it reads: weighted hops' per-row
+        weight statistics (``row_weight_stats``) and, for graphs that rejection hops look rows
+        up in, the column fence (``column_fence``). The GPU leaves them out (nothing is built
+        for it).
 
     Returns
     -------
@@ -82,7 +84,7 @@ def lower(plans, graph, num_batches, weight_stats=True):
     """
     kinds = {p.kind for p in plans}
     if kinds == {"rows"}:
-        return lower_rows(plans, graph, num_batches, weight_stats=weight_stats)
+        return lower_rows(plans, graph, num_batches, host_tables=host_tables)
     if kinds == {"layer"}:
         return _lower_layers(plans, graph)
     raise _NotLowered("extract", "hops mix node-wise (add_sampled) and layer-wise (add_layer) "
@@ -204,7 +206,7 @@ class _Program:
         return top <= VALUE_STACK
 
 
-def lower_rows(plans, graph, k, indices32=True, arrays=True, weight_stats=True):
+def lower_rows(plans, graph, k, indices32=True, arrays=True, host_tables=True):
     """The row-wise spec of ``plans``; ``arrays=False`` leaves out the graphs' arrays (requests
     that read other rows: a graph on disk is then never read whole)."""
     tables = _Tables(graph)
@@ -238,7 +240,7 @@ def lower_rows(plans, graph, k, indices32=True, arrays=True, weight_stats=True):
                     raise _NotLowered("probabilities", "a value expression deeper than "
                                       f"{VALUE_STACK} operands")
                 spec["program"] = program.code
-                if (weight_stats and arrays and indices32 and spec["select"] == SelectRule.WEIGHTED
+                if (host_tables and arrays and indices32 and spec["select"] == SelectRule.WEIGHTED
                         and P.cutoff is None and program.code == [(ValueOp.WEIGHT, 0, 0, 0.0)]):
                     stats = _row_weight_stats(P.graph)
                     if stats is not None:
@@ -266,8 +268,8 @@ def lower_rows(plans, graph, k, indices32=True, arrays=True, weight_stats=True):
     for h in referenced:
         if 1 <= h <= len(hops):
             hops[h - 1]["keep_row_ids"] = True
-    looked_up = {h["aux_graph"] for h in hops
-                 if h["select"] == SelectRule.REJECTION and h["aux"] is not None}
+    looked_up = {h["aux_graph"] for h in hops if host_tables and
+                 h["select"] == SelectRule.REJECTION and h["aux"] is not None}
     graphs = [_graph_arrays(g, indices32, i in looked_up) for i, g in enumerate(tables.graphs)] \
         if arrays else []
     return Lowered("rowwise", dict(graphs=graphs, hops=hops, f64=tables.f64, i64=tables.i64))

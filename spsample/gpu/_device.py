@@ -235,7 +235,7 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
         check_memory("sample", "sampler", estimate_output_bytes(plans, graph, sizes),
                      "the sampled output", "lower the fanouts, batch_size or the number of seeds "
                      "per call")
-        lowered = lower(plans, graph, int(batch_ids.size), weight_stats=False)
+        lowered = lower(plans, graph, int(batch_ids.size), host_tables=False)
     except SpsampleError:
         raise
     except Exception as exc:  # NotLowerable, or a constructor that cannot run on placeholders
