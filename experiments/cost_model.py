@@ -24,9 +24,13 @@ Each phase gets a bound from (a) and the fraction measured / bound:
               independent load per entry of the rows longer than the fanout, from the hop's
               table of column words (gather ns at 4 n bytes); weighted: one Philox word per
               entry of the rows longer than the fanout (the keys need every entry's word), at
-              the CPU ns per word of the engine's vectorised row stream (``row_words``);
-              node2vec: "-" (its rejection trials and neighbour tests are dependent loads, not
-              counted)
+              the CPU ns per word of the engine's vectorised row stream (``row_words``), or
+              the 8 bytes of each such entry's weight at stream bandwidth, whichever is more;
+              node2vec: the reads its definition adds to a walk's one column read per step
+              (node2vec_reads: the expected column reads of its rejection attempts, the
+              column of an attempt accepted without reading it, and one line of row t per
+              neighbour test, minus the walk's one), each one independent load (gather ns at
+              the 32-bit indices' size); the fence's probes are counted as cache hits
     gather    one independent random load per sampled edge (gather ns at the 32-bit indices'
               size): Floyd's positions in a row longer than a cache line are lines apart
     relabel   one independent random load per edge into the dense table (gather ns at its size)
@@ -203,6 +207,51 @@ def word_ns(K, n=1 << 16, reps=64):
     return best / (n * reps) * 1e9
 
 
+def node2vec_reads(indptr, indices, t, v, p, q, attempts=256):
+    """Expected reads per node2vec step by the definition (samplers/_walks.py: rejection with
+    ``bound = max(1, 1/p, 1/q)``, ``x = open_unit(w) * bound``; value ``1/p`` for ``u == t``, else
+    ``1`` when ``u`` is in row ``t``, else ``1/q``), averaged over the steps ``t -> v -> ?``:
+    ``attempts`` (capped at the kernel's ``attempts``), ``reads`` (attempts whose column is read:
+    ``x`` at or above the smallest value), ``accepted_unread`` (the accepted attempt's column was
+    not read by the decision, so the gather reads it) and ``tests`` (attempts that search row
+    ``t``: ``x`` between the two values ``u``'s membership can give). Any implementation that
+    gives the definition's bits makes these reads."""
+    import numpy as np
+    bound = max(1.0, 1 / p, 1 / q)
+    lo = min(1.0, 1 / p, 1 / q)
+    span = abs(1.0 - 1 / q)          # x in [min(1, 1/q), max(1, 1/q)): the membership decides
+    acc, tests = [], []
+    for tt, vv in zip(t.tolist(), v.tolist()):
+        nv = indices[indptr[vv]:indptr[vv + 1]]
+        if nv.size == 0:
+            continue
+        back = nv == tt
+        found = np.isin(nv, indices[indptr[tt]:indptr[tt + 1]])
+        val = np.where(back, 1 / p, np.where(found, 1.0, 1 / q))
+        acc.append(val.mean() / bound)
+        tests.append(span * (~back).mean() / bound)
+    acc, tests = np.array(acc), np.array(tests)
+    n_att = (1 - (1 - acc) ** attempts) / acc
+    return {"attempts": float(n_att.mean()), "reads": float((n_att * (1 - lo / bound)).mean()),
+            "accepted_unread": float(np.minimum(1.0, lo / bound / acc).mean()),
+            "tests": float((n_att * tests).mean())}
+
+
+def walk_steps(batch, limit=4096):
+    """``(t, v)`` of up to ``limit`` steps of a bulk of walks after their first hop (global ids)."""
+    import numpy as np
+    ts, vs, n = [], [], 0
+    for mb in batch:
+        for h in range(1, mb.num_hops):
+            t, v = mb.global_edges(h)
+            ts.append(t[:256])
+            vs.append(v[:256])
+            n += min(t.size, 256)
+        if n >= limit:
+            break
+    return np.concatenate(ts)[:limit], np.concatenate(vs)[:limit]
+
+
 def profile_samplers(args, samplers):
     """(b) in this process (the profiling build must be first on sys.path)."""
     import numpy as np
@@ -247,6 +296,10 @@ def profile_samplers(args, samplers):
                      begin_end=begin / edges * 1e9, output=out_s / edges * 1e9,
                      edges_per_row=nedges / nrows)
             r["total_ns"] -= sel / edges * 1e9     # the profiling build's second selection
+        if name == "node2vec":
+            t, v = walk_steps(run())
+            r["definition"] = node2vec_reads(np.asarray(g.indptr), np.asarray(g.indices), t, v,
+                                             spec.p, spec.q)
         r["edges_per_cpu_s"] = 1e9 / r["total_ns"]
         rows[name] = r
     graph = {"num_nodes": g.num_nodes, "indptr_mib": g.indptr.nbytes / 2**20,
@@ -265,7 +318,11 @@ def bounds_for(name, r, graph, mach):
     if name == "labor" and long_entries:
         select = long_entries * interp(g, table_mib)
     elif name == "nodewise_w" and long_entries and graph.get("word_ns"):
-        select = long_entries * graph["word_ns"]
+        select = long_entries * max(graph["word_ns"], 8 / mach["stream_read_gbs"])
+    elif name == "node2vec" and "definition" in r:
+        d = r["definition"]
+        extra = d["reads"] + d["accepted_unread"] + d["tests"] - 1
+        select = max(extra, 0.0) * interp(g, graph["indices32_mib"])
     return {"rows": interp(g, graph["indptr_mib"]) / epr,
             "select": select,
             "gather": interp(g, graph["indices32_mib"]),
@@ -299,7 +356,28 @@ def table(rows, graph, mach):
         long_rows = (f"; long-row entries per edge {r['long_entries_per_edge']:.1f}"
                      if name in ("labor", "nodewise_w") else "")
         lines.append(f"| {name} | (edges per row {r['edges_per_row']:.2f}{long_rows}) | | | |")
+        if "definition" in r:
+            d = r["definition"]
+            lines.append(f"| {name} | (per step by the definition: attempts {d['attempts']:.2f}, "
+                         f"column reads {d['reads']:.2f} + {d['accepted_unread']:.2f} by the "
+                         f"gather, neighbour tests {d['tests']:.2f}) | | | |")
+    lines += target_lines(rows, graph, mach)
     return "\n".join(lines)
+
+
+def target_lines(rows, graph, mach):
+    """Issue 28's two ratio targets beside the bounds: a sampler's bound (the least time any
+    implementation of its definition takes on this machine's memory system) against twice the
+    measured time of its base (weighted: uniform node-wise; node2vec: the uniform walk)."""
+    out = []
+    for name, base in (("nodewise_w", "nodewise"), ("node2vec", "walk")):
+        if name not in rows or base not in rows or "rows" not in rows[name]:
+            continue
+        bound = sum(v for v in bounds_for(name, rows[name], graph, mach).values() if v)
+        target = 2 * rows[base]["total_ns"]
+        out.append(f"| {name} | bound {bound:.1f} against 2 x measured {base} {target:.1f} "
+                   f"(bound / target {bound / target:.2f}) | | | |")
+    return out
 
 
 def parse_args(argv=None):
