@@ -123,6 +123,7 @@ struct HopSpec {
     int64_t fanout = 0;
     const int64_t* fanout_vec = nullptr;  // per row vertex, or nullptr
     const double* row_stats = nullptr;    // weighted: per row of the graph (eligible, wmax, wsum)
+    const float* screen_weights = nullptr;  // with row_stats: the graph's float32 weights, or none
     double bound = 0.0;                   // rejection
     int32_t key = K_VERTEX;
     bool dedup = true;
@@ -424,16 +425,56 @@ static inline void prefetch_rejection_row(const RowWiseScratch& sc, const CSRVie
 }
 
 // The first lines of the weights of a weighted row with row statistics (start st, length d,
-// vertex v) that its screen will read (d > its fanout), up to WEIGHT_PF_LINES lines.
+// vertex v) that its screen will read (d > its fanout s >= 1), up to WEIGHT_PF_LINES lines: the
+// float32 copies when the hop has them. weight_lines counts them; prefetch_weights issues them.
 constexpr int64_t WEIGHT_PF_LINES = 32;
 
-static inline void prefetch_weights(const HopSpec& hs, const CSRView& g, int64_t st, int64_t d, int64_t v) {
+static inline int64_t weight_lines(const HopSpec& hs, int64_t d, int64_t v) {
     const int64_t s = hs.fanout_vec ? hs.fanout_vec[v] : hs.fanout;
-    if (s < 0 || d <= s) return;
-    const double* w = g.weights + st;
-    const int64_t end = std::min<int64_t>(d, 8 * WEIGHT_PF_LINES);
-    for (int64_t p = 0; p < end; p += 8) __builtin_prefetch(w + p);
-    __builtin_prefetch(w + end - 1);
+    if (s <= 0 || d <= s) return 0;
+    const int shift = hs.screen_weights ? 4 : 3;  // 16 floats or 8 doubles to a line
+    return std::min<int64_t>((d + (int64_t(1) << shift) - 1) >> shift, WEIGHT_PF_LINES);
+}
+
+static inline int64_t prefetch_weights(const HopSpec& hs, const CSRView& g, int64_t st, int64_t d, int64_t v) {
+    const int64_t lines = weight_lines(hs, d, v);
+    const char* w = hs.screen_weights ? reinterpret_cast<const char*>(hs.screen_weights + st)
+                                      : reinterpret_cast<const char*>(g.weights + st);
+    for (int64_t i = 0; i < lines; ++i) __builtin_prefetch(w + 64 * i);
+    if (lines > 0) __builtin_prefetch(w + 64 * lines - 1);  // the row need not start on a line
+    return lines;
+}
+
+// The weights of the rows a weighted hop screens, prefetched across rows: before row r is
+// screened, the rows after it are prefetched (prefetch_weights) until WEIGHT_AHEAD_LINES of
+// their lines are in flight, skipping rows that read no weights, so that a long row's lines
+// are requested while the rows before it are screened, short ones included. Only for weights
+// of at least WEIGHT_AHEAD_MIN_BYTES (the screen's copy): smaller ones stay in the core's
+// cache, where running ahead costs more than it saves; their rows prefetch the next one.
+constexpr int64_t WEIGHT_AHEAD_LINES = 48;
+constexpr int64_t WEIGHT_AHEAD_MIN_BYTES = int64_t(4) << 20;
+
+static inline bool weights_run_ahead(const HopSpec& hs, const CSRView& g) {
+    const int64_t bytes = g.indptr[g.n] * (hs.screen_weights ? 4 : 8);
+    return hs.row_stats && bytes >= WEIGHT_AHEAD_MIN_BYTES;
+}
+
+struct WeightLookahead {
+    int64_t next = 0;   // the first row not prefetched
+    int64_t lines = 0;  // lines prefetched for the rows in [current row, next)
+};
+
+static inline void weights_ahead(const HopSpec& hs, const CSRView& g, const int64_t* rs,
+                                 const int64_t* rd, const int64_t* fv, int64_t r, int64_t m,
+                                 WeightLookahead& la) {
+    if (la.next <= r) {
+        la.next = r + 1;
+        la.lines = 0;
+    } else {
+        la.lines -= weight_lines(hs, rd[r], fv[r]);  // row r's, read now
+    }
+    for (; la.next < m && la.lines < WEIGHT_AHEAD_LINES; ++la.next)
+        la.lines += prefetch_weights(hs, g, rs[la.next], rd[la.next], fv[la.next]);
 }
 
 // The deferred gather of the selection passes: a kept entry's column is prefetched when it is
@@ -509,6 +550,8 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     auto gather_to = [&](int64_t upto) { gathered = gather_columns(g, eid, cols, gathered, upto); };
     const uint32_t* words = sc.col_words;  // LABOR: every column's word of this hop, or null
     int64_t lab_r0 = 0, lab_r1 = 0;  // LABOR without a table: the batch of rows whose words are in sc
+    WeightLookahead ahead;           // weighted with row statistics: the rows' weights, ahead
+    const bool run_ahead = RULE == S_WEIGHTED && weights_run_ahead(hs, g);
     for (int64_t r = 0; r < m; ++r) {
         if (cols) gather_to(E - GATHER_LAG);
         if (row_end && r > 0) row_end[r - 1] = E;
@@ -620,13 +663,17 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             const double* w;
             if (hs.values.only_weight) {
                 if (r + PF_ROWS < m) {
-                    __builtin_prefetch(g.weights + rs[r + PF_ROWS]);
+                    __builtin_prefetch(hs.screen_weights
+                                           ? static_cast<const void*>(hs.screen_weights + rs[r + PF_ROWS])
+                                           : static_cast<const void*>(g.weights + rs[r + PF_ROWS]));
                     if (hs.row_stats && fv[r + PF_ROWS] < g.n) {
                         __builtin_prefetch(hs.row_stats + 3 * fv[r + PF_ROWS]);
                         __builtin_prefetch(hs.row_stats + 3 * fv[r + PF_ROWS] + 2);
                     }
                 }
-                if (hs.row_stats && r + 1 < m)  // the next row's weights, read whole by its screen
+                if (run_ahead)
+                    weights_ahead(hs, g, rs, rd, fv, r, m, ahead);
+                else if (hs.row_stats && r + 1 < m)  // the next row's weights
                     prefetch_weights(hs, g, rs[r + 1], rd[r + 1], fv[r + 1]);
                 w = g.weights + st;
             } else {
@@ -637,7 +684,8 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             if (RULE == S_WEIGHTED_REP) {
                 c = weighted_rep_row(stream, w, d, s, sc.rows);
             } else {
-                c = weighted_row(stream, w, d, s, sc.rows, hs.row_stats ? stats_of(r) : nullptr);
+                c = weighted_row(stream, w, d, s, sc.rows, hs.row_stats ? stats_of(r) : nullptr,
+                                 hs.screen_weights ? hs.screen_weights + st : nullptr);
             }
         }
         const int64_t* pos = sc.rows.pos.data();

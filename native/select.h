@@ -48,7 +48,7 @@ struct RowScratch {
             if (keys.size() < need) keys.resize(need);
             if (vals.size() < static_cast<size_t>(d + 1)) vals.resize(d + 1);
             if (words.size() < need + ROW_WORDS_PAD) words.resize(need + ROW_WORDS_PAD);
-            if (keep.size() < need + 8) keep.resize(need + 8);  // screen_levels writes 8 at a time
+            if (keep.size() < need + 16) keep.resize(need + 16);  // the screens write 8 or 16 at a time
             if (cand.size() < need + 16) {
                 cand.resize(need + 16);  // screen_levels writes past its last position
                 cword.resize(need);
@@ -199,6 +199,7 @@ static inline int64_t kept_positions(const uint8_t* keep, int64_t d, int64_t* ou
 // The weights are prefetched this many entries ahead of the screen (a row's first lines are
 // prefetched by the caller, rowwise.h).
 constexpr int64_t SCREEN_PF = 64;
+constexpr int64_t SCREEN32_PF = 128;  // the same lines ahead in float32 weights
 
 // Eight entries per step: the terms as screen_terms (the same products, no contraction), the
 // sure count at tau in a scalar, each entry's level (the least k with sure_p <= k 2**52, 0 ..
@@ -247,12 +248,12 @@ __attribute__((target("avx512f,avx2,popcnt"))) static int64_t screen_levels_avx5
 }
 #endif
 
-// at[k] = #{p : levels[p] <= k} for 1 <= k < SCREEN_LEVELS.
+// at[k] = #{p : the low half of levels[p] <= k} for 1 <= k < SCREEN_LEVELS.
 SPSAMPLE_VECTOR_CLONES
 static void level_counts(const uint8_t* __restrict levels, int64_t d, int64_t* __restrict at) {
     int64_t c[SCREEN_LEVELS] = {};
     for (int64_t p = 0; p < d; ++p)
-        for (int k = 1; k < SCREEN_LEVELS; ++k) c[k] += levels[p] <= k;
+        for (int k = 1; k < SCREEN_LEVELS; ++k) c[k] += (levels[p] & 15) <= k;
     for (int k = 1; k < SCREEN_LEVELS; ++k) at[k] = c[k];
 }
 
@@ -269,6 +270,169 @@ static inline int64_t screen_levels(const uint32_t* words, const double* w, int6
 #endif
     screen_flags(words, w, d, tau, sc.keep.data(), at);
     return kept_positions(sc.keep.data(), d, sc.cand.data());
+}
+
+// --------------------------------------------------------- the same screen in float32
+// A graph whose positive weights all lie in [SCREEN32_W_MIN, SCREEN32_W_MAX] keeps float32
+// copies of them, x = fl32(w) (Graph.screen_weights), and a row screened at a threshold tau
+// in [SCREEN32_TAU_MIN, SCREEN32_TAU_MAX] that is a float reads those: half the bytes, sixteen
+// entries per vector. The terms are screen_terms' in float arithmetic, with u = fl(fl(word) +
+// 0.5) 2**-32 and v = fl(fl(~word) + 0.5) 2**-32:
+//   sure_p = bits(fl(v (1 + 2**-20))) - bits(fl(fl(tau u) x))    (int32, float bits)
+//   keep_p = bits(fl(v (1 - 2**-20))) - bits(fl(tau x))
+// Each rounding is within a factor 1 -+ 2**-24 (every quantity is a normal float: u, v >=
+// 2**-33, x in [2**-30, 2**30], tau in [2**-60, 2**60], products in [2**-123, 2**97]), so
+// sure_p <= 0 gives v (1 + 2**-20) (1 - 2**-24)**3 <= tau u w (1 + 2**-24)**5, hence
+// (v / u) (1 + 2**-30) < tau w and the exact key is <= tau; keep_p > 0 gives
+// v (1 - 2**-20) (1 + 2**-24)**3 > tau w (1 - 2**-24)**2, hence v (1 - 2**-30) > tau w
+// (1 + 2**-22) and the exact key is > tau (the bounds on -det_log(u) of screen_terms). The
+// level k (tau 2**k) adds k 2**23 to a product's bits. Eligible: x > 0 (0 < bits <= +inf),
+// the same entries as w > 0 for weights in the range.
+constexpr double SCREEN32_W_MIN = 0x1p-30;
+constexpr double SCREEN32_W_MAX = 0x1p+30;
+constexpr double SCREEN32_TAU_MIN = 0x1p-60;
+constexpr double SCREEN32_TAU_MAX = 0x1p+60;
+constexpr float KEY_HI_MARGIN32 = 1.0f + 0x1p-20f;
+constexpr float KEY_LO_MARGIN32 = 1.0f - 0x1p-20f;
+
+static inline uint32_t bits_of32(float x) {
+    uint32_t b;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+struct ScreenTerms32 {
+    int32_t sure, keep;
+    bool eligible;
+};
+
+static inline ScreenTerms32 screen_terms32(uint32_t word, float x, float tau) {
+    const float u = (static_cast<float>(word) + 0.5f) * 0x1p-32f;
+    const float v = (static_cast<float>(~word) + 0.5f) * 0x1p-32f;
+    const float tu = tau * u;
+    const uint32_t xb = bits_of32(x);
+    return {static_cast<int32_t>(bits_of32(v * KEY_HI_MARGIN32) - bits_of32(tu * x)),
+            static_cast<int32_t>(bits_of32(v * KEY_LO_MARGIN32) - bits_of32(tau * x)),
+            static_cast<int32_t>(xb) > 0 && xb <= 0x7F800000u};
+}
+
+// screen_flags on float32 weights.
+SPSAMPLE_VECTOR_CLONES
+static void screen_flags32(const uint32_t* __restrict words, const float* __restrict w, int64_t d,
+                           float tau, uint8_t* __restrict keep, int64_t* __restrict at) {
+    int64_t c[SCREEN_LEVELS] = {};
+    for (int64_t p = 0; p < d; ++p) {
+        const ScreenTerms32 t = screen_terms32(words[p], w[p], tau);
+        const int64_t e = t.eligible;
+        for (int k = 0; k < SCREEN_LEVELS; ++k) c[k] += e & (t.sure <= (k << 23));
+        keep[p] = static_cast<uint8_t>(e & (t.keep <= 0));
+    }
+    for (int k = 0; k < SCREEN_LEVELS; ++k) at[k] = c[k];
+}
+
+#ifdef SPSAMPLE_LW_X86
+// screen_levels_avx512 on float32 weights: sixteen entries per step (the words and weights of
+// a step are one vector each), the kept positions compressed eight at a time. Each entry's
+// levels are a byte of levels (which needs d + 16 bytes): the low half the least k at which it
+// is surely below tau 2**k (ceil(sure_p / 2**23), 0 .. SCREEN_LEVELS, as screen_levels_avx512),
+// the high half the least k at which it is kept (ceil(keep_p / 2**23)); both SCREEN_LEVELS when
+// not eligible. Scaling tau by 2**k adds k 2**23 to the bits of its products (they stay normal
+// floats for tau 2**k in the float screen's range), so the candidates at tau 2**k are the
+// entries whose high half is <= k (kept_at_level), without a second pass over the weights.
+// ceil(t / 2**23) per lane, in [0, SCREEN_LEVELS] (bias = 2**23 - 1, top = SCREEN_LEVELS).
+__attribute__((target("avx512f"), always_inline)) static inline __m512i level32(__m512i t, __m512i bias,
+                                                                              __m512i zero, __m512i top) {
+    return _mm512_min_epi32(_mm512_max_epi32(_mm512_srai_epi32(_mm512_add_epi32(t, bias), 23), zero), top);
+}
+
+__attribute__((target("avx512f,avx2,popcnt"))) static int64_t screen_levels32_avx512(
+    const uint32_t* words, const float* w, int64_t d, float tau, int64_t* cand, uint8_t* levels,
+    int64_t* at) {
+    const __m512 half = _mm512_set1_ps(0.5f), scale = _mm512_set1_ps(0x1p-32f);
+    const __m512 hi = _mm512_set1_ps(KEY_HI_MARGIN32), lo = _mm512_set1_ps(KEY_LO_MARGIN32);
+    const __m512 vt = _mm512_set1_ps(tau);
+    const __m512i zero = _mm512_setzero_si512(), all = _mm512_set1_epi32(-1);
+    const __m512i inf = _mm512_set1_epi32(0x7F800000);
+    const __m512i bias = _mm512_set1_epi32((1 << 23) - 1);
+    const __m512i top = _mm512_set1_epi32(SCREEN_LEVELS);
+    const __m512i top16 = _mm512_set1_epi32(SCREEN_LEVELS * 17);  // both levels SCREEN_LEVELS
+    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    int64_t n = 0, sure0 = 0;
+    for (int64_t p = 0; p < d; p += 16) {
+        const __mmask16 live = d - p >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (d - p)) - 1);
+        const __m512i wd = _mm512_loadu_si512(words + p);
+        __builtin_prefetch(w + p + SCREEN32_PF);
+        const __m512 x = _mm512_maskz_loadu_ps(live, w + p);
+        const __m512 u = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepu32_ps(wd), half), scale);
+        const __m512 v = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepu32_ps(_mm512_xor_si512(wd, all)), half), scale);
+        const __m512i xb = _mm512_castps_si512(x);
+        const __mmask16 e = _mm512_cmpgt_epi32_mask(xb, zero) & _mm512_cmple_epi32_mask(xb, inf);
+        const __m512i sure = _mm512_sub_epi32(_mm512_castps_si512(_mm512_mul_ps(v, hi)),
+                                              _mm512_castps_si512(_mm512_mul_ps(_mm512_mul_ps(vt, u), x)));
+        const __m512i keep = _mm512_sub_epi32(_mm512_castps_si512(_mm512_mul_ps(v, lo)),
+                                              _mm512_castps_si512(_mm512_mul_ps(vt, x)));
+        sure0 += __builtin_popcount(_mm512_mask_cmple_epi32_mask(e, sure, zero));
+        const __m512i both = _mm512_or_si512(level32(sure, bias, zero, top),
+                                             _mm512_slli_epi32(level32(keep, bias, zero, top), 4));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(levels + p),
+                         _mm512_cvtepi32_epi8(_mm512_mask_mov_epi32(top16, e, both)));
+        const __mmask16 kept = _mm512_mask_cmple_epi32_mask(e, keep, zero);
+        const __mmask8 first = static_cast<__mmask8>(kept), second = static_cast<__mmask8>(kept >> 8);
+        _mm512_storeu_si512(cand + n, _mm512_maskz_compress_epi64(first, _mm512_add_epi64(_mm512_set1_epi64(p), lane)));
+        n += __builtin_popcount(first);
+        _mm512_storeu_si512(cand + n, _mm512_maskz_compress_epi64(second, _mm512_add_epi64(_mm512_set1_epi64(p + 8), lane)));
+        n += __builtin_popcount(second);
+    }
+    at[0] = sure0;
+    return n;
+}
+#endif
+
+// screen_levels on float32 weights (tau a float in [SCREEN32_TAU_MIN, SCREEN32_TAU_MAX]);
+// levels: whether sc.keep holds both levels of every entry (screen_levels32_avx512's bytes).
+static inline int64_t screen_levels32(const uint32_t* words, const float* w, int64_t d, float tau,
+                                      int64_t s, RowScratch& sc, int64_t* at, bool& levels) {
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx512() && lw_avx2()) {
+        const int64_t n = screen_levels32_avx512(words, w, d, tau, sc.cand.data(), sc.keep.data(), at);
+        if (at[0] < s) level_counts(sc.keep.data(), d, at);
+        levels = true;
+        return n;
+    }
+#endif
+    screen_flags32(words, w, d, tau, sc.keep.data(), at);
+    levels = false;
+    return kept_positions(sc.keep.data(), d, sc.cand.data());
+}
+
+#ifdef SPSAMPLE_LW_X86
+// The positions p < d kept at tau 2**k by screen_levels32_avx512 (the high half of levels[p]
+// <= k), ascending, into out (which needs room for 8 past the last); returns how many.
+// Sixteen bytes per step (levels has d + 16).
+__attribute__((target("avx512f,avx2,popcnt"))) static int64_t kept_at_level(const uint8_t* levels,
+                                                                           int64_t d, int k,
+                                                                           int64_t* out) {
+    const __m512i vk = _mm512_set1_epi32(k);
+    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    int64_t n = 0;
+    for (int64_t p = 0; p < d; p += 16) {
+        const __mmask16 live = d - p >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (d - p)) - 1);
+        const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(levels + p)));
+        const __mmask16 kept = _mm512_mask_cmple_epi32_mask(live, _mm512_srli_epi32(b, 4), vk);
+        const __mmask8 first = static_cast<__mmask8>(kept), second = static_cast<__mmask8>(kept >> 8);
+        _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(first, _mm512_add_epi64(_mm512_set1_epi64(p), lane)));
+        n += __builtin_popcount(first);
+        _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(second, _mm512_add_epi64(_mm512_set1_epi64(p + 8), lane)));
+        n += __builtin_popcount(second);
+    }
+    return n;
+}
+#endif
+
+// Whether the float32 screen may test tau (a float in its range).
+static inline bool screen32_tau(double tau) {
+    return tau >= SCREEN32_TAU_MIN && tau <= SCREEN32_TAU_MAX &&
+           static_cast<double>(static_cast<float>(tau)) == tau;
 }
 
 // The exact keys exp_key(cw[i], cx[i]) for i < n into out: -det_log_normal(open_unit(w)) / x, the
@@ -363,6 +527,48 @@ static inline int64_t exact_smallest(const int64_t* cand, const uint32_t* words,
     return size;
 }
 
+// exact_smallest from the float32 weights x = fl32(w) where they decide it: the candidates'
+// keys a_i = fl(-det_log_normal(u_i) / x_i) (exact_keys on x) are each within a factor
+// 1 -+ 2**-23 of their exact keys (x within 1 -+ 2**-24 of w, two roundings of 2**-53), so
+// when the s-th and (s + 1)-th smallest (a_i, i) are RANK32_GAP apart,
+//   fl(a_s (1 + 2**-20)) < fl(a_s+1 (1 - 2**-20))  implies  a_s (1 + 2**-23) < a_s+1 (1 - 2**-23),
+// every candidate ranked below s has an exact key strictly below every other's, and those s
+// are the s smallest (key, position) pairs (the set is all the caller keeps; its order is the
+// positions'). Otherwise (a near tie, or more than RANK_SELECT_MAX candidates) the float64
+// weights decide, as exact_smallest.
+constexpr double RANK32_GAP_LO = 1.0 + 0x1p-20;
+constexpr double RANK32_GAP_HI = 1.0 - 0x1p-20;
+
+static inline int64_t exact_smallest32(const int64_t* cand, const uint32_t* words, const float* x,
+                                       const double* w, int64_t n, int64_t s, RowScratch& sc) {
+    if (n == s || n > RANK_SELECT_MAX) return exact_smallest(cand, words, w, n, s, sc);
+    uint32_t* cw = sc.cword.data();
+    double* cx = sc.cval.data();
+    for (int64_t i = 0; i < n; ++i) {
+        cw[i] = words[cand[i]];
+        cx[i] = static_cast<double>(x[cand[i]]);
+    }
+    double* ck = sc.ckey.data();
+    exact_keys(cw, cx, n, ck);
+    int32_t rank[RANK_SELECT_MAX];
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx512()) pair_ranks_avx512(ck, n, rank);
+    else
+#endif
+        pair_ranks(ck, n, rank);
+    double last_in = 0.0, first_out = 0.0;
+    int64_t* pos = sc.pos.data();
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        last_in = rank[i] == s - 1 ? ck[i] : last_in;
+        first_out = rank[i] == s ? ck[i] : first_out;
+        pos[m] = cand[i];
+        m += rank[i] < s;
+    }
+    if (last_in * RANK32_GAP_LO < first_out * RANK32_GAP_HI) return m;
+    return exact_smallest(cand, words, w, n, s, sc);
+}
+
 // A row of at most UNSCREENED_MAX entries and at most UNSCREENED_SLACK above twice its fanout
 // takes every eligible entry's exact key, unscreened: a screen would keep most of its entries
 // as candidates and often run twice.
@@ -383,6 +589,16 @@ static inline int64_t eligible_positions(const double* w, int64_t d, int64_t* ca
     return n;
 }
 
+// eligible_positions on the float32 copies (x > 0 exactly where w > 0, for weights in range).
+static inline int64_t eligible_positions32(const float* x, int64_t d, int64_t* cand) {
+    int64_t n = 0;
+    for (int64_t p = 0; p < d; ++p) {
+        cand[n] = p;
+        n += x[p] > 0.0f;
+    }
+    return n;
+}
+
 // The first threshold of a row with about wsum of weight: about s + sqrt(s) + 1 keys below it.
 static inline double first_threshold(int64_t s, double wsum) {
     return (static_cast<double>(s) + std::sqrt(static_cast<double>(s)) + 1.0) / wsum;
@@ -393,28 +609,48 @@ static inline double first_threshold(int64_t s, double wsum) {
 // found (the caller then runs rules.cuh's rule). The row's words once, then screen_levels from
 // tau = first_threshold(s, wsum), at the first level whose count reaches s (tau 2**8 when
 // none does) until at least s keys are surely <= tau. A short row (weighted_row_unscreened)
-// takes the exact keys of all its eligible entries instead.
-static inline bool weighted_row_screened(const Stream& st, const double* w, int64_t d, int64_t s,
-                                         double wsum, RowScratch& sc, int64_t& size) {
+// takes the exact keys of all its eligible entries instead. w32: the row's float32 copies of
+// w (weighted_row), read by the screen at thresholds it can test and by the ranks, or nullptr.
+static inline bool weighted_row_screened(const Stream& st, const double* w, const float* w32,
+                                         int64_t d, int64_t s, double wsum, RowScratch& sc,
+                                         int64_t& size) {
     uint32_t* words = sc.words.data();
     stream_row_words(st.vertex, st.hop_word, st.batch, st.key, d, words);
     if (weighted_row_unscreened(d, s)) {
-        const int64_t n = eligible_positions(w, d, sc.cand.data());
-        size = exact_smallest(sc.cand.data(), words, w, n, s, sc);
+        if (w32) {
+            const int64_t n = eligible_positions32(w32, d, sc.cand.data());
+            size = exact_smallest32(sc.cand.data(), words, w32, w, n, s, sc);
+        } else {
+            const int64_t n = eligible_positions(w, d, sc.cand.data());
+            size = exact_smallest(sc.cand.data(), words, w, n, s, sc);
+        }
         return true;
     }
     double tau = first_threshold(s, wsum);
+    if (w32 && tau >= SCREEN32_TAU_MIN && tau <= SCREEN32_TAU_MAX)
+        tau = static_cast<double>(static_cast<float>(tau));  // any tau serves; a float one both screens
     for (;;) {
         if (!(tau >= 0x1p-1000 && tau <= 0x1p+1000)) return false;
         int64_t at[SCREEN_LEVELS];
-        const int64_t n = screen_levels(words, w, d, tau, s, sc, at);
+        const bool narrow = w32 && screen32_tau(tau);
+        bool levels = false;
+        const int64_t n = narrow ? screen_levels32(words, w32, d, static_cast<float>(tau), s, sc, at, levels)
+                                 : screen_levels(words, w, d, tau, s, sc, at);
         if (at[0] >= s) {
-            size = exact_smallest(sc.cand.data(), words, w, n, s, sc);
+            size = narrow ? exact_smallest32(sc.cand.data(), words, w32, w, n, s, sc)
+                          : exact_smallest(sc.cand.data(), words, w, n, s, sc);
             return true;
         }
         int k = 1;
         while (k < SCREEN_LEVELS && at[k] < s) ++k;
         tau *= static_cast<double>(int64_t(1) << k);
+#ifdef SPSAMPLE_LW_X86
+        if (levels && k < SCREEN_LEVELS && screen32_tau(tau)) {  // at[k] >= s sure at tau 2**k
+            const int64_t nk = kept_at_level(sc.keep.data(), d, k, sc.cand.data());
+            size = exact_smallest32(sc.cand.data(), words, w32, w, nk, s, sc);
+            return true;
+        }
+#endif
     }
 }
 
@@ -465,21 +701,25 @@ static inline bool stats_apply(const double* stats, int64_t s) {
 //
 // stats, when given: the row's (eligible, wmax, wsum) of row_weight_stats (wmax NaN: a weight
 // outside [KEY_W_MIN, KEY_W_MAX]); a row of at most s entries, all eligible, is then kept
-// without reading its weights, and a longer one is screened without the census.
+// without reading its weights, and a longer one is screened without the census. w32, with
+// stats: the row's float32 weights (Graph.screen_weights, every positive weight of the graph in
+// [SCREEN32_W_MIN, SCREEN32_W_MAX]), which the screen (screen_levels32) and the ranks
+// (exact_smallest32) then read instead of w, except at near ties.
 static inline int64_t weighted_row(Stream& st, const double* w, int64_t d, int64_t s,
-                                   RowScratch& sc, const double* stats = nullptr) {
+                                   RowScratch& sc, const double* stats = nullptr,
+                                   const float* w32 = nullptr) {
     if (stats && stats[0] == static_cast<double>(d) && (s < 0 || d <= s)) {  // all eligible, all kept
         for (int64_t p = 0; p < d; ++p) sc.pos[p] = p;
         return d;
     }
     int64_t size = 0;
     if (s >= 1 && stats) {
-        if (stats_apply(stats, s) && weighted_row_screened(st, w, d, s, stats[2], sc, size))
+        if (stats_apply(stats, s) && weighted_row_screened(st, w, w32, d, s, stats[2], sc, size))
             return size;
     } else if (s >= 1 && d >= WEIGHTED_FAST_MIN) {
         int64_t eligible = 0, odd = 0;
         const double wsum = weight_census(w, d, eligible, odd);
-        if (eligible > s && odd == 0 && weighted_row_screened(st, w, d, s, wsum, sc, size))
+        if (eligible > s && odd == 0 && weighted_row_screened(st, w, nullptr, d, s, wsum, sc, size))
             return size;
     }
     return weighted_row(st, [w](int64_t p) { return w[p]; }, d, s, sc.pos.data(), sc.keys.data());

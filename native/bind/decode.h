@@ -176,6 +176,26 @@ HopSpec hop_spec(const py::dict& d, const std::vector<CSRView>& graphs, const st
     return hs;
 }
 
+// A weighted hop's float32 weights (Graph.screen_weights: fl32 of every weight, all positive
+// ones in [SCREEN32_W_MIN, SCREEN32_W_MAX]), checked on their size and on the first and last
+// entries; the hop's dict holds the array for the call.
+void screen_weights(HopSpec& hs, const py::object& obj, const CSRView& g) {
+    using F32 = py::array_t<float, py::array::c_style>;
+    require(py::isinstance<F32>(obj), "screen_weights must be a C-contiguous float32 array");
+    const F32 arr = py::reinterpret_borrow<F32>(obj);
+    const int64_t nnz = g.indptr[g.n];
+    require(g.weights && arr.ndim() == 1 && arr.size() == nnz, "screen_weights of one per entry");
+    const float* x = arr.data();
+    auto copy_of = [&](int64_t p) {
+        const double w = g.weights[p];
+        const bool in_range = !(w > 0) || (w >= SCREEN32_W_MIN && w <= SCREEN32_W_MAX);
+        const float want = static_cast<float>(w);
+        return in_range && (x[p] == want || (x[p] != x[p] && want != want));
+    };
+    require(nnz == 0 || (copy_of(0) && copy_of(nnz - 1)), "screen_weights must be the graph's weights in float32");
+    hs.screen_weights = x;
+}
+
 // The rule of a hop (values, selection, fanouts, bound, stream key), checked; n = vertices.
 void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* aux,
               const std::vector<F64>& fvecs, const std::vector<I64>& ivecs, int64_t n) {
@@ -204,6 +224,7 @@ void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* a
         require(hs.select == S_WEIGHTED && hs.values.only_weight && rs < static_cast<int64_t>(fvecs.size()) &&
                     fvecs[rs].size() == 3 * g.n, "row_stats of 3 per row of a weighted rule's graph");
         hs.row_stats = fvecs[rs].data();
+        if (d.contains("screen_weights")) screen_weights(hs, d["screen_weights"], g);
     }
     hs.key = d["key"].cast<int32_t>();
     require(hs.key == K_VERTEX || hs.key == K_ROW, "unknown stream key");

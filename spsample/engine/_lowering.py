@@ -68,8 +68,9 @@ def lower(plans, graph, num_batches, host_tables=True):
         Minibatches of the bulk (``k``).
     host_tables : bool
         Hand the CPU kernel the graph's tables that only it reads: weighted hops' per-row
-        weight statistics (``row_weight_stats``) and, for graphs that rejection hops look rows
-        up in, the column fence (``column_fence``). The GPU leaves them out (nothing is built
+        weight statistics (``row_weight_stats``) and float32 weights (``screen_weights``)
+        and, for graphs that rejection hops look rows up in, the column fence
+        (``column_fence``). The GPU leaves them out (nothing is built
         for it).
 
     Returns
@@ -120,6 +121,13 @@ def _row_weight_stats(graph):
     with the same result)."""
     stats = getattr(graph, "row_weight_stats", None)
     return None if stats is None else stats()
+
+
+def _screen_weights(graph):
+    """The graph's float32 weights for the weighted rule (``Graph.screen_weights``), or
+    ``None`` (the rule then reads the float64 weights, with the same result)."""
+    screen = getattr(graph, "screen_weights", None)
+    return None if screen is None else screen()
 
 
 def _frontier_spec(Q, hop, k, tables, referenced):
@@ -245,6 +253,9 @@ def lower_rows(plans, graph, k, indices32=True, arrays=True, host_tables=True):
                     stats = _row_weight_stats(P.graph)
                     if stats is not None:
                         spec["row_stats"] = tables.vector(stats, tables.f64)
+                        screen = _screen_weights(P.graph)
+                        if screen is not None:
+                            spec["screen_weights"] = screen
                 if program.aux is not None:
                     spec["aux"] = _frontier_spec(program.aux, h, k, tables, referenced)
                     spec["aux_graph"] = tables.graph(program.aux_graph or P.graph)

@@ -15,7 +15,7 @@ from .._errors import ArgumentTypeError, GraphError
 from .._validate import as_float_array, as_index_array, as_int, check_memory, fail
 from ._pages import advise_huge_pages
 from ._weights import (column_fence, column_sums, internal_columns, layerwise_scale,
-                       row_weight_stats, scaled_weights, uint32_columns)
+                       row_weight_stats, scaled_weights, screen_weights, uint32_columns)
 
 __all__ = ["Graph", "MAX_NODES", "frozen_array", "frozen_filled"]
 
@@ -341,6 +341,20 @@ class Graph:
         """
         return self._memo("internal_columns", lambda: internal_columns(
             self._indices, self.num_nodes, frozen_filled))
+
+    def screen_weights(self):
+        """float32 copies of the weights that the native weighted rule reads
+        (:func:`~spsample.graph._weights.screen_weights`), built once: 4 bytes per entry, kept
+        with the graph; ``None`` when the graph is unweighted or a positive weight lies outside
+        ``SCREEN32_W_RANGE``.
+
+        Returns
+        -------
+        ndarray, float32, shape (num_edges,), read-only, or None
+        """
+        if self._weights is None:
+            return None
+        return self._memo("screen_weights", lambda: screen_weights(self._weights, frozen_filled))
 
     def row_weight_stats(self):
         """The native weighted rule's per-row statistics

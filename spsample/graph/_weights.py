@@ -163,6 +163,48 @@ def internal_columns(indices, n, filled=None):
 KEY_W_RANGE = (2.0**-900, 2.0**900)
 
 
+#: Weights the native weighted rule may read as float32 (select.h: SCREEN32_W_MIN,
+#: SCREEN32_W_MAX): :func:`screen_weights` makes float32 copies only when every positive weight
+#: of the graph lies in this range.
+SCREEN32_W_RANGE = (2.0**-30, 2.0**30)
+
+
+def screen_weights(weights, filled=None):
+    """float32 copies of ``weights`` for the native weighted rule, or ``None``.
+
+    The rule (select.h) reads a row's weights once per threshold to rule out the entries whose
+    key cannot be among the ``s`` smallest, then ranks the candidates left; it reads these
+    copies instead of the float64 weights (half the bytes) and goes back to the float64 weights
+    only where two candidates' keys are too close for the copies to order them. Its margins
+    cover the float32 rounding of weights in :data:`SCREEN32_W_RANGE`, so the copies are made
+    only when every positive weight lies there (zero, negative and NaN weights are never
+    eligible and keep their sign or NaN). The samples do not depend on the copies.
+
+    Parameters
+    ----------
+    weights : ndarray, float64, shape (nnz,)
+    filled : callable, optional
+        ``filled(dtype, size, fill)`` building the copies in place
+        (:func:`~spsample.graph._graph.frozen_filled`); a plain array when ``None``.
+
+    Returns
+    -------
+    ndarray, float32, shape (nnz,), or None
+        ``weights.astype(np.float32)``; ``None`` when a positive weight is outside the range
+        (the rule then reads the float64 weights, with the same result).
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    lo, hi = SCREEN32_W_RANGE
+    if np.any((w > 0) & ~((w >= lo) & (w <= hi))):
+        return None
+    if filled is None:
+        return w.astype(np.float32)
+
+    def fill(pos, piece):
+        np.copyto(piece, w[pos:pos + piece.size], casting="same_kind")
+    return filled(np.float32, len(w), fill)
+
+
 def row_weight_stats(indptr, weights):
     """Per row: ``(eligible, wmax, wsum)`` -- how many weights are ``> 0``, their maximum (NaN
     when one is outside :data:`KEY_W_RANGE`, 0 when there are none) and about their sum. The
