@@ -25,6 +25,8 @@ namespace spsample {
 
 // Room past a row's words in RowScratch::words (stream_row_words writes whole groups of 64).
 constexpr size_t ROW_WORDS_PAD = 64;
+// Room past the candidates' words, weights and keys (candidate_keys computes whole groups of 8).
+constexpr size_t KEY_PAD = 8;
 
 // Per-thread scratch of the row rules, sized by the caller (scratch of device/rules.cuh).
 struct RowScratch {
@@ -51,9 +53,9 @@ struct RowScratch {
             if (keep.size() < need + 16) keep.resize(need + 16);  // the screens write 8 or 16 at a time
             if (cand.size() < need + 16) {
                 cand.resize(need + 16);  // screen_levels writes past its last position
-                cword.resize(need);
-                cval.resize(need);
-                ckey.resize(need);
+                cword.resize(need + KEY_PAD);  // exact_keys runs whole vectors (candidate_keys)
+                cval.resize(need + KEY_PAD);
+                ckey.resize(need + KEY_PAD);
             }
         }
     }
@@ -206,7 +208,7 @@ constexpr int64_t SCREEN32_PF = 128;  // the same lines ahead in float32 weights
 // SCREEN_LEVELS; SCREEN_LEVELS when not eligible) as a byte into levels (which needs d + 8
 // bytes), the kept positions compressed (no branch per entry). The words are read whole groups
 // of eight (RowScratch::words has room past d), the weights under a mask. at[0] only: the
-// other levels' counts come from the bytes (level_counts), when they are needed.
+// other levels' counts come from the bytes (level_counts_avx512), when they are needed.
 __attribute__((target("avx512f,avx2,popcnt"))) static int64_t screen_levels_avx512(
     const uint32_t* words, const double* w, int64_t d, double tau, int64_t* cand, uint8_t* levels,
     int64_t* at) {
@@ -248,14 +250,24 @@ __attribute__((target("avx512f,avx2,popcnt"))) static int64_t screen_levels_avx5
 }
 #endif
 
-// at[k] = #{p : the low half of levels[p] <= k} for 1 <= k < SCREEN_LEVELS.
-SPSAMPLE_VECTOR_CLONES
-static void level_counts(const uint8_t* __restrict levels, int64_t d, int64_t* __restrict at) {
+#ifdef SPSAMPLE_LW_X86
+// at[k] = #{p : the low half of levels[p] <= k} for 1 <= k < SCREEN_LEVELS (the screens' sure
+// levels), sixteen bytes at a time (levels has d + 16), each widened to 32 bits and compared
+// with every level.
+__attribute__((target("avx512f,avx2,popcnt"))) static void level_counts_avx512(const uint8_t* levels,
+                                                                              int64_t d, int64_t* at) {
+    const __m512i low = _mm512_set1_epi32(15);
     int64_t c[SCREEN_LEVELS] = {};
-    for (int64_t p = 0; p < d; ++p)
-        for (int k = 1; k < SCREEN_LEVELS; ++k) c[k] += (levels[p] & 15) <= k;
+    for (int64_t p = 0; p < d; p += 16) {
+        const __mmask16 live = d - p >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (d - p)) - 1);
+        const __m512i b = _mm512_and_si512(
+            _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(levels + p))), low);
+        for (int k = 1; k < SCREEN_LEVELS; ++k)
+            c[k] += __builtin_popcount(_mm512_mask_cmple_epi32_mask(live, b, _mm512_set1_epi32(k)));
+    }
     for (int k = 1; k < SCREEN_LEVELS; ++k) at[k] = c[k];
 }
+#endif
 
 // The screen of a row at tau: the candidates into sc.cand (returns how many) and at[0]; the
 // counts at[k], 1 <= k < SCREEN_LEVELS, when at[0] < s (they are read only then).
@@ -264,7 +276,7 @@ static inline int64_t screen_levels(const uint32_t* words, const double* w, int6
 #ifdef SPSAMPLE_LW_X86
     if (lw_avx512() && lw_avx2()) {
         const int64_t n = screen_levels_avx512(words, w, d, tau, sc.cand.data(), sc.keep.data(), at);
-        if (at[0] < s) level_counts(sc.keep.data(), d, at);
+        if (at[0] < s) level_counts_avx512(sc.keep.data(), d, at);
         return n;
     }
 #endif
@@ -395,7 +407,7 @@ static inline int64_t screen_levels32(const uint32_t* words, const float* w, int
 #ifdef SPSAMPLE_LW_X86
     if (lw_avx512() && lw_avx2()) {
         const int64_t n = screen_levels32_avx512(words, w, d, tau, sc.cand.data(), sc.keep.data(), at);
-        if (at[0] < s) level_counts(sc.keep.data(), d, at);
+        if (at[0] < s) level_counts_avx512(sc.keep.data(), d, at);
         levels = true;
         return n;
     }
@@ -444,6 +456,18 @@ static void exact_keys(const uint32_t* __restrict cw, const double* __restrict c
     for (int64_t i = 0; i < n; ++i) out[i] = -det_log_normal(open_unit(cw[i])) / cx[i];
 }
 
+// exact_keys for the n candidates in cw, cx (room for KEY_PAD more), padded to a multiple of 8
+// with word 0 and weight 1 so that the vectorised loop has no scalar tail; keys past n are
+// never read.
+static inline void candidate_keys(uint32_t* cw, double* cx, int64_t n, double* ck) {
+    const int64_t n8 = (n + 7) & ~int64_t(7);
+    for (int64_t i = n; i < n8; ++i) {
+        cw[i] = 0;
+        cx[i] = 1.0;
+    }
+    exact_keys(cw, cx, n8, ck);
+}
+
 // Up to this many candidates, exact_smallest ranks them pairwise (n * n compares without a
 // branch) instead of keeping a heap and sorting its positions (both mispredict per entry).
 constexpr int64_t RANK_SELECT_MAX = 64;
@@ -461,21 +485,27 @@ static void pair_ranks(const double* __restrict ck, int64_t n, int32_t* __restri
 }
 
 #ifdef SPSAMPLE_LW_X86
-// pair_ranks with eight keys per compare: candidate i against all, the lanes j < i counting
-// ties (lanes past n are masked off).
+// pair_ranks with eight keys per compare: the candidates' keys loaded once, eight to a vector,
+// then candidate i against all, the lanes j < i counting ties (lanes past n are masked off).
 __attribute__((target("avx512f,avx2,popcnt"))) static void pair_ranks_avx512(
     const double* ck, int64_t n, int32_t* rank) {
-    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    constexpr int BLOCKS = RANK_SELECT_MAX / 8;
+    __m512d x[BLOCKS];
+    __mmask8 live[BLOCKS];
+    const int nb = static_cast<int>((n + 7) / 8);
+    for (int b = 0; b < nb; ++b) {
+        const int64_t left = n - 8 * b;
+        live[b] = left >= 8 ? 0xFF : static_cast<__mmask8>((1u << left) - 1);
+        x[b] = _mm512_maskz_loadu_pd(live[b], ck + 8 * b);
+    }
     for (int64_t i = 0; i < n; ++i) {
         const __m512d k = _mm512_set1_pd(ck[i]);
         int32_t r = 0;
-        for (int64_t j = 0; j < n; j += 8) {
-            const __mmask8 live = n - j >= 8 ? 0xFF : static_cast<__mmask8>((1u << (n - j)) - 1);
-            const __m512d x = _mm512_maskz_loadu_pd(live, ck + j);
-            const __mmask8 before = _mm512_cmplt_epi64_mask(_mm512_add_epi64(_mm512_set1_epi64(j), lane),
-                                                            _mm512_set1_epi64(i));
-            const __mmask8 lt = _mm512_mask_cmp_pd_mask(live, x, k, _CMP_LT_OQ);
-            const __mmask8 eq = _mm512_mask_cmp_pd_mask(live & before, x, k, _CMP_EQ_OQ);
+        for (int b = 0; b < nb; ++b) {
+            const int64_t below = i - 8 * b;  // lanes of block b before candidate i
+            const __mmask8 before = below >= 8 ? 0xFF : below <= 0 ? 0 : static_cast<__mmask8>((1u << below) - 1);
+            const __mmask8 lt = _mm512_mask_cmp_pd_mask(live[b], x[b], k, _CMP_LT_OQ);
+            const __mmask8 eq = _mm512_mask_cmp_pd_mask(live[b] & before, x[b], k, _CMP_EQ_OQ);
             r += __builtin_popcount(static_cast<unsigned>(lt | eq));
         }
         rank[i] = r;
@@ -518,7 +548,7 @@ static inline int64_t exact_smallest(const int64_t* cand, const uint32_t* words,
         cx[i] = w[cand[i]];
     }
     double* ck = sc.ckey.data();
-    exact_keys(cw, cx, n, ck);
+    candidate_keys(cw, cx, n, ck);
     if (n <= RANK_SELECT_MAX) return ranked_smallest(cand, ck, n, s, pos);
     double* keys = sc.keys.data();
     int64_t size = 0;
@@ -549,7 +579,7 @@ static inline int64_t exact_smallest32(const int64_t* cand, const uint32_t* word
         cx[i] = static_cast<double>(x[cand[i]]);
     }
     double* ck = sc.ckey.data();
-    exact_keys(cw, cx, n, ck);
+    candidate_keys(cw, cx, n, ck);
     int32_t rank[RANK_SELECT_MAX];
 #ifdef SPSAMPLE_LW_X86
     if (lw_avx512()) pair_ranks_avx512(ck, n, rank);
