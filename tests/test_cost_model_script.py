@@ -67,6 +67,9 @@ def test_profile_samplers_measures_every_builtin(cost_model):
         assert r["edges"] > 0 and r["total_ns"] > 0 and r["edges_per_cpu_s"] > 0
     assert rows["walk"]["edges"] <= 2 * 64 * 20                # one step per walk and hop
     assert 0 < graph["word_ns"] < 1e3 and graph["num_nodes"] == 2**10
+    d = rows["node2vec"]["definition"]
+    assert d["attempts"] >= 1 and 0 < d["reads"] < d["attempts"] and d["tests"] < d["attempts"]
+    assert "definition" not in rows["walk"]
 
 
 def _profiled(long_entries):
@@ -77,10 +80,16 @@ def _profiled(long_entries):
 
 def test_bounds_per_sampler(cost_model):
     gather = {1: 0.5, 8: 1.0, 32: 2.0, 256: 5.0}
-    mach = {"gather_ns": gather, "copy_gbs": 20.0}
+    mach = {"gather_ns": gather, "copy_gbs": 20.0, "stream_read_gbs": 40.0}
     graph = {"num_nodes": 2**20, "indptr_mib": 8.0, "indices32_mib": 32.0, "word_ns": 0.25}
     r = _profiled(40.0)
     assert cost_model.bounds_for("nodewise_w", r, graph, mach)["select"] == pytest.approx(10.0)
+    slow = dict(mach, stream_read_gbs=16.0)                # 8 bytes a weight: 0.5 ns > 0.25
+    assert cost_model.bounds_for("nodewise_w", r, graph, slow)["select"] == pytest.approx(20.0)
+    walked = dict(r, definition={"attempts": 3.5, "reads": 2.5, "accepted_unread": 0.75,
+                                 "tests": 0.75})
+    assert cost_model.bounds_for("node2vec", walked, graph, mach)["select"] == pytest.approx(
+        3.0 * cost_model.interp(gather, 32.0))             # 2.5 + 0.75 + 0.75 - the walk's 1
     labor = cost_model.bounds_for("labor", r, graph, mach)["select"]
     assert labor == pytest.approx(40.0 * cost_model.interp(gather, 4.0))
     for name in ("nodewise", "walk", "node2vec"):
@@ -93,3 +102,30 @@ def test_bounds_per_sampler(cost_model):
     assert all("11.0" in line for line in cold)              # select + gather
     assert "long-row entries per edge 40.0" in text
     assert text.count("word tables") == 1                    # LABOR's only
+
+
+def test_node2vec_reads_by_the_definition(cost_model):
+    """A triangle 0-1-2 with a pendant 3 on 0, the step 1 -> 0 -> ?: values 1/p = 2 back to 1,
+    1 to 2 (a neighbour of 1), 1/q = 0.5 to 3; bound 2, smallest value 0.5."""
+    indptr = np.array([0, 3, 5, 7, 8])
+    indices = np.array([1, 2, 3, 0, 2, 0, 1, 0])
+    d = cost_model.node2vec_reads(indptr, indices, np.array([1]), np.array([0]), 0.5, 2.0)
+    accept = (2 + 1 + 0.5) / 3 / 2
+    assert d["attempts"] == pytest.approx(1 / accept)
+    assert d["reads"] == pytest.approx(0.75 / accept)     # x >= 0.5: the column is read
+    assert d["accepted_unread"] == pytest.approx(0.25 / accept)
+    assert d["tests"] == pytest.approx((0.5 * 2 / 3 / 2) / accept)   # x in [0.5, 1), u != t
+
+
+def test_the_table_sets_each_target_beside_its_bound(cost_model):
+    gather = {1: 0.5, 8: 1.0, 32: 2.0, 256: 5.0}
+    mach = {"gather_ns": gather, "copy_gbs": 20.0, "stream_read_gbs": 40.0}
+    graph = {"num_nodes": 2**20, "indptr_mib": 8.0, "indices32_mib": 32.0, "word_ns": 0.25}
+    rows = {n: _profiled(40.0) for n in SAMPLERS}
+    rows["node2vec"]["definition"] = {"attempts": 3.5, "reads": 2.5, "accepted_unread": 0.75,
+                                      "tests": 0.75}
+    text = cost_model.table(rows, graph, mach)
+    assert "attempts 3.50, column reads 2.50 + 0.75 by the gather, neighbour tests 0.75" in text
+    targets = [line for line in text.splitlines() if "against 2 x measured" in line]
+    assert [line.split("|")[1].strip() for line in targets] == ["nodewise_w", "node2vec"]
+    assert all("32.6" in line for line in targets)        # twice the base's 16.3 ns
