@@ -800,23 +800,25 @@ __attribute__((target("avx512f"))) static inline __m512i fence_first_at8(__m512i
 }
 
 // fence_find with AVX-512, eight searches per vector: the same count c of the row's fence
-// entries <= u, by halving until one entry is left (every vector a level at a time, the probes
-// gathered), the same window (fence_window), and u compared with the window's columns (one
-// masked 16-lane load per search). Exact as fence_find: only the window's columns decide.
+// entries <= u, by halving while more than 16 are left (every vector a level at a time, the
+// probes gathered), then counted over the rest (one masked 16-lane load per search); the same
+// window (fence_window), and u compared with the window's columns (one masked 16-lane load per
+// search). Exact as fence_find: only the window's columns decide.
 __attribute__((target("avx512f"))) static void fence_find_avx512(const CSRView& g, int n,
                                                                 const int64_t* lo,
                                                                 const int64_t* hi,
                                                                 const uint32_t* key, int64_t* at) {
     constexpr int P = REJ1_BATCH + 8;
-    alignas(64) int64_t sbase[P], sn[P], sws[P], swe[P];
+    alignas(64) int64_t sbase[P], sn[P], stop[P], sws[P], swe[P];
     const uint32_t* fence = g.fence;
     const uint32_t* cols = g.indices32;
     const __m512i phase = _mm512_set1_epi64(g.fence_phase);
     const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1);
     const __m512i sixteen = _mm512_set1_epi64(16);
+    const __m512i count_at = sixteen;  // halving while more fence entries than this are left
     auto tail = [](int c) { return c >= 8 ? __mmask8(0xFF) : static_cast<__mmask8>((1u << c) - 1); };
     const int nvec = (n + 7) / 8;
-    int32_t deep[P / 8];  // the vectors in which some search has more than one fence entry left
+    int32_t deep[P / 8];  // the vectors in which some search has more than 16 fence entries left
     int kd = 0;
     for (int v = 0; v < nvec; ++v) {
         const int j0 = 8 * v;
@@ -826,16 +828,16 @@ __attribute__((target("avx512f"))) static void fence_find_avx512(const CSRView& 
         _mm512_store_si512(sbase + j0, ja);
         _mm512_store_si512(sn + j0, nf);
         deep[kd] = v;
-        kd += _mm512_cmpgt_epi64_mask(nf, one) != 0;
+        kd += _mm512_cmpgt_epi64_mask(nf, count_at) != 0;
     }
-    while (kd > 0) {  // one halving of every search with more than one fence entry left
+    while (kd > 0) {  // one halving of every search with more than 16 fence entries left
         int kd2 = 0;
         for (int q = 0; q < kd; ++q) {
             const int j0 = 8 * deep[q];
             const __mmask8 lm = tail(n - j0);
             const __m512i u = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(_mm512_maskz_loadu_epi32(static_cast<__mmask16>(lm), key + j0)));
             __m512i base = _mm512_load_si512(sbase + j0), c = _mm512_load_si512(sn + j0);
-            const __mmask8 on = _mm512_cmpgt_epi64_mask(c, one);
+            const __mmask8 on = _mm512_cmpgt_epi64_mask(c, count_at);
             const __m512i half = _mm512_srli_epi64(c, 1);
             const __m512i probe = _mm512_cvtepu32_epi64(_mm512_mask_i64gather_epi32(
                 _mm256_setzero_si256(), on, _mm512_add_epi64(base, half), fence, 4));
@@ -845,24 +847,24 @@ __attribute__((target("avx512f"))) static void fence_find_avx512(const CSRView& 
             _mm512_store_si512(sbase + j0, base);
             _mm512_store_si512(sn + j0, c);
             deep[kd2] = deep[q];
-            kd2 += _mm512_cmpgt_epi64_mask(c, one) != 0;
+            kd2 += _mm512_cmpgt_epi64_mask(c, count_at) != 0;
         }
         kd = kd2;
+    }
+    for (int j = 0; j < n; ++j) {  // the last fence entry <= u (none when it is before ja)
+        const int64_t b = sbase[j];
+        const __mmask16 m = static_cast<__mmask16>((uint32_t(1) << sn[j]) - 1);
+        const __m512i v = _mm512_maskz_loadu_epi32(m, fence + b);
+        const __m512i u = _mm512_set1_epi32(static_cast<int>(key[j]));
+        stop[j] = b - 1 + __builtin_popcount(_mm512_mask_cmple_epu32_mask(m, v, u));
     }
     for (int v = 0; v < nvec; ++v) {  // the windows (fence_window), prefetched
         const int j0 = 8 * v;
         const __mmask8 lm = tail(n - j0);
-        const __m512i u = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(_mm512_maskz_loadu_epi32(static_cast<__mmask16>(lm), key + j0)));
         const __m512i l = _mm512_maskz_loadu_epi64(lm, lo + j0);
         const __m512i h = _mm512_maskz_loadu_epi64(lm, hi + j0);
         const __m512i ja = fence_first_at8(l, phase);
-        const __m512i base = _mm512_load_si512(sbase + j0), c = _mm512_load_si512(sn + j0);
-        const __mmask8 one_left = lm & _mm512_cmpeq_epi64_mask(c, one);
-        const __m512i last = _mm512_cvtepu32_epi64(
-            _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), one_left, base, fence, 4));
-        // the last of the fence entries <= u: base, or base - 1 (none when it is before ja)
-        const __mmask8 le = _mm512_mask_cmple_epi64_mask(one_left, last, u);
-        const __m512i top = _mm512_mask_sub_epi64(base, ~le, base, one);
+        const __m512i top = _mm512_maskz_loadu_epi64(lm, stop + j0);
         const __mmask8 none = _mm512_cmplt_epi64_mask(top, ja);  // c = 0
         const __m512i nf = _mm512_sub_epi64(fence_first_at8(h, phase), ja);
         const __m512i ws_c = _mm512_add_epi64(phase, _mm512_slli_epi64(top, 4));
