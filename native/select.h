@@ -813,10 +813,12 @@ __attribute__((target("avx512f"))) static void fence_find_avx512(const CSRView& 
     const uint32_t* fence = g.fence;
     const uint32_t* cols = g.indices32;
     const __m512i phase = _mm512_set1_epi64(g.fence_phase);
-    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1);
+    const __m512i zero = _mm512_setzero_si512();
     const __m512i sixteen = _mm512_set1_epi64(16);
     const __m512i count_at = sixteen;  // halving while more fence entries than this are left
-    auto tail = [](int c) { return c >= 8 ? __mmask8(0xFF) : static_cast<__mmask8>((1u << c) - 1); };
+    auto tail = [](int c) {  // the first min(c, 8) lanes
+        return c >= 8 ? __mmask8(0xFF) : static_cast<__mmask8>((1u << c) - 1);
+    };
     const int nvec = (n + 7) / 8;
     int32_t deep[P / 8];  // the vectors in which some search has more than 16 fence entries left
     int kd = 0;
@@ -824,7 +826,8 @@ __attribute__((target("avx512f"))) static void fence_find_avx512(const CSRView& 
         const int j0 = 8 * v;
         const __mmask8 lm = tail(n - j0);
         const __m512i ja = fence_first_at8(_mm512_maskz_loadu_epi64(lm, lo + j0), phase);
-        const __m512i nf = _mm512_sub_epi64(fence_first_at8(_mm512_maskz_loadu_epi64(lm, hi + j0), phase), ja);
+        const __m512i nf =
+            _mm512_sub_epi64(fence_first_at8(_mm512_maskz_loadu_epi64(lm, hi + j0), phase), ja);
         _mm512_store_si512(sbase + j0, ja);
         _mm512_store_si512(sn + j0, nf);
         deep[kd] = v;
@@ -835,7 +838,8 @@ __attribute__((target("avx512f"))) static void fence_find_avx512(const CSRView& 
         for (int q = 0; q < kd; ++q) {
             const int j0 = 8 * deep[q];
             const __mmask8 lm = tail(n - j0);
-            const __m512i u = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(_mm512_maskz_loadu_epi32(static_cast<__mmask16>(lm), key + j0)));
+            const __m512i u = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(
+                _mm512_maskz_loadu_epi32(static_cast<__mmask16>(lm), key + j0)));
             __m512i base = _mm512_load_si512(sbase + j0), c = _mm512_load_si512(sn + j0);
             const __mmask8 on = _mm512_cmpgt_epi64_mask(c, count_at);
             const __m512i half = _mm512_srli_epi64(c, 1);
@@ -1037,13 +1041,14 @@ __attribute__((target("avx512f"))) static inline void rej1_compress_store(int64_
 
 // rejection_rows1 with AVX-512, eight active rows per vector: the same rounds and phases, each
 // phase a loop over vectors of the round's rows, whose state (row, extent, v, t, attempt, the
-// index of its next word ahead) is kept here in structure-of-arrays slots, so it is loaded
+// index of its words ahead) is kept here in structure-of-arrays slots, so it is loaded
 // contiguously. Per row the same words, positions, decisions and result as
-// rejection_rows1_generic: uniform_int is the 32 x 64-bit product's bits 32..63 (the low and
-// high halves of deg as two 32 x 32 products), open_unit the same two exact double steps
-// and one rounded product; the columns and row t's extents are gathered, the decisions are
-// compares against tab's values (permuted by the indicators), the rows that stay are
-// compressed.
+// rejection_rows1_generic: the words ahead gathered (attempts past them: rej1_far_words8),
+// uniform_int as bits 32..63 of (w0 deg) mod 2^64 from two 32 x 32-bit products (deg's halves),
+// open_unit as the same two exact double steps and one rounded product; the columns and row
+// t's extents gathered (the columns prefetched a phase ahead), the decisions compares against
+// tab's values (permuted by the indicators), the membership tests fence_find_avx512's, the rows
+// that stay compressed (the exact phase as the scalar one).
 template <class Value>
 __attribute__((target("avx512f"))) static bool rejection_rows1_avx512(
     const Rej1Rows& rows, const uint32_t* cols, const CSRView& aux, double bound,
@@ -1104,7 +1109,8 @@ __attribute__((target("avx512f"))) static bool rejection_rows1_avx512(
             const __mmask8 lm = tail(k - i0);
             const __m512i att = _mm512_load_si512(satt + i0);
             const __m512i wi = _mm512_load_si512(swi + i0);
-            const __mmask8 near = _mm512_mask_cmplt_epi64_mask(lm, att, _mm512_set1_epi64(REJ1_AHEAD_AVX512 / 2));
+            const __mmask8 near =
+                _mm512_mask_cmplt_epi64_mask(lm, att, _mm512_set1_epi64(REJ1_AHEAD_AVX512 / 2));
             __m512i w0 = _mm512_cvtepu32_epi64(
                 _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), near, wi, words, 4));
             __m512i w1 = _mm512_cvtepu32_epi64(_mm512_mask_i64gather_epi32(
@@ -1149,7 +1155,8 @@ __attribute__((target("avx512f"))) static bool rejection_rows1_avx512(
             const __m512i at = _mm512_or_si512(_mm512_maskz_mov_epi64(eqv, _mm512_set1_epi64(4)),
                                                _mm512_maskz_mov_epi64(eqt, _mm512_set1_epi64(2)));
             const __m512d two0 = _mm512_permutexvar_pd(at, tabv);
-            const __m512d two1 = _mm512_permutexvar_pd(_mm512_add_epi64(at, _mm512_set1_epi64(1)), tabv);
+            const __m512d two1 =
+                _mm512_permutexvar_pd(_mm512_add_epi64(at, _mm512_set1_epi64(1)), tabv);
             const __m512d x = _mm512_load_pd(sx + i0);
             const __mmask8 b0 = _mm512_cmp_pd_mask(x, two0, _CMP_LT_OQ);
             const __mmask8 b1 = _mm512_cmp_pd_mask(x, two1, _CMP_LT_OQ);
@@ -1168,7 +1175,8 @@ __attribute__((target("avx512f"))) static bool rejection_rows1_avx512(
                 const __mmask8 lm = tail(kl - j);
                 const __m512i t = _mm512_maskz_loadu_epi64(lm, lt + j);
                 _mm512_store_si512(slo + j, _mm512_mask_i64gather_epi64(zero, lm, t, aindptr, 8));
-                _mm512_store_si512(shi + j, _mm512_mask_i64gather_epi64(zero, lm, t, aindptr + 1, 8));
+                _mm512_store_si512(shi + j,
+                                   _mm512_mask_i64gather_epi64(zero, lm, t, aindptr + 1, 8));
             }
             fence_find_avx512(aux, kl, slo, shi, skey, sat);
             for (int j = 0; j < kl; ++j) found[lk[j]] = sat[j] >= 0;
