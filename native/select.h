@@ -892,11 +892,15 @@ static inline int64_t rejection_row_table(Stream& st, int64_t d, int64_t s, doub
 // their cache misses overlap and few branches are mispredicted. Per row the same words, attempts,
 // decisions and position as rejection_row_table (the membership test is exact whatever its
 // probes).
-constexpr int REJ1_BATCH = 256;
-constexpr int64_t REJ1_AHEAD = 16;  // words 0 .. REJ1_AHEAD - 1 of every row's stream, ahead
+constexpr int REJ1_BATCH = 512;
+constexpr int64_t REJ1_AHEAD = 16;  // at most words 0 .. REJ1_AHEAD - 1 of every row's stream ahead
+// The words ahead with AVX-512: rejection_rows1_avx512 computes a later attempt's block itself,
+// about as fast as ahead, so fewer words ahead is less work for the rows that are accepted early.
+constexpr int64_t REJ1_AHEAD_AVX512 = 8;
 
-// Words 0 .. REJ1_AHEAD - 1 of the streams (kw[r], hw, bid) under key, r < m: word w of row r
-// at out[w * stride + r] (stride >= m). Integer-only, so every version gives the stream's words
+// Words 0 .. ahead - 1 of the streams (kw[r], hw, bid) under key, r < m: word w of row r at
+// out[w * stride + r] (stride >= m; ahead = REJ1_AHEAD_AVX512 with AVX-512, else REJ1_AHEAD,
+// as rejection_rows1 reads them). Integer-only, so every version gives the stream's words
 // (rng.h): sixteen rows per vector with AVX-512 (the products as philox_simd.h's mulhilo16),
 // else a loop the compiler vectorises (its clones).
 SPSAMPLE_VECTOR_CLONES
@@ -931,7 +935,7 @@ __attribute__((target("avx512f"))) static void rejection_words1_avx512(const uin
         const __mmask16 mask = m - r0 >= 16 ? __mmask16(0xFFFF)
                                             : static_cast<__mmask16>((1u << (m - r0)) - 1);
         const __m512i v1 = _mm512_maskz_loadu_epi32(mask, kw + r0);
-        for (int64_t b = 0; 4 * b < REJ1_AHEAD; ++b) {
+        for (int64_t b = 0; 4 * b < REJ1_AHEAD_AVX512; ++b) {
             __m512i x0 = _mm512_set1_epi32(static_cast<int>(b)), x1 = v1, x2 = v2, x3 = v3;
             for (int r = 0; r < 10; ++r) {
                 philox_round16(x0, x1, x2, x3, m0, m1, vka[r], vkb[r]);
@@ -1004,36 +1008,6 @@ static inline void fence_window(FenceSearch& f, int64_t c, int64_t phase, const 
     __builtin_prefetch(cols + ws);
 }
 
-#ifdef SPSAMPLE_LW_X86
-// fence_find's last steps with AVX-512: the count over the fence entries left (n <= 16) and
-// the window's comparison, each one masked 16-lane load (masked-off lanes are not read), no
-// loop per entry.
-__attribute__((target("avx512f"))) static void fence_windows_avx512(const CSRView& g, int n,
-                                                                   FenceSearch* fs,
-                                                                   const uint32_t* key,
-                                                                   int64_t* at) {
-    const uint32_t* fence = g.fence;
-    const uint32_t* cols = g.indices32;
-    const int64_t phase = g.fence_phase;
-    for (int j = 0; j < n; ++j) {
-        const FenceSearch& f = fs[j];
-        const __m512i u = _mm512_set1_epi32(static_cast<int>(key[j]));
-        const __mmask16 m = static_cast<__mmask16>((uint32_t(1) << f.n) - 1);
-        const __m512i v = _mm512_maskz_loadu_epi32(m, fence + f.base);
-        const int64_t c = f.base - f.ja + __builtin_popcount(_mm512_mask_cmple_epu32_mask(m, v, u));
-        fence_window(fs[j], c, phase, cols);
-    }
-    for (int j = 0; j < n; ++j) {
-        const int64_t ws = fs[j].lo;
-        const __mmask16 m = static_cast<__mmask16>((uint32_t(1) << (fs[j].hi - ws)) - 1);
-        const __m512i v = _mm512_maskz_loadu_epi32(m, cols + ws);
-        const __m512i u = _mm512_set1_epi32(static_cast<int>(key[j]));
-        const uint32_t eq = _mm512_mask_cmpeq_epu32_mask(m, v, u);
-        at[j] = eq ? ws + __builtin_ctz(eq) : -1;
-    }
-}
-#endif
-
 // at[j] = the position of key[j] in row [lo[j], hi[j]) of g's 32-bit columns, or -1 when it is
 // not there, for j < n <= REJ1_BATCH (g.fence given).
 __attribute__((always_inline)) static inline void fence_find(const CSRView& g, int n,
@@ -1074,9 +1048,6 @@ __attribute__((always_inline)) static inline void fence_find(const CSRView& g, i
         }
         kd = kd2;
     }
-#ifdef SPSAMPLE_LW_X86
-    if (lw_avx512()) return fence_windows_avx512(g, n, fs, key, at);
-#endif
     for (int j = 0; j < n; ++j) {  // the windows (into lo, hi of fs)
         const FenceSearch& f = fs[j];
         int64_t c = f.base - f.ja;  // and the fence entries left (n <= 16)
@@ -1090,15 +1061,116 @@ __attribute__((always_inline)) static inline void fence_find(const CSRView& g, i
     }
 }
 
+#ifdef SPSAMPLE_LW_X86
+// fence_start's first_at on eight positions: the first fence index j with phase + 16 j >= p.
+__attribute__((target("avx512f"))) static inline __m512i fence_first_at8(__m512i p, __m512i phase) {
+    const __mmask8 after = _mm512_cmpgt_epi64_mask(p, phase);
+    return _mm512_maskz_srli_epi64(
+        after, _mm512_add_epi64(_mm512_sub_epi64(p, phase), _mm512_set1_epi64(15)), 4);
+}
+
+// fence_find with AVX-512, eight searches per vector: the same count c of the row's fence
+// entries <= u, by halving while more than 16 are left (every vector a level at a time, the
+// probes gathered), then counted over the rest (one masked 16-lane load per search); the same
+// window (fence_window), and u compared with the window's columns (one masked 16-lane load per
+// search). Exact as fence_find: only the window's columns decide.
+__attribute__((target("avx512f"))) static void fence_find_avx512(const CSRView& g, int n,
+                                                                const int64_t* lo,
+                                                                const int64_t* hi,
+                                                                const uint32_t* key, int64_t* at) {
+    constexpr int P = REJ1_BATCH + 8;
+    alignas(64) int64_t sbase[P], sn[P], stop[P], sws[P], swe[P];
+    const uint32_t* fence = g.fence;
+    const uint32_t* cols = g.indices32;
+    const __m512i phase = _mm512_set1_epi64(g.fence_phase);
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i sixteen = _mm512_set1_epi64(16);
+    const __m512i count_at = sixteen;  // halving while more fence entries than this are left
+    auto tail = [](int c) {  // the first min(c, 8) lanes
+        return c >= 8 ? __mmask8(0xFF) : static_cast<__mmask8>((1u << c) - 1);
+    };
+    const int nvec = (n + 7) / 8;
+    int32_t deep[P / 8];  // the vectors in which some search has more than 16 fence entries left
+    int kd = 0;
+    for (int v = 0; v < nvec; ++v) {
+        const int j0 = 8 * v;
+        const __mmask8 lm = tail(n - j0);
+        const __m512i ja = fence_first_at8(_mm512_maskz_loadu_epi64(lm, lo + j0), phase);
+        const __m512i nf =
+            _mm512_sub_epi64(fence_first_at8(_mm512_maskz_loadu_epi64(lm, hi + j0), phase), ja);
+        _mm512_store_si512(sbase + j0, ja);
+        _mm512_store_si512(sn + j0, nf);
+        deep[kd] = v;
+        kd += _mm512_cmpgt_epi64_mask(nf, count_at) != 0;
+    }
+    while (kd > 0) {  // one halving of every search with more than 16 fence entries left
+        int kd2 = 0;
+        for (int q = 0; q < kd; ++q) {
+            const int j0 = 8 * deep[q];
+            const __mmask8 lm = tail(n - j0);
+            const __m512i u = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(
+                _mm512_maskz_loadu_epi32(static_cast<__mmask16>(lm), key + j0)));
+            __m512i base = _mm512_load_si512(sbase + j0), c = _mm512_load_si512(sn + j0);
+            const __mmask8 on = _mm512_cmpgt_epi64_mask(c, count_at);
+            const __m512i half = _mm512_srli_epi64(c, 1);
+            const __m512i probe = _mm512_cvtepu32_epi64(_mm512_mask_i64gather_epi32(
+                _mm256_setzero_si256(), on, _mm512_add_epi64(base, half), fence, 4));
+            const __mmask8 le = _mm512_mask_cmple_epi64_mask(on, probe, u);
+            base = _mm512_mask_add_epi64(base, le, base, half);
+            c = _mm512_mask_sub_epi64(c, on, c, half);
+            _mm512_store_si512(sbase + j0, base);
+            _mm512_store_si512(sn + j0, c);
+            deep[kd2] = deep[q];
+            kd2 += _mm512_cmpgt_epi64_mask(c, count_at) != 0;
+        }
+        kd = kd2;
+    }
+    for (int j = 0; j < n; ++j) {  // the last fence entry <= u (none when it is before ja)
+        const int64_t b = sbase[j];
+        const __mmask16 m = static_cast<__mmask16>((uint32_t(1) << sn[j]) - 1);
+        const __m512i v = _mm512_maskz_loadu_epi32(m, fence + b);
+        const __m512i u = _mm512_set1_epi32(static_cast<int>(key[j]));
+        stop[j] = b - 1 + __builtin_popcount(_mm512_mask_cmple_epu32_mask(m, v, u));
+    }
+    for (int v = 0; v < nvec; ++v) {  // the windows (fence_window), prefetched
+        const int j0 = 8 * v;
+        const __mmask8 lm = tail(n - j0);
+        const __m512i l = _mm512_maskz_loadu_epi64(lm, lo + j0);
+        const __m512i h = _mm512_maskz_loadu_epi64(lm, hi + j0);
+        const __m512i ja = fence_first_at8(l, phase);
+        const __m512i top = _mm512_maskz_loadu_epi64(lm, stop + j0);
+        const __mmask8 none = _mm512_cmplt_epi64_mask(top, ja);  // c = 0
+        const __m512i nf = _mm512_sub_epi64(fence_first_at8(h, phase), ja);
+        const __m512i ws_c = _mm512_add_epi64(phase, _mm512_slli_epi64(top, 4));
+        const __m512i we_c = _mm512_min_epi64(h, _mm512_add_epi64(ws_c, sixteen));
+        const __m512i we_0 = _mm512_mask_blend_epi64(_mm512_cmpgt_epi64_mask(nf, zero), h,
+                                                     _mm512_add_epi64(phase, _mm512_slli_epi64(ja, 4)));
+        const __m512i ws = _mm512_mask_blend_epi64(none, ws_c, l);
+        const __m512i we = _mm512_mask_blend_epi64(none, we_c, we_0);
+        _mm512_store_si512(sws + j0, ws);
+        _mm512_store_si512(swe + j0, we);
+        for (int j = 0; j < 8; ++j) __builtin_prefetch(cols + sws[j0 + j]);
+    }
+    for (int j = 0; j < n; ++j) {
+        const int64_t ws = sws[j];
+        const __mmask16 m = static_cast<__mmask16>((uint32_t(1) << (swe[j] - ws)) - 1);
+        const __m512i v = _mm512_maskz_loadu_epi32(m, cols + ws);
+        const __m512i u = _mm512_set1_epi32(static_cast<int>(key[j]));
+        const uint32_t q = __builtin_ctz(_mm512_mask_cmpeq_epu32_mask(m, v, u) | 0x10000u);
+        at[j] = (ws + q) | -static_cast<int64_t>(q >> 4);  // q = 16: not there (-1), no branch
+    }
+}
+#endif
+
 // got[r] = the drawn position of row r (-1: none: a row of degree 0, or every value 0).
-// words: row r's words 0 .. REJ1_AHEAD - 1 (rejection_words1, stride m). cols: the graph's 32-bit
-// columns; aux: the aux graph, with its 32-bit columns and fence (fence_find). value(r, p): the
-// program's value (the exact phase after REJECTION_ATTEMPTS rejections). Returns false when a
-// value exceeds the bound (got is then incomplete).
+// words: row r's words 0 .. REJ1_AHEAD - 1 (the portable rejection_words1's, stride m). cols:
+// the graph's 32-bit columns; aux: the aux graph, with its 32-bit columns and fence
+// (fence_find). value(r, p): the program's value (the exact phase after REJECTION_ATTEMPTS
+// rejections). Returns false when a value exceeds the bound (got is then incomplete).
 template <class Value>
-static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const CSRView& aux,
-                            double bound, const ValueTable& tab, uint32_t hw, uint32_t bid, Key key,
-                            const uint32_t* words, Value&& value, int64_t* got) {
+static bool rejection_rows1_generic(const Rej1Rows& rows, const uint32_t* cols, const CSRView& aux,
+                                    double bound, const ValueTable& tab, uint32_t hw, uint32_t bid,
+                                    Key key, const uint32_t* words, Value&& value, int64_t* got) {
     constexpr int B = REJ1_BATCH;
     constexpr int64_t A = REJECTION_ATTEMPTS;
     int64_t act[B], att[B], pos[B];  // active rows, their attempt and its position,
@@ -1200,6 +1272,243 @@ static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const CS
         }
     }
     return true;
+}
+
+#ifdef SPSAMPLE_LW_X86
+// Words 2a, 2a + 1 of eight streams (kw, hw, bid) under key, a = att (64-bit lanes), when a
+// lies past the words computed ahead: block a >> 1 of each stream, its words 0, 1 (a even) or
+// 2, 3 (a odd), as Stream::word. The rounds of philox_rounds, a lane's 32 bits in the low half
+// of its 64 (mul_epu32 reads only those; the high halves are never read).
+__attribute__((target("avx512f"))) static inline void rej1_far_words8(__m512i att, __m512i kw,
+                                                                     uint32_t hw, uint32_t bid,
+                                                                     Key key, __m512i& w0,
+                                                                     __m512i& w1) {
+    const __m512i m0 = _mm512_set1_epi64(PHILOX_M0), m1 = _mm512_set1_epi64(PHILOX_M1);
+    __m512i x0 = _mm512_srli_epi64(att, 1), x1 = kw;
+    __m512i x2 = _mm512_set1_epi64(hw), x3 = _mm512_set1_epi64(bid);
+    uint32_t ka = key.k0, kb = key.k1;
+    for (int r = 0; r < 10; ++r) {
+        const __m512i p0 = _mm512_mul_epu32(x0, m0), p1 = _mm512_mul_epu32(x2, m1);
+        x0 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1, _mm512_set1_epi64(ka), 0x96);
+        x2 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3, _mm512_set1_epi64(kb), 0x96);
+        x1 = p1;
+        x3 = p0;
+        ka += PHILOX_W0;
+        kb += PHILOX_W1;
+    }
+    const __mmask8 odd = _mm512_test_epi64_mask(att, _mm512_set1_epi64(1));
+    const __m512i low = _mm512_set1_epi64(0xFFFFFFFFll);
+    w0 = _mm512_and_si512(_mm512_mask_blend_epi64(odd, x0, x2), low);
+    w1 = _mm512_and_si512(_mm512_mask_blend_epi64(odd, x1, x3), low);
+}
+
+// mask's lanes of x, in order, to out[0 ..) (out has room for eight): a compress in a register
+// and a full store, which on some cores (AMD Zen 4) is much faster than a compress to memory.
+__attribute__((target("avx512f"))) static inline void rej1_compress_store(int64_t* out,
+                                                                         __mmask8 mask, __m512i x) {
+    _mm512_storeu_si512(out, _mm512_maskz_compress_epi64(mask, x));
+}
+
+// rejection_rows1 with AVX-512, eight active rows per vector: the same rounds and phases, each
+// phase a loop over vectors of the round's rows, whose state (row, extent, v, t, attempt, the
+// index of its words ahead) is kept here in structure-of-arrays slots, so it is loaded
+// contiguously. Per row the same words, positions, decisions and result as
+// rejection_rows1_generic: the words ahead gathered (attempts past them: rej1_far_words8),
+// uniform_int as bits 32..63 of (w0 deg) mod 2^64 from two 32 x 32-bit products (deg's halves),
+// open_unit as the same two exact double steps and one rounded product; the columns and row
+// t's extents gathered (the columns prefetched a phase ahead), the decisions compares against
+// tab's values (permuted by the indicators), the membership tests fence_find_avx512's, the rows
+// that stay compressed (the exact phase as the scalar one).
+template <class Value>
+__attribute__((target("avx512f"))) static bool rejection_rows1_avx512(
+    const Rej1Rows& rows, const uint32_t* cols, const CSRView& aux, double bound,
+    const ValueTable& tab, uint32_t hw, uint32_t bid, Key key, const uint32_t* words,
+    Value&& value, int64_t* got) {
+    constexpr int B = REJ1_BATCH;
+    constexpr int P = B + 16;  // slots, with room for a vector's stores past the last row
+    constexpr int64_t A = REJECTION_ATTEMPTS;
+    alignas(64) int64_t sr[P], sstart[P], sdeg[P], sv[P], st[P], satt[P], swi[P];  // the rows
+    alignas(64) int64_t spos[P], saddr[P];  // this attempt: position, column's index
+    alignas(64) double sx[P];                // and threshold
+    uint8_t fast_m[P / 8], done_m[P / 8], look_m[P / 8], b1_m[P / 8];  // per vector of slots
+    alignas(64) uint8_t found[P];
+    alignas(64) int64_t lk[P], lt[P], slo[P], shi[P], sat[P];  // the searches: slot, t, extent
+    alignas(64) uint32_t skey[P + 8];
+    alignas(64) int64_t out_r[P], out_p[P], tired[P];  // rows leaving; rows out of attempts
+    const int64_t m = rows.m;
+    const int64_t* aindptr = aux.indptr;
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i words_step = _mm512_set1_epi64(2 * m);
+    const __m512d tabv = _mm512_loadu_pd(&tab.v[0][0][0]);
+    const __m512d vlo = _mm512_set1_pd(tab.lo), vbound = _mm512_set1_pd(bound);
+    const __m512d half = _mm512_set1_pd(0.5), scale = _mm512_set1_pd(1.0 / 4294967296.0);
+    const __m512i low = _mm512_set1_epi64(0xFFFFFFFFll);
+    auto tail = [](int n) {  // the first min(n, 8) lanes
+        return n >= 8 ? __mmask8(0xFF) : static_cast<__mmask8>((1u << n) - 1);
+    };
+    int64_t next = 0;
+    int k = 0;
+    for (;;) {
+        while (k <= B - 8 && next < m) {  // new rows (those of degree 0 draw nothing)
+            const __mmask8 tm = tail(static_cast<int>(std::min<int64_t>(8, m - next)));
+            const __m512i d = _mm512_maskz_loadu_epi64(tm, rows.deg + next);
+            const __m512i t = _mm512_maskz_loadu_epi64(tm, rows.t + next);
+            _mm512_mask_storeu_epi64(got + next, tm, _mm512_set1_epi64(-1));
+            const __mmask8 nz = _mm512_mask_cmpgt_epi64_mask(tm, d, zero);
+            const __m512i r = _mm512_add_epi64(lane, _mm512_set1_epi64(next));
+            rej1_compress_store(sr + k, nz, r);
+            rej1_compress_store(swi + k, nz, r);  // word 0 of row r
+            rej1_compress_store(satt + k, nz, zero);
+            rej1_compress_store(sdeg + k, nz, d);
+            rej1_compress_store(st + k, nz, t);
+            rej1_compress_store(sstart + k, nz,
+                                             _mm512_maskz_loadu_epi64(tm, rows.start + next));
+            rej1_compress_store(sv + k, nz, _mm512_maskz_loadu_epi64(tm, rows.v + next));
+            alignas(64) int64_t tt[8];
+            _mm512_store_si512(tt, t);
+            for (int j = 0; j < 8; ++j) __builtin_prefetch(aindptr + tt[j]);
+            k += __builtin_popcount(nz);
+            next += 8;
+        }
+        if (next > m) next = m;
+        if (k == 0) break;
+        const int nvec = (k + 7) / 8;
+        for (int g = 0; g < nvec; ++g) {  // 1. draw: accepted below every value, else prefetch
+            const int i0 = 8 * g;
+            const __mmask8 lm = tail(k - i0);
+            const __m512i att = _mm512_load_si512(satt + i0);
+            const __m512i wi = _mm512_load_si512(swi + i0);
+            const __mmask8 near =
+                _mm512_mask_cmplt_epi64_mask(lm, att, _mm512_set1_epi64(REJ1_AHEAD_AVX512 / 2));
+            __m512i w0 = _mm512_cvtepu32_epi64(
+                _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), near, wi, words, 4));
+            __m512i w1 = _mm512_cvtepu32_epi64(_mm512_mask_i64gather_epi32(
+                _mm256_setzero_si256(), near, _mm512_add_epi64(wi, _mm512_set1_epi64(m)), words, 4));
+            const __mmask8 far = lm & ~near;
+            if (far) {
+                const __m512i r = _mm512_load_si512(sr + i0);
+                const __m512i kw = _mm512_mask_i64gather_epi64(zero, far, r, rows.key, 8);
+                __m512i f0, f1;
+                rej1_far_words8(att, kw, hw, bid, key, f0, f1);
+                w0 = _mm512_mask_blend_epi64(far, w0, f0);
+                w1 = _mm512_mask_blend_epi64(far, w1, f1);
+            }
+            const __m512i d = _mm512_load_si512(sdeg + i0);  // uniform_int(w0, d)
+            const __m512i lo_prod = _mm512_mul_epu32(w0, d);
+            const __m512i hi_prod = _mm512_mul_epu32(w0, _mm512_srli_epi64(d, 32));
+            const __m512i p =
+                _mm512_and_si512(_mm512_add_epi64(_mm512_srli_epi64(lo_prod, 32), hi_prod), low);
+            const __m512d x = _mm512_mul_pd(
+                _mm512_mul_pd(_mm512_add_pd(_mm512_cvtepu32_pd(_mm512_cvtepi64_epi32(w1)), half),
+                              scale),
+                vbound);
+            const __mmask8 fast = _mm512_mask_cmp_pd_mask(lm, x, vlo, _CMP_LT_OQ);
+            const __m512i addr = _mm512_maskz_add_epi64(
+                lm & ~fast, _mm512_load_si512(sstart + i0), p);
+            _mm512_store_si512(spos + i0, p);
+            _mm512_store_pd(sx + i0, x);
+            _mm512_store_si512(saddr + i0, addr);
+            for (int j = 0; j < 8; ++j) __builtin_prefetch(cols + saddr[i0 + j]);
+            fast_m[g] = fast;
+        }
+        int kl = 0;
+        for (int g = 0; g < nvec; ++g) {  // 2. the column decides, or row t is searched
+            const int i0 = 8 * g;
+            const __mmask8 lm = tail(k - i0);
+            const __mmask8 rd = lm & ~fast_m[g];
+            const __m512i u = _mm512_cvtepu32_epi64(_mm512_mask_i64gather_epi32(
+                _mm256_setzero_si256(), rd, _mm512_load_si512(saddr + i0), cols, 4));
+            const __m512i t = _mm512_load_si512(st + i0);
+            const __mmask8 eqv = _mm512_cmpeq_epi64_mask(u, _mm512_load_si512(sv + i0));
+            const __mmask8 eqt = _mm512_cmpeq_epi64_mask(u, t);
+            const __m512i at = _mm512_or_si512(_mm512_maskz_mov_epi64(eqv, _mm512_set1_epi64(4)),
+                                               _mm512_maskz_mov_epi64(eqt, _mm512_set1_epi64(2)));
+            const __m512d two0 = _mm512_permutexvar_pd(at, tabv);
+            const __m512d two1 =
+                _mm512_permutexvar_pd(_mm512_add_epi64(at, _mm512_set1_epi64(1)), tabv);
+            const __m512d x = _mm512_load_pd(sx + i0);
+            const __mmask8 b0 = _mm512_cmp_pd_mask(x, two0, _CMP_LT_OQ);
+            const __mmask8 b1 = _mm512_cmp_pd_mask(x, two1, _CMP_LT_OQ);
+            const __mmask8 look = rd & (b0 ^ b1);
+            done_m[g] = fast_m[g] | (rd & b0 & b1);
+            look_m[g] = look;
+            b1_m[g] = b1;
+            rej1_compress_store(lk + kl, look, _mm512_add_epi64(lane, _mm512_set1_epi64(i0)));
+            rej1_compress_store(lt + kl, look, t);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(skey + kl),
+                                _mm512_cvtepi64_epi32(_mm512_maskz_compress_epi64(look, u)));
+            kl += __builtin_popcount(look);
+        }
+        if (kl > 0) {  // 3. the searches: u in row t of the aux graph
+            for (int j = 0; j < kl; j += 8) {
+                const __mmask8 lm = tail(kl - j);
+                const __m512i t = _mm512_maskz_loadu_epi64(lm, lt + j);
+                _mm512_store_si512(slo + j, _mm512_mask_i64gather_epi64(zero, lm, t, aindptr, 8));
+                _mm512_store_si512(shi + j,
+                                   _mm512_mask_i64gather_epi64(zero, lm, t, aindptr + 1, 8));
+            }
+            fence_find_avx512(aux, kl, slo, shi, skey, sat);
+            for (int j = 0; j < kl; ++j) found[lk[j]] = sat[j] >= 0;
+        }
+        int k2 = 0, nout = 0, ntired = 0;
+        for (int g = 0; g < nvec; ++g) {  // 4. accepted rows leave, the others try again
+            const int i0 = 8 * g;
+            const __mmask8 lm = tail(k - i0);
+            const __mmask8 f = _mm512_test_epi64_mask(
+                _mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(found + i0))),
+                _mm512_set1_epi64(1));
+            const __mmask8 done = done_m[g] | (look_m[g] & ~(f ^ b1_m[g]));
+            const __m512i r = _mm512_load_si512(sr + i0);
+            rej1_compress_store(out_r + nout, lm & done, r);
+            rej1_compress_store(out_p + nout, lm & done, _mm512_load_si512(spos + i0));
+            nout += __builtin_popcount(lm & done);
+            const __m512i att = _mm512_add_epi64(_mm512_load_si512(satt + i0), _mm512_set1_epi64(1));
+            const __mmask8 left = lm & ~done;
+            const __mmask8 out = _mm512_mask_cmpge_epi64_mask(left, att, _mm512_set1_epi64(A));
+            const __mmask8 keep = left & ~out;
+            if (out) {
+                rej1_compress_store(tired + ntired, out, r);
+                ntired += __builtin_popcount(out);
+            }
+            rej1_compress_store(sr + k2, keep, r);
+            rej1_compress_store(satt + k2, keep, att);
+            rej1_compress_store(
+                swi + k2, keep, _mm512_add_epi64(_mm512_load_si512(swi + i0), words_step));
+            rej1_compress_store(sstart + k2, keep, _mm512_load_si512(sstart + i0));
+            rej1_compress_store(sdeg + k2, keep, _mm512_load_si512(sdeg + i0));
+            rej1_compress_store(sv + k2, keep, _mm512_load_si512(sv + i0));
+            rej1_compress_store(st + k2, keep, _mm512_load_si512(st + i0));
+            k2 += __builtin_popcount(keep);
+        }
+        for (int q = 0; q < nout; ++q) got[out_r[q]] = out_p[q];
+        k = k2;
+        for (int q = 0; q < ntired; ++q) {
+            // every attempt rejected: exact keys over the row (rare): rules.cuh's
+            const int64_t r = tired[q];
+            Stream s(static_cast<uint32_t>(rows.key[r]), hw, bid, key);
+            bool exceeded = false;
+            got[r] = rejection_exact(s, A, 1, 0, rows.deg[r], bound,
+                                     [&](int64_t p) { return value(r, p); }, exceeded);
+            if (exceeded) return false;
+        }
+    }
+    return true;
+}
+#endif
+
+// got[r] = the drawn position of row r (-1: none: a row of degree 0, or every value 0), as
+// rejection_rows1_generic (the portable version, and the oracle of the AVX-512 one). words:
+// rejection_words1's output (stride m), which has the words each version reads.
+template <class Value>
+static bool rejection_rows1(const Rej1Rows& rows, const uint32_t* cols, const CSRView& aux,
+                            double bound, const ValueTable& tab, uint32_t hw, uint32_t bid, Key key,
+                            const uint32_t* words, Value&& value, int64_t* got) {
+#ifdef SPSAMPLE_LW_X86
+    if (lw_avx512())
+        return rejection_rows1_avx512(rows, cols, aux, bound, tab, hw, bid, key, words, value, got);
+#endif
+    return rejection_rows1_generic(rows, cols, aux, bound, tab, hw, bid, key, words, value, got);
 }
 
 // LABOR-0's threshold rule for a row (columns cols[0..d)) longer than s >= 0: emit(p) for every

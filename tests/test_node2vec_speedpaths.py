@@ -11,8 +11,10 @@ previous vertices whose rows have 15, 16, 17, 31-33, 1000 and 2400 entries (sear
 at once, at the row's last 16 entries, after one level, after many), columns at either end of
 those rows; p and q that make each attempt's fast accept, the column's decision and the lookup
 decide, and p = q = 1e6 (every attempt rejected: the exact phase, and words past those computed
-ahead); hops of more rows than a round holds (R-MAT); 1 and 2 threads, one bulk and minibatch by
-minibatch; the generic words and fence windows (SPSAMPLE_NATIVE_SCALAR=1) in a subprocess.
+ahead); p = q = 8 (most rows draw at a late attempt); hops of more rows than a round holds
+(R-MAT); 1 and 2 threads, one bulk and minibatch by minibatch; the portable words, rounds and
+fence windows (SPSAMPLE_NATIVE_SCALAR=1) in a subprocess. With AVX-512 the rounds run eight rows
+per vector (rejection_rows1_avx512, fence_find_avx512); the portable rounds are their oracle.
 """
 
 import hashlib
@@ -142,29 +144,49 @@ def _digest(bulk):
 @needs_native
 @pytest.mark.parametrize("sampler", [WALKS[0], WALKS[1]], ids=repr)
 def test_rmat_threads_and_bulks_agree(sampler):
-    """R-MAT 12 (hops of up to 1024 rows: more than a round's 256), the same bits at 1 and 2
+    """R-MAT 12 (hops of up to 1024 rows: more than a round's 512), the same bits at 1 and 2
     threads, in one bulk and minibatch by minibatch, and the NumPy path's."""
     g = spsample.rmat(12, seed=3)
     s = np.random.default_rng(5).permutation(g.num_nodes)[:2048]
     assert_threads_and_bulks_agree(g, s, sampler=sampler, batch_size=1024, seed=4)
 
 
+# p = q = 8 against the bound 1: an attempt is accepted at once with chance 1/8, so most rows
+# make many attempts, past the words computed ahead (4 attempts with AVX-512, 8 without).
+LATE = RandomWalk(8, p=8.0, q=8.0)
+
+
+@needs_native
+def test_late_attempts_equal_numpy():
+    """Rows that draw their position at attempt 4 or later (their words computed in the round,
+    not ahead), on the adversarial graph and on R-MAT 12 (hops of 1024 rows; rounds that keep
+    most of their rows), against the NumPy path."""
+    for g, s, b in ((adversarial_graph(), seeds(), BATCH),
+                    (spsample.rmat(12, seed=3), np.random.default_rng(6).permutation(4096)[:2048],
+                     1024)):
+        kw = dict(sampler=LATE, batch_size=b, seed=37, epoch=3)
+        fast = _native_run(g, s, **kw)
+        with _native.disabled():
+            assert _same(fast, spsample.sample(g, s, **kw))
+
+
 _SCALAR_RUN = """
 import numpy as np, spsample
-from test_node2vec_speedpaths import adversarial_graph, seeds, WALKS, _digest
+from test_node2vec_speedpaths import adversarial_graph, seeds, WALKS, LATE, _digest
 g = adversarial_graph()
 print(" ".join(_digest(spsample.sample(g, seeds(), sampler=w, batch_size=128, seed=29))
-               for w in WALKS[:2] + WALKS[-1:]))
+               for w in WALKS[:2] + WALKS[-1:] + [LATE]))
 """
 
 
 @needs_native
 def test_generic_words_equal_vector_words():
-    """The rows' words without the AVX-512 loop (SPSAMPLE_NATIVE_SCALAR=1, a fresh process):
-    the same walks as this process's kernels."""
+    """The portable words and rounds (SPSAMPLE_NATIVE_SCALAR=1, a fresh process: the compiler's
+    word loop, 16 words ahead, rejection_rows1_generic): the same walks as this process's
+    kernels (with AVX-512, rejection_rows1_avx512 and 8 words ahead)."""
     g = adversarial_graph()
     here = " ".join(_digest(_native_run(g, seeds(), sampler=w, batch_size=BATCH, seed=29))
-                    for w in WALKS[:2] + WALKS[-1:])
+                    for w in WALKS[:2] + WALKS[-1:] + [LATE])
     assert " ".join(portable_run(_SCALAR_RUN)) == here
 
 
