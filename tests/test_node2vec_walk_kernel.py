@@ -40,10 +40,12 @@ class UserNode2Vec(spsample.Sampler):
     neighbour of the previous vertex alone (0 elsewhere: a walk with no such neighbour stops);
     ``dedup=False`` appends every step as a new vertex."""
 
-    def __init__(self, walk_length, p=1.0, q=1.0, per_vertex=False, near_only=False, dedup=True):
+    def __init__(self, walk_length, p=1.0, q=1.0, per_vertex=False, near_only=False, dedup=True,
+                 bound=None):
         super().__init__([1] * walk_length)
         self.p, self.q = p, q
         self.per_vertex, self.near_only, self.dedup = per_vertex, near_only, dedup
+        self.bound = (1.0 if near_only else max(1.0, 1 / p, 1 / q)) if bound is None else bound
 
     def frontier(self, state, ctx):
         return state.new_nodes(0) if ctx.hop == 1 else state.edge_sources(ctx.hop - 1)
@@ -63,9 +65,8 @@ class UserNode2Vec(spsample.Sampler):
         streams = Streams.per_vertex(Q, ctx) if self.per_vertex else Streams.per_row(Q, ctx)
         if ctx.hop == 1:
             return prim.select_rows(P, 1, streams)
-        bound = 1.0 if self.near_only else max(1.0, 1 / self.p, 1 / self.q)
         return prim.select_rows(P, 1, streams, replace=True, weighted=True, method="rejection",
-                                bound=bound)
+                                bound=self.bound)
 
     def extract(self, state, Q, S, ctx):
         state.add_sampled(Q, S, dedup=self.dedup)
@@ -279,6 +280,19 @@ def test_refused_plans_keep_the_general_path(sampler):
     fast = _native_run(g, s, **kw)
     with _native.disabled():
         assert _same(fast, spsample.sample(g, s, **kw))
+
+
+@needs_native
+def test_a_value_over_the_bound_is_the_general_paths_error():
+    """A bound below a value (1/p = 2 > 1.5): no value table, so the general path runs and
+    raises what the NumPy path raises."""
+    g = dead_end_graph()
+    s = batch_seeds(g.num_nodes)[:150]
+    kw = dict(sampler=UserNode2Vec(5, p=0.5, q=2.0, bound=1.5), batch_size=150, seed=17)
+    with pytest.raises(spsample.SamplerError, match="bound"):
+        _native_run(g, s, **kw)
+    with _native.disabled(), pytest.raises(spsample.SamplerError, match="bound"):
+        spsample.sample(g, s, **kw)
 
 
 def _charges(g, mb, seeds):
