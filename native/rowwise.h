@@ -31,17 +31,20 @@
 // vectorised call (labor_words_ahead). Uniform hops at fanout 1 take select_fanout1, one
 // branch-free loop with every row's stream word computed up front; plans made only of such hops,
 // each reading the previous hop's sources (walks), take walk_minibatch: the whole walk in one
-// kernel, its outputs packed as 32-bit words (MiniBatchOut) that the flattening widens.
+// kernel, its outputs packed as 32-bit words (MiniBatchOut) that the flattening widens; node2vec's
+// plans (hop 1 uniform, every later hop a rejection at fanout 1 on a value table, looking up the
+// previous vertices' rows) take node2vec_minibatch, the same way.
 // Complexity per hop: O(m) for pass 1 (m rows), the rules' costs for pass 2, O(E) for 3-4.
 // Memory: the outputs (3 int64 per sampled edge plus n_id, charged to the call's Budget before
-// each buffer grows; walks: 32-bit words, reserved and charged once at the walk's bound) and per
-// thread O(largest frontier + largest hop) scratch.
+// each buffer grows; walks: 32-bit words reserved once at the walk's bound, where walk_minibatch
+// charges them; node2vec_minibatch charges what the hop-by-hop passes charge) and per thread
+// O(largest frontier + largest hop) scratch.
 //
 // Profiling: compile with -DSPSAMPLE_NW_PROFILE (never in the shipped build) to accumulate the
 // calling thread's CPU seconds per phase of rowwise_minibatch in nw_prof[] (NW_* below; the
 // selection is run a second time without the gather to split the fused pass 2-3; walk_minibatch
-// counts its fused rows-selection-gather pass as NW_SELECT_GATHER); the module
-// then exposes it as nw_profile() (reset on read). experiments/cost_model.py reads it.
+// and node2vec_minibatch count their fused rows-selection-gather pass as NW_SELECT_GATHER); the
+// module then exposes it as nw_profile() (reset on read). experiments/cost_model.py reads it.
 #ifndef SPSAMPLE_ROWWISE_H
 #define SPSAMPLE_ROWWISE_H
 

@@ -59,7 +59,8 @@ class UserNode2Vec(spsample.Sampler):
         if self.near_only:
             return P * A_t
         p, q = self.p, self.q
-        return P * (1 / q + (1 - 1 / q) * A_t + prev.as_matrix() * ((1 / p - 1 / q) - (1 - 1 / q) * A_t))
+        return P * (1 / q + (1 - 1 / q) * A_t
+                    + prev.as_matrix() * ((1 / p - 1 / q) - (1 - 1 / q) * A_t))
 
     def select(self, P, Q, ctx):
         streams = Streams.per_vertex(Q, ctx) if self.per_vertex else Streams.per_row(Q, ctx)
@@ -72,7 +73,8 @@ class UserNode2Vec(spsample.Sampler):
         state.add_sampled(Q, S, dedup=self.dedup)
 
     def __repr__(self):
-        return (f"UserNode2Vec({self.num_hops}, p={self.p}, q={self.q}, per_vertex={self.per_vertex}, "
+        return (f"UserNode2Vec({self.num_hops}, p={self.p}, q={self.q}, "
+                f"per_vertex={self.per_vertex}, "
                 f"near_only={self.near_only}, dedup={self.dedup})")
 
 
@@ -262,7 +264,8 @@ def test_node2vec_takes_the_walk_kernel(graph):
 
 def _weighted(g):
     rng = np.random.default_rng(2813)
-    return spsample.Graph.from_csr(g.indptr, g.indices, weights=rng.uniform(0.5, 2.0, g.indices.size))
+    weights = rng.uniform(0.5, 2.0, g.indices.size)
+    return spsample.Graph.from_csr(g.indptr, g.indices, weights=weights)
 
 
 @needs_native
