@@ -1038,9 +1038,11 @@ static PackedWalk begin_packed_walk(const RowWisePlan& plan, const int64_t* seed
 // branch-free), the hop's counts and place in edges32.
 static void end_packed_hop(PackedWalk& w, MiniBatchOut& out, int h, int64_t stride,
                            const uint32_t* nv, uint32_t* src, int64_t E) {
+    uint32_t* table = w.table;
+    uint32_t* ids = w.ids;
     const size_t before = w.next_node;
     size_t next = before;
-    for (int64_t e = 0; e < E; ++e) src[e] = relabel_first(w.table, nv[e], w.ids, next);
+    for (int64_t e = 0; e < E; ++e) src[e] = relabel_first(table, nv[e], ids, next);
     out.counts.push_back(static_cast<int64_t>(next - before));
     w.next_node = next;
     out.walk_at[h - 1] = static_cast<int64_t>(w.used);
@@ -1063,9 +1065,10 @@ static void end_packed_walk(const PackedWalk& w, MiniBatchOut& out) {
 // (all live walks' words at once, column_words), and stops where d = 0 -- select_fanout1's rule
 // on build_frontier's rows. The kept entries' columns are read GATHER_LAG walks after their
 // prefetch, and then their rows' extents (the next hop) and table slots are prefetched. Writes
-// dst (the walks' local ids: wl[r], or r for the seeds) and eid at dst + stride, dst + 2 stride;
-// per kept step e its vertex nv[e] and row id nr[e], and (prev, when given) the vertex it left,
-// prev[e]. Returns the steps kept (E).
+// per kept step e its dst[e] (the walk's local id: wl[r], or r for the seeds), its entry at
+// dst[2 stride + e], its vertex nv[e] and row id nr[e], and with PREV the vertex it left,
+// prev[e] (sc.nv, sc.nr). Returns the steps kept (E).
+template <bool PREV>
 static int64_t uniform_walk_step(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t bid,
                                  const uint32_t* wl, const uint32_t* table, RowWiseScratch& sc,
                                  uint32_t* dst, int64_t stride, uint32_t* prev) {
@@ -1101,7 +1104,7 @@ static int64_t uniform_walk_step(const HopSpec& hs, const CSRView& g, int64_t m,
             dst[E] = wl ? wl[r] : static_cast<uint32_t>(r);
             eid[E] = static_cast<uint32_t>(p);
             nr[E] = wr[r];
-            if (prev) prev[E] = v;
+            if (PREV) prev[E] = v;
             __builtin_prefetch(idx32 + p);
             E += d > 0;
         }
@@ -1127,8 +1130,8 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
         const int64_t stride = m + 1;  // + 1: a walk that stops writes the next slot, not kept
         uint32_t* dst = out.edges32.data() + w.used;
         const uint32_t* wl = w.local_at < 0 ? nullptr : out.edges32.data() + w.local_at;
-        const int64_t E = uniform_walk_step(plan.hops[h - 1], g, m, bid, wl, w.table, sc, dst, stride,
-                                            nullptr);
+        const int64_t E = uniform_walk_step<false>(plan.hops[h - 1], g, m, bid, wl, w.table, sc, dst,
+                                                   stride, nullptr);
         NW_TICK(NW_SELECT_GATHER)  // profiling: rows, selection and gather are one pass here
         NW_COUNT(NW_NROWS, m)
         NW_COUNT(NW_NEDGES, E)
@@ -1248,7 +1251,7 @@ static void node2vec_minibatch(const RowWisePlan& plan, const int64_t* seeds, in
         const uint32_t* wl = w.local_at < 0 ? nullptr : out.edges32.data() + w.local_at;
         int64_t E;
         if (h == 1) {
-            E = uniform_walk_step(hs, g, m, bid, wl, w.table, sc, dst, stride, sc.np.data());
+            E = uniform_walk_step<true>(hs, g, m, bid, wl, w.table, sc, dst, stride, sc.np.data());
             budget.reserve(static_cast<uint64_t>(E + 1) * 24);  // select_fanout1's charge
         } else {
             const ValueTable tab = value_table(hs.values.view(), hs.bound);
