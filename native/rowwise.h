@@ -31,17 +31,20 @@
 // vectorised call (labor_words_ahead). Uniform hops at fanout 1 take select_fanout1, one
 // branch-free loop with every row's stream word computed up front; plans made only of such hops,
 // each reading the previous hop's sources (walks), take walk_minibatch: the whole walk in one
-// kernel, its outputs packed as 32-bit words (MiniBatchOut) that the flattening widens.
+// kernel, its outputs packed as 32-bit words (MiniBatchOut) that the flattening widens; node2vec's
+// plans (hop 1 uniform, every later hop a rejection at fanout 1 on a value table, looking up the
+// previous vertices' rows) take node2vec_minibatch, the same way.
 // Complexity per hop: O(m) for pass 1 (m rows), the rules' costs for pass 2, O(E) for 3-4.
 // Memory: the outputs (3 int64 per sampled edge plus n_id, charged to the call's Budget before
-// each buffer grows; walks: 32-bit words, reserved and charged once at the walk's bound) and per
-// thread O(largest frontier + largest hop) scratch.
+// each buffer grows; walks: 32-bit words reserved once at the walk's bound, where walk_minibatch
+// charges them; node2vec_minibatch charges what the hop-by-hop passes charge) and per thread
+// O(largest frontier + largest hop) scratch.
 //
 // Profiling: compile with -DSPSAMPLE_NW_PROFILE (never in the shipped build) to accumulate the
 // calling thread's CPU seconds per phase of rowwise_minibatch in nw_prof[] (NW_* below; the
 // selection is run a second time without the gather to split the fused pass 2-3; walk_minibatch
-// counts its fused rows-selection-gather pass as NW_SELECT_GATHER); the module
-// then exposes it as nw_profile() (reset on read). experiments/cost_model.py reads it.
+// and node2vec_minibatch count their fused rows-selection-gather pass as NW_SELECT_GATHER); the
+// module then exposes it as nw_profile() (reset on read). experiments/cost_model.py reads it.
 #ifndef SPSAMPLE_ROWWISE_H
 #define SPSAMPLE_ROWWISE_H
 
@@ -165,6 +168,7 @@ struct RowWiseScratch {
     int32_t lab_off[LABOR_ROWS];       // row -> its words in lab_words, or -1
     std::vector<PodBuf<int64_t>> edge_row_id;  // per hop (when kept)
     PodBuf<uint32_t> wv, wr, nv, nr;   // walks: the live walks' vertices and row ids, now and next
+    PodBuf<uint32_t> wp, np;           // node2vec walks: the vertices they came from, now and next
     std::vector<uint32_t> rej_words;   // node2vec hops: the rows' first stream words,
     std::vector<int64_t> rej_got;      // and their drawn positions
 };
@@ -959,42 +963,86 @@ static void relabel_hop(const HopSpec& hs, const uint32_t* nbr, int64_t E, Verte
 }
 
 // ---- walks -------------------------------------------------------------------------------
+// The graph of a walk-shaped plan: one graph with 32-bit column ids and fewer than 2**32
+// entries, whose vertices fit the dense table; or nullptr.
+static const CSRView* walk_graph(const RowWisePlan& plan) {
+    if (plan.hops.empty() || plan.n > VertexMap::DENSE_MAX) return nullptr;
+    const CSRView& g = plan.graphs[plan.hops[0].graph];
+    if (!g.indices32 || g.indptr[g.n] >= (int64_t(1) << 32)) return nullptr;
+    return &g;
+}
+
+// Whether hop i (0-based) of a walk-shaped plan on graph gi moves every walk one step from
+// where it stands: fanout 1 on graph gi, without times or fanout vectors, deduplicating, hop 1
+// from the seeds (new nodes of hop 0) and hop i + 1 > 1 from the sources of hop i's edges.
+static bool walk_step(const HopSpec& hs, size_t i, int32_t gi) {
+    const FrontierSpec& f = hs.frontier;
+    const bool frontier = i == 0 ? f.kind == F_NEW_NODES && f.hop == 0 && f.hop_last == 0
+                                 : f.kind == F_EDGE_SRC && f.hop == static_cast<int32_t>(i);
+    return frontier && hs.graph == gi && !hs.entry_time && !hs.fanout_vec && hs.fanout == 1 &&
+           hs.dedup;
+}
+
+static bool uniform_step(const HopSpec& hs) {
+    return (hs.select == S_UNIFORM || hs.select == S_UNIFORM_REP) && !hs.has_aux;
+}
+
 // A plan is a walk when every hop is uniform at fanout 1 (with or without replacement: the same
 // rule at s = 1) on one graph with 32-bit column ids and fewer than 2**32 entries, without
 // times, aux rows or fanout vectors, deduplicating into the dense table, hop 1's frontier the
 // seeds (new nodes of hop 0) and hop h > 1's the sources of hop h - 1's edges (RandomWalk).
 static bool walk_plan(const RowWisePlan& plan) {
-    if (plan.hops.empty() || plan.n > VertexMap::DENSE_MAX) return false;
+    const CSRView* g = walk_graph(plan);
+    if (!g) return false;
     const int32_t gi = plan.hops[0].graph;
-    const CSRView& g = plan.graphs[gi];
-    if (!g.indices32 || g.indptr[g.n] >= (int64_t(1) << 32)) return false;
-    for (size_t i = 0; i < plan.hops.size(); ++i) {
+    for (size_t i = 0; i < plan.hops.size(); ++i)
+        if (!walk_step(plan.hops[i], i, gi) || !uniform_step(plan.hops[i])) return false;
+    return true;
+}
+
+// A plan is a node2vec walk (RandomWalk with p or q not 1, or any sampler lowered the same way)
+// when it is walk-shaped (walk_graph, walk_step: one graph with 32-bit columns, fanout 1, the
+// dense table), hop 1 is uniform and every later hop h >= 2 is a rejection rule whose value
+// program has a ValueTable (select.h: constants and indicators only, values within the bound),
+// its aux rows the destinations of hop h - 1's edges (where each walk stood before) and its
+// lookups in the same graph, which carries a column fence -- the hops select_pass gives to
+// select_rejection1, read from the frontiers build_frontier would build.
+static bool node2vec_plan(const RowWisePlan& plan) {
+    const CSRView* g = walk_graph(plan);
+    if (!g || plan.hops.size() < 2 || !g->fence) return false;
+    const int32_t gi = plan.hops[0].graph;
+    if (!walk_step(plan.hops[0], 0, gi) || !uniform_step(plan.hops[0])) return false;
+    for (size_t i = 1; i < plan.hops.size(); ++i) {
         const HopSpec& hs = plan.hops[i];
-        const FrontierSpec& f = hs.frontier;
-        const bool frontier = i == 0 ? f.kind == F_NEW_NODES && f.hop == 0 && f.hop_last == 0
-                                     : f.kind == F_EDGE_SRC && f.hop == static_cast<int32_t>(i);
-        if (!frontier || hs.graph != gi || hs.has_aux || hs.entry_time || hs.fanout_vec ||
-            hs.fanout != 1 || !hs.dedup || (hs.select != S_UNIFORM && hs.select != S_UNIFORM_REP))
+        if (!walk_step(hs, i, gi) || hs.select != S_REJECTION || !hs.has_aux ||
+            hs.aux.kind != F_EDGE_DST || hs.aux.hop != static_cast<int32_t>(i) ||
+            hs.values.aux != g || !value_table(hs.values.view(), hs.bound).ok)
             return false;
     }
     return true;
 }
 
-// All hops of a walk plan (walk_plan) for one minibatch, the live walks hop after hop: a walk
-// at vertex v (row id = its seed's position, the stream's key word under K_ROW) keeps entry
-// indptr[v] + uniform_int(w, d) of its row of degree d >= 1, w word 0 of its stream (all live
-// walks' words at once, column_words), and stops where d = 0 -- select_fanout1's rule on
-// build_frontier's rows. The kept entries' columns are read GATHER_LAG walks after their
-// prefetch, and then their rows' extents (the next hop) and table slots are prefetched; the
-// relabel (first occurrence wins) runs over the hop's columns in edge order as relabel_hop's.
-// Output: out packed (MiniBatchOut), the same values as rowwise_minibatch's.
-static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_t b, uint32_t bid,
-                           RowWiseScratch& sc, MiniBatchOut& out, Budget& budget) {
-    NW_T0
-    const int L = static_cast<int>(plan.hops.size());
-    const CSRView& g = plan.graphs[plan.hops[0].graph];
-    const int64_t* indptr = g.indptr;
-    const uint32_t* idx32 = g.indices32;
+// The packed outputs (MiniBatchOut) of a walk-shaped plan while its kernel runs: the seeds
+// first in nodes32, then each hop's dst / src / eid words in edges32 (hop l at walk_at[l],
+// walk_stride[l] words apart).
+struct PackedWalk {
+    uint32_t* table;          // the dense table: vertex -> local id
+    uint32_t* ids;            // nodes32
+    size_t next_node = 0;     // vertices so far
+    int64_t local_at = -1;    // the live walks' local ids: edges32 from here (-1: the seeds)
+    size_t used = 0;          // edge words so far
+};
+
+// Start the packed outputs of a walk of L hops from seeds[0..b): the buffers (pooled) reserved
+// at the walk's bound (b + b L vertices and 3 (b + 1) L edge words: each hop's arrays hold one
+// slot more than its rows; below the estimate spsample checked, 24 bytes per edge and 8 per
+// vertex), `charge` bytes charged to the budget; the seeds are vertices 0 .. b - 1 (the first
+// occurrence of a repeated one keeps its id), the live walks wv (vertex) and wr (row id = the
+// seed's position), their rows' extents prefetched.
+static PackedWalk begin_packed_walk(const RowWisePlan& plan, const int64_t* seeds, int64_t b, int L,
+                                    uint64_t charge, RowWiseScratch& sc, MiniBatchOut& out,
+                                    Budget& budget) {
+    const int64_t* indptr = plan.graphs[plan.hops[0].graph].indptr;
     out.packed = true;
     out.n_id.clear();
     out.hops.clear();
@@ -1007,100 +1055,268 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
     nodes.use_pool();
     edges.use_pool();
     sc.map.begin(plan.n, static_cast<uint64_t>(b) * 16);
-    uint32_t* table = sc.map.dense_table();
-    // room for the most a walk can write, once (charged; below the estimate spsample checked,
-    // 24 bytes per edge and 8 per vertex): b + b L vertices and 3 (b + 1) L edge words (each
-    // hop's arrays hold one slot more than its rows)
-    const size_t most_nodes = static_cast<size_t>(b) * (L + 1);
-    const size_t most_edges = 3 * static_cast<size_t>(b + 1) * L;
-    budget.reserve(4 * static_cast<uint64_t>(most_nodes + most_edges));
-    nodes.reserve(most_nodes);
-    edges.reserve(most_edges);
-    uint32_t* ids = nodes.data();
+    PackedWalk w;
+    w.table = sc.map.dense_table();
+    budget.reserve(charge);
+    nodes.reserve(static_cast<size_t>(b) * (L + 1));
+    edges.reserve(3 * static_cast<size_t>(b + 1) * L);
+    w.ids = nodes.data();
     sc.wv.resize(b + 1);
     sc.wr.resize(b + 1);
     sc.nv.resize(b + 1);
     sc.nr.resize(b + 1);
-    sc.word1.resize(b);
     constexpr int64_t PF_SEEDS = 16;
-    for (int64_t i = 0; i < std::min(b, PF_SEEDS); ++i) __builtin_prefetch(table + seeds[i]);
+    for (int64_t i = 0; i < std::min(b, PF_SEEDS); ++i) __builtin_prefetch(w.table + seeds[i]);
     for (int64_t i = 0; i < b; ++i) {
         const uint32_t v = static_cast<uint32_t>(seeds[i]);
-        if (i + PF_SEEDS < b) __builtin_prefetch(table + seeds[i + PF_SEEDS]);
+        if (i + PF_SEEDS < b) __builtin_prefetch(w.table + seeds[i + PF_SEEDS]);
         __builtin_prefetch(indptr + v);
         __builtin_prefetch(indptr + v + 1);
-        ids[i] = v;
-        if (table[v] == VertexMap::NONE) table[v] = static_cast<uint32_t>(i);
+        w.ids[i] = v;
+        if (w.table[v] == VertexMap::NONE) w.table[v] = static_cast<uint32_t>(i);
         sc.wv[i] = v;
         sc.wr[i] = static_cast<uint32_t>(i);
     }
-    size_t next_node = static_cast<size_t>(b);  // vertices so far
-    int64_t m = b;          // live walks
-    int64_t local_at = -1;  // their local ids: edges32 from here (-1: 0 .. b - 1, the seeds)
-    size_t used = 0;
+    w.next_node = static_cast<size_t>(b);
+    return w;
+}
+
+// The end of hop h of a packed walk with m live walks (stride m + 1) that kept E steps to the
+// vertices nv[0..E): their relabel into src (first occurrence wins, new vertices appended,
+// branch-free), the hop's counts and place in edges32.
+static void end_packed_hop(PackedWalk& w, MiniBatchOut& out, int h, int64_t stride,
+                           const uint32_t* nv, uint32_t* src, int64_t E) {
+    uint32_t* table = w.table;
+    uint32_t* ids = w.ids;
+    const size_t before = w.next_node;
+    size_t next = before;
+    for (int64_t e = 0; e < E; ++e) src[e] = relabel_first(table, nv[e], ids, next);
+    out.counts.push_back(static_cast<int64_t>(next - before));
+    w.next_node = next;
+    out.walk_at[h - 1] = static_cast<int64_t>(w.used);
+    out.walk_stride[h - 1] = stride;
+    out.walk_edges[h - 1] = E;
+    w.local_at = static_cast<int64_t>(w.used) + stride;
+    w.used += 3 * static_cast<size_t>(stride);
+}
+
+// The end of a packed walk: the buffers cut to their contents, the dense table reset.
+static void end_packed_walk(const PackedWalk& w, MiniBatchOut& out) {
+    out.nodes32.resize(w.next_node);
+    out.edges32.resize(w.used);
+    for (size_t i = 0; i < w.next_node; ++i) w.table[w.ids[i]] = VertexMap::NONE;
+}
+
+// One uniform step at fanout 1 of the m live walks (vertex wv[r], row id wr[r]) of a packed walk,
+// hop hs: a walk at vertex v (row id = its seed's position, the stream's key word under K_ROW)
+// keeps entry indptr[v] + uniform_int(w, d) of its row of degree d >= 1, w word 0 of its stream
+// (all live walks' words at once, column_words), and stops where d = 0 -- select_fanout1's rule
+// on build_frontier's rows. The kept entries' columns are read GATHER_LAG walks after their
+// prefetch, and then their rows' extents (the next hop) and table slots are prefetched. Writes
+// per kept step e its dst[e] (the walk's local id: wl[r], or r for the seeds), its entry at
+// dst[2 stride + e], its vertex nv[e] and row id nr[e], and with PREV the vertex it left,
+// prev[e] (sc.nv, sc.nr). Returns the steps kept (E).
+template <bool PREV>
+static int64_t uniform_walk_step(const HopSpec& hs, const CSRView& g, int64_t m, uint32_t bid,
+                                 const uint32_t* wl, const uint32_t* table, RowWiseScratch& sc,
+                                 uint32_t* dst, int64_t stride, uint32_t* prev) {
+    const int64_t* indptr = g.indptr;
+    const uint32_t* idx32 = g.indices32;
+    uint32_t* eid = dst + 2 * stride;
+    const uint32_t* wv = sc.wv.data();
+    const uint32_t* wr = sc.wr.data();
+    uint32_t* nv = sc.nv.data();
+    uint32_t* nr = sc.nr.data();
+    sc.word1.resize(std::max<int64_t>(m, 1));
+    uint32_t* words = sc.word1.data();
+    column_words(hs.key == K_ROW ? wr : wv, m, hs.hop_word, bid, hs.rng_key, words);
+    int64_t E = 0, gathered = 0;
+    // the deferred gather of the walks' next vertices, prefetching their rows and slots
+    auto gather_to = [&](int64_t upto) {
+        for (; gathered < upto; ++gathered) {
+            const uint32_t u = idx32[eid[gathered]];
+            nv[gathered] = u;
+            __builtin_prefetch(indptr + u);
+            __builtin_prefetch(indptr + u + 1);
+            __builtin_prefetch(table + u);
+        }
+    };
+    for (int64_t a = 0; a < m; a += 8) {
+        gather_to(E - GATHER_LAG);
+        const int64_t stop = std::min<int64_t>(a + 8, m);
+        for (int64_t r = a; r < stop; ++r) {
+            const uint32_t v = wv[r];
+            const int64_t st = indptr[v];
+            const int64_t d = indptr[v + 1] - st;
+            const int64_t p = st + static_cast<int64_t>(uniform_int(words[r], static_cast<uint64_t>(d)));
+            dst[E] = wl ? wl[r] : static_cast<uint32_t>(r);
+            eid[E] = static_cast<uint32_t>(p);
+            nr[E] = wr[r];
+            if (PREV) prev[E] = v;
+            __builtin_prefetch(idx32 + p);
+            E += d > 0;
+        }
+    }
+    gather_to(E);
+    return E;
+}
+
+// All hops of a walk plan (walk_plan) for one minibatch, the live walks hop after hop
+// (uniform_walk_step), the relabel (first occurrence wins) over each hop's columns in edge order
+// as relabel_hop's. The outputs are reserved and charged once, at the walk's bound.
+// Output: out packed (MiniBatchOut), the same values as rowwise_minibatch's.
+static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_t b, uint32_t bid,
+                           RowWiseScratch& sc, MiniBatchOut& out, Budget& budget) {
+    NW_T0
+    const int L = static_cast<int>(plan.hops.size());
+    const CSRView& g = plan.graphs[plan.hops[0].graph];
+    const uint64_t bound = static_cast<uint64_t>(b) * (L + 1) + 3 * static_cast<uint64_t>(b + 1) * L;
+    PackedWalk w = begin_packed_walk(plan, seeds, b, L, 4 * bound, sc, out, budget);
+    int64_t m = b;  // live walks
     NW_TICK(NW_BEGIN)
     for (int h = 1; h <= L; ++h) {
-        const HopSpec& hs = plan.hops[h - 1];
         const int64_t stride = m + 1;  // + 1: a walk that stops writes the next slot, not kept
-        uint32_t* dst = edges.data() + used;
-        uint32_t* src = dst + stride;
-        uint32_t* eid = dst + 2 * stride;
-        const uint32_t* wl = local_at < 0 ? nullptr : edges.data() + local_at;
-        const uint32_t* wv = sc.wv.data();
-        const uint32_t* wr = sc.wr.data();
-        uint32_t* nv = sc.nv.data();
-        uint32_t* nr = sc.nr.data();
-        uint32_t* words = sc.word1.data();
-        column_words(hs.key == K_ROW ? wr : wv, m, hs.hop_word, bid, hs.rng_key, words);
-        int64_t E = 0, gathered = 0;
-        // the deferred gather of the walks' next vertices, prefetching their rows and slots
-        auto gather_to = [&](int64_t upto) {
-            for (; gathered < upto; ++gathered) {
-                const uint32_t u = idx32[eid[gathered]];
-                nv[gathered] = u;
-                __builtin_prefetch(indptr + u);
-                __builtin_prefetch(indptr + u + 1);
-                __builtin_prefetch(table + u);
-            }
-        };
-        for (int64_t a = 0; a < m; a += 8) {
-            gather_to(E - GATHER_LAG);
-            const int64_t stop = std::min<int64_t>(a + 8, m);
-            for (int64_t r = a; r < stop; ++r) {
-                const uint32_t v = wv[r];
-                const int64_t st = indptr[v];
-                const int64_t d = indptr[v + 1] - st;
-                const int64_t p = st + static_cast<int64_t>(uniform_int(words[r], static_cast<uint64_t>(d)));
-                dst[E] = wl ? wl[r] : static_cast<uint32_t>(r);
-                eid[E] = static_cast<uint32_t>(p);
-                nr[E] = wr[r];
-                __builtin_prefetch(idx32 + p);
-                E += d > 0;
-            }
-        }
-        gather_to(E);
+        uint32_t* dst = out.edges32.data() + w.used;
+        const uint32_t* wl = w.local_at < 0 ? nullptr : out.edges32.data() + w.local_at;
+        const int64_t E = uniform_walk_step<false>(plan.hops[h - 1], g, m, bid, wl, w.table, sc, dst,
+                                                   stride, nullptr);
         NW_TICK(NW_SELECT_GATHER)  // profiling: rows, selection and gather are one pass here
         NW_COUNT(NW_NROWS, m)
         NW_COUNT(NW_NEDGES, E)
-        // relabel: first occurrence wins, new vertices appended (branch-free)
-        const size_t before = next_node;
-        size_t next = before;
-        for (int64_t e = 0; e < E; ++e) src[e] = relabel_first(table, nv[e], ids, next);
-        out.counts.push_back(static_cast<int64_t>(next - before));
-        next_node = next;
-        out.walk_at[h - 1] = static_cast<int64_t>(used);
-        out.walk_stride[h - 1] = stride;
-        out.walk_edges[h - 1] = E;
-        local_at = static_cast<int64_t>(used) + stride;
-        used += 3 * static_cast<size_t>(stride);
+        end_packed_hop(w, out, h, stride, sc.nv.data(), dst + stride, E);
         std::swap(sc.wv, sc.nv);
         std::swap(sc.wr, sc.nr);
         m = E;
         NW_TICK(NW_RELABEL)
     }
-    nodes.resize(next_node);
-    edges.resize(used);
-    for (size_t i = 0; i < next_node; ++i) table[ids[i]] = VertexMap::NONE;
+    end_packed_walk(w, out);
+    NW_TICK(NW_BEGIN)
+}
+
+// One node2vec step (a rejection hop of node2vec_plan) of the m live walks of a packed walk:
+// walk r stands at wv[r] (row id wr[r]), came from wp[r] and is dst wl[r]. The rows' extents,
+// vertices, aux vertices and stream words as int64 (Rej1Rows), the 24 bytes per row with entries
+// that select_rejection1 charges, every walk's draw by rejection_rows1 (the same words, attempts,
+// decisions and exact phase as select_rejection1: words 0 .. REJ1_AHEAD - 1 by rejection_words1),
+// then the kept entries in walk order, their columns read GATHER_LAG steps after their prefetch
+// (and then the next rows' extents and table slots prefetched). Writes dst / eid, nv, nr and np
+// (the vertex left) as uniform_walk_step. Returns the steps kept; throws BoundExceeded as
+// select_rejection1.
+static int64_t node2vec_walk_step(const HopSpec& hs, const CSRView& g, const ValueTable& tab,
+                                  int64_t m, uint32_t bid, const uint32_t* wl, const uint32_t* table,
+                                  RowWiseScratch& sc, uint32_t* dst, int64_t stride, Budget& budget) {
+    const int64_t* indptr = g.indptr;
+    const uint32_t* idx32 = g.indices32;
+    const uint32_t* wv = sc.wv.data();
+    const uint32_t* wr = sc.wr.data();
+    const uint32_t* wp = sc.wp.data();
+    sc.start.resize(m);
+    sc.deg.resize(m);
+    sc.fv.resize(m);
+    sc.fa.resize(m);
+    sc.fr.resize(m);
+    int64_t* rs = sc.start.data();
+    int64_t* rd = sc.deg.data();
+    int64_t* fv = sc.fv.data();
+    int64_t* fa = sc.fa.data();
+    int64_t* kw = sc.fr.data();
+    const uint32_t* kw32 = hs.key == K_ROW ? wr : wv;
+    int64_t rows_drawing = 0;
+    for (int64_t r = 0; r < m; ++r) {
+        const uint32_t v = wv[r];
+        const int64_t st = indptr[v];
+        const int64_t d = indptr[v + 1] - st;
+        rs[r] = st;
+        rd[r] = d;
+        fv[r] = v;
+        fa[r] = wp[r];
+        kw[r] = kw32[r];
+        rows_drawing += d > 0;
+    }
+    budget.reserve(static_cast<uint64_t>(rows_drawing) * 24);
+    sc.rej_words.resize(static_cast<size_t>(std::max<int64_t>(m, 1)) * REJ1_AHEAD);
+    sc.rej_got.resize(static_cast<size_t>(std::max<int64_t>(m, 1)));
+    rejection_words1(kw32, m, hs.hop_word, bid, hs.rng_key, sc.rej_words.data(), m);
+    const ValueCode vc = hs.values.view();
+    auto value = [&](int64_t r, int64_t p) { return entry_value(vc, g, fv[r], fa[r], rs[r], p); };
+    const Rej1Rows rows{m, rs, rd, fv, fa, kw};
+    const int64_t* got = sc.rej_got.data();
+    if (!rejection_rows1(rows, idx32, vc.aux, hs.bound, tab, hs.hop_word, bid, hs.rng_key,
+                         sc.rej_words.data(), value, sc.rej_got.data()))
+        throw BoundExceeded("a value exceeds the rejection bound");
+    uint32_t* eid = dst + 2 * stride;
+    uint32_t* nv = sc.nv.data();
+    uint32_t* nr = sc.nr.data();
+    uint32_t* np = sc.np.data();
+    int64_t E = 0, gathered = 0;
+    for (int64_t r = 0; r < m; ++r) {
+        for (; gathered < E - GATHER_LAG; ++gathered) {
+            const uint32_t u = idx32[eid[gathered]];
+            nv[gathered] = u;
+            __builtin_prefetch(indptr + u);
+            __builtin_prefetch(indptr + u + 1);
+            __builtin_prefetch(table + u);
+        }
+        const int64_t p = got[r];  // -1: the walk stops (its slot is written, not kept)
+        const uint32_t e = static_cast<uint32_t>(rs[r] + (p < 0 ? 0 : p));
+        dst[E] = wl[r];
+        eid[E] = e;
+        nr[E] = wr[r];
+        np[E] = wv[r];
+        __builtin_prefetch(idx32 + e);
+        E += p >= 0;
+    }
+    for (; gathered < E; ++gathered) {
+        const uint32_t u = idx32[eid[gathered]];
+        nv[gathered] = u;
+        __builtin_prefetch(indptr + u);
+        __builtin_prefetch(indptr + u + 1);
+        __builtin_prefetch(table + u);
+    }
+    return E;
+}
+
+// All hops of a node2vec plan (node2vec_plan) for one minibatch, the live walks' vertex, previous
+// vertex and row id kept in 32-bit arrays from hop to hop: hop 1 a uniform step
+// (uniform_walk_step), every later hop a node2vec step (node2vec_walk_step), each relabelled into
+// the packed outputs as walk_minibatch's. The budget is charged what rowwise_minibatch charges
+// (8 bytes per seed, 24 per row with entries and 8 per step of each hop), at the same points.
+// Output: out packed (MiniBatchOut), the same values as rowwise_minibatch's.
+static void node2vec_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_t b, uint32_t bid,
+                               RowWiseScratch& sc, MiniBatchOut& out, Budget& budget) {
+    NW_T0
+    const int L = static_cast<int>(plan.hops.size());
+    const CSRView& g = plan.graphs[plan.hops[0].graph];
+    PackedWalk w = begin_packed_walk(plan, seeds, b, L, static_cast<uint64_t>(b) * 8, sc, out, budget);
+    sc.wp.resize(b + 1);
+    sc.np.resize(b + 1);
+    int64_t m = b;  // live walks
+    NW_TICK(NW_BEGIN)
+    for (int h = 1; h <= L; ++h) {
+        const HopSpec& hs = plan.hops[h - 1];
+        const int64_t stride = m + 1;  // + 1: a walk that stops writes the next slot, not kept
+        uint32_t* dst = out.edges32.data() + w.used;
+        const uint32_t* wl = w.local_at < 0 ? nullptr : out.edges32.data() + w.local_at;
+        int64_t E;
+        if (h == 1) {
+            E = uniform_walk_step<true>(hs, g, m, bid, wl, w.table, sc, dst, stride, sc.np.data());
+            budget.reserve(static_cast<uint64_t>(E + 1) * 24);  // select_fanout1's charge
+        } else {
+            const ValueTable tab = value_table(hs.values.view(), hs.bound);
+            E = node2vec_walk_step(hs, g, tab, m, bid, wl, w.table, sc, dst, stride, budget);
+        }
+        NW_TICK(NW_SELECT_GATHER)
+        NW_COUNT(NW_NROWS, m)
+        NW_COUNT(NW_NEDGES, E)
+        budget.reserve(static_cast<uint64_t>(E) * 8);  // relabel_hop's charge
+        end_packed_hop(w, out, h, stride, sc.nv.data(), dst + stride, E);
+        std::swap(sc.wv, sc.nv);
+        std::swap(sc.wr, sc.nr);
+        std::swap(sc.wp, sc.np);
+        m = E;
+        NW_TICK(NW_RELABEL)
+    }
+    end_packed_walk(w, out);
     NW_TICK(NW_BEGIN)
 }
 
@@ -1113,6 +1329,7 @@ static void rowwise_minibatch(const RowWisePlan& plan, const int64_t* seeds, int
                               uint32_t bid, RowWiseScratch& sc, MiniBatchOut& out, Budget& budget) {
     constexpr int64_t PF_ROWS = 16;   // prefetch distance of pass 1, in frontier rows
     if (walk_plan(plan)) return walk_minibatch(plan, seeds, b, bid, sc, out, budget);
+    if (node2vec_plan(plan)) return node2vec_minibatch(plan, seeds, b, bid, sc, out, budget);
     const int L = static_cast<int>(plan.hops.size());
     PodBuf<int64_t>& n_id = out.n_id;
     NW_T0
