@@ -351,6 +351,18 @@ static void screen_flags32(const uint32_t* __restrict words, const float* __rest
 // not eligible. Scaling tau by 2**k adds k 2**23 to the bits of its products (they stay normal
 // floats for tau 2**k in the float screen's range), so the candidates at tau 2**k are the
 // entries whose high half is <= k (kept_at_level), without a second pass over the weights.
+// The positions p + i of the set bits i of kept appended to out[n..] (8 at a time: out needs
+// room for 8 past the last); returns the new count.
+__attribute__((target("avx512f,popcnt"), always_inline)) static inline int64_t append_positions16(
+    __mmask16 kept, int64_t p, int64_t* out, int64_t n) {
+    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    const __mmask8 first = static_cast<__mmask8>(kept), second = static_cast<__mmask8>(kept >> 8);
+    _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(first, _mm512_add_epi64(_mm512_set1_epi64(p), lane)));
+    n += __builtin_popcount(first);
+    _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(second, _mm512_add_epi64(_mm512_set1_epi64(p + 8), lane)));
+    return n + __builtin_popcount(second);
+}
+
 // ceil(t / 2**23) per lane, in [0, SCREEN_LEVELS] (bias = 2**23 - 1, top = SCREEN_LEVELS).
 __attribute__((target("avx512f"), always_inline)) static inline __m512i level32(__m512i t, __m512i bias,
                                                                               __m512i zero, __m512i top) {
@@ -368,7 +380,6 @@ __attribute__((target("avx512f,avx2,popcnt"))) static int64_t screen_levels32_av
     const __m512i bias = _mm512_set1_epi32((1 << 23) - 1);
     const __m512i top = _mm512_set1_epi32(SCREEN_LEVELS);
     const __m512i top16 = _mm512_set1_epi32(SCREEN_LEVELS * 17);  // both levels SCREEN_LEVELS
-    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     int64_t n = 0, sure0 = 0;
     for (int64_t p = 0; p < d; p += 16) {
         const __mmask16 live = d - p >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (d - p)) - 1);
@@ -389,11 +400,7 @@ __attribute__((target("avx512f,avx2,popcnt"))) static int64_t screen_levels32_av
         _mm_storeu_si128(reinterpret_cast<__m128i*>(levels + p),
                          _mm512_cvtepi32_epi8(_mm512_mask_mov_epi32(top16, e, both)));
         const __mmask16 kept = _mm512_mask_cmple_epi32_mask(e, keep, zero);
-        const __mmask8 first = static_cast<__mmask8>(kept), second = static_cast<__mmask8>(kept >> 8);
-        _mm512_storeu_si512(cand + n, _mm512_maskz_compress_epi64(first, _mm512_add_epi64(_mm512_set1_epi64(p), lane)));
-        n += __builtin_popcount(first);
-        _mm512_storeu_si512(cand + n, _mm512_maskz_compress_epi64(second, _mm512_add_epi64(_mm512_set1_epi64(p + 8), lane)));
-        n += __builtin_popcount(second);
+        n = append_positions16(kept, p, cand, n);
     }
     at[0] = sure0;
     return n;
@@ -425,17 +432,12 @@ __attribute__((target("avx512f,avx2,popcnt"))) static int64_t kept_at_level(cons
                                                                            int64_t d, int k,
                                                                            int64_t* out) {
     const __m512i vk = _mm512_set1_epi32(k);
-    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     int64_t n = 0;
     for (int64_t p = 0; p < d; p += 16) {
         const __mmask16 live = d - p >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (d - p)) - 1);
         const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(levels + p)));
         const __mmask16 kept = _mm512_mask_cmple_epi32_mask(live, _mm512_srli_epi32(b, 4), vk);
-        const __mmask8 first = static_cast<__mmask8>(kept), second = static_cast<__mmask8>(kept >> 8);
-        _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(first, _mm512_add_epi64(_mm512_set1_epi64(p), lane)));
-        n += __builtin_popcount(first);
-        _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(second, _mm512_add_epi64(_mm512_set1_epi64(p + 8), lane)));
-        n += __builtin_popcount(second);
+        n = append_positions16(kept, p, out, n);
     }
     return n;
 }
