@@ -1107,6 +1107,22 @@ static void end_packed_walk(const PackedWalk& w, MiniBatchOut& out) {
     for (size_t i = 0; i < w.next_node; ++i) w.table[w.ids[i]] = VertexMap::NONE;
 }
 
+// The deferred gather of a packed walk's steps: the columns of entries eid[from .. upto) into nv,
+// then each next row's extent and table slot prefetched; returns where it stopped (upto, or
+// from when upto is below it).
+__attribute__((always_inline)) static inline int64_t gather_walk_steps(
+    const int64_t* __restrict indptr, const uint32_t* __restrict idx32, const uint32_t* table,
+    const uint32_t* eid, uint32_t* __restrict nv, int64_t from, int64_t upto) {
+    for (; from < upto; ++from) {
+        const uint32_t u = idx32[eid[from]];
+        nv[from] = u;
+        __builtin_prefetch(indptr + u);
+        __builtin_prefetch(indptr + u + 1);
+        __builtin_prefetch(table + u);
+    }
+    return from;
+}
+
 // One uniform step at fanout 1 of the m live walks (vertex wv[r], row id wr[r]) of a packed walk,
 // hop hs: a walk at vertex v (row id = its seed's position, the stream's key word under K_ROW)
 // keeps entry indptr[v] + uniform_int(w, d) of its row of degree d >= 1, w word 0 of its stream
@@ -1131,18 +1147,8 @@ static int64_t uniform_walk_step(const HopSpec& hs, const CSRView& g, int64_t m,
     uint32_t* words = sc.word1.data();
     column_words(hs.key == K_ROW ? wr : wv, m, hs.hop_word, bid, hs.rng_key, words);
     int64_t E = 0, gathered = 0;
-    // the deferred gather of the walks' next vertices, prefetching their rows and slots
-    auto gather_to = [&](int64_t upto) {
-        for (; gathered < upto; ++gathered) {
-            const uint32_t u = idx32[eid[gathered]];
-            nv[gathered] = u;
-            __builtin_prefetch(indptr + u);
-            __builtin_prefetch(indptr + u + 1);
-            __builtin_prefetch(table + u);
-        }
-    };
     for (int64_t a = 0; a < m; a += 8) {
-        gather_to(E - GATHER_LAG);
+        gathered = gather_walk_steps(indptr, idx32, table, eid, nv, gathered, E - GATHER_LAG);
         const int64_t stop = std::min<int64_t>(a + 8, m);
         for (int64_t r = a; r < stop; ++r) {
             const uint32_t v = wv[r];
@@ -1157,7 +1163,7 @@ static int64_t uniform_walk_step(const HopSpec& hs, const CSRView& g, int64_t m,
             E += d > 0;
         }
     }
-    gather_to(E);
+    gather_walk_steps(indptr, idx32, table, eid, nv, gathered, E);
     return E;
 }
 
@@ -1250,13 +1256,7 @@ static int64_t node2vec_walk_step(const HopSpec& hs, const CSRView& g, const Val
     uint32_t* np = sc.np.data();
     int64_t E = 0, gathered = 0;
     for (int64_t r = 0; r < m; ++r) {
-        for (; gathered < E - GATHER_LAG; ++gathered) {
-            const uint32_t u = idx32[eid[gathered]];
-            nv[gathered] = u;
-            __builtin_prefetch(indptr + u);
-            __builtin_prefetch(indptr + u + 1);
-            __builtin_prefetch(table + u);
-        }
+        gathered = gather_walk_steps(indptr, idx32, table, eid, nv, gathered, E - GATHER_LAG);
         const int64_t p = got[r];  // -1: the walk stops (its slot is written, not kept)
         const uint32_t e = static_cast<uint32_t>(rs[r] + (p < 0 ? 0 : p));
         dst[E] = wl[r];
@@ -1266,13 +1266,7 @@ static int64_t node2vec_walk_step(const HopSpec& hs, const CSRView& g, const Val
         __builtin_prefetch(idx32 + e);
         E += p >= 0;
     }
-    for (; gathered < E; ++gathered) {
-        const uint32_t u = idx32[eid[gathered]];
-        nv[gathered] = u;
-        __builtin_prefetch(indptr + u);
-        __builtin_prefetch(indptr + u + 1);
-        __builtin_prefetch(table + u);
-    }
+    gather_walk_steps(indptr, idx32, table, eid, nv, gathered, E);
     return E;
 }
 

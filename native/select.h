@@ -516,9 +516,10 @@ __attribute__((target("avx512f,avx2,popcnt"))) static void pair_ranks_avx512(
 #endif
 
 // The positions cand[i] of the s candidates ranked below s (pair_ranks), ascending because
-// cand is: the set heap_offer keeps, without its sort. n <= RANK_SELECT_MAX, s < n.
+// cand is: the set heap_offer keeps, without its sort. n <= RANK_SELECT_MAX, s < n. edge, when
+// given: the keys ranked s - 1 and s (edge[0], edge[1]).
 static inline int64_t ranked_smallest(const int64_t* cand, const double* ck, int64_t n, int64_t s,
-                                      int64_t* pos) {
+                                      int64_t* pos, double* edge = nullptr) {
     int32_t rank[RANK_SELECT_MAX];
 #ifdef SPSAMPLE_LW_X86
     if (lw_avx512()) pair_ranks_avx512(ck, n, rank);
@@ -529,6 +530,12 @@ static inline int64_t ranked_smallest(const int64_t* cand, const double* ck, int
     for (int64_t i = 0; i < n; ++i) {
         pos[m] = cand[i];
         m += rank[i] < s;
+    }
+    if (edge) {
+        for (int64_t i = 0; i < n; ++i) {
+            if (rank[i] == s - 1) edge[0] = ck[i];
+            if (rank[i] == s) edge[1] = ck[i];
+        }
     }
     return m;
 }
@@ -582,22 +589,9 @@ static inline int64_t exact_smallest32(const int64_t* cand, const uint32_t* word
     }
     double* ck = sc.ckey.data();
     candidate_keys(cw, cx, n, ck);
-    int32_t rank[RANK_SELECT_MAX];
-#ifdef SPSAMPLE_LW_X86
-    if (lw_avx512()) pair_ranks_avx512(ck, n, rank);
-    else
-#endif
-        pair_ranks(ck, n, rank);
-    double last_in = 0.0, first_out = 0.0;
-    int64_t* pos = sc.pos.data();
-    int64_t m = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        last_in = rank[i] == s - 1 ? ck[i] : last_in;
-        first_out = rank[i] == s ? ck[i] : first_out;
-        pos[m] = cand[i];
-        m += rank[i] < s;
-    }
-    if (last_in * RANK32_GAP_LO < first_out * RANK32_GAP_HI) return m;
+    double edge[2];  // the keys ranked s - 1 and s (n > s)
+    const int64_t m = ranked_smallest(cand, ck, n, s, sc.pos.data(), edge);
+    if (edge[0] * RANK32_GAP_LO < edge[1] * RANK32_GAP_HI) return m;
     return exact_smallest(cand, words, w, n, s, sc);
 }
 
