@@ -115,19 +115,14 @@ class _Tables:
         return len(table) - 1
 
 
-def _row_weight_stats(graph):
-    """The graph's per-row weight statistics for the weighted rule's screen, or ``None`` where
-    the graph kind has none (rows read from disk or fetched: the rule then runs unscreened,
-    with the same result)."""
-    stats = getattr(graph, "row_weight_stats", None)
-    return None if stats is None else stats()
-
-
-def _screen_weights(graph):
-    """The graph's float32 weights for the weighted rule (``Graph.screen_weights``), or
-    ``None`` (the rule then reads the float64 weights, with the same result)."""
-    screen = getattr(graph, "screen_weights", None)
-    return None if screen is None else screen()
+def _weight_table(graph, name):
+    """The graph's memoised table ``name`` for the weighted rule: ``row_weight_stats`` (per-row
+    statistics for its screen) or ``screen_weights`` (float32 copies of the weights); ``None``
+    where the graph kind has none (rows read from disk or fetched) or the graph has none (no
+    copies when a weight is out of their range). Without them the rule reads the float64
+    weights, with the same result."""
+    table = getattr(graph, name, None)
+    return None if table is None else table()
 
 
 def _frontier_spec(Q, hop, k, tables, referenced):
@@ -250,10 +245,10 @@ def lower_rows(plans, graph, k, indices32=True, arrays=True, host_tables=True):
                 spec["program"] = program.code
                 if (host_tables and arrays and indices32 and spec["select"] == SelectRule.WEIGHTED
                         and P.cutoff is None and program.code == [(ValueOp.WEIGHT, 0, 0, 0.0)]):
-                    stats = _row_weight_stats(P.graph)
+                    stats = _weight_table(P.graph, "row_weight_stats")
                     if stats is not None:
                         spec["row_stats"] = tables.vector(stats, tables.f64)
-                        screen = _screen_weights(P.graph)
+                        screen = _weight_table(P.graph, "screen_weights")
                         if screen is not None:
                             spec["screen_weights"] = screen
                 if program.aux is not None:
