@@ -1,17 +1,43 @@
 """Helpers shared by the native fast-path tests (importable as ``native_runs``)."""
 
+import hashlib
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 import spsample
 from spsample import native as _native
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
 
 def same_minibatches(a, b):
     """Whether two lists of minibatches are equal, minibatch by minibatch, bit for bit."""
     return len(a) == len(b) and all(x.equals(y) for x, y in zip(a, b))
+
+
+def bulk_digest(bulk):
+    """SHA-256 of a bulk's minibatches: each one's ``n_id``, then every hop's ``dst``, ``src``
+    and edge ids, as int64 bytes (for comparing bulks across processes)."""
+    h = hashlib.sha256()
+    for mb in bulk:
+        h.update(np.ascontiguousarray(mb.n_id, dtype=np.int64).tobytes())
+        for (dst, src), eid in zip(mb.edges, mb.edge_ids):
+            for a in (dst, src, eid):
+                h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+    return h.hexdigest()
+
+
+def experiment_script(name):
+    """``experiments/<name>.py`` loaded as a module (not run), for tests of the scripts."""
+    spec = importlib.util.spec_from_file_location(f"{name}_for_test", EXPERIMENTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def native_run(g, s, threads=1, **kw):
@@ -40,6 +66,31 @@ def assert_threads_and_bulks_agree(g, seeds, **kw):
     assert same_minibatches(one, two), "1 thread != 2 threads"
     assert same_minibatches(one, parts), "one bulk != minibatch by minibatch"
     assert same_minibatches(one, slow), "native != NumPy path"
+
+
+def assert_minibatch_major_is_hop_major(g, seeds, sampler, threads):
+    """The link loader's layout (``minibatch_major``, flatten_minibatch_major) of a bulk of
+    ``sampler`` on ``threads`` kernel threads holds the same minibatches, hop arrays, counts and
+    edges as the flat per-hop layout (4 minibatches of 150, 150, 200 and 100 of ``seeds``)."""
+    from spsample.engine._hetero_sample import run_global
+    from spsample.loader._batch import _edges, bulk_edges
+    args = (g, seeds, np.array([150, 150, 200, 100]), np.array([0, 1, 2, 7]), 150, sampler, 3, 1)
+    previous = _native.set_num_threads(threads)
+    try:
+        ref = run_global(*args)
+        got = run_global(*args, minibatch_major=True)
+        edges, kept = bulk_edges(got)
+    finally:
+        _native.set_num_threads(previous)
+    assert len(got) == len(ref) and got.num_edges == ref.num_edges > 0
+    for x, y, (ei, e_id), counts in zip(got, ref, edges, kept.tolist()):
+        assert x.equals(y) and counts == y.num_sampled_edges
+        ref_ei, ref_e_id = _edges(y)
+        assert np.array_equal(ei, ref_ei) and np.array_equal(e_id, ref_e_id)
+    for a, b in zip(got.hops, ref.hops):
+        for name in ("dst", "src", "edge_id", "offsets"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert np.array_equal(got.n_id, ref.n_id)
 
 
 def portable_run(code, timeout=300):

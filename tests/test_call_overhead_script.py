@@ -1,21 +1,16 @@
 """experiments/call_overhead.py (issue 28, per call) on a tiny graph: one row per sampler and
 seed count, the kernel's share inside the call's time, and the kernel left unwrapped after."""
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from spsample import native
 
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "call_overhead.py"
+from native_runs import experiment_script
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("call_overhead_for_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return experiment_script("call_overhead")
 
 
 @pytest.mark.skipif(not native.AVAILABLE, reason="needs the native kernels")

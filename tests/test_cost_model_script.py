@@ -2,15 +2,14 @@
 bounds of each phase come from the right quantity, and the row-stream word hook it times gives
 the engine's words."""
 import argparse
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from spsample import native
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+from native_runs import EXPERIMENTS, experiment_script
+
 SAMPLERS = ("nodewise", "labor", "nodewise_w", "walk", "node2vec")
 
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="needs the native kernels")
@@ -19,11 +18,7 @@ pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="needs the native k
 @pytest.fixture
 def cost_model(monkeypatch):
     monkeypatch.syspath_prepend(str(EXPERIMENTS))          # its bench_sampling import
-    spec = importlib.util.spec_from_file_location("cost_model_for_test",
-                                                  EXPERIMENTS / "cost_model.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return experiment_script("cost_model")
 
 
 @pytest.mark.parametrize("count", [0, 1, 3, 4, 5, 63, 64, 65, 1000])

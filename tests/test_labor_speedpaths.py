@@ -9,7 +9,6 @@
   ``SPSAMPLE_NATIVE_SCALAR=1`` (the portable code) in a child process.
 """
 
-import hashlib
 import json
 import os
 import subprocess
@@ -22,7 +21,7 @@ import spsample
 from spsample import LABOR, native as _native
 from spsample.engine._reference import reference_sample
 
-from native_runs import native_run
+from native_runs import bulk_digest, native_run
 
 needs_native = pytest.mark.skipif(not _native.AVAILABLE,
                                   reason=f"native kernels not built: {_native.IMPORT_ERROR}")
@@ -84,16 +83,6 @@ def tie_graph(u, d, p, n=2000):
     return spsample.Graph.from_csr(indptr, np.concatenate(rows).astype(np.int64))
 
 
-def _digest(bulk):
-    h = hashlib.sha256()
-    for mb in bulk:
-        h.update(np.ascontiguousarray(mb.n_id, dtype=np.int64).tobytes())
-        for (dst, src), eid in zip(mb.edges, mb.edge_ids):
-            for a in (dst, src, eid):
-                h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
-    return h.hexdigest()
-
-
 def _native_digests():
     """{sampler name: digest} of the native bulks on the speed-path inputs (1 thread)."""
     _native.set_num_threads(1)
@@ -102,7 +91,7 @@ def _native_digests():
     for name, sampler in SAMPLERS.items():
         bulk = spsample.sample(g, s, sampler=sampler, batch_size=BATCH, seed=5, epoch=2)
         assert bulk.path == "native"
-        out[name] = _digest(bulk)
+        out[name] = bulk_digest(bulk)
     return out
 
 

@@ -17,8 +17,6 @@ fence windows (SPSAMPLE_NATIVE_SCALAR=1) in a subprocess. With AVX-512 the round
 per vector (rejection_rows1_avx512, fence_find_avx512); the portable rounds are their oracle.
 """
 
-import hashlib
-
 import numpy as np
 import pytest
 
@@ -26,8 +24,8 @@ import spsample
 from spsample import RandomWalk, native as _native
 from spsample.engine._reference import reference_sample
 
-from native_runs import (assert_threads_and_bulks_agree, native_run as _native_run, portable_run,
-                         same_minibatches as _same)
+from native_runs import (assert_threads_and_bulks_agree, bulk_digest, native_run as _native_run,
+                         portable_run, same_minibatches as _same)
 
 needs_native = pytest.mark.skipif(not _native.AVAILABLE,
                                   reason=f"native kernels not built: {_native.IMPORT_ERROR}")
@@ -132,15 +130,6 @@ def test_walks_return_and_find_neighbours():
     assert min(back, near, far) > 0, (back, near, far)
 
 
-def _digest(bulk):
-    h = hashlib.sha256()
-    for mb in bulk:
-        h.update(np.asarray(mb.n_id).tobytes())
-        for dst, src in mb.edges:
-            h.update(np.asarray(dst).tobytes() + np.asarray(src).tobytes())
-    return h.hexdigest()
-
-
 @needs_native
 @pytest.mark.parametrize("sampler", [WALKS[0], WALKS[1]], ids=repr)
 def test_rmat_threads_and_bulks_agree(sampler):
@@ -172,9 +161,10 @@ def test_late_attempts_equal_numpy():
 
 _SCALAR_RUN = """
 import numpy as np, spsample
-from test_node2vec_speedpaths import adversarial_graph, seeds, WALKS, LATE, _digest
+from native_runs import bulk_digest
+from test_node2vec_speedpaths import adversarial_graph, seeds, WALKS, LATE
 g = adversarial_graph()
-print(" ".join(_digest(spsample.sample(g, seeds(), sampler=w, batch_size=128, seed=29))
+print(" ".join(bulk_digest(spsample.sample(g, seeds(), sampler=w, batch_size=128, seed=29))
                for w in WALKS[:2] + WALKS[-1:] + [LATE]))
 """
 
@@ -185,7 +175,7 @@ def test_generic_words_equal_vector_words():
     word loop, 16 words ahead, rejection_rows1_generic): the same walks as this process's
     kernels (with AVX-512, rejection_rows1_avx512 and 8 words ahead)."""
     g = adversarial_graph()
-    here = " ".join(_digest(_native_run(g, seeds(), sampler=w, batch_size=BATCH, seed=29))
+    here = " ".join(bulk_digest(_native_run(g, seeds(), sampler=w, batch_size=BATCH, seed=29))
                     for w in WALKS[:2] + WALKS[-1:] + [LATE])
     assert " ".join(portable_run(_SCALAR_RUN)) == here
 

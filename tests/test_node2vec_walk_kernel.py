@@ -16,7 +16,6 @@ exact phase finds none); 1-3 threads; the link loader's layout; the budget (the 
 the general path); the portable words (SPSAMPLE_NATIVE_SCALAR=1).
 """
 
-import hashlib
 
 import numpy as np
 import pytest
@@ -28,7 +27,8 @@ from spsample.engine._reference import reference_sample
 from spsample.primitives import Streams
 from spsample.testing._samplers import WeightedWalk
 
-from native_runs import native_run as _native_run, portable_run, same_minibatches as _same
+from native_runs import (assert_minibatch_major_is_hop_major, bulk_digest,
+                         native_run as _native_run, portable_run, same_minibatches as _same)
 
 needs_native = pytest.mark.skipif(not _native.AVAILABLE,
                                   reason=f"native kernels not built: {_native.IMPORT_ERROR}")
@@ -335,42 +335,19 @@ def test_the_budget_charges_are_the_general_paths(sampler, monkeypatch):
 def test_minibatch_major_walks_are_the_hop_major_walks(threads):
     """The link loader's layout from the packed node2vec walks: the same minibatches, hops,
     counts and edges as the flat per-hop layout."""
-    from spsample.engine._hetero_sample import run_global
-    from spsample.loader._batch import _edges, bulk_edges
     g = dead_end_graph()
     s = np.random.default_rng(2814).permutation(g.num_nodes)[:600]
-    args = (g, s, np.array([150, 150, 200, 100]), np.array([0, 1, 2, 7]), 150,
-            RandomWalk(6, p=4.0, q=0.25), 3, 1)
-    previous = _native.set_num_threads(threads)
-    try:
-        ref = run_global(*args)
-        got = run_global(*args, minibatch_major=True)
-        edges, kept = bulk_edges(got)
-    finally:
-        _native.set_num_threads(previous)
-    assert len(got) == len(ref) and got.num_edges == ref.num_edges > 0
-    for x, y, (ei, e_id), counts in zip(got, ref, edges, kept.tolist()):
-        assert x.equals(y) and counts == y.num_sampled_edges
-        ref_ei, ref_e_id = _edges(y)
-        assert np.array_equal(ei, ref_ei) and np.array_equal(e_id, ref_e_id)
-    assert np.array_equal(got.n_id, ref.n_id)
-
-
-def _digest(bulk):
-    h = hashlib.sha256()
-    for mb in bulk:
-        for a in [mb.n_id] + [x for e in mb.edges for x in e] + list(mb.edge_ids):
-            h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
-    return h.hexdigest()
+    assert_minibatch_major_is_hop_major(g, s, RandomWalk(6, p=4.0, q=0.25), threads)
 
 
 _PORTABLE = """
 import numpy as np, spsample
-from test_node2vec_walk_kernel import UserNode2Vec, _digest, batch_seeds, dead_end_graph
+from native_runs import bulk_digest
+from test_node2vec_walk_kernel import UserNode2Vec, batch_seeds, dead_end_graph
 g = dead_end_graph()
 s = batch_seeds(g.num_nodes, size=300, batches=2)
 for walk in (spsample.RandomWalk(10, p=4.0, q=0.25), UserNode2Vec(6, near_only=True)):
-    print(_digest(spsample.sample(g, s, sampler=walk, batch_size=300, seed=16)))
+    print(bulk_digest(spsample.sample(g, s, sampler=walk, batch_size=300, seed=16)))
 """
 
 
@@ -381,6 +358,6 @@ def test_portable_words_give_the_same_walks():
     g = dead_end_graph()
     s = batch_seeds(g.num_nodes, size=300, batches=2)
     with _native.disabled():
-        want = [_digest(spsample.sample(g, s, sampler=w, batch_size=300, seed=16))
+        want = [bulk_digest(spsample.sample(g, s, sampler=w, batch_size=300, seed=16))
                 for w in (RandomWalk(10, p=4.0, q=0.25), UserNode2Vec(6, near_only=True))]
     assert portable_run(_PORTABLE) == want

@@ -1,22 +1,17 @@
 """experiments/per_core.py (issue 28's measurement) on a tiny graph without the DGL peer: every
 sampler is measured on the native kernels and the in-library ratios are computed."""
-import importlib.util
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from spsample import native
 
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "per_core.py"
+from native_runs import experiment_script
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("per_core_for_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return experiment_script("per_core")
 
 
 @pytest.mark.skipif(not native.AVAILABLE, reason="needs the native kernels")

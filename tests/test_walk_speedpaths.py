@@ -8,7 +8,6 @@ loader's minibatch-major layout; the portable widening (SPSAMPLE_NATIVE_SCALAR=1
 vector one; the output budget.
 """
 
-import hashlib
 import importlib.util
 import os
 import subprocess
@@ -22,7 +21,8 @@ import spsample
 from spsample import NodeWise, RandomWalk, native as _native
 from spsample.engine._reference import reference_sample
 
-from native_runs import native_run as _native_run, same_minibatches as _same
+from native_runs import (assert_minibatch_major_is_hop_major, bulk_digest,
+                         native_run as _native_run, same_minibatches as _same)
 from spsample.primitives import Streams
 
 needs_native = pytest.mark.skipif(not _native.AVAILABLE,
@@ -156,43 +156,19 @@ def test_threads_agree(threads):
 def test_minibatch_major_walks_are_the_hop_major_walks(sampler, threads):
     """The link loader's layout (flatten_minibatch_major) from the packed walks: the same
     minibatches, hop arrays, counts and edges as the flat per-hop layout."""
-    from spsample.engine._hetero_sample import run_global
-    from spsample.loader._batch import _edges, bulk_edges
     g = web_like_graph()
-    s = web_seeds(g)[:600]
-    sizes = np.array([150, 150, 200, 100])
-    args = (g, s, sizes, np.array([0, 1, 2, 7]), 150, sampler, 3, 1)
-    previous = _native.set_num_threads(threads)
-    try:
-        ref = run_global(*args)
-        got = run_global(*args, minibatch_major=True)
-        edges, kept = bulk_edges(got)
-    finally:
-        _native.set_num_threads(previous)
-    assert len(got) == len(ref) and got.num_edges == ref.num_edges > 0
-    for x, y, (ei, e_id), counts in zip(got, ref, edges, kept.tolist()):
-        assert x.equals(y) and counts == y.num_sampled_edges
-        ref_ei, ref_e_id = _edges(y)
-        assert np.array_equal(ei, ref_ei) and np.array_equal(e_id, ref_e_id)
-    for a, b in zip(got.hops, ref.hops):
-        for name in ("dst", "src", "edge_id", "offsets"):
-            assert np.array_equal(getattr(a, name), getattr(b, name)), name
-    assert np.array_equal(got.n_id, ref.n_id)
+    assert_minibatch_major_is_hop_major(g, web_seeds(g)[:600], sampler, threads)
 
 
 _DIGEST = """
-import hashlib, sys
-import numpy as np
+import sys
 import spsample
 sys.path.insert(0, {tests!r})
+from native_runs import bulk_digest
 from test_walk_speedpaths import web_like_graph, web_seeds
 g = web_like_graph()
-s = web_seeds(g)
-h = hashlib.sha256()
-for mb in spsample.sample(g, s, sampler=spsample.RandomWalk(20), batch_size=300, seed=4):
-    for a in [mb.n_id] + [x for e in mb.edges for x in e] + list(mb.edge_ids):
-        h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
-print(h.hexdigest())
+print(bulk_digest(spsample.sample(g, web_seeds(g), sampler=spsample.RandomWalk(20),
+                                  batch_size=300, seed=4)))
 """
 
 
@@ -212,12 +188,10 @@ def test_portable_widening_equals_the_vector_one():
     vector, portable = digest(False), digest(True)
     assert len(vector) == 64 and vector == portable
     g = web_like_graph()
-    h = hashlib.sha256()
     with _native.disabled():
-        for mb in spsample.sample(g, web_seeds(g), sampler=RandomWalk(20), batch_size=300, seed=4):
-            for a in [mb.n_id] + [x for e in mb.edges for x in e] + list(mb.edge_ids):
-                h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
-    assert vector == h.hexdigest()
+        numpy = bulk_digest(spsample.sample(g, web_seeds(g), sampler=RandomWalk(20),
+                                            batch_size=300, seed=4))
+    assert vector == numpy
 
 
 @needs_native

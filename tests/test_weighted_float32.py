@@ -23,6 +23,8 @@ from spsample.graph._graph import frozen_array
 from spsample.graph._weights import SCREEN32_W_RANGE, screen_weights
 
 from native_runs import portable_run
+from test_weighted_speedpaths import (_assert_native_equals_numpy as _assert_bulks_equal,
+                                      _skewed_graph)
 
 pytestmark = pytest.mark.skipif(not _native.AVAILABLE,
                                 reason=f"native kernels not built: {_native.IMPORT_ERROR}")
@@ -146,12 +148,6 @@ def test_copies_that_are_not_the_weights_are_refused():
 
 
 # ------------------------------------------------------------------------------ whole graphs
-def _skewed_graph(scale=12):
-    g = spsample.rmat(scale, seed=3)
-    degree = np.diff(g.indptr)
-    return spsample.Graph.from_csr(g.indptr, g.indices, weights=1.0 / (1.0 + degree[g.indices]))
-
-
 @pytest.mark.parametrize("copies", [True, False])
 @pytest.mark.parametrize("fanouts", [[10, 5], [25, 2]])
 def test_skewed_graph_with_and_without_copies(copies, fanouts):
@@ -163,13 +159,7 @@ def test_skewed_graph_with_and_without_copies(copies, fanouts):
         g._cache["screen_weights"] = None
     assert (g.screen_weights() is not None) == copies
     seeds = np.random.default_rng(3).choice(g.num_nodes, 256, replace=False)
-    sampler = spsample.NodeWise(fanouts, weighted=True)
-    fast = spsample.sample(g, seeds, sampler=sampler, batch_size=64, seed=5)
-    with _native.disabled():
-        slow = spsample.sample(g, seeds, sampler=sampler, batch_size=64, seed=5)
-    assert fast.path == "native" and slow.path != "native"
-    for a, b in zip(fast.hops, slow.hops):
-        np.testing.assert_array_equal(a.edge_id, b.edge_id)
+    _assert_bulks_equal(g, spsample.NodeWise(fanouts, weighted=True), seeds)
 
 
 _PORTABLE = """
