@@ -64,6 +64,8 @@ PYBIND11_MODULE(_native_kernels, m) {
             PyErr_SetString(PyExc_MemoryError, e.what());
         } catch (const BoundExceeded& e) {
             PyErr_SetString(PyExc_ArithmeticError, e.what());
+        } catch (const AliasOverflow& e) {
+            PyErr_SetString(PyExc_OverflowError, e.what());
         }
     });
     m.def("run_rowwise", &run_rowwise, py::arg("graphs"), py::arg("seeds"), py::arg("sizes"),

@@ -127,6 +127,7 @@ struct HopSpec {
     const int64_t* fanout_vec = nullptr;  // per row vertex, or nullptr
     const double* row_stats = nullptr;    // weighted: per row of the graph (eligible, wmax, wsum)
     const float* screen_weights = nullptr;  // with row_stats: the graph's float32 weights, or none
+    const uint32_t* alias = nullptr;      // alias rules: (threshold, alias) per entry of the graph
     double bound = 0.0;                   // rejection
     int32_t key = K_VERTEX;
     bool dedup = true;
@@ -175,6 +176,12 @@ struct RowWiseScratch {
 
 // Thrown by a rejection rule whose values exceed its bound (spsample: SamplerError).
 struct BoundExceeded : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Thrown by an alias rule on a row whose positive values sum past the largest double (spsample:
+// SamplerError, as the NumPy evaluation's).
+struct AliasOverflow : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
@@ -497,6 +504,30 @@ static inline int64_t gather_columns(const CSRView& g, const int64_t* eid, uint3
     return from;
 }
 
+// An alias rule on row (vertex v, aligned vertex t, entries st .. st + d): with the graph's table
+// (hs.alias, lowered only for whole rows valued by the graph's weights) and its row statistics'
+// eligible count; otherwise the row's own table, built from its values (alias_table_row, the
+// same table). Positions into rows.pos; returns their count.
+static int64_t alias_select(const HopSpec& hs, const CSRView& g, int64_t v, int64_t t, int64_t st,
+                            int64_t d, int64_t s, bool replace, Stream& stream, RowScratch& rows) {
+    if (hs.alias) {
+        const double* w = g.weights + st;
+        const int64_t eligible = v < g.n ? static_cast<int64_t>(hs.row_stats[3 * v]) : 0;
+        return alias_row(stream, hs.alias + 2 * st, [w](int64_t p) { return w[p]; }, eligible, d,
+                         s, replace, rows.pos.data(), rows.keys.data());
+    }
+    const ValueCode vc = hs.values.view();
+    double* vals = rows.vals.data();
+    for (int64_t p = 0; p < d; ++p) vals[p] = entry_value(vc, g, v, t, st, p);
+    auto value = [vals](int64_t p) { return vals[p]; };
+    rows.fit_alias(d);
+    const int64_t eligible = alias_table_row(value, d, rows.alias.data(), rows.alias_x.data(),
+                                             rows.alias_small.data(), rows.alias_large.data());
+    if (eligible < 0) throw AliasOverflow("a row's positive values sum past the largest double");
+    return alias_row(stream, rows.alias.data(), value, eligible, d, s, replace, rows.pos.data(),
+                     rows.keys.data());
+}
+
 // Pass 2 of one hop: every row's kept positions -> (dst, edge id[, row id]). Returns E; with
 // row_end (m entries), row r's edges are [row_end[r - 1], row_end[r]); with nbr, the kept
 // entries' column ids too (nbr[e] = indices[eid[e]], read while the row is being selected,
@@ -514,8 +545,10 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     const int64_t* fa = hs.has_aux ? sc.fa.data() : nullptr;
     const bool keep_rows = hs.keep_row_ids;
     const ValueCode vc = hs.values.view();
-    const bool weighted = RULE == S_WEIGHTED || RULE == S_WEIGHTED_REP;
-    const bool replace = RULE == S_UNIFORM_REP || RULE == S_WEIGHTED_REP || RULE == S_REJECTION;
+    constexpr bool ALIAS = RULE == S_ALIAS || RULE == S_ALIAS_REP;
+    const bool weighted = RULE == S_WEIGHTED || RULE == S_WEIGHTED_REP || ALIAS;
+    const bool replace = RULE == S_UNIFORM_REP || RULE == S_WEIGHTED_REP || RULE == S_REJECTION ||
+                         RULE == S_ALIAS_REP;
     // output capacity: the exact bound of the uniform rules, an upper bound otherwise (LABOR:
     // about s per row expected, grown on demand)
     int64_t cap = 0;
@@ -663,6 +696,8 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                 c = rejection_row(stream, d, s, hs.bound, value, sc.rows, exceeded);
             }
             if (exceeded) throw BoundExceeded("a value exceeds the rejection bound");
+        } else if (ALIAS) {
+            c = alias_select(hs, g, fv[r], t, st, d, s, replace, stream, sc.rows);
         } else {
             const double* w;
             if (hs.values.only_weight) {
@@ -855,6 +890,8 @@ static int64_t select_pass(const HopSpec& hs, const CSRView& g, int64_t m, uint3
         case S_WEIGHTED_REP: return run(std::integral_constant<int32_t, S_WEIGHTED_REP>());
         case S_REJECTION: return run(std::integral_constant<int32_t, S_REJECTION>());
         case S_LAST: return run(std::integral_constant<int32_t, S_LAST>());
+        case S_ALIAS: return run(std::integral_constant<int32_t, S_ALIAS>());
+        case S_ALIAS_REP: return run(std::integral_constant<int32_t, S_ALIAS_REP>());
         default: return run(std::integral_constant<int32_t, S_THRESHOLD>());
     }
 }

@@ -39,6 +39,20 @@ struct RowScratch {
     std::vector<int64_t> cand;     // weighted: their positions
     std::vector<uint32_t> cword;   // weighted: the candidates' words,
     std::vector<double> cval, ckey;  // weights and exact keys
+    std::vector<uint32_t> alias;   // alias rules on values without the graph's table: the row's
+    std::vector<double> alias_x;   // table (alias_table_row) and its scratch
+    std::vector<int64_t> alias_small, alias_large;
+
+    // Room for the alias table of a row of length d.
+    void fit_alias(int64_t d) {
+        const size_t need = static_cast<size_t>(d + 1);
+        if (alias_x.size() < need) {
+            alias.resize(2 * need);
+            alias_x.resize(need);
+            alias_small.resize(need);
+            alias_large.resize(need);
+        }
+    }
 
     // Room for a row of length d at fanout s (values when `valued`).
     void fit(int64_t d, int64_t s, bool valued) {

@@ -196,13 +196,26 @@ void screen_weights(HopSpec& hs, const py::object& obj, const CSRView& g) {
     hs.screen_weights = x;
 }
 
+// An alias rule's table (Graph.alias_table: a (threshold, alias) pair of uint32 per entry of the
+// graph). The kernel reads an alias outside its row as the drawn entry itself, so a table that is
+// not the graph's cannot read out of bounds; its shape is checked here.
+void alias_table(HopSpec& hs, const py::object& obj, const CSRView& g) {
+    using U32 = py::array_t<uint32_t, py::array::c_style>;
+    require(py::isinstance<U32>(obj), "alias must be a C-contiguous uint32 array");
+    const auto arr = obj.cast<U32>();
+    const int64_t nnz = g.indptr[g.n];
+    require(arr.ndim() == 2 && arr.shape(0) == nnz && arr.shape(1) == 2, "alias of a pair per entry");
+    hs.alias = arr.data();
+}
+
 // The rule of a hop (values, selection, fanouts, bound, stream key), checked; n = vertices.
 void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* aux,
               const std::vector<F64>& fvecs, const std::vector<I64>& ivecs, int64_t n) {
     hs.values = value_program(d["program"].cast<py::list>(), fvecs, g, aux, n);
     hs.select = d["select"].cast<int32_t>();
-    require(hs.select >= S_UNIFORM && hs.select <= S_LAST, "unknown selection");
-    if (hs.select == S_WEIGHTED || hs.select == S_WEIGHTED_REP || hs.select == S_REJECTION)
+    require(hs.select >= S_UNIFORM && hs.select <= S_ALIAS_REP, "unknown selection");
+    const bool alias = hs.select == S_ALIAS || hs.select == S_ALIAS_REP;
+    if (hs.select == S_WEIGHTED || hs.select == S_WEIGHTED_REP || hs.select == S_REJECTION || alias)
         require(!hs.values.code.empty(), "a weighted rule needs values");
     hs.fanout = d["fanout"].cast<int64_t>();
     const int64_t fv = d["fanout_vec"].cast<int64_t>();
@@ -221,10 +234,17 @@ void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* a
     hs.bound = d["bound"].cast<double>();
     const int64_t rs = d.contains("row_stats") ? d["row_stats"].cast<int64_t>() : -1;
     if (rs >= 0) {  // per row (eligible, wmax, wsum) of g's weights (row_weight_stats)
-        require(hs.select == S_WEIGHTED && hs.values.only_weight && rs < static_cast<int64_t>(fvecs.size()) &&
-                    fvecs[rs].size() == 3 * g.n, "row_stats of 3 per row of a weighted rule's graph");
+        require((hs.select == S_WEIGHTED || alias) && hs.values.only_weight &&
+                    rs < static_cast<int64_t>(fvecs.size()) && fvecs[rs].size() == 3 * g.n,
+                "row_stats of 3 per row of a weighted rule's graph");
         hs.row_stats = fvecs[rs].data();
         if (d.contains("screen_weights")) screen_weights(hs, d["screen_weights"], g);
+    }
+    if (d.contains("alias")) {  // the graph's own table (whole rows valued by its weights)
+        require(alias && hs.values.only_weight && hs.row_stats && d["time"].cast<int64_t>() < 0,
+                "an alias table goes with an alias rule on whole rows of the graph's weights, "
+                "with their row statistics");
+        alias_table(hs, d["alias"], g);
     }
     hs.key = d["key"].cast<int32_t>();
     require(hs.key == K_VERTEX || hs.key == K_ROW, "unknown stream key");

@@ -31,7 +31,9 @@
     X(S_WEIGHTED_REP, 3, WEIGHTED_REP)   /* s entries by value, with replacement */        \
     X(S_REJECTION, 4, REJECTION)         /* s entries by value under a bound (walks) */    \
     X(S_THRESHOLD, 5, THRESHOLD)         /* entries under per-column variates (LABOR) */   \
-    X(S_LAST, 6, LAST)                   /* the last s entries (time-sorted rows) */
+    X(S_LAST, 6, LAST)                   /* the last s entries (time-sorted rows) */       \
+    X(S_ALIAS, 7, ALIAS)                 /* s distinct entries by the rows' alias tables */ \
+    X(S_ALIAS_REP, 8, ALIAS_REP)         /* s entries by the alias tables, with replacement */
 
 #define SPSAMPLE_STREAM_KEYS(X)                                                            \
     X(K_VERTEX, 0, VERTEX) /* the row's vertex */                                          \

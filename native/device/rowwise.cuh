@@ -117,7 +117,8 @@ struct RuleArgs {
 
     SPSAMPLE_HD int64_t fanout_of(int64_t v) const { return fanout_vec ? fanout_vec[v] : fanout; }
     SPSAMPLE_HD bool replace() const {
-        return rule == S_UNIFORM_REP || rule == S_WEIGHTED_REP || rule == S_REJECTION;
+        return rule == S_UNIFORM_REP || rule == S_WEIGHTED_REP || rule == S_REJECTION ||
+               rule == S_ALIAS_REP;
     }
 };
 
@@ -197,7 +198,7 @@ SPSAMPLE_HD inline void k_extents(Launch t, const ExtentsArgs& a) {
         fan[r] = s;
         bound[r] = b;
         setn[r] = (ra.rule == S_UNIFORM && b > 0) ? floyd_set_slots(d, s) : 0;
-        keyn[r] = (ra.rule == S_WEIGHTED && b > 0 && s > 0) ? s : 0;
+        keyn[r] = ((ra.rule == S_WEIGHTED || ra.rule == S_ALIAS) && b > 0 && s > 0) ? s : 0;
         chunks[r] = c;
     }
 }
@@ -217,12 +218,21 @@ SPSAMPLE_HD inline ValueCode value_code(const A& a, const double* weights) {
     return vc;
 }
 
+// The alias rules' tables: the graph's (threshold, alias) pairs and row statistics (whose first
+// of three per vertex is the row's eligible count). The GPU runs them on whole rows of the
+// graph's own weights only (the driver refuses the rest).
+struct AliasArgs {
+    const uint32_t* table;
+    const double* row_stats;
+};
+
 // One row of k_select: the rule's positions into pos[0..count); returns count, or -1 when a
 // rejection rule meets a value above its bound.
 SPSAMPLE_HD inline int64_t select_row(const RuleArgs& ra, const CSRView& g, const ValueCode& vc,
                                       double bound, int64_t st, int64_t d, int64_t s,
                                       uint32_t key_word, uint32_t bid, int64_t v, int64_t aux_v,
-                                      int64_t* pos, uint64_t* set, double* keys) {
+                                      int64_t* pos, uint64_t* set, double* keys,
+                                      const AliasArgs& alias) {
     const int64_t rule = ra.rule;
     if (rule == S_THRESHOLD) {
         if (s < 0 || d <= s) {
@@ -234,7 +244,8 @@ SPSAMPLE_HD inline int64_t select_row(const RuleArgs& ra, const CSRView& g, cons
                       [&](int64_t p) { pos[k++] = p; });
         return k;
     }
-    const bool weighted = rule == S_WEIGHTED || rule == S_WEIGHTED_REP;
+    const bool by_alias = rule == S_ALIAS || rule == S_ALIAS_REP;
+    const bool weighted = rule == S_WEIGHTED || rule == S_WEIGHTED_REP || by_alias;
     if (!weighted && rule != S_REJECTION && (s < 0 || (!ra.replace() && d <= s))) {
         for (int64_t p = 0; p < d; ++p) pos[p] = p;
         return d;
@@ -252,6 +263,9 @@ SPSAMPLE_HD inline int64_t select_row(const RuleArgs& ra, const CSRView& g, cons
         return exceeded ? -1 : c;
     }
     if (rule == S_WEIGHTED) return weighted_row(stream, value, d, s, pos, keys);
+    if (by_alias)
+        return alias_row(stream, alias.table + 2 * st, value,
+                         static_cast<int64_t>(alias.row_stats[3 * v]), d, s, ra.replace(), pos, keys);
     return weighted_rep_row(stream, value, d, s, pos);
 }
 
@@ -286,6 +300,7 @@ SPSAMPLE_HD inline void k_select(Launch t, const SelectArgs& a) {
     int64_t* count = a.count;
     uint32_t* err = a.err;
     const int64_t long_row = a.long_row;
+    const AliasArgs alias{a.alias, a.row_stats};
     for (int64_t r = t.first(); r < m; r += t.stride()) {
         const int64_t o = out_off[r];
         int64_t c = 0;
@@ -296,7 +311,7 @@ SPSAMPLE_HD inline void k_select(Launch t, const SelectArgs& a) {
             const uint32_t key_word = static_cast<uint32_t>(key_kind == K_ROW ? fr[r] : v);
             const uint32_t bid = static_cast<uint32_t>(ra.batch_ids[fb[r]]);
             c = select_row(ra, g, vc, bound, st, deg[r], fan[r], key_word, bid, v,
-                           fa ? fa[r] : v, eid + o, set + set_off[r], keys + key_off[r]);
+                           fa ? fa[r] : v, eid + o, set + set_off[r], keys + key_off[r], alias);
             if (c < 0) {
                 atomic_store_u32(err, 1u);
                 c = 0;

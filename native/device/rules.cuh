@@ -264,6 +264,121 @@ SPSAMPLE_HD inline int64_t weighted_row(Stream& st, Value&& value, int64_t d, in
     return size;
 }
 
+// The alias rule (RowSelection, method="alias"; Python: engine/_primitives.py _alias): at most
+// ALIAS_ATTEMPTS s draws per row without replacement, and the exact keys' sample in a row of at
+// most ALIAS_KEYS_UP_TO s eligible entries.
+inline constexpr int64_t ALIAS_ATTEMPTS = 4;
+inline constexpr int64_t ALIAS_KEYS_UP_TO = 2;
+
+// One alias draw on words index, index + 1 of a row of d entries whose table (threshold, alias)
+// pairs are table[0 .. 2 d): i = uniform_int(w0, d), kept when w1 < threshold[i], else alias[i]
+// (an alias outside the row, from a table that is not this row's, reads as i).
+SPSAMPLE_HD inline int64_t alias_draw(Stream& st, const uint32_t* table, int64_t d, uint64_t index) {
+    const uint64_t i = uniform_int(st.word(index), static_cast<uint64_t>(d));
+    const uint32_t threshold = table[2 * i], alias = table[2 * i + 1];
+    const uint64_t other = alias < static_cast<uint64_t>(d) ? alias : i;
+    return static_cast<int64_t>(st.word(index + 1) < threshold ? i : other);
+}
+
+// Vose's alias table of one row of values value(0..d) into table[0 .. 2 d), with the steps and
+// roundings of graph/_weights.py alias_tables (the graph's memoised tables): the positive values
+// summed left to right into W, x_p = (w_p d) / W, the small stack (positive x < 1 ascending,
+// then the zero entries) and the large one (x >= 1 ascending) paired from their tops. Scratch: x
+// (d doubles), small and large (d each). Returns the number of eligible entries (value > 0), or
+// -1 when they sum past the largest double (no table).
+template <class Value>
+SPSAMPLE_HD inline int64_t alias_table_row(Value&& value, int64_t d, uint32_t* table, double* x,
+                                           int64_t* small, int64_t* large) {
+    double total = 0.0;
+    int64_t eligible = 0;
+    for (int64_t p = 0; p < d; ++p) {
+        const double w = value(p);
+        x[p] = w > 0 ? w : 0.0;
+        eligible += w > 0;
+        total = total + x[p];
+        table[2 * p] = 0xFFFFFFFFu;
+        table[2 * p + 1] = static_cast<uint32_t>(p);
+    }
+    if (!(total <= 1.7976931348623157e308)) return -1;
+    if (eligible == 0) {
+        for (int64_t p = 0; p < d; ++p) table[2 * p] = 0;
+        return 0;
+    }
+    int64_t ns = 0, nl = 0, first = -1;
+    for (int64_t p = 0; p < d; ++p) {
+        const bool positive = x[p] > 0;
+        if (positive && first < 0) first = p;
+        x[p] = (x[p] * static_cast<double>(d)) / total;
+        if (positive && x[p] < 1.0) small[ns++] = p;
+        if (x[p] >= 1.0) large[nl++] = p;
+    }
+    for (int64_t p = 0; p < d; ++p)  // the zero entries, on top of the small stack
+        if (!(value(p) > 0)) small[ns++] = p;
+    while (ns > 0 && nl > 0) {
+        const int64_t lo = small[--ns], hi = large[--nl];
+        table[2 * lo] = static_cast<uint32_t>(x[lo] * 4294967296.0);
+        table[2 * lo + 1] = static_cast<uint32_t>(hi);
+        x[hi] = (x[hi] + x[lo]) - 1.0;
+        if (x[hi] < 1.0)
+            small[ns++] = hi;
+        else
+            large[nl++] = hi;
+    }
+    for (int64_t i = 0; i < ns; ++i) {
+        const int64_t p = small[i];
+        if (!(value(p) > 0)) {
+            table[2 * p] = 0;
+            table[2 * p + 1] = static_cast<uint32_t>(first);
+        }
+    }
+    return eligible;
+}
+
+// Weighted draws by the row's alias table (graph/_weights.py alias_tables), value(p) the row's
+// values and `eligible` how many are > 0 (s >= 1 or -1). With replacement: draw i on words 2i,
+// 2i + 1. Without: every eligible entry when s < 0 or eligible <= s; the exact keys' sample
+// (weighted_row) when eligible <= ALIAS_KEYS_UP_TO s; otherwise attempt a on words d + 2a,
+// d + 2a + 1 keeps its entry unless already kept, until s are kept or ALIAS_ATTEMPTS s attempts
+// were made, and the exact keys (words p) of the eligible entries not kept fill the rest.
+// Positions ascending into pos (room for max(d, s)); keys: room for s.
+// Complexity O(s) expected draws, O(s^2) membership tests (fanouts are small); O(d) for the
+// rows the keys take.
+template <class Value>
+SPSAMPLE_HD inline int64_t alias_row(Stream& st, const uint32_t* table, Value&& value,
+                                     int64_t eligible, int64_t d, int64_t s, bool replace,
+                                     int64_t* pos, double* keys) {
+    if (eligible <= 0 || s == 0) return 0;
+    if (s < 0 || (!replace && eligible <= s)) {
+        int64_t k = 0;
+        for (int64_t p = 0; p < d; ++p)
+            if (value(p) > 0) pos[k++] = p;
+        return k;
+    }
+    if (replace) {
+        for (int64_t i = 0; i < s; ++i) pos[i] = alias_draw(st, table, d, 2 * static_cast<uint64_t>(i));
+        sort_small(pos, s);
+        return s;
+    }
+    if (eligible <= ALIAS_KEYS_UP_TO * s) return weighted_row(st, value, d, s, pos, keys);
+    int64_t have = 0;
+    for (int64_t a = 0; a < ALIAS_ATTEMPTS * s && have < s; ++a) {
+        const int64_t p = alias_draw(st, table, d, static_cast<uint64_t>(d + 2 * a));
+        bool seen = false;
+        for (int64_t j = 0; j < have; ++j) seen |= pos[j] == p;
+        if (!seen) pos[have++] = p;
+    }
+    if (have < s) {  // the exact keys over the eligible entries not kept (rare)
+        auto rest = [&](int64_t p) {
+            for (int64_t j = 0; j < have; ++j)
+                if (pos[j] == p) return 0.0;
+            return static_cast<double>(value(p));
+        };
+        have += weighted_row(st, rest, d, s - have, pos + have, keys);
+    }
+    sort_small(pos, have);
+    return have;
+}
+
 // Weighted with replacement over values value(0..d) (s >= 1 or -1): exponential races.
 // Complexity O(s d).
 template <class Value>

@@ -125,6 +125,19 @@ def _weight_table(graph, name):
     return None if table is None else table()
 
 
+def _alias_tables(spec, P, program, tables, arrays):
+    """Hand an alias hop its graph's alias table and row statistics (built once per graph)
+    where its rows are whole rows of an in-memory graph valued by the graph's own weights; the
+    kernels build the table of any other row from its values (the same table)."""
+    if not (arrays and P.cutoff is None and program.code == [(ValueOp.WEIGHT, 0, 0, 0.0)]):
+        return
+    alias = _weight_table(P.graph, "alias_table")
+    stats = _weight_table(P.graph, "row_weight_stats") if alias is not None else None
+    if stats is not None:
+        spec["alias"] = alias
+        spec["row_stats"] = tables.vector(stats, tables.f64)
+
+
 def _frontier_spec(Q, hop, k, tables, referenced):
     if not Q.symbolic:
         raise _NotLowered("frontier", "a frontier given as arrays (build it from the state: "
@@ -234,6 +247,8 @@ def lower_rows(plans, graph, k, indices32=True, arrays=True, host_tables=True):
                 spec["select"] = SelectRule.UNIFORM_REP if sel.replace else SelectRule.UNIFORM
             elif sel.method == "rejection":
                 spec["select"], spec["bound"] = SelectRule.REJECTION, float(sel.bound)
+            elif sel.method == "alias":
+                spec["select"] = SelectRule.ALIAS_REP if sel.replace else SelectRule.ALIAS
             else:
                 spec["select"] = SelectRule.WEIGHTED_REP if sel.replace else SelectRule.WEIGHTED
             if sel.weighted:
@@ -251,6 +266,8 @@ def lower_rows(plans, graph, k, indices32=True, arrays=True, host_tables=True):
                         screen = _weight_table(P.graph, "screen_weights")
                         if screen is not None:
                             spec["screen_weights"] = screen
+                if sel.method == "alias":
+                    _alias_tables(spec, P, program, tables, arrays)
                 if program.aux is not None:
                     spec["aux"] = _frontier_spec(program.aux, h, k, tables, referenced)
                     spec["aux_graph"] = tables.graph(program.aux_graph or P.graph)
@@ -400,6 +417,8 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
     """
     spec = lower_rows([plan], graph, 1, indices32=False, arrays=rows is None).spec
     hop = dict(spec["hops"][0], keep_row_ids=False)
+    if "alias" in hop:            # requested rows build their own tables (the same tables)
+        del hop["alias"], hop["row_stats"]
     if hop["aux"] is not None or hop["graph"] != 0:
         raise _NotLowered("probabilities", "values looked up in other rows or graphs")
     f64, i64, program = list(spec["f64"]), list(spec["i64"]), list(hop["program"])

@@ -27,11 +27,14 @@ to draw ``p`` (uniform); for layer-wise keys the stream of candidate column ``u`
 import numpy as np
 
 from .. import _rng
+from ..native import ALIAS_OVERFLOW
 from .._errors import ArgumentError, ArgumentTypeError, SamplerError
+from ..graph._weights import alias_tables
 from ._csr import RowMatrix, _indptr_of, column_accumulate, segment_arange
 from ._lazy import (
-    _as_vector, check_values, ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection,
-    REJECTION_ATTEMPTS as A, RowSelection, RowView, Streams, ThresholdSelection,
+    _as_vector, check_values, ALIAS_ATTEMPTS, ALIAS_KEYS_UP_TO, ColumnSelection, ColumnSums,
+    GlobalColumns, GlobalSelection, REJECTION_ATTEMPTS as A, RowSelection, RowView, Streams,
+    ThresholdSelection,
 )
 from .._validate import as_index_array, as_int, check_memory, check_range, fail
 
@@ -176,10 +179,11 @@ def choose_positions(d, s, streams, *, replace=False, values=None, method="keys"
     replace : bool
     values : callable ``(rows, positions) -> float64 values``, or None
         The entries' values, for the weighted rules (``None``: uniform).
-    method : {"keys", "rejection", "last"}
-        Weighted draws with replacement by exact keys, or by rejection against ``bound``
-        (see :class:`spsample.engine._lazy.RowSelection`); ``"last"``: the last ``s`` positions of
-        each row, no randomness (temporal ``"last"``: rows sorted by time).
+    method : {"keys", "rejection", "alias", "last"}
+        Weighted draws by exact keys, by rejection against ``bound`` (with replacement) or by
+        the rows' alias tables (see :class:`spsample.engine._lazy.RowSelection`); ``"last"``:
+        the last ``s`` positions of each row, no randomness (temporal ``"last"``: rows sorted
+        by time).
 
     Returns
     -------
@@ -198,6 +202,8 @@ def choose_positions(d, s, streams, *, replace=False, values=None, method="keys"
     seg = np.repeat(np.arange(d.size, dtype=np.int64), d)
     pos = np.arange(seg.size, dtype=np.int64) - (np.cumsum(d) - d)[seg]
     w = np.asarray(values(seg, pos), dtype=np.float64)
+    if method == "alias":
+        return _alias(d, s, streams, replace, seg, pos, w)
     if replace:
         return _weighted_with_replacement(d, s, streams, seg, pos, w)
     return _weighted_without_replacement(d, s, streams, seg, pos, w)
@@ -341,6 +347,90 @@ def _weighted_with_replacement(d, s, streams, seg, pos, w):
     return counts, pos[keep]
 
 
+def _alias(d, s, streams, replace, seg, pos, w):
+    """Weighted draws by the rows' alias tables (see
+    :class:`~spsample.engine._lazy.RowSelection`): the eligible entries of the rows that keep
+    them all, the exact keys' sample of the rows with few eligible entries, and alias draws in
+    the others."""
+    table, finite = alias_tables(_indptr_of(d), w)
+    positive = w > 0
+    eligible = np.bincount(seg[positive], minlength=d.size).astype(np.int64)
+    if not finite[eligible > 0].all():
+        fail(SamplerError, "select_rows", "P", ALIAS_OVERFLOW, show_value=False)
+    whole = (s < 0) if replace else (s < 0) | (eligible <= s)
+    if replace:
+        counts = np.where(whole, eligible, np.where(eligible > 0, np.maximum(s, 0), 0))
+        by_keys = np.zeros(d.size, dtype=bool)
+    else:
+        counts = np.where(whole, eligible, np.minimum(s, eligible))
+        by_keys = ~whole & (eligible <= ALIAS_KEYS_UP_TO * s)
+    counts = counts.astype(np.int64)
+    parts = [(np.flatnonzero(whole), pos[positive & whole[seg]])]
+    if by_keys.any():
+        mine = by_keys[seg]
+        _, kept = _weighted_without_replacement(d, s, streams, seg[mine], pos[mine], w[mine])
+        parts.append((np.flatnonzero(by_keys), kept))
+    drawn = np.flatnonzero(~whole & ~by_keys & (counts > 0))
+    first = np.cumsum(d) - d
+    if replace:
+        parts.append((drawn, _alias_with_replacement(d, s, streams, table, first, drawn)))
+    else:
+        parts.append((drawn, _alias_without_replacement(d, s, streams, table, first, drawn,
+                                                        seg, pos, w)))
+    return counts, _assemble(counts, parts)
+
+
+def _alias_draw(streams, table, first, d, rows, index):
+    """One alias draw of each row in ``rows`` on words ``index``, ``index + 1``: positions."""
+    i = _rng.uniform_int(streams.words(rows, index), d[rows])
+    entry = first[rows] + i
+    keep = streams.words(rows, index + 1) < table[entry, 0]
+    return np.where(keep, i, table[entry, 1].astype(np.int64))
+
+
+def _alias_with_replacement(d, s, streams, table, first, rows):
+    draw, seg = segment_arange(s[rows])
+    r = rows[seg]
+    p = _alias_draw(streams, table, first, d, r, 2 * draw)
+    return p[np.lexsort((p, seg))]
+
+
+def _alias_without_replacement(d, s, streams, table, first, rows, seg, pos, w):
+    """Attempts until each row kept ``s`` distinct entries or made ``ALIAS_ATTEMPTS * s``; the
+    rows left short are filled by exact keys. Returns the positions, shape (rows.size, s)."""
+    width = int(s[rows].max(initial=0))
+    kept = np.full((rows.size, width), -1, dtype=np.int64)
+    have = np.zeros(rows.size, dtype=np.int64)
+    live = np.arange(rows.size)
+    for a in range(ALIAS_ATTEMPTS * width):
+        live = live[(have[live] < s[rows[live]]) & (a < ALIAS_ATTEMPTS * s[rows[live]])]
+        if live.size == 0:
+            break
+        r = rows[live]
+        p = _alias_draw(streams, table, first, d, r, d[r] + 2 * a)
+        new = ~(kept[live] == p[:, None]).any(axis=1)
+        at = live[new]
+        kept[at, have[at]] = p[new]
+        have[at] += 1
+    short = np.flatnonzero(have < s[rows])
+    for k in short:                                   # rare: exact keys over the rest
+        kept[k, have[k]:s[rows[k]]] = _keys_fill(d, s, streams, rows[k], kept[k, :have[k]],
+                                                 first, w)
+    kept.sort(axis=1)
+    return kept[kept >= 0] if (s[rows] < width).any() else kept
+
+
+def _keys_fill(d, s, streams, row, taken, first, w):
+    """The eligible positions of ``row`` not in ``taken`` with the smallest exact keys (words
+    ``p``), as many as the row still needs."""
+    p = np.arange(d[row], dtype=np.int64)
+    wr = w[first[row]:first[row] + d[row]]
+    free = (wr > 0) & ~np.isin(p, taken)
+    p = p[free]
+    keys = _exp_keys(wr[free], streams.words(np.full(p.size, row, dtype=np.int64), p))
+    return p[np.lexsort((p, keys))][:s[row] - taken.size]
+
+
 def _rejection(d, s, streams, values, bound):
     """Weighted draws with replacement by rejection (see
     :class:`~spsample.engine._lazy.RowSelection`)."""
@@ -439,9 +529,12 @@ def select_rows(P, fanout, streams, *, replace=False, weighted=False, method="ke
         The rows' random streams: ``Streams.per_vertex(Q, ctx)`` (node-wise) or
         ``Streams.per_row(Q, ctx)`` (walks).
     replace, weighted : bool
-    method : {"keys", "rejection", "last"}
-        Weighted draws with replacement: exact keys (O(d) per draw) or rejection against
-        ``bound`` (O(bound / mean value) per draw; every value must be ``<= bound``).
+    method : {"keys", "rejection", "alias", "last"}
+        Weighted draws: exact keys (O(d) per row, or per draw with replacement), rejection
+        against ``bound`` (with replacement; O(bound / mean value) per draw; every value must
+        be ``<= bound``) or the rows' alias tables (O(1) reads per draw; the graph builds the
+        table of its own weights once, 8 bytes per entry; the sample has the keys' law, not
+        their bits: :class:`~spsample.engine._lazy.RowSelection`).
         ``"last"``: the last ``fanout`` entries of each row, no randomness (uniform, without
         replacement; temporal sampling's ``"last"`` on rows sorted by time).
     bound : float, optional
@@ -468,8 +561,11 @@ def select_rows(P, fanout, streams, *, replace=False, weighted=False, method="ke
     _check_type(where, "streams", streams, Streams, "a Streams (Streams.per_vertex/per_row)")
     fanout, vector = _fanout_arg(where, fanout, P.graph.num_nodes)
     replace, weighted = _bool(where, "replace", replace), _bool(where, "weighted", weighted)
-    if method not in ("keys", "rejection", "last"):
-        fail(ArgumentError, where, "method", "must be 'keys', 'rejection' or 'last'", method)
+    if method not in ("keys", "rejection", "alias", "last"):
+        fail(ArgumentError, where, "method", "must be 'keys', 'rejection', 'alias' or 'last'",
+             method)
+    if method == "alias" and not weighted:
+        fail(ArgumentError, where, "method", "'alias' draws by the values (weighted=True)", method)
     if method == "last" and (weighted or replace):
         fail(ArgumentError, where, "method", "'last' takes a row's last entries (weighted=False, "
              "replace=False)", method)

@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import _rng
 from ._run import trace
-from ._lazy import REJECTION_ATTEMPTS, ColumnSelection, ThresholdSelection
+from ._lazy import (ALIAS_ATTEMPTS, ALIAS_KEYS_UP_TO, REJECTION_ATTEMPTS, ColumnSelection,
+                    ThresholdSelection)
 from ._minibatch import MiniBatch
 
 __all__ = ["reference_sample"]
@@ -244,6 +245,8 @@ def _row_rule(sel, d, s, value, word):
     eligible = [p for p in range(d) if w[p] > 0]
     if s < 0:
         return eligible
+    if sel.method == "alias":
+        return _alias(d, s, sel.replace, w, eligible, word)
     if sel.replace:
         if not eligible:
             return []
@@ -273,6 +276,59 @@ def _rejection(d, s, bound, value, word):
         if got is not None:
             out.append(got)
     return sorted(out)
+
+
+def _alias(d, s, replace, w, eligible, word):
+    """The alias rule (RowSelection) on a row of values ``w``."""
+    if not eligible:
+        return []
+    threshold, alias = _alias_table(w)
+
+    def draw(index):
+        i = (word(index) * d) >> 32
+        return i if word(index + 1) < threshold[i] else alias[i]
+    if replace:
+        return sorted(draw(2 * i) for i in range(s))
+    if len(eligible) <= s:
+        return eligible
+    keyed = sorted(eligible, key=lambda p: (_exp_key(word(p), w[p]), p))
+    if len(eligible) <= ALIAS_KEYS_UP_TO * s:
+        return sorted(keyed[:s])
+    kept = []
+    for a in range(ALIAS_ATTEMPTS * s):
+        p = draw(d + 2 * a)
+        if p not in kept:
+            kept.append(p)
+            if len(kept) == s:
+                return sorted(kept)
+    rest = [p for p in keyed if p not in kept]
+    return sorted(kept + rest[:s - len(kept)])
+
+
+def _alias_table(w):
+    """Vose's alias table of one row, step by step as documented in
+    :func:`spsample.graph._weights.alias_tables`: ``(threshold, alias)`` lists."""
+    d = len(w)
+    wpos = [x if x > 0 else 0.0 for x in w]
+    total = 0.0
+    for x in wpos:
+        total += x
+    assert total < float("inf"), "the alias rule needs a finite row sum"
+    x = [(v * d) / total for v in wpos]
+    small = [i for i in range(d) if 0 < wpos[i] and x[i] < 1] + \
+        [i for i in range(d) if wpos[i] == 0]
+    large = [i for i in range(d) if x[i] >= 1]
+    threshold, alias = [0xFFFFFFFF] * d, list(range(d))
+    while small and large:
+        lo, hi = small.pop(), large.pop()
+        threshold[lo], alias[lo] = int(x[lo] * 4294967296.0), hi
+        x[hi] = (x[hi] + x[lo]) - 1.0
+        (small if x[hi] < 1.0 else large).append(hi)
+    first = next(i for i in range(d) if wpos[i] > 0)
+    for i in small:
+        if wpos[i] == 0:
+            threshold[i], alias[i] = 0, first
+    return threshold, alias
 
 
 def _threshold(d, s, columns, word0):

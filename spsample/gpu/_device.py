@@ -248,6 +248,11 @@ def sample_on_device(graph, seeds, sizes, batch_ids, sampler, seed, epoch, devic
     return run_rowwise(lowered, graph, seeds, sizes, batch_ids, seed, epoch, dev)
 
 
+#: Rules whose rows may keep fewer entries than their bound (outputs compacted after k_select).
+_SHORT_ROWS = tuple(getattr(native.SelectRule, name, -1) for name in
+                    ("WEIGHTED", "WEIGHTED_REP", "REJECTION", "ALIAS", "ALIAS_REP"))
+
+
 def _check_gpu_hops(lowered, sampler, seed, epoch):
     """The GPU kernels key hop ``h``'s streams by ``(epoch, h)`` and the seed, read single-hop
     frontiers and have no temporal cut or ``"last"`` rule: refuse plans that need more."""
@@ -257,6 +262,11 @@ def _check_gpu_hops(lowered, sampler, seed, epoch):
         plain = (hs["time"] < 0 and hs["select"] != native.SelectRule.LAST
                  and hs["hop_word"] == ((int(epoch) & 0xFFFFFF) << 8 | (h & 255))
                  and tuple(hs["rng_key"]) == key and (len(f) < 5 or f[4] == f[1]))
+        alias_rules = (native.SelectRule.ALIAS, native.SelectRule.ALIAS_REP)
+        if hs["select"] in alias_rules and "alias" not in hs:
+            fail(ArgumentError, "sample", "device", "draws by alias tables only on the graph's "
+                 f"own weights; {type(sampler).__name__} draws by other values: sample it with "
+                 "device=None", show_value=False)
         if not plain:
             fail(ArgumentError, "sample", "device", "runs plain row-wise hops; "
                  f"{type(sampler).__name__} uses a temporal cut, the 'last' rule, per-relation "
@@ -292,6 +302,7 @@ class RowWiseDriver(DeviceDriver):
         self.spec = spec
         # (indptr, indices, weights, indices32): the host kernel's fence is not uploaded
         self.graphs = [tuple(device.upload(a) for a in g[:4]) for g in spec["graphs"]]
+        self._alias = None
         self.f64 = [device.upload(v) for v in spec["f64"]]
         self.i64 = [device.upload(v) for v in spec["i64"]]
         self.i64_host = spec["i64"]
@@ -388,6 +399,14 @@ class RowWiseDriver(DeviceDriver):
                     aux_indptr=aux[0], aux_indices=aux[1], aux_weights=aux[2], aux_n=n_aux,
                     uses_lookup=int(uses_lookup), only_weight=int(only_weight))
 
+    def _alias_args(self, hs):
+        """The alias rules' tables (the graph's, uploaded once per bulk), or none."""
+        if "alias" not in hs:
+            return dict(alias=None, row_stats=None)
+        if self._alias is None or self._alias[0] is not hs["alias"]:
+            self._alias = (hs["alias"], self.dev.upload(hs["alias"]))
+        return dict(alias=self._alias[1], row_stats=self.f64[hs["row_stats"]])
+
     def _select(self, h, hs, rows, fa):
         xp, m, g = self.xp, rows["m"], self.graphs[hs["graph"]]
         rule = self._rule_args(h, hs)
@@ -407,7 +426,7 @@ class RowWiseDriver(DeviceDriver):
                      set_off=set_off, key_off=key_off, set=set_buf, keys=key_buf, indptr=g[0],
                      indices=g[1], weights=g[2], **self._value_args(hs), bound=hs["bound"],
                      dst=dst, eid=eid, erow=erow, count=count, err=err,
-                     long_row=self.dev.long_row)
+                     long_row=self.dev.long_row, **self._alias_args(hs))
         if ext["C"]:
             self._launch("select_chunks", ext["C"], **ext["chunk_args"], fl=rows["fl"],
                          fr=rows["fr"], ccum=ext["ccum"], out_off=out_off, dst=dst, eid=eid,
@@ -415,7 +434,7 @@ class RowWiseDriver(DeviceDriver):
         if int(err[0]):
             raise SamplerError("sample: select_rows: argument 'bound' is exceeded (a value "
                                "exceeds the rejection bound)")
-        if hs["select"] in (native.SelectRule.WEIGHTED, native.SelectRule.WEIGHTED_REP, native.SelectRule.REJECTION):
+        if hs["select"] in _SHORT_ROWS:
             dst, eid, erow, out_off, E = self._compact(m, out_off, count, dst, eid, erow)
         row_off_d = self.dev.upload(rows["off"])
         off = np.asarray(self.dev.download(out_off[row_off_d]), dtype=np.int64)

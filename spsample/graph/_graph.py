@@ -14,8 +14,9 @@ import numpy as np
 from .._errors import ArgumentTypeError, GraphError
 from .._validate import as_float_array, as_index_array, as_int, check_memory, fail
 from ._pages import advise_huge_pages
-from ._weights import (column_fence, column_sums, internal_columns, layerwise_scale,
-                       row_weight_stats, scaled_weights, screen_weights, uint32_columns)
+from ._weights import (alias_tables, column_fence, column_sums, internal_columns,
+                       layerwise_scale, row_weight_stats, scaled_weights, screen_weights,
+                       uint32_columns)
 
 __all__ = ["Graph", "MAX_NODES", "frozen_array", "frozen_filled"]
 
@@ -369,6 +370,34 @@ class Graph:
             return None
         return self._memo("row_weight_stats",
                           lambda: row_weight_stats(self._indptr, self._weights))
+
+    def alias_table(self):
+        """Walker's alias table of every row's weights
+        (:func:`~spsample.graph._weights.alias_tables`), built once for the alias rule
+        (``NodeWise(weighted=True, weighted_method="alias")``): 8 bytes per entry, kept with the
+        graph; ``None`` when the graph is unweighted or a row's positive weights sum past the
+        largest float64.
+
+        Returns
+        -------
+        ndarray, uint32, shape (num_edges, 2), read-only, or None
+            ``[threshold, alias]`` per entry.
+
+        Raises
+        ------
+        ResourceLimitError
+            Naming ``weighted_method`` when building the table would pass the memory limit.
+        """
+        if self._weights is None:
+            return None
+
+        def build():
+            check_memory("sample", "weighted_method", 64 * self.num_edges + 32 * self.num_nodes,
+                         "the alias tables of the graph's weights",
+                         "use weighted_method='keys' (no table) or raise the memory limit")
+            table, finite = alias_tables(self._indptr, self._weights)
+            return table if finite.all() else None
+        return self._memo("alias_table", build)
 
     def sorted_entry_time(self, time, check):
         """``check()`` (the check that ``time`` holds one sortable time per entry, sorted

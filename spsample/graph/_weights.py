@@ -12,7 +12,8 @@ methods (``graph.layerwise_weights()``, ``graph.column_weights()``, ...); the fu
 import numpy as np
 
 __all__ = ["layerwise_weights", "layerwise_scale", "column_weights", "scaled_weights",
-           "column_sums", "uint32_columns", "column_fence", "internal_columns"]
+           "column_sums", "uint32_columns", "column_fence", "internal_columns", "alias_tables",
+           "ALIAS_ALWAYS"]
 
 
 def layerwise_weights(graph):
@@ -238,3 +239,129 @@ def row_weight_stats(indptr, weights):
         bad = np.add.reduceat(odd.astype(np.int64), starts) > 0
         out[rows[bad], 1] = np.nan
     return out.reshape(-1)
+
+
+#: The alias table's threshold of an entry that is always kept (``2**32 - 1``; its alias is
+#: itself, so the one word it rejects changes nothing).
+ALIAS_ALWAYS = 0xFFFFFFFF
+
+
+def alias_tables(indptr, weights):
+    """Walker's alias table of every row's weights, built by Vose's method, for the alias rule
+    of :func:`~spsample.primitives.select_rows` (``method="alias"``).
+
+    Row ``v`` of length ``d`` draws position ``i`` with ``uniform_int(w0, d)`` and keeps it when
+    ``w1 < threshold[i]``, else takes ``alias[i]``: position ``p`` comes up with probability
+    ``(threshold[p] + sum over the i aliased to p of (2**32 - threshold[i])) / (d 2**32)``,
+    which is ``max(weight, 0) / row sum`` up to 2^-32 per entry. Entries of weight ``<= 0`` (or
+    NaN) have threshold 0 and alias a positive entry: they never come up.
+
+    The construction is Vose's, row by row, in float64 and in a fixed order, so that every
+    implementation gives the same table: the row sum ``W`` is summed left to right; entry ``i``
+    gets ``x_i = (max(w_i, 0) * d) / W``; the small stack holds the positive entries with
+    ``x < 1`` in ascending order, then the zero ones (on top); the large stack the entries with
+    ``x >= 1`` in ascending order. While both are non-empty: pop ``l`` (small) and ``g`` (large);
+    ``threshold[l] = floor(x_l 2**32)``, ``alias[l] = g``; ``x_g = (x_g + x_l) - 1``; push ``g``
+    on the small stack if ``x_g < 1``, back on the large one otherwise. What is left keeps
+    itself (threshold :data:`ALIAS_ALWAYS`), except a zero entry, which aliases the row's first
+    positive entry. ``spsample.engine._reference`` builds the same table row by row.
+
+    Parameters
+    ----------
+    indptr : ndarray, int64, shape (n + 1,)
+    weights : ndarray, float64, shape (nnz,)
+
+    Returns
+    -------
+    table : ndarray, uint32, shape (nnz, 2)
+        ``[threshold, alias]`` of each entry; ``alias`` is a position within the row.
+    finite : ndarray, bool, shape (n,)
+        Whether each row's positive weights sum to a finite float64 (a row where they do not
+        has no table: its entries keep themselves and it must not be drawn from).
+
+    Complexity: O(nnz) work in O(max degree) vectorised steps.
+    """
+    indptr = np.asarray(indptr, dtype=np.int64)
+    w = np.asarray(weights, dtype=np.float64)
+    n, nnz = indptr.size - 1, w.size
+    d = np.diff(indptr)
+    row = np.repeat(np.arange(n, dtype=np.int64), d)
+    base = indptr[:-1]
+    wpos = np.where(w > 0, w, 0.0)
+    total = _row_sums_left_to_right(base, d, wpos)
+    finite = np.isfinite(total)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x = (wpos * d[row].astype(np.float64)) / total[row]
+    usable = finite[row] & (total[row] > 0)
+    small_entry = usable & (x < 1.0)
+    large_entry = usable & ~small_entry
+    zero = wpos == 0
+    small, n_small = _stack(base, row, np.flatnonzero(small_entry), zero, nnz, n)
+    large, n_large = _stack(base, row, np.flatnonzero(large_entry), None, nnz, n)
+    threshold = np.full(nnz, ALIAS_ALWAYS, dtype=np.uint32)
+    alias = np.arange(nnz, dtype=np.int64)
+    _pair_stacks(base, small, n_small, large, n_large, x, threshold, alias)
+    _alias_left_zero_entries(indptr, row, wpos, zero, threshold, alias)
+    table = np.empty((nnz, 2), dtype=np.uint32)
+    table[:, 0] = threshold
+    table[:, 1] = alias - base[row]
+    return table, finite
+
+
+def _row_sums_left_to_right(base, d, values):
+    """Each row's sum of ``values``, added left to right (one vectorised step per column
+    position: the order the row-by-row construction uses)."""
+    total = np.zeros(d.size, dtype=np.float64)
+    order = np.argsort(-d, kind="stable")
+    shorter = -d[order]                              # ascending
+    with np.errstate(over="ignore", invalid="ignore"):
+        for j in range(int(d.max(initial=0))):
+            rows = order[:int(np.searchsorted(shorter, -j, side="left"))]   # d > j
+            total[rows] = total[rows] + values[base[rows] + j]
+    return total
+
+
+def _stack(base, row, entries, zero, nnz, n):
+    """A stack per row in the row's own slots of one array: ``entries`` (ascending), those
+    that are ``zero`` last (on top). Returns ``(stack, height)``."""
+    r = row[entries]
+    if zero is not None:
+        order = np.lexsort((zero[entries], r))      # by row, non-zero first, stable
+        entries, r = entries[order], r[order]
+    height = np.bincount(r, minlength=n).astype(np.int64)
+    slot = np.arange(entries.size, dtype=np.int64) - (np.cumsum(height) - height)[r]
+    stack = np.empty(nnz, dtype=np.int64)
+    stack[base[r] + slot] = entries
+    return stack, height
+
+
+def _pair_stacks(base, small, n_small, large, n_large, x, threshold, alias):
+    """Vose's pairing loop, every row with both stacks non-empty in step."""
+    live = np.flatnonzero((n_small > 0) & (n_large > 0))
+    while live.size:
+        b = base[live]
+        lo = small[b + n_small[live] - 1]
+        hi = large[b + n_large[live] - 1]
+        threshold[lo] = np.floor(x[lo] * 4294967296.0).astype(np.uint32)
+        alias[lo] = hi
+        x[hi] = (x[hi] + x[lo]) - 1.0
+        n_small[live] -= 1
+        moved = x[hi] < 1.0
+        to = live[moved]
+        small[base[to] + n_small[to]] = hi[moved]
+        n_small[to] += 1
+        n_large[to] -= 1
+        live = live[(n_small[live] > 0) & (n_large[live] > 0)]
+
+
+def _alias_left_zero_entries(indptr, row, wpos, zero, threshold, alias):
+    """Zero entries that no pairing reached alias their row's first positive entry."""
+    left = np.flatnonzero(zero & (threshold == ALIAS_ALWAYS))
+    if left.size == 0:
+        return
+    positive = np.flatnonzero(wpos > 0)
+    first = np.searchsorted(positive, indptr[row[left]])
+    has = first < positive.size
+    has[has] = row[positive[first[has]]] == row[left[has]]
+    threshold[left] = 0
+    alias[left[has]] = positive[first[has]]

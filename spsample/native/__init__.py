@@ -51,7 +51,7 @@ from ._bulk_ops import insert_bulk, link_bulk, lookup_bulk, minibatch_edges, spl
 from ._codes import VALUE_STACK, Frontier, LinkMode, SelectRule, StreamKey, ValueOp
 from ._io import check_entries, gather_ranges, parse_edges
 from ..graph._weights import layerwise_scale, layerwise_weights
-from ._kernel_calls import run_bulk, select_rows
+from ._kernel_calls import ALIAS_OVERFLOW, run_bulk, select_rows
 from ._switch import (AVAILABLE, IMPORT_ERROR, active_path, apply_env_threads, disabled, enabled,
                       get_num_threads, kernel_threads, kernels, pool_stats, set_enabled,
                       set_num_threads, set_pool_limit)
@@ -65,7 +65,7 @@ __all__ = [
     "set_passive_wait", "warn_if_spinning", "WAIT_POLICY",
     # for spsample's rooms
     "kernels", "kernel_threads", "Frontier", "SelectRule", "StreamKey", "ValueOp", "LinkMode",
-    "VALUE_STACK", "run_bulk", "select_rows", "insert_bulk", "lookup_bulk", "link_bulk",
+    "VALUE_STACK", "ALIAS_OVERFLOW", "run_bulk", "select_rows", "insert_bulk", "lookup_bulk", "link_bulk",
     "minibatch_edges", "split_typed", "parse_edges", "check_entries", "gather_ranges",
     "as_i64", "as_f64", "bulk_args", "column_fence", "indices32", "internal_columns",
     "layerwise_weights",

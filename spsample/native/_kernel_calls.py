@@ -12,11 +12,17 @@ from .._validate import memory_limit
 from ._buffers import as_f64, as_i64, bulk_args
 from ._switch import kernel_threads, kernels
 
-__all__ = ["run_bulk", "select_rows"]
+__all__ = ["run_bulk", "select_rows", "ALIAS_OVERFLOW"]
 
 
 def _budget():
     return int(min(memory_limit(), 2**63 - 1))
+
+
+#: What the alias rule says of a row whose positive values sum past the largest float64 (the
+#: NumPy evaluation and the kernels alike).
+ALIAS_OVERFLOW = ("has a row whose positive values sum to more than the largest float64: "
+                  "method='alias' cannot build its table")
 
 
 def _translated(call):
@@ -26,6 +32,8 @@ def _translated(call):
     except MemoryError as exc:
         raise ResourceLimitError(f"sample: argument 'sampler': {exc} (the memory this process may "
                                  "use); lower the fanouts, batch_size or bulk size") from None
+    except OverflowError:
+        raise SamplerError(f"select_rows: argument 'P' {ALIAS_OVERFLOW}") from None
     except ArithmeticError as exc:
         raise SamplerError(f"sample: select_rows: argument 'bound' is exceeded ({exc})") from None
 

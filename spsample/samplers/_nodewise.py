@@ -37,6 +37,12 @@ class NodeWise(Sampler):
     weighted : bool
         Draw proportionally to the graph's edge weights (Efraimidis–Spirakis without
         replacement; exponential races with replacement). Needs a weighted graph.
+    weighted_method : {"keys", "alias"}
+        How weighted rows are drawn. ``"keys"`` (default) ranks an exponential key per entry:
+        O(degree) per row. ``"alias"`` draws from alias tables that the graph builds once from
+        its weights (8 bytes per entry, reused by every hop, bulk and epoch): O(1) per draw,
+        so hubs cost no more than small rows. Both give each sample the same law (successive
+        sampling without replacement); their samples differ bit for bit, each reproducible.
     disjoint : bool
         Give every seed its own subgraph: no vertex is shared between the seeds of a
         minibatch (``mb.batch`` says which seed each vertex belongs to); the seeds of a
@@ -55,11 +61,11 @@ class NodeWise(Sampler):
     2
     """
 
-    options = ("replace", "weighted", "disjoint", "temporal_strategy")
+    options = ("replace", "weighted", "weighted_method", "disjoint", "temporal_strategy")
     heterogeneous = True
 
-    def __init__(self, fanouts, *, replace=False, weighted=False, disjoint=False,
-                 temporal_strategy="uniform", **unknown):
+    def __init__(self, fanouts, *, replace=False, weighted=False, weighted_method="keys",
+                 disjoint=False, temporal_strategy="uniform", **unknown):
         where = type(self).__name__
         check_no_unknown(where, unknown, self.options)
         super().__init__(fanouts)
@@ -77,6 +83,10 @@ class NodeWise(Sampler):
             fail(SamplerError, where, "temporal_strategy", "'last' takes the latest entries: "
                  "it needs replace=False and weighted=False", temporal_strategy)
         self.temporal_strategy = temporal_strategy
+        if weighted_method not in ("keys", "alias"):
+            fail(SamplerError, where, "weighted_method", "must be 'keys' or 'alias'",
+                 weighted_method)
+        self.weighted_method = weighted_method
 
     def check_graph(self, graph):
         if not self.weighted:
@@ -102,8 +112,9 @@ class NodeWise(Sampler):
     def select(self, P, Q, ctx):
         if self.temporal_strategy == "last" and P.cutoff is not None:
             return prim.select_rows(P, ctx.fanout, self.streams(Q, ctx), method="last")
+        method = self.weighted_method if self.weighted else "keys"
         return prim.select_rows(P, ctx.fanout, self.streams(Q, ctx), replace=self.replace,
-                                weighted=self.weighted)
+                                weighted=self.weighted, method=method)
 
     def extract(self, state, Q, S, ctx):
         state.add_sampled(Q, S)
