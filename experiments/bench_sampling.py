@@ -218,6 +218,9 @@ def make_samplers(args, g):
              "plain": lambda: (Plain(fan), g),
              "colscaled": lambda: (ColumnScaled(fan, column_vector(g)), g),
              "nodewise_w": lambda: (spsample.NodeWise(fan, weighted=True), with_column_weights()),
+             "nodewise_wa": lambda: (spsample.NodeWise(fan, weighted=True,
+                                                       weighted_method="alias"),
+                                     with_column_weights()),
              "readme_walk": lambda: (ReadmeWalk(L), g),
              "walk_nodewise": lambda: (spsample.NodeWise([1] * L), g)}
     for name in [n for n in args.samplers.split(",") if n]:

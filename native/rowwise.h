@@ -360,15 +360,16 @@ static int64_t labor_words_ahead(const HopSpec& hs, const uint32_t* idx32, int64
     return r;
 }
 
-// Words drawn ahead for the uniform rules: for rows [r0, r0 + WORD_ROWS) that draw (s <= WORD_MAX
-// words each), eight rows' streams at a time (stream_words8, vectorised), into sc.words; row
-// r's slot in sc.word_slot[r - r0] (-1: it draws from its Stream as usual).
+// Words drawn ahead for the uniform rules (and, per_draw = 2, the alias rules): for rows
+// [r0, r0 + WORD_ROWS) that draw (s per_draw <= WORD_MAX words each), eight rows' streams at a
+// time (stream_words8, vectorised), into sc.words; row r's slot in sc.word_slot[r - r0] (-1: it
+// draws from its Stream as usual).
 constexpr int64_t WORD_ROWS = 64;
 constexpr int64_t WORD_MAX = 64;
 
 template <bool REPLACE>
 static void draw_words_ahead(const HopSpec& hs, int64_t r0, int64_t r1, uint32_t hw, uint32_t bid,
-                             Key key, RowWiseScratch& sc) {
+                             Key key, RowWiseScratch& sc, int64_t per_draw = 1) {
     sc.words.resize(WORD_ROWS * WORD_MAX);
     sc.word_slot.assign(WORD_ROWS, -1);
     uint32_t key_word[8];
@@ -390,11 +391,11 @@ static void draw_words_ahead(const HopSpec& hs, int64_t r0, int64_t r1, uint32_t
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t d = sc.deg[r];
         const int64_t s = hs.fanout_vec ? hs.fanout_vec[sc.fv[r]] : hs.fanout;
-        const bool draws = d > 0 && s > 0 && s <= WORD_MAX && (REPLACE || d > s);
+        const bool draws = d > 0 && s > 0 && s * per_draw <= WORD_MAX && (REPLACE || d > s);
         if (!draws) continue;
         key_word[lanes] = static_cast<uint32_t>(hs.key == K_ROW ? sc.fr[r] : sc.fv[r]);
         lane_row[lanes++] = static_cast<int32_t>(r - r0);
-        count = std::max(count, s);
+        count = std::max(count, s * per_draw);
         if (lanes == 8) flush();
     }
     if (lanes) flush();
@@ -504,17 +505,52 @@ static inline int64_t gather_columns(const CSRView& g, const int64_t* eid, uint3
     return from;
 }
 
-// An alias rule on row (vertex v, aligned vertex t, entries st .. st + d): with the graph's table
-// (hs.alias, lowered only for whole rows valued by the graph's weights) and its row statistics'
-// eligible count; otherwise the row's own table, built from its values (alias_table_row, the
-// same table). Positions into rows.pos; returns their count.
+// The alias rules with the graph's table: the table entries of the rows' first s draws (their
+// words drawn ahead, WORD_ROWS rows at a time), prefetched in row order ALIAS_LAG draws before
+// they are read (more in flight than the memory system holds would be dropped).
+constexpr int64_t ALIAS_LAG = 32;
+
+struct AliasPrefetch {
+    int64_t r0 = 0, r1 = 0;  // the batch of rows whose words are drawn ahead
+    int64_t row = 0, a = 0;  // the next draw to prefetch: draw a of row `row`
+    int64_t issued = 0;      // draws prefetched in this batch
+    int64_t used = 0;        // draws of the rows selected so far in this batch
+};
+
+static void alias_prefetch_to(const HopSpec& hs, const RowWiseScratch& sc, AliasPrefetch& pa,
+                              int64_t upto) {
+    while (pa.issued < upto && pa.row < pa.r1) {
+        const int32_t slot = sc.word_slot[pa.row - pa.r0];
+        const int64_t s = hs.fanout_vec ? hs.fanout_vec[sc.fv[pa.row]] : hs.fanout;
+        if (slot < 0 || pa.a >= s) {
+            ++pa.row;
+            pa.a = 0;
+            continue;
+        }
+        const uint32_t* w = sc.words.data() + static_cast<int64_t>(slot) * WORD_MAX;
+        const int64_t i = static_cast<int64_t>(uniform_int(w[2 * pa.a], sc.deg[pa.row]));
+        __builtin_prefetch(hs.alias + 2 * (sc.start[pa.row] + i));
+        ++pa.a;
+        ++pa.issued;
+    }
+}
+
+// An alias rule on row (vertex v, aligned vertex t, entries st .. st + d), `ahead` its words
+// 0 .. 2s - 1 drawn ahead (or nullptr): with the graph's table (hs.alias, lowered only for whole
+// rows valued by the graph's weights) and its row statistics' eligible count (the row's length
+// without them: every weight positive); otherwise the
+// row's own table, built from its values (alias_table_row, the same table). Positions into
+// rows.pos; returns their count.
 static int64_t alias_select(const HopSpec& hs, const CSRView& g, int64_t v, int64_t t, int64_t st,
-                            int64_t d, int64_t s, bool replace, Stream& stream, RowScratch& rows) {
+                            int64_t d, int64_t s, bool replace, Stream& stream,
+                            const uint32_t* ahead, RowScratch& rows) {
+    const int64_t n_ahead = ahead ? 2 * s : 0;
+    auto word = [&](int64_t i) { return i < n_ahead ? ahead[i] : stream.word(static_cast<uint64_t>(i)); };
     if (hs.alias) {
         const double* w = g.weights + st;
-        const int64_t eligible = v < g.n ? static_cast<int64_t>(hs.row_stats[3 * v]) : 0;
-        return alias_row(stream, hs.alias + 2 * st, [w](int64_t p) { return w[p]; }, eligible, d,
-                         s, replace, rows.pos.data(), rows.keys.data());
+        const int64_t eligible = !hs.row_stats ? d : v < g.n ? static_cast<int64_t>(hs.row_stats[3 * v]) : 0;
+        return alias_row(word, hs.alias + 2 * st, [w](int64_t p) { return w[p]; }, eligible, d, s,
+                         replace, rows.pos.data(), rows.keys.data());
     }
     const ValueCode vc = hs.values.view();
     double* vals = rows.vals.data();
@@ -524,7 +560,7 @@ static int64_t alias_select(const HopSpec& hs, const CSRView& g, int64_t v, int6
     const int64_t eligible = alias_table_row(value, d, rows.alias.data(), rows.alias_x.data(),
                                              rows.alias_small.data(), rows.alias_large.data());
     if (eligible < 0) throw AliasOverflow("a row's positive values sum past the largest double");
-    return alias_row(stream, rows.alias.data(), value, eligible, d, s, replace, rows.pos.data(),
+    return alias_row(word, rows.alias.data(), value, eligible, d, s, replace, rows.pos.data(),
                      rows.keys.data());
 }
 
@@ -588,21 +624,25 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
     const uint32_t* words = sc.col_words;  // LABOR: every column's word of this hop, or null
     int64_t lab_r0 = 0, lab_r1 = 0;  // LABOR without a table: the batch of rows whose words are in sc
     WeightLookahead ahead;           // weighted with row statistics: the rows' weights, ahead
+    AliasPrefetch alias_ahead;       // alias rules with the graph's table
     const bool run_ahead = RULE == S_WEIGHTED && weights_run_ahead(hs, g);
     for (int64_t r = 0; r < m; ++r) {
         if (cols) gather_to(E - GATHER_LAG);
         if (row_end && r > 0) row_end[r - 1] = E;
         if (UNIFORM && r % WORD_ROWS == 0)
             draw_words_ahead<RULE == S_UNIFORM_REP>(hs, r, std::min(m, r + WORD_ROWS), hw, bid, key, sc);
-        if (RULE == S_REJECTION && table.ok) {  // the first draws' columns, PF_DRAWS rows ahead
-            constexpr int64_t PF_DRAWS = 8;
-            const int64_t r0 = r - r % WORD_ROWS, r1 = std::min(m, r0 + WORD_ROWS);
-            if (r == r0) {
-                draw_rejection_ahead(hs, r0, r1, hw, bid, key, sc);
-                for (int64_t q = r0; q < std::min(r1, r0 + PF_DRAWS); ++q)
-                    prefetch_rejection_row(sc, g, vc.aux, fa, q, r0);
+        if (ALIAS && hs.alias) {  // the first draws' table entries, ALIAS_LAG draws ahead
+            if (r % WORD_ROWS == 0) {
+                const int64_t r1 = std::min(m, r + WORD_ROWS);
+                draw_words_ahead<RULE == S_ALIAS_REP>(hs, r, r1, hw, bid, key, sc, 2);
+                alias_ahead = AliasPrefetch{r, r1, r, 0, 0, 0};
             }
-            if (r + PF_DRAWS < r1) prefetch_rejection_row(sc, g, vc.aux, fa, r + PF_DRAWS, r0);
+            if (hs.row_stats && r + PF_ROWS < m) __builtin_prefetch(hs.row_stats + 3 * fv[r + PF_ROWS]);
+            if (sc.word_slot[r % WORD_ROWS] >= 0) {
+                const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[r]] : hs.fanout;
+                alias_prefetch_to(hs, sc, alias_ahead, alias_ahead.used + s + ALIAS_LAG);
+                alias_ahead.used += s;
+            }
         }
         if (cols && r + PF_ROWS < m)
             __builtin_prefetch(idx32 ? static_cast<const void*>(idx32 + rs[r + PF_ROWS])
@@ -697,7 +737,10 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             }
             if (exceeded) throw BoundExceeded("a value exceeds the rejection bound");
         } else if (ALIAS) {
-            c = alias_select(hs, g, fv[r], t, st, d, s, replace, stream, sc.rows);
+            const int32_t slot = hs.alias ? sc.word_slot[r % WORD_ROWS] : -1;
+            c = alias_select(hs, g, fv[r], t, st, d, s, replace, stream,
+                             slot >= 0 ? sc.words.data() + static_cast<int64_t>(slot) * WORD_MAX : nullptr,
+                             sc.rows);
         } else {
             const double* w;
             if (hs.values.only_weight) {

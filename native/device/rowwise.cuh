@@ -219,8 +219,8 @@ SPSAMPLE_HD inline ValueCode value_code(const A& a, const double* weights) {
 }
 
 // The alias rules' tables: the graph's (threshold, alias) pairs and row statistics (whose first
-// of three per vertex is the row's eligible count). The GPU runs them on whole rows of the
-// graph's own weights only (the driver refuses the rest).
+// of three per vertex is the row's eligible count; none when every weight is positive). The
+// GPU runs them on whole rows of the graph's own weights only (the driver refuses the rest).
 struct AliasArgs {
     const uint32_t* table;
     const double* row_stats;
@@ -264,8 +264,9 @@ SPSAMPLE_HD inline int64_t select_row(const RuleArgs& ra, const CSRView& g, cons
     }
     if (rule == S_WEIGHTED) return weighted_row(stream, value, d, s, pos, keys);
     if (by_alias)
-        return alias_row(stream, alias.table + 2 * st, value,
-                         static_cast<int64_t>(alias.row_stats[3 * v]), d, s, ra.replace(), pos, keys);
+        return alias_row(word, alias.table + 2 * st, value,
+                         alias.row_stats ? static_cast<int64_t>(alias.row_stats[3 * v]) : d, d, s,
+                         ra.replace(), pos, keys);
     return weighted_rep_row(stream, value, d, s, pos);
 }
 

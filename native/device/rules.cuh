@@ -265,19 +265,17 @@ SPSAMPLE_HD inline int64_t weighted_row(Stream& st, Value&& value, int64_t d, in
 }
 
 // The alias rule (RowSelection, method="alias"; Python: engine/_primitives.py _alias): at most
-// ALIAS_ATTEMPTS s draws per row without replacement, and the exact keys' sample in a row of at
-// most ALIAS_KEYS_UP_TO s eligible entries.
+// ALIAS_ATTEMPTS s draws per row without replacement before the exact keys fill the row.
 inline constexpr int64_t ALIAS_ATTEMPTS = 4;
-inline constexpr int64_t ALIAS_KEYS_UP_TO = 2;
 
-// One alias draw on words index, index + 1 of a row of d entries whose table (threshold, alias)
-// pairs are table[0 .. 2 d): i = uniform_int(w0, d), kept when w1 < threshold[i], else alias[i]
-// (an alias outside the row, from a table that is not this row's, reads as i).
-SPSAMPLE_HD inline int64_t alias_draw(Stream& st, const uint32_t* table, int64_t d, uint64_t index) {
-    const uint64_t i = uniform_int(st.word(index), static_cast<uint64_t>(d));
+// One alias draw on words w0, w1 of a row of d entries whose (threshold, alias) pairs are
+// table[0 .. 2 d): i = uniform_int(w0, d), kept when w1 < threshold[i], else alias[i] (an alias
+// outside the row, from a table that is not this row's, reads as i).
+SPSAMPLE_HD inline int64_t alias_pick(const uint32_t* table, int64_t d, uint32_t w0, uint32_t w1) {
+    const uint64_t i = uniform_int(w0, static_cast<uint64_t>(d));
     const uint32_t threshold = table[2 * i], alias = table[2 * i + 1];
     const uint64_t other = alias < static_cast<uint64_t>(d) ? alias : i;
-    return static_cast<int64_t>(st.word(index + 1) < threshold ? i : other);
+    return static_cast<int64_t>(w1 < threshold ? i : other);
 }
 
 // Vose's alias table of one row of values value(0..d) into table[0 .. 2 d), with the steps and
@@ -334,46 +332,48 @@ SPSAMPLE_HD inline int64_t alias_table_row(Value&& value, int64_t d, uint32_t* t
     return eligible;
 }
 
-// Weighted draws by the row's alias table (graph/_weights.py alias_tables), value(p) the row's
-// values and `eligible` how many are > 0 (s >= 1 or -1). With replacement: draw i on words 2i,
-// 2i + 1. Without: every eligible entry when s < 0 or eligible <= s; the exact keys' sample
-// (weighted_row) when eligible <= ALIAS_KEYS_UP_TO s; otherwise attempt a on words d + 2a,
-// d + 2a + 1 keeps its entry unless already kept, until s are kept or ALIAS_ATTEMPTS s attempts
-// were made, and the exact keys (words p) of the eligible entries not kept fill the rest.
-// Positions ascending into pos (room for max(d, s)); keys: room for s.
-// Complexity O(s) expected draws, O(s^2) membership tests (fanouts are small); O(d) for the
-// rows the keys take.
-template <class Value>
-SPSAMPLE_HD inline int64_t alias_row(Stream& st, const uint32_t* table, Value&& value,
+// Weighted draws by the row's alias table (graph/_weights.py alias_tables): word(i) the row's
+// stream words, value(p) its values, `eligible` how many are > 0 (s >= 1 or -1). Every eligible
+// entry when s < 0, or when eligible <= s without replacement. Otherwise draw (or attempt) a on
+// words 2a, 2a + 1: s draws with replacement; without, an attempt keeps its entry unless already
+// kept, until s are kept or ALIAS_ATTEMPTS s attempts were made, and then the exact keys
+// exp_key(word(2 ALIAS_ATTEMPTS s + p), value(p)) of the eligible entries not kept fill the row
+// (the smallest (key, position) pairs). Positions ascending into pos (room for max(d, s)); keys:
+// room for s. Complexity O(s) expected draws and O(s^2) membership tests (fanouts are small).
+template <class Words, class Value>
+SPSAMPLE_HD inline int64_t alias_row(Words&& word, const uint32_t* table, Value&& value,
                                      int64_t eligible, int64_t d, int64_t s, bool replace,
                                      int64_t* pos, double* keys) {
     if (eligible <= 0 || s == 0) return 0;
     if (s < 0 || (!replace && eligible <= s)) {
         int64_t k = 0;
         for (int64_t p = 0; p < d; ++p)
-            if (value(p) > 0) pos[k++] = p;
+            if (eligible == d || value(p) > 0) pos[k++] = p;
         return k;
     }
     if (replace) {
-        for (int64_t i = 0; i < s; ++i) pos[i] = alias_draw(st, table, d, 2 * static_cast<uint64_t>(i));
+        for (int64_t i = 0; i < s; ++i) pos[i] = alias_pick(table, d, word(2 * i), word(2 * i + 1));
         sort_small(pos, s);
         return s;
     }
-    if (eligible <= ALIAS_KEYS_UP_TO * s) return weighted_row(st, value, d, s, pos, keys);
     int64_t have = 0;
     for (int64_t a = 0; a < ALIAS_ATTEMPTS * s && have < s; ++a) {
-        const int64_t p = alias_draw(st, table, d, static_cast<uint64_t>(d + 2 * a));
+        const int64_t p = alias_pick(table, d, word(2 * a), word(2 * a + 1));
         bool seen = false;
         for (int64_t j = 0; j < have; ++j) seen |= pos[j] == p;
         if (!seen) pos[have++] = p;
     }
     if (have < s) {  // the exact keys over the eligible entries not kept (rare)
-        auto rest = [&](int64_t p) {
-            for (int64_t j = 0; j < have; ++j)
-                if (pos[j] == p) return 0.0;
-            return static_cast<double>(value(p));
-        };
-        have += weighted_row(st, rest, d, s - have, pos + have, keys);
+        const int64_t base = 2 * ALIAS_ATTEMPTS * s, need = s - have;
+        int64_t size = 0;
+        for (int64_t p = 0; p < d; ++p) {
+            const double w = value(p);
+            bool seen = false;
+            for (int64_t j = 0; j < have; ++j) seen |= pos[j] == p;
+            if (!(w > 0) || seen) continue;
+            size = heap_offer(keys, pos + have, size, need, exp_key(word(base + p), w), p);
+        }
+        have += size;
     }
     sort_small(pos, have);
     return have;

@@ -33,7 +33,7 @@ __all__ = [
     "NotLowerable", "Frontier", "Expr", "RowView", "gather", "ColumnSums", "GlobalColumns",
     "column_sums", "global_columns", "Streams", "RowSelection", "ThresholdSelection",
     "ColumnSelection", "GlobalSelection", "is_symbolic", "REJECTION_ATTEMPTS",
-    "ALIAS_ATTEMPTS", "ALIAS_KEYS_UP_TO",
+    "ALIAS_ATTEMPTS",
 ]
 
 #: Attempts of the rejection rule before it falls back to exact keys (see RowSelection).
@@ -42,10 +42,6 @@ REJECTION_ATTEMPTS = 256
 #: The alias rule without replacement makes at most ``ALIAS_ATTEMPTS * s`` draws in a row of
 #: fanout ``s`` before the exact keys choose the rest (see RowSelection).
 ALIAS_ATTEMPTS = 4
-
-#: The alias rule without replacement keeps the exact keys' sample in a row of ``e`` eligible
-#: entries when ``e <= ALIAS_KEYS_UP_TO * s`` (where draws would mostly repeat).
-ALIAS_KEYS_UP_TO = 2
 
 
 class NotLowerable(Exception):
@@ -925,14 +921,13 @@ class RowSelection:
 
     ``method="alias"`` draws by the alias table of the row's values
     (:func:`spsample.graph._weights.alias_tables`, built once per graph for the graph's own
-    weights): a draw on words ``w0, w1`` takes ``i = uniform_int(w0, d)`` and keeps it when
-    ``w1 < threshold[i]``, else ``alias[i]``. With replacement, draw ``i`` reads words ``2i`` and
-    ``2i + 1``. Without replacement, a row of ``e`` eligible entries (value ``> 0``) keeps all of
-    them when ``s = -1`` or ``e <= s``, and the exact keys' sample when ``e <= 2s``
-    (:data:`ALIAS_KEYS_UP_TO`); otherwise attempt ``a`` reads words ``d + 2a`` and
-    ``d + 2a + 1`` and keeps its entry unless already kept, until ``s`` are kept or
-    ``4s`` attempts (:data:`ALIAS_ATTEMPTS`) were made; the exact keys on words ``p`` then rank
-    the eligible entries not kept and the smallest fill the row. Each kept entry comes up with
+    weights): draw (or attempt) ``a`` reads words ``2a`` and ``2a + 1``, takes
+    ``i = uniform_int(w_2a, d)`` and keeps it when ``w_2a+1 < threshold[i]``, else ``alias[i]``.
+    A row of ``e`` eligible entries (value ``> 0``) keeps all of them when ``s = -1``, or
+    without replacement when ``e <= s``. With replacement it makes ``s`` draws. Without, an
+    attempt keeps its entry unless already kept, until ``s`` are kept or ``4s`` attempts
+    (:data:`ALIAS_ATTEMPTS`) were made; then the exact keys on words ``2 A s + p`` rank the
+    eligible entries not kept, and the smallest fill the row. Each kept entry comes up with
     probability ∝ its value among those not yet kept, so the sample has the law of the keys'
     (successive sampling), at O(1) reads per draw instead of O(d) per row.
     """

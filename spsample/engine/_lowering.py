@@ -126,16 +126,18 @@ def _weight_table(graph, name):
 
 
 def _alias_tables(spec, P, program, tables, arrays):
-    """Hand an alias hop its graph's alias table and row statistics (built once per graph)
-    where its rows are whole rows of an in-memory graph valued by the graph's own weights; the
-    kernels build the table of any other row from its values (the same table)."""
+    """Hand an alias hop its graph's alias table (built once per graph), and its row statistics
+    unless every weight is positive, where its rows are whole rows of an in-memory graph valued
+    by the graph's own weights; the kernels build the table of any other row from its values
+    (the same table)."""
     if not (arrays and P.cutoff is None and program.code == [(ValueOp.WEIGHT, 0, 0, 0.0)]):
         return
     alias = _weight_table(P.graph, "alias_table")
-    stats = _weight_table(P.graph, "row_weight_stats") if alias is not None else None
-    if stats is not None:
-        spec["alias"] = alias
-        spec["row_stats"] = tables.vector(stats, tables.f64)
+    if alias is None:
+        return
+    spec["alias"] = alias
+    if not _weight_table(P.graph, "all_weights_positive"):   # rows' eligible counts
+        spec["row_stats"] = tables.vector(_weight_table(P.graph, "row_weight_stats"), tables.f64)
 
 
 def _frontier_spec(Q, hop, k, tables, referenced):
@@ -418,7 +420,8 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
     spec = lower_rows([plan], graph, 1, indices32=False, arrays=rows is None).spec
     hop = dict(spec["hops"][0], keep_row_ids=False)
     if "alias" in hop:            # requested rows build their own tables (the same tables)
-        del hop["alias"], hop["row_stats"]
+        del hop["alias"]
+        hop.pop("row_stats", None)
     if hop["aux"] is not None or hop["graph"] != 0:
         raise _NotLowered("probabilities", "values looked up in other rows or graphs")
     f64, i64, program = list(spec["f64"]), list(spec["i64"]), list(hop["program"])

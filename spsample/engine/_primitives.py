@@ -32,9 +32,8 @@ from .._errors import ArgumentError, ArgumentTypeError, SamplerError
 from ..graph._weights import alias_tables
 from ._csr import RowMatrix, _indptr_of, column_accumulate, segment_arange
 from ._lazy import (
-    _as_vector, check_values, ALIAS_ATTEMPTS, ALIAS_KEYS_UP_TO, ColumnSelection, ColumnSums,
-    GlobalColumns, GlobalSelection, REJECTION_ATTEMPTS as A, RowSelection, RowView, Streams,
-    ThresholdSelection,
+    _as_vector, check_values, ALIAS_ATTEMPTS, ColumnSelection, ColumnSums, GlobalColumns,
+    GlobalSelection, REJECTION_ATTEMPTS as A, RowSelection, RowView, Streams, ThresholdSelection,
 )
 from .._validate import as_index_array, as_int, check_memory, check_range, fail
 
@@ -350,54 +349,42 @@ def _weighted_with_replacement(d, s, streams, seg, pos, w):
 def _alias(d, s, streams, replace, seg, pos, w):
     """Weighted draws by the rows' alias tables (see
     :class:`~spsample.engine._lazy.RowSelection`): the eligible entries of the rows that keep
-    them all, the exact keys' sample of the rows with few eligible entries, and alias draws in
-    the others."""
+    them all, alias draws in the others."""
     table, finite = alias_tables(_indptr_of(d), w)
     positive = w > 0
     eligible = np.bincount(seg[positive], minlength=d.size).astype(np.int64)
     if not finite[eligible > 0].all():
         fail(SamplerError, "select_rows", "P", ALIAS_OVERFLOW, show_value=False)
     whole = (s < 0) if replace else (s < 0) | (eligible <= s)
-    if replace:
-        counts = np.where(whole, eligible, np.where(eligible > 0, np.maximum(s, 0), 0))
-        by_keys = np.zeros(d.size, dtype=bool)
-    else:
-        counts = np.where(whole, eligible, np.minimum(s, eligible))
-        by_keys = ~whole & (eligible <= ALIAS_KEYS_UP_TO * s)
+    counts = np.where(whole, eligible, np.where(eligible > 0, np.maximum(s, 0), 0))
     counts = counts.astype(np.int64)
-    parts = [(np.flatnonzero(whole), pos[positive & whole[seg]])]
-    if by_keys.any():
-        mine = by_keys[seg]
-        _, kept = _weighted_without_replacement(d, s, streams, seg[mine], pos[mine], w[mine])
-        parts.append((np.flatnonzero(by_keys), kept))
-    drawn = np.flatnonzero(~whole & ~by_keys & (counts > 0))
+    drawn = np.flatnonzero(~whole & (counts > 0))
     first = np.cumsum(d) - d
+    parts = [(np.flatnonzero(whole), pos[positive & whole[seg]])]
     if replace:
         parts.append((drawn, _alias_with_replacement(d, s, streams, table, first, drawn)))
     else:
-        parts.append((drawn, _alias_without_replacement(d, s, streams, table, first, drawn,
-                                                        seg, pos, w)))
+        parts.append((drawn, _alias_without_replacement(d, s, streams, table, first, drawn, w)))
     return counts, _assemble(counts, parts)
 
 
-def _alias_draw(streams, table, first, d, rows, index):
-    """One alias draw of each row in ``rows`` on words ``index``, ``index + 1``: positions."""
-    i = _rng.uniform_int(streams.words(rows, index), d[rows])
+def _alias_draw(streams, table, first, d, rows, a):
+    """Alias draw ``a`` of each row in ``rows`` (words ``2a``, ``2a + 1``): positions."""
+    i = _rng.uniform_int(streams.words(rows, 2 * a), d[rows])
     entry = first[rows] + i
-    keep = streams.words(rows, index + 1) < table[entry, 0]
+    keep = streams.words(rows, 2 * a + 1) < table[entry, 0]
     return np.where(keep, i, table[entry, 1].astype(np.int64))
 
 
 def _alias_with_replacement(d, s, streams, table, first, rows):
     draw, seg = segment_arange(s[rows])
-    r = rows[seg]
-    p = _alias_draw(streams, table, first, d, r, 2 * draw)
+    p = _alias_draw(streams, table, first, d, rows[seg], draw)
     return p[np.lexsort((p, seg))]
 
 
-def _alias_without_replacement(d, s, streams, table, first, rows, seg, pos, w):
+def _alias_without_replacement(d, s, streams, table, first, rows, w):
     """Attempts until each row kept ``s`` distinct entries or made ``ALIAS_ATTEMPTS * s``; the
-    rows left short are filled by exact keys. Returns the positions, shape (rows.size, s)."""
+    rows left short are filled by exact keys. Returns the positions, row after row."""
     width = int(s[rows].max(initial=0))
     kept = np.full((rows.size, width), -1, dtype=np.int64)
     have = np.zeros(rows.size, dtype=np.int64)
@@ -406,28 +393,27 @@ def _alias_without_replacement(d, s, streams, table, first, rows, seg, pos, w):
         live = live[(have[live] < s[rows[live]]) & (a < ALIAS_ATTEMPTS * s[rows[live]])]
         if live.size == 0:
             break
-        r = rows[live]
-        p = _alias_draw(streams, table, first, d, r, d[r] + 2 * a)
+        p = _alias_draw(streams, table, first, d, rows[live], np.full(live.size, a))
         new = ~(kept[live] == p[:, None]).any(axis=1)
         at = live[new]
         kept[at, have[at]] = p[new]
         have[at] += 1
-    short = np.flatnonzero(have < s[rows])
-    for k in short:                                   # rare: exact keys over the rest
+    for k in np.flatnonzero(have < s[rows]):          # rare: exact keys over the rest
         kept[k, have[k]:s[rows[k]]] = _keys_fill(d, s, streams, rows[k], kept[k, :have[k]],
                                                  first, w)
     kept.sort(axis=1)
-    return kept[kept >= 0] if (s[rows] < width).any() else kept
+    return kept[kept >= 0]
 
 
 def _keys_fill(d, s, streams, row, taken, first, w):
     """The eligible positions of ``row`` not in ``taken`` with the smallest exact keys (words
-    ``p``), as many as the row still needs."""
+    ``2 ALIAS_ATTEMPTS s + p``), as many as the row still needs."""
     p = np.arange(d[row], dtype=np.int64)
     wr = w[first[row]:first[row] + d[row]]
     free = (wr > 0) & ~np.isin(p, taken)
     p = p[free]
-    keys = _exp_keys(wr[free], streams.words(np.full(p.size, row, dtype=np.int64), p))
+    words = streams.words(np.full(p.size, row, dtype=np.int64), 2 * ALIAS_ATTEMPTS * s[row] + p)
+    keys = _exp_keys(wr[free], words)
     return p[np.lexsort((p, keys))][:s[row] - taken.size]
 
 

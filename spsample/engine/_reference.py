@@ -15,8 +15,7 @@ import numpy as np
 
 from .. import _rng
 from ._run import trace
-from ._lazy import (ALIAS_ATTEMPTS, ALIAS_KEYS_UP_TO, REJECTION_ATTEMPTS, ColumnSelection,
-                    ThresholdSelection)
+from ._lazy import ALIAS_ATTEMPTS, REJECTION_ATTEMPTS, ColumnSelection, ThresholdSelection
 from ._minibatch import MiniBatch
 
 __all__ = ["reference_sample"]
@@ -284,24 +283,23 @@ def _alias(d, s, replace, w, eligible, word):
         return []
     threshold, alias = _alias_table(w)
 
-    def draw(index):
-        i = (word(index) * d) >> 32
-        return i if word(index + 1) < threshold[i] else alias[i]
+    def draw(a):
+        i = (word(2 * a) * d) >> 32
+        return i if word(2 * a + 1) < threshold[i] else alias[i]
     if replace:
-        return sorted(draw(2 * i) for i in range(s))
+        return sorted(draw(i) for i in range(s))
     if len(eligible) <= s:
         return eligible
-    keyed = sorted(eligible, key=lambda p: (_exp_key(word(p), w[p]), p))
-    if len(eligible) <= ALIAS_KEYS_UP_TO * s:
-        return sorted(keyed[:s])
     kept = []
     for a in range(ALIAS_ATTEMPTS * s):
-        p = draw(d + 2 * a)
+        p = draw(a)
         if p not in kept:
             kept.append(p)
             if len(kept) == s:
                 return sorted(kept)
-    rest = [p for p in keyed if p not in kept]
+    base = 2 * ALIAS_ATTEMPTS * s
+    rest = sorted((p for p in eligible if p not in kept),
+                  key=lambda p: (_exp_key(word(base + p), w[p]), p))
     return sorted(kept + rest[:s - len(kept)])
 
 

@@ -405,7 +405,8 @@ class RowWiseDriver(DeviceDriver):
             return dict(alias=None, row_stats=None)
         if self._alias is None or self._alias[0] is not hs["alias"]:
             self._alias = (hs["alias"], self.dev.upload(hs["alias"]))
-        return dict(alias=self._alias[1], row_stats=self.f64[hs["row_stats"]])
+        stats = hs.get("row_stats", -1)
+        return dict(alias=self._alias[1], row_stats=self.f64[stats] if stats >= 0 else None)
 
     def _select(self, h, hs, rows, fa):
         xp, m, g = self.xp, rows["m"], self.graphs[hs["graph"]]
