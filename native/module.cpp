@@ -32,7 +32,8 @@ using namespace spsample::bind;
 namespace {
 
 // {"frontier": {...}, "select": {...}, "key": {...}, "value": {...}, "link": {...},
-//  "value_stack": 32}: each X-list of device/codes.cuh as {Python name: value}.
+//  "value_stack": 32, "rule_constants": {...}}: each X-list of device/codes.cuh as {Python
+// name: value}, and the selection rules' constants (device/rules.cuh).
 py::dict codes() {
     py::dict out;
     py::dict d;
@@ -49,6 +50,11 @@ py::dict codes() {
 #undef SPSAMPLE_EXPORT
 #undef SPSAMPLE_CODE
     out["value_stack"] = VALUE_STACK;
+    py::dict rules;  // the rules' constants that spsample.engine._lazy defines again
+    rules["REJECTION_ATTEMPTS"] = REJECTION_ATTEMPTS;
+    rules["ALIAS_ATTEMPTS"] = ALIAS_ATTEMPTS;
+    rules["ALIAS_SHARE_MAX"] = ALIAS_SHARE_MAX;
+    out["rule_constants"] = rules;
     return out;
 }
 

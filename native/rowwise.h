@@ -127,7 +127,8 @@ struct HopSpec {
     const int64_t* fanout_vec = nullptr;  // per row vertex, or nullptr
     const double* row_stats = nullptr;    // weighted: per row of the graph (eligible, wmax, wsum)
     const float* screen_weights = nullptr;  // with row_stats: the graph's float32 weights, or none
-    const uint32_t* alias = nullptr;      // alias rules: (threshold, alias) per entry of the graph
+    const uint32_t* alias = nullptr;      // alias rules: (threshold, alias) per entry of the graph,
+    const double* alias_share = nullptr;  // and per row its largest weight over its sum
     double bound = 0.0;                   // rejection
     int32_t key = K_VERTEX;
     bool dedup = true;
@@ -537,31 +538,36 @@ static void alias_prefetch_to(const HopSpec& hs, const RowWiseScratch& sc, Alias
 
 // An alias rule on row (vertex v, aligned vertex t, entries st .. st + d), `ahead` its words
 // 0 .. 2s - 1 drawn ahead (or nullptr): with the graph's table (hs.alias, lowered only for whole
-// rows valued by the graph's weights) and its row statistics' eligible count (the row's length
-// without them: every weight positive); otherwise the
-// row's own table, built from its values (alias_table_row, the same table). Positions into
-// rows.pos; returns their count.
+// rows valued by the graph's weights), its shares and row statistics, the concentrated rows
+// taking the screened keys (weighted_row); otherwise the row's own table, built from its
+// values (alias_table_row, the same table). Positions into rows.pos; returns their count.
 static int64_t alias_select(const HopSpec& hs, const CSRView& g, int64_t v, int64_t t, int64_t st,
                             int64_t d, int64_t s, bool replace, Stream& stream,
                             const uint32_t* ahead, RowScratch& rows) {
     const int64_t n_ahead = ahead ? 2 * s : 0;
     auto word = [&](int64_t i) { return i < n_ahead ? ahead[i] : stream.word(static_cast<uint64_t>(i)); };
     if (hs.alias) {
+        if (v >= g.n) return 0;
         const double* w = g.weights + st;
-        const int64_t eligible = !hs.row_stats ? d : v < g.n ? static_cast<int64_t>(hs.row_stats[3 * v]) : 0;
-        return alias_row(word, hs.alias + 2 * st, [w](int64_t p) { return w[p]; }, eligible, d, s,
-                         replace, rows.pos.data(), rows.keys.data());
+        const double* stats = hs.row_stats + 3 * v;
+        const float* w32 = hs.screen_weights ? hs.screen_weights + st : nullptr;
+        auto keys_sample = [&]() { return weighted_row(stream, w, d, s, rows, stats, w32); };
+        return alias_row(word, hs.alias + 2 * st, [w](int64_t p) { return w[p]; }, keys_sample,
+                         static_cast<int64_t>(stats[0]), hs.alias_share[v], d, s, replace,
+                         rows.pos.data(), rows.keys.data());
     }
     const ValueCode vc = hs.values.view();
     double* vals = rows.vals.data();
     for (int64_t p = 0; p < d; ++p) vals[p] = entry_value(vc, g, v, t, st, p);
     auto value = [vals](int64_t p) { return vals[p]; };
     rows.fit_alias(d);
+    double share = 0.0;
     const int64_t eligible = alias_table_row(value, d, rows.alias.data(), rows.alias_x.data(),
-                                             rows.alias_small.data(), rows.alias_large.data());
+                                             rows.alias_small.data(), rows.alias_large.data(), share);
     if (eligible < 0) throw AliasOverflow("a row's positive values sum past the largest double");
-    return alias_row(word, rows.alias.data(), value, eligible, d, s, replace, rows.pos.data(),
-                     rows.keys.data());
+    auto keys_sample = [&]() { return weighted_row(stream, value, d, s, rows.pos.data(), rows.keys.data()); };
+    return alias_row(word, rows.alias.data(), value, keys_sample, eligible, share, d, s, replace,
+                     rows.pos.data(), rows.keys.data());
 }
 
 // Pass 2 of one hop: every row's kept positions -> (dst, edge id[, row id]). Returns E; with
@@ -637,7 +643,14 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
                 draw_words_ahead<RULE == S_ALIAS_REP>(hs, r, r1, hw, bid, key, sc, 2);
                 alias_ahead = AliasPrefetch{r, r1, r, 0, 0, 0};
             }
-            if (hs.row_stats && r + PF_ROWS < m) __builtin_prefetch(hs.row_stats + 3 * fv[r + PF_ROWS]);
+            if (r + PF_ROWS < m && fv[r + PF_ROWS] < g.n) {  // what the row's rule reads first
+                const int64_t q = r + PF_ROWS;
+                __builtin_prefetch(hs.row_stats + 3 * fv[q]);
+                __builtin_prefetch(hs.alias_share + fv[q]);
+                if (rd[q] > (hs.fanout_vec ? hs.fanout_vec[fv[q]] : hs.fanout))
+                    __builtin_prefetch(hs.screen_weights ? static_cast<const void*>(hs.screen_weights + rs[q])
+                                                         : static_cast<const void*>(g.weights + rs[q]));
+            }
             if (sc.word_slot[r % WORD_ROWS] >= 0) {
                 const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[r]] : hs.fanout;
                 alias_prefetch_to(hs, sc, alias_ahead, alias_ahead.used + s + ALIAS_LAG);

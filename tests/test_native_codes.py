@@ -85,3 +85,14 @@ def test_the_lowering_writes_the_extension_codes():
     rules = native.kernels.codes()["select"]
     assert first["select"] == second["select"] == rules["UNIFORM"]
     assert first["frontier"][0] == native.kernels.codes()["frontier"]["NEW_NODES"]
+
+
+def test_the_rules_constants_are_the_python_ones():
+    """The kernels' selection constants (device/rules.cuh) are the ones the NumPy evaluation and
+    the reference use (engine/_lazy.py): a change on one side only would change the samples of
+    one path."""
+    from spsample.engine import _lazy
+    constants = native.kernels.codes()["rule_constants"]
+    assert constants == {"REJECTION_ATTEMPTS": _lazy.REJECTION_ATTEMPTS,
+                         "ALIAS_ATTEMPTS": _lazy.ALIAS_ATTEMPTS,
+                         "ALIAS_SHARE_MAX": _lazy.ALIAS_SHARE_MAX}

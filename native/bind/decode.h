@@ -241,14 +241,14 @@ void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* a
         if (d.contains("screen_weights")) screen_weights(hs, d["screen_weights"], g);
     }
     if (d.contains("alias")) {  // the graph's own table (whole rows valued by its weights)
-        require(alias && hs.values.only_weight && d["time"].cast<int64_t>() < 0,
-                "an alias table goes with an alias rule on whole rows of the graph's weights");
-        // without row statistics every weight is positive (Graph.all_weights_positive, a memo of
-        // the frozen weights; spot-checked): a row's eligible count is its length
-        const int64_t nnz = g.indptr[g.n];
-        require(hs.row_stats || nnz == 0 || (g.weights[0] > 0 && g.weights[nnz - 1] > 0),
-                "an alias table without row statistics needs every weight > 0");
+        require(alias && hs.values.only_weight && hs.row_stats && d["time"].cast<int64_t>() < 0,
+                "an alias table goes with an alias rule on whole rows of the graph's weights, "
+                "with their row statistics");
         alias_table(hs, d["alias"], g);
+        const int64_t sh = d["alias_share"].cast<int64_t>();
+        require(sh >= 0 && sh < static_cast<int64_t>(fvecs.size()) && fvecs[sh].size() == g.n,
+                "alias_share of one per row of the graph");
+        hs.alias_share = fvecs[sh].data();
     }
     hs.key = d["key"].cast<int32_t>();
     require(hs.key == K_VERTEX || hs.key == K_ROW, "unknown stream key");

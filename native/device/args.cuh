@@ -55,7 +55,7 @@
     F(const int64_t*, indptr) F(const int64_t*, indices) F(const double*, weights)         \
     SPSAMPLE_VALUE_FIELDS(F) F(double, bound) F(int64_t*, dst) F(int64_t*, eid)            \
     F(int64_t*, erow) F(int64_t*, count) F(uint32_t*, err) F(int64_t, long_row)           \
-    F(const uint32_t*, alias) F(const double*, row_stats)
+    F(const uint32_t*, alias) F(const double*, alias_share) F(const double*, row_stats)
 
 #define SPSAMPLE_CHUNK_COUNTS_ARGS(F)                                                      \
     F(int64_t, C) F(int64_t, m) F(const int64_t*, chunk_off) SPSAMPLE_RULE_FIELDS(F)       \

@@ -218,11 +218,13 @@ SPSAMPLE_HD inline ValueCode value_code(const A& a, const double* weights) {
     return vc;
 }
 
-// The alias rules' tables: the graph's (threshold, alias) pairs and row statistics (whose first
-// of three per vertex is the row's eligible count; none when every weight is positive). The
-// GPU runs them on whole rows of the graph's own weights only (the driver refuses the rest).
+// The alias rules' tables: the graph's (threshold, alias) pairs, each row's largest weight's
+// share of its sum, and the row statistics (whose first of three per vertex is the row's
+// eligible count). The GPU runs them on whole rows of the graph's own weights only (the
+// driver refuses the rest).
 struct AliasArgs {
     const uint32_t* table;
+    const double* share;
     const double* row_stats;
 };
 
@@ -265,7 +267,8 @@ SPSAMPLE_HD inline int64_t select_row(const RuleArgs& ra, const CSRView& g, cons
     if (rule == S_WEIGHTED) return weighted_row(stream, value, d, s, pos, keys);
     if (by_alias)
         return alias_row(word, alias.table + 2 * st, value,
-                         alias.row_stats ? static_cast<int64_t>(alias.row_stats[3 * v]) : d, d, s,
+                         [&]() { return weighted_row(stream, value, d, s, pos, keys); },
+                         static_cast<int64_t>(alias.row_stats[3 * v]), alias.share[v], d, s,
                          ra.replace(), pos, keys);
     return weighted_rep_row(stream, value, d, s, pos);
 }
@@ -301,7 +304,7 @@ SPSAMPLE_HD inline void k_select(Launch t, const SelectArgs& a) {
     int64_t* count = a.count;
     uint32_t* err = a.err;
     const int64_t long_row = a.long_row;
-    const AliasArgs alias{a.alias, a.row_stats};
+    const AliasArgs alias{a.alias, a.alias_share, a.row_stats};
     for (int64_t r = t.first(); r < m; r += t.stride()) {
         const int64_t o = out_off[r];
         int64_t c = 0;

@@ -267,6 +267,9 @@ SPSAMPLE_HD inline int64_t weighted_row(Stream& st, Value&& value, int64_t d, in
 // The alias rule (RowSelection, method="alias"; Python: engine/_primitives.py _alias): at most
 // ALIAS_ATTEMPTS s draws per row without replacement before the exact keys fill the row.
 inline constexpr int64_t ALIAS_ATTEMPTS = 4;
+// ... and draws a row from its table only when s times its largest value's share of the row's
+// sum is at most ALIAS_SHARE_MAX (spsample._lazy.ALIAS_SHARE_MAX); other rows take the keys.
+inline constexpr double ALIAS_SHARE_MAX = 2.0;
 
 // One alias draw on words w0, w1 of a row of d entries whose (threshold, alias) pairs are
 // table[0 .. 2 d): i = uniform_int(w0, d), kept when w1 < threshold[i], else alias[i] (an alias
@@ -283,16 +286,19 @@ SPSAMPLE_HD inline int64_t alias_pick(const uint32_t* table, int64_t d, uint32_t
 // summed left to right into W, x_p = (w_p d) / W, the small stack (positive x < 1 ascending,
 // then the zero entries) and the large one (x >= 1 ascending) paired from their tops. Scratch: x
 // (d doubles), small and large (d each). Returns the number of eligible entries (value > 0), or
-// -1 when they sum past the largest double (no table).
+// -1 when they sum past the largest double (no table); share: the largest value over W (0
+// without eligible entries).
 template <class Value>
 SPSAMPLE_HD inline int64_t alias_table_row(Value&& value, int64_t d, uint32_t* table, double* x,
-                                           int64_t* small, int64_t* large) {
-    double total = 0.0;
+                                           int64_t* small, int64_t* large, double& share) {
+    double total = 0.0, largest = 0.0;
     int64_t eligible = 0;
+    share = 0.0;
     for (int64_t p = 0; p < d; ++p) {
         const double w = value(p);
         x[p] = w > 0 ? w : 0.0;
         eligible += w > 0;
+        largest = x[p] > largest ? x[p] : largest;
         total = total + x[p];
         table[2 * p] = 0xFFFFFFFFu;
         table[2 * p + 1] = static_cast<uint32_t>(p);
@@ -302,6 +308,7 @@ SPSAMPLE_HD inline int64_t alias_table_row(Value&& value, int64_t d, uint32_t* t
         for (int64_t p = 0; p < d; ++p) table[2 * p] = 0;
         return 0;
     }
+    share = largest / total;
     int64_t ns = 0, nl = 0, first = -1;
     for (int64_t p = 0; p < d; ++p) {
         const bool positive = x[p] > 0;
@@ -333,17 +340,21 @@ SPSAMPLE_HD inline int64_t alias_table_row(Value&& value, int64_t d, uint32_t* t
 }
 
 // Weighted draws by the row's alias table (graph/_weights.py alias_tables): word(i) the row's
-// stream words, value(p) its values, `eligible` how many are > 0 (s >= 1 or -1). Every eligible
-// entry when s < 0, or when eligible <= s without replacement. Otherwise draw (or attempt) a on
-// words 2a, 2a + 1: s draws with replacement; without, an attempt keeps its entry unless already
-// kept, until s are kept or ALIAS_ATTEMPTS s attempts were made, and then the exact keys
+// stream words, value(p) its values, `eligible` how many are > 0 and `share` the largest value
+// over the row's sum (s >= 1 or -1). Every eligible entry when s < 0, or when eligible <= s
+// without replacement. With replacement, draw i on words 2i, 2i + 1. Without, a row with
+// s share > ALIAS_SHARE_MAX takes keys_sample() (the exact keys' sample on words p, its count);
+// the others make attempts a on words 2a, 2a + 1, each keeping its entry unless already kept,
+// until s are kept or ALIAS_ATTEMPTS s attempts were made, and then the exact keys
 // exp_key(word(2 ALIAS_ATTEMPTS s + p), value(p)) of the eligible entries not kept fill the row
-// (the smallest (key, position) pairs). Positions ascending into pos (room for max(d, s)); keys:
-// room for s. Complexity O(s) expected draws and O(s^2) membership tests (fanouts are small).
-template <class Words, class Value>
+// (the smallest (key, position) pairs). Positions ascending into pos (room for max(d, s));
+// keys: room for s. Complexity O(s) expected draws and O(s^2) membership tests (fanouts are
+// small) for the drawn rows.
+template <class Words, class Value, class KeysSample>
 SPSAMPLE_HD inline int64_t alias_row(Words&& word, const uint32_t* table, Value&& value,
-                                     int64_t eligible, int64_t d, int64_t s, bool replace,
-                                     int64_t* pos, double* keys) {
+                                     KeysSample&& keys_sample, int64_t eligible, double share,
+                                     int64_t d, int64_t s, bool replace, int64_t* pos,
+                                     double* keys) {
     if (eligible <= 0 || s == 0) return 0;
     if (s < 0 || (!replace && eligible <= s)) {
         int64_t k = 0;
@@ -356,6 +367,7 @@ SPSAMPLE_HD inline int64_t alias_row(Words&& word, const uint32_t* table, Value&
         sort_small(pos, s);
         return s;
     }
+    if (static_cast<double>(s) * share > ALIAS_SHARE_MAX) return keys_sample();
     int64_t have = 0;
     for (int64_t a = 0; a < ALIAS_ATTEMPTS * s && have < s; ++a) {
         const int64_t p = alias_pick(table, d, word(2 * a), word(2 * a + 1));

@@ -33,7 +33,7 @@ __all__ = [
     "NotLowerable", "Frontier", "Expr", "RowView", "gather", "ColumnSums", "GlobalColumns",
     "column_sums", "global_columns", "Streams", "RowSelection", "ThresholdSelection",
     "ColumnSelection", "GlobalSelection", "is_symbolic", "REJECTION_ATTEMPTS",
-    "ALIAS_ATTEMPTS",
+    "ALIAS_ATTEMPTS", "ALIAS_SHARE_MAX",
 ]
 
 #: Attempts of the rejection rule before it falls back to exact keys (see RowSelection).
@@ -42,6 +42,11 @@ REJECTION_ATTEMPTS = 256
 #: The alias rule without replacement makes at most ``ALIAS_ATTEMPTS * s`` draws in a row of
 #: fanout ``s`` before the exact keys choose the rest (see RowSelection).
 ALIAS_ATTEMPTS = 4
+
+#: The alias rule without replacement draws a row of fanout ``s`` from its table only when its
+#: largest value is at most ``ALIAS_SHARE_MAX / s`` of the row's sum; rows more concentrated
+#: than that (where attempts would mostly repeat kept entries) take the exact keys' sample.
+ALIAS_SHARE_MAX = 2.0
 
 
 class NotLowerable(Exception):
@@ -924,12 +929,14 @@ class RowSelection:
     weights): draw (or attempt) ``a`` reads words ``2a`` and ``2a + 1``, takes
     ``i = uniform_int(w_2a, d)`` and keeps it when ``w_2a+1 < threshold[i]``, else ``alias[i]``.
     A row of ``e`` eligible entries (value ``> 0``) keeps all of them when ``s = -1``, or
-    without replacement when ``e <= s``. With replacement it makes ``s`` draws. Without, an
-    attempt keeps its entry unless already kept, until ``s`` are kept or ``4s`` attempts
-    (:data:`ALIAS_ATTEMPTS`) were made; then the exact keys on words ``2 A s + p`` rank the
-    eligible entries not kept, and the smallest fill the row. Each kept entry comes up with
-    probability ∝ its value among those not yet kept, so the sample has the law of the keys'
-    (successive sampling), at O(1) reads per draw instead of O(d) per row.
+    without replacement when ``e <= s``. With replacement it makes ``s`` draws. Without, a row
+    whose largest value is more than :data:`ALIAS_SHARE_MAX` ``/ s`` of its sum (the table's
+    ``share``) takes the exact keys' sample (words ``p``, as ``method="keys"``); any other row
+    makes attempts, each keeping its entry unless already kept, until ``s`` are kept or ``4s``
+    attempts (:data:`ALIAS_ATTEMPTS`) were made; then the exact keys on words ``2 A s + p``
+    rank the eligible entries not kept, and the smallest fill the row. Each kept entry comes up
+    with probability ∝ its value among those not yet kept, so the sample has the law of the
+    keys' (successive sampling), at O(1) reads per draw instead of O(d) per row.
     """
 
     def __init__(self, P, fanout, streams, *, replace=False, weighted=False, method="keys",

@@ -126,18 +126,22 @@ def _weight_table(graph, name):
 
 
 def _alias_tables(spec, P, program, tables, arrays):
-    """Hand an alias hop its graph's alias table (built once per graph), and its row statistics
-    unless every weight is positive, where its rows are whole rows of an in-memory graph valued
-    by the graph's own weights; the kernels build the table of any other row from its values
-    (the same table)."""
+    """Hand an alias hop its graph's alias table and shares (built once per graph), row
+    statistics and float32 weights (for the rows that take the keys) where its rows are whole
+    rows of an in-memory graph valued by the graph's own weights; the kernels build the table
+    of any other row from its values (the same table)."""
     if not (arrays and P.cutoff is None and program.code == [(ValueOp.WEIGHT, 0, 0, 0.0)]):
         return
     alias = _weight_table(P.graph, "alias_table")
-    if alias is None:
+    stats = None if alias is None else _weight_table(P.graph, "row_weight_stats")
+    if stats is None:
         return
-    spec["alias"] = alias
-    if not _weight_table(P.graph, "all_weights_positive"):   # rows' eligible counts
-        spec["row_stats"] = tables.vector(_weight_table(P.graph, "row_weight_stats"), tables.f64)
+    spec["alias"], share = alias
+    spec["alias_share"] = tables.vector(share, tables.f64)
+    spec["row_stats"] = tables.vector(stats, tables.f64)
+    screen = _weight_table(P.graph, "screen_weights")
+    if screen is not None:
+        spec["screen_weights"] = screen
 
 
 def _frontier_spec(Q, hop, k, tables, referenced):
@@ -420,8 +424,8 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
     spec = lower_rows([plan], graph, 1, indices32=False, arrays=rows is None).spec
     hop = dict(spec["hops"][0], keep_row_ids=False)
     if "alias" in hop:            # requested rows build their own tables (the same tables)
-        del hop["alias"]
-        hop.pop("row_stats", None)
+        for name in ("alias", "alias_share", "row_stats", "screen_weights"):
+            hop.pop(name, None)
     if hop["aux"] is not None or hop["graph"] != 0:
         raise _NotLowered("probabilities", "values looked up in other rows or graphs")
     f64, i64, program = list(spec["f64"]), list(spec["i64"]), list(hop["program"])

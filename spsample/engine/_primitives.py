@@ -32,7 +32,8 @@ from .._errors import ArgumentError, ArgumentTypeError, SamplerError
 from ..graph._weights import alias_tables
 from ._csr import RowMatrix, _indptr_of, column_accumulate, segment_arange
 from ._lazy import (
-    _as_vector, check_values, ALIAS_ATTEMPTS, ColumnSelection, ColumnSums, GlobalColumns,
+    _as_vector, check_values, ALIAS_ATTEMPTS, ALIAS_SHARE_MAX, ColumnSelection, ColumnSums,
+    GlobalColumns,
     GlobalSelection, REJECTION_ATTEMPTS as A, RowSelection, RowView, Streams, ThresholdSelection,
 )
 from .._validate import as_index_array, as_int, check_memory, check_range, fail
@@ -349,8 +350,8 @@ def _weighted_with_replacement(d, s, streams, seg, pos, w):
 def _alias(d, s, streams, replace, seg, pos, w):
     """Weighted draws by the rows' alias tables (see
     :class:`~spsample.engine._lazy.RowSelection`): the eligible entries of the rows that keep
-    them all, alias draws in the others."""
-    table, finite = alias_tables(_indptr_of(d), w)
+    them all, the exact keys' sample of the concentrated rows, alias draws in the others."""
+    table, share, finite = alias_tables(_indptr_of(d), w)
     positive = w > 0
     eligible = np.bincount(seg[positive], minlength=d.size).astype(np.int64)
     if not finite[eligible > 0].all():
@@ -358,9 +359,15 @@ def _alias(d, s, streams, replace, seg, pos, w):
     whole = (s < 0) if replace else (s < 0) | (eligible <= s)
     counts = np.where(whole, eligible, np.where(eligible > 0, np.maximum(s, 0), 0))
     counts = counts.astype(np.int64)
-    drawn = np.flatnonzero(~whole & (counts > 0))
+    by_keys = np.zeros(d.size, dtype=bool) if replace else \
+        ~whole & (counts > 0) & (s * share > ALIAS_SHARE_MAX)
+    drawn = np.flatnonzero(~whole & ~by_keys & (counts > 0))
     first = np.cumsum(d) - d
     parts = [(np.flatnonzero(whole), pos[positive & whole[seg]])]
+    if by_keys.any():                                 # concentrated rows: the exact keys
+        mine = by_keys[seg]
+        _, kept = _weighted_without_replacement(d, s, streams, seg[mine], pos[mine], w[mine])
+        parts.append((np.flatnonzero(by_keys), kept))
     if replace:
         parts.append((drawn, _alias_with_replacement(d, s, streams, table, first, drawn)))
     else:

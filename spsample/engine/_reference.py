@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import _rng
 from ._run import trace
-from ._lazy import ALIAS_ATTEMPTS, REJECTION_ATTEMPTS, ColumnSelection, ThresholdSelection
+from ._lazy import (ALIAS_ATTEMPTS, ALIAS_SHARE_MAX, REJECTION_ATTEMPTS, ColumnSelection,
+                    ThresholdSelection)
 from ._minibatch import MiniBatch
 
 __all__ = ["reference_sample"]
@@ -281,7 +282,7 @@ def _alias(d, s, replace, w, eligible, word):
     """The alias rule (RowSelection) on a row of values ``w``."""
     if not eligible:
         return []
-    threshold, alias = _alias_table(w)
+    threshold, alias, share = _alias_table(w)
 
     def draw(a):
         i = (word(2 * a) * d) >> 32
@@ -290,6 +291,8 @@ def _alias(d, s, replace, w, eligible, word):
         return sorted(draw(i) for i in range(s))
     if len(eligible) <= s:
         return eligible
+    if s * share > ALIAS_SHARE_MAX:              # concentrated: the exact keys
+        return sorted(sorted(eligible, key=lambda p: (_exp_key(word(p), w[p]), p))[:s])
     kept = []
     for a in range(ALIAS_ATTEMPTS * s):
         p = draw(a)
@@ -305,7 +308,7 @@ def _alias(d, s, replace, w, eligible, word):
 
 def _alias_table(w):
     """Vose's alias table of one row, step by step as documented in
-    :func:`spsample.graph._weights.alias_tables`: ``(threshold, alias)`` lists."""
+    :func:`spsample.graph._weights.alias_tables`: ``(threshold, alias, share)``."""
     d = len(w)
     wpos = [x if x > 0 else 0.0 for x in w]
     total = 0.0
@@ -326,7 +329,7 @@ def _alias_table(w):
     for i in small:
         if wpos[i] == 0:
             threshold[i], alias[i] = 0, first
-    return threshold, alias
+    return threshold, alias, max(wpos) / total
 
 
 def _threshold(d, s, columns, word0):

@@ -58,7 +58,7 @@ KERNEL_ARGS = {name: _fields(spec) for name, spec in {
     "select": f"m {_RULE} key_kind fv:ptr fl:ptr fr:ptr fb:ptr fa:ptr start:ptr deg:ptr fan:ptr "
               "out_off:ptr set_off:ptr key_off:ptr set:ptr keys:ptr indptr:ptr indices:ptr "
               f"weights:ptr {_VALUE} bound:f64 dst:ptr eid:ptr erow:ptr count:ptr err:ptr "
-              "long_row alias:ptr row_stats:ptr",
+              "long_row alias:ptr alias_share:ptr row_stats:ptr",
     "chunk_counts": f"C m chunk_off:ptr {_RULE} start:ptr deg:ptr fan:ptr fb:ptr indices:ptr "
                     "ccount:ptr",
     "select_chunks": f"C m chunk_off:ptr {_RULE} start:ptr deg:ptr fan:ptr fb:ptr indices:ptr "

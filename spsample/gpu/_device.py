@@ -402,11 +402,11 @@ class RowWiseDriver(DeviceDriver):
     def _alias_args(self, hs):
         """The alias rules' tables (the graph's, uploaded once per bulk), or none."""
         if "alias" not in hs:
-            return dict(alias=None, row_stats=None)
+            return dict(alias=None, alias_share=None, row_stats=None)
         if self._alias is None or self._alias[0] is not hs["alias"]:
             self._alias = (hs["alias"], self.dev.upload(hs["alias"]))
-        stats = hs.get("row_stats", -1)
-        return dict(alias=self._alias[1], row_stats=self.f64[stats] if stats >= 0 else None)
+        return dict(alias=self._alias[1], alias_share=self.f64[hs["alias_share"]],
+                    row_stats=self.f64[hs["row_stats"]])
 
     def _select(self, h, hs, rows, fa):
         xp, m, g = self.xp, rows["m"], self.graphs[hs["graph"]]

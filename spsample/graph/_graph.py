@@ -371,24 +371,19 @@ class Graph:
         return self._memo("row_weight_stats",
                           lambda: row_weight_stats(self._indptr, self._weights))
 
-    def all_weights_positive(self):
-        """Whether every edge weight is ``> 0`` (memoised; ``False`` when unweighted): every
-        entry of every row is then eligible for the weighted rules."""
-        if self._weights is None:
-            return False
-        return self._memo("all_weights_positive", lambda: bool(np.all(self._weights > 0)))
-
     def alias_table(self):
         """Walker's alias table of every row's weights
         (:func:`~spsample.graph._weights.alias_tables`), built once for the alias rule
-        (``NodeWise(weighted=True, weighted_method="alias")``): 8 bytes per entry, kept with the
-        graph; ``None`` when the graph is unweighted or a row's positive weights sum past the
-        largest float64.
+        (``NodeWise(weighted=True, weighted_method="alias")``): 8 bytes per entry and 8 per
+        vertex, kept with the graph; ``None`` when the graph is unweighted or a row's positive
+        weights sum past the largest float64.
 
         Returns
         -------
-        ndarray, uint32, shape (num_edges, 2), read-only, or None
-            ``[threshold, alias]`` per entry.
+        (table, share) or None
+            ``table``: uint32, shape (num_edges, 2), ``[threshold, alias]`` per entry;
+            ``share``: float64, shape (num_nodes,), each row's largest weight over its sum
+            (read-only).
 
         Raises
         ------
@@ -402,8 +397,8 @@ class Graph:
             check_memory("sample", "weighted_method", 64 * self.num_edges + 32 * self.num_nodes,
                          "the alias tables of the graph's weights",
                          "use weighted_method='keys' (no table) or raise the memory limit")
-            table, finite = alias_tables(self._indptr, self._weights)
-            return table if finite.all() else None
+            table, share, finite = alias_tables(self._indptr, self._weights)
+            return (table, share) if finite.all() else None
         return self._memo("alias_table", build)
 
     def sorted_entry_time(self, time, check):

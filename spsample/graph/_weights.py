@@ -275,6 +275,9 @@ def alias_tables(indptr, weights):
     -------
     table : ndarray, uint32, shape (nnz, 2)
         ``[threshold, alias]`` of each entry; ``alias`` is a position within the row.
+    share : ndarray, float64, shape (n,)
+        Each row's largest positive weight divided by ``W`` (0 for a row without one): the
+        rule draws a row of fanout ``s`` from its table only when ``s * share <= 1/2``.
     finite : ndarray, bool, shape (n,)
         Whether each row's positive weights sum to a finite float64 (a row where they do not
         has no table: its entries keep themselves and it must not be drawn from).
@@ -305,7 +308,11 @@ def alias_tables(indptr, weights):
     table = np.empty((nnz, 2), dtype=np.uint32)
     table[:, 0] = threshold
     table[:, 1] = alias - base[row]
-    return table, finite
+    largest = np.zeros(n, dtype=np.float64)
+    np.maximum.at(largest, row, wpos)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(finite & (total > 0), largest / total, 0.0)
+    return table, share, finite
 
 
 def _row_sums_left_to_right(base, d, values):
