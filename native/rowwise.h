@@ -510,6 +510,9 @@ static inline int64_t gather_columns(const CSRView& g, const int64_t* eid, uint3
 // words drawn ahead, WORD_ROWS rows at a time), prefetched in row order ALIAS_LAG draws before
 // they are read (more in flight than the memory system holds would be dropped).
 constexpr int64_t ALIAS_LAG = 32;
+// Words drawn ahead per unit of fanout: 2 per draw, for 1.5 s draws (attempts repeat kept
+// entries; with replacement only the first s are read).
+constexpr int64_t ALIAS_WORDS_AHEAD = 3;
 
 struct AliasPrefetch {
     int64_t r0 = 0, r1 = 0;  // the batch of rows whose words are drawn ahead
@@ -523,7 +526,7 @@ static void alias_prefetch_to(const HopSpec& hs, const RowWiseScratch& sc, Alias
     while (pa.issued < upto && pa.row < pa.r1) {
         const int32_t slot = sc.word_slot[pa.row - pa.r0];
         const int64_t s = hs.fanout_vec ? hs.fanout_vec[sc.fv[pa.row]] : hs.fanout;
-        if (slot < 0 || pa.a >= s) {
+        if (slot < 0 || pa.a >= s * ALIAS_WORDS_AHEAD / 2) {
             ++pa.row;
             pa.a = 0;
             continue;
@@ -544,7 +547,7 @@ static void alias_prefetch_to(const HopSpec& hs, const RowWiseScratch& sc, Alias
 static int64_t alias_select(const HopSpec& hs, const CSRView& g, int64_t v, int64_t t, int64_t st,
                             int64_t d, int64_t s, bool replace, Stream& stream,
                             const uint32_t* ahead, RowScratch& rows) {
-    const int64_t n_ahead = ahead ? 2 * s : 0;
+    const int64_t n_ahead = ahead ? ALIAS_WORDS_AHEAD * s : 0;
     auto word = [&](int64_t i) { return i < n_ahead ? ahead[i] : stream.word(static_cast<uint64_t>(i)); };
     if (hs.alias) {
         if (v >= g.n) return 0;
@@ -640,7 +643,7 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         if (ALIAS && hs.alias) {  // the first draws' table entries, ALIAS_LAG draws ahead
             if (r % WORD_ROWS == 0) {
                 const int64_t r1 = std::min(m, r + WORD_ROWS);
-                draw_words_ahead<RULE == S_ALIAS_REP>(hs, r, r1, hw, bid, key, sc, 2);
+                draw_words_ahead<RULE == S_ALIAS_REP>(hs, r, r1, hw, bid, key, sc, ALIAS_WORDS_AHEAD);
                 alias_ahead = AliasPrefetch{r, r1, r, 0, 0, 0};
             }
             if (r + PF_ROWS < m && fv[r + PF_ROWS] < g.n) {  // what the row's rule reads first
@@ -653,8 +656,9 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             }
             if (sc.word_slot[r % WORD_ROWS] >= 0) {
                 const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[r]] : hs.fanout;
-                alias_prefetch_to(hs, sc, alias_ahead, alias_ahead.used + s + ALIAS_LAG);
-                alias_ahead.used += s;
+                const int64_t n = s * ALIAS_WORDS_AHEAD / 2;
+                alias_prefetch_to(hs, sc, alias_ahead, alias_ahead.used + n + ALIAS_LAG);
+                alias_ahead.used += n;
             }
         }
         if (cols && r + PF_ROWS < m)
