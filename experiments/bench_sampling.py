@@ -153,7 +153,7 @@ def graphs(args):
 
 
 SAMPLERS = ("nodewise", "ladies", "fastgcn", "labor", "walk", "node2vec", "plain", "colscaled",
-            "nodewise_w", "readme_walk", "walk_nodewise")
+            "nodewise_w", "nodewise_wa", "readme_walk", "walk_nodewise")
 # user-style sampler -> the built-in doing the same work (ratio reported)
 BASELINE = {"plain": "nodewise", "colscaled": "nodewise_w", "readme_walk": "walk",
             "walk_nodewise": "walk"}

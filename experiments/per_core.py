@@ -1,15 +1,17 @@
 """Sampled edges per CPU-second, spsample against DGL, alternated in one process (issue 28).
 
 For every graph (R-MAT ``--scale`` and the npz ``--dataset``), thread count (``--threads``) and
-sampler (``--samplers``: node-wise, LABOR, uniform walks, node2vec, weighted node-wise), each
+sampler (``--samplers``: node-wise, LABOR, uniform walks, node2vec, weighted node-wise by the
+exact keys and by alias tables), each
 round runs one epoch (``--batches`` x ``--batch-size`` seeds) with spsample and with DGL in
 alternating order, and records its wall time and the CPU time of the whole process
 (``time.process_time``: every thread, DGL's OpenMP pool included). Units are counted as each
 library reports them: sampled edges (DGL's blocks re-sample every destination of a layer, so
 its count is higher), walk steps (walks x length). Per measurement it prints the best wall and
 best CPU seconds over the rounds, units per CPU-second and per wall-second; per pair the ratios
-spsample / DGL. Weighted node-wise has no DGL peer here: it is reported against spsample's
-uniform node-wise (ns per sampled edge, the issue's "weighted <= 2x uniform").
+spsample / DGL. Weighted node-wise (``nodewise_w``: the keys; ``nodewise_wa``:
+``weighted_method="alias"``) has no DGL peer here: it is reported against spsample's uniform
+node-wise (ns per sampled edge, the issue's "weighted <= 2x uniform").
 
 ``--busy N`` starts N processes spinning on a core for the whole run (the shared-core case).
 The load average is printed before and after. DGL gets ``OMP_WAIT_POLICY=passive`` unless the
@@ -32,7 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 DEFAULT_DATASET = (Path(__file__).resolve().parents[2] / "shared" / "datasets" / "law-cnr-2000"
                    / "cnr-2000.npz")
-SAMPLERS = ("nodewise", "labor", "walk", "node2vec", "nodewise_w")
+SAMPLERS = ("nodewise", "labor", "walk", "node2vec", "nodewise_w", "nodewise_wa")
+#: Samplers DGL has no peer for (compared with spsample's own uniform base only).
+OWN_ONLY = ("nodewise_w", "nodewise_wa")
+#: Each ratio target's base: weighted (keys, alias) against uniform node-wise, node2vec
+#: against the uniform walk.
+BASE = {"nodewise_w": "nodewise", "nodewise_wa": "nodewise", "node2vec": "walk"}
 WALKS = ("walk", "node2vec")
 
 
@@ -101,7 +108,7 @@ def dgl_runs(args, g, seeds, threads):
                                                 (-(-seeds.size // args.batch_size) - 1)))
     fan = [int(f) for f in args.fanouts.split(",")]
     out = {}
-    for name in [s for s in args.samplers if s != "nodewise_w"]:
+    for name in [s for s in args.samplers if s not in OWN_ONLY]:
         run, _ = dgl_runner(g, per_batch, fan, threads, name, args)
         out[name] = (lambda run=run, name=name:
                      run() * args.walk_length if name in WALKS else run())
@@ -170,7 +177,7 @@ def ratios(rows):
             out.append({"graph": gname, "threads": threads, "sampler": name,
                         "per_cpu_s_ratio": round(r["per_cpu_s"] / peer["per_cpu_s"], 2),
                         "epoch_time_ratio": round(peer["wall"] / r["wall"], 2)})
-        base = {"nodewise_w": "nodewise", "node2vec": "walk"}.get(name)
+        base = BASE.get(name)
         if base and (gname, threads, base, "spsample") in by:
             b = by[gname, threads, base, "spsample"]
             out.append({"graph": gname, "threads": threads, "sampler": name, "vs": base,

@@ -17,8 +17,8 @@ COLUMNS = (
 
 #: Table rows: (label, mode of its cells).
 ROWS = (
-    ("`NodeWise` (uniform, weighted, replace, fanout -1), per-vertex fanouts, `LABOR`",
-     "node"),
+    ("`NodeWise` (uniform, weighted by keys or alias tables, replace, fanout -1), per-vertex "
+     "fanouts, `LABOR`", "node"),
     ("`LADIES`, `FastGCN` (weighted graph or not)", "node"),
     ("`RandomWalk`, node2vec", "node"),
     ("compositions (column / row / edge values, sums and squares, walks per row, given rows, "
