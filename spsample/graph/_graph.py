@@ -394,7 +394,7 @@ class Graph:
             return None
 
         def build():
-            check_memory("sample", "weighted_method", 64 * self.num_edges + 32 * self.num_nodes,
+            check_memory("sample", "weighted_method", 80 * self.num_edges + 40 * self.num_nodes,
                          "the alias tables of the graph's weights",
                          "use weighted_method='keys' (no table) or raise the memory limit")
             table, share, finite = alias_tables(self._indptr, self._weights)
