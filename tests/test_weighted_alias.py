@@ -294,3 +294,15 @@ def test_the_gpu_refuses_alias_draws_on_other_values():
     with pytest.raises(spsample.ArgumentError, match="'device'.*alias"):
         spsample.sample(g, [0, 5], sampler=_ScaledAlias([2], 2.0), batch_size=2,
                         device="emulated")
+
+
+def test_tables_past_the_memory_limit_are_a_typed_error(monkeypatch):
+    """The table is sized before it is built: past the limit, the graph (and a sample that
+    would build it) raise a ResourceLimitError naming ``weighted_method``."""
+    g = _branch_graph()
+    monkeypatch.setenv("SPSAMPLE_MEMORY_LIMIT", str(40 * g.num_edges))
+    with pytest.raises(spsample.ResourceLimitError, match="'weighted_method'.*alias tables"):
+        g.alias_table()
+    if _native.AVAILABLE:
+        with pytest.raises(spsample.ResourceLimitError, match="'weighted_method'"):
+            spsample.sample(g, [0, 5], sampler=spsample.NodeWise([2], **ALIAS), batch_size=2)
