@@ -129,6 +129,7 @@ struct HopSpec {
     const float* screen_weights = nullptr;  // with row_stats: the graph's float32 weights, or none
     const uint32_t* alias = nullptr;      // alias rules: (threshold, alias) per entry of the graph,
     const double* alias_share = nullptr;  // and per row its largest weight over its sum
+    bool alias_all_positive = false;      // every weight of the graph > 0: a row's eligible count is d
     double bound = 0.0;                   // rejection
     int32_t key = K_VERTEX;
     bool dedup = true;
@@ -555,8 +556,11 @@ static int64_t alias_select(const HopSpec& hs, const CSRView& g, int64_t v, int6
         const double* stats = hs.row_stats + 3 * v;
         const float* w32 = hs.screen_weights ? hs.screen_weights + st : nullptr;
         auto keys_sample = [&]() { return weighted_row(stream, w, d, s, rows, stats, w32); };
+        const int64_t eligible = hs.alias_all_positive ? d : static_cast<int64_t>(stats[0]);
+        // the share decides only rows drawn without replacement that keep fewer than all
+        const bool drawn = s >= 0 && !replace && eligible > s;
         return alias_row(word, hs.alias + 2 * st, [w](int64_t p) { return w[p]; }, keys_sample,
-                         static_cast<int64_t>(stats[0]), hs.alias_share[v], d, s, replace,
+                         eligible, drawn ? hs.alias_share[v] : 0.0, d, s, replace,
                          rows.pos.data(), rows.keys.data());
     }
     const ValueCode vc = hs.values.view();
@@ -648,11 +652,14 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
             }
             if (r + PF_ROWS < m && fv[r + PF_ROWS] < g.n) {  // what the row's rule reads first
                 const int64_t q = r + PF_ROWS;
-                __builtin_prefetch(hs.row_stats + 3 * fv[q]);
-                __builtin_prefetch(hs.alias_share + fv[q]);
-                if (rd[q] > (hs.fanout_vec ? hs.fanout_vec[fv[q]] : hs.fanout))
+                const int64_t sq = hs.fanout_vec ? hs.fanout_vec[fv[q]] : hs.fanout;
+                const bool drawn = rd[q] > sq && sq >= 0;
+                if (drawn || !hs.alias_all_positive) __builtin_prefetch(hs.row_stats + 3 * fv[q]);
+                if (drawn) {
+                    __builtin_prefetch(hs.alias_share + fv[q]);
                     __builtin_prefetch(hs.screen_weights ? static_cast<const void*>(hs.screen_weights + rs[q])
                                                          : static_cast<const void*>(g.weights + rs[q]));
+                }
             }
             if (sc.word_slot[r % WORD_ROWS] >= 0) {
                 const int64_t s = hs.fanout_vec ? hs.fanout_vec[fv[r]] : hs.fanout;

@@ -249,6 +249,12 @@ void hop_rule(HopSpec& hs, const py::dict& d, const CSRView& g, const CSRView* a
         require(sh >= 0 && sh < static_cast<int64_t>(fvecs.size()) && fvecs[sh].size() == g.n,
                 "alias_share of one per row of the graph");
         hs.alias_share = fvecs[sh].data();
+        // every weight positive (Graph.all_weights_positive, a memo of the frozen weights;
+        // spot-checked here): each row's eligible count is its length
+        hs.alias_all_positive = d.contains("alias_all_positive") && d["alias_all_positive"].cast<bool>();
+        const int64_t nnz = g.indptr[g.n];
+        require(!hs.alias_all_positive || nnz == 0 || (g.weights[0] > 0 && g.weights[nnz - 1] > 0),
+                "alias_all_positive needs every weight > 0");
     }
     hs.key = d["key"].cast<int32_t>();
     require(hs.key == K_VERTEX || hs.key == K_ROW, "unknown stream key");

@@ -339,6 +339,24 @@ SPSAMPLE_HD inline int64_t alias_table_row(Value&& value, int64_t d, uint32_t* t
     return eligible;
 }
 
+// The alias rule's last resort, after ALIAS_ATTEMPTS s attempts kept only `have` < s entries
+// (pos[0..have)): the smallest exact keys exp_key(word(2 ALIAS_ATTEMPTS s + p), value(p)) of the
+// eligible entries not kept(p) fill the row. Positions ascending into pos; returns s (or fewer
+// when the row has fewer eligible entries).
+template <class Words, class Value, class Kept>
+SPSAMPLE_HD inline int64_t alias_keys_fill(Words&& word, Value&& value, Kept&& kept, int64_t d,
+                                           int64_t s, int64_t have, int64_t* pos, double* keys) {
+    const int64_t base = 2 * ALIAS_ATTEMPTS * s, need = s - have;
+    int64_t size = 0;
+    for (int64_t p = 0; p < d; ++p) {
+        const double w = value(p);
+        if (!(w > 0) || kept(p)) continue;
+        size = heap_offer(keys, pos + have, size, need, exp_key(word(base + p), w), p);
+    }
+    sort_small(pos, have + size);
+    return have + size;
+}
+
 // Weighted draws by the row's alias table (graph/_weights.py alias_tables): word(i) the row's
 // stream words, value(p) its values, `eligible` how many are > 0 and `share` the largest value
 // over the row's sum (s >= 1 or -1). Every eligible entry when s < 0, or when eligible <= s
@@ -368,6 +386,24 @@ SPSAMPLE_HD inline int64_t alias_row(Words&& word, const uint32_t* table, Value&
         return s;
     }
     if (static_cast<double>(s) * share > ALIAS_SHARE_MAX) return keys_sample();
+    if (d <= 64 * BITMAP_WORDS) {  // kept entries in a bitmap of d bits, read out in order
+        uint64_t bits[BITMAP_WORDS];
+        const int64_t words = (d + 63) >> 6;
+        for (int64_t q = 0; q < words; ++q) bits[q] = 0;
+        int64_t have = 0;
+        for (int64_t a = 0; a < ALIAS_ATTEMPTS * s && have < s; ++a) {
+            const int64_t p = alias_pick(table, d, word(2 * a), word(2 * a + 1));
+            const uint64_t bit = uint64_t(1) << (p & 63);
+            have += (bits[p >> 6] & bit) == 0;
+            bits[p >> 6] |= bit;
+        }
+        int64_t k = 0;
+        for (int64_t q = 0; q < words; ++q)
+            for (uint64_t w = bits[q]; w; w &= w - 1) pos[k++] = (q << 6) + ctz64(w);
+        if (have == s) return s;
+        auto kept = [&](int64_t p) { return ((bits[p >> 6] >> (p & 63)) & 1u) != 0; };
+        return alias_keys_fill(word, value, kept, d, s, have, pos, keys);
+    }
     int64_t have = 0;
     for (int64_t a = 0; a < ALIAS_ATTEMPTS * s && have < s; ++a) {
         const int64_t p = alias_pick(table, d, word(2 * a), word(2 * a + 1));
@@ -375,20 +411,17 @@ SPSAMPLE_HD inline int64_t alias_row(Words&& word, const uint32_t* table, Value&
         for (int64_t j = 0; j < have; ++j) seen |= pos[j] == p;
         if (!seen) pos[have++] = p;
     }
-    if (have < s) {  // the exact keys over the eligible entries not kept (rare)
-        const int64_t base = 2 * ALIAS_ATTEMPTS * s, need = s - have;
-        int64_t size = 0;
-        for (int64_t p = 0; p < d; ++p) {
-            const double w = value(p);
-            bool seen = false;
-            for (int64_t j = 0; j < have; ++j) seen |= pos[j] == p;
-            if (!(w > 0) || seen) continue;
-            size = heap_offer(keys, pos + have, size, need, exp_key(word(base + p), w), p);
-        }
-        have += size;
+    if (have == s) {
+        sort_small(pos, have);
+        return have;
     }
-    sort_small(pos, have);
-    return have;
+    const int64_t first = have;
+    auto kept = [&](int64_t p) {
+        for (int64_t j = 0; j < first; ++j)
+            if (pos[j] == p) return true;
+        return false;
+    };
+    return alias_keys_fill(word, value, kept, d, s, have, pos, keys);
 }
 
 // Weighted with replacement over values value(0..d) (s >= 1 or -1): exponential races.

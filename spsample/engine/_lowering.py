@@ -138,6 +138,7 @@ def _alias_tables(spec, P, program, tables, arrays):
         return
     spec["alias"], share = alias
     spec["alias_share"] = tables.vector(share, tables.f64)
+    spec["alias_all_positive"] = bool(_weight_table(P.graph, "all_weights_positive"))
     spec["row_stats"] = tables.vector(stats, tables.f64)
     screen = _weight_table(P.graph, "screen_weights")
     if screen is not None:
@@ -424,7 +425,7 @@ def lower_requests(plan, graph, *, rows=None, edges=None):
     spec = lower_rows([plan], graph, 1, indices32=False, arrays=rows is None).spec
     hop = dict(spec["hops"][0], keep_row_ids=False)
     if "alias" in hop:            # requested rows build their own tables (the same tables)
-        for name in ("alias", "alias_share", "row_stats", "screen_weights"):
+        for name in ("alias", "alias_share", "alias_all_positive", "row_stats", "screen_weights"):
             hop.pop(name, None)
     if hop["aux"] is not None or hop["graph"] != 0:
         raise _NotLowered("probabilities", "values looked up in other rows or graphs")

@@ -371,6 +371,14 @@ class Graph:
         return self._memo("row_weight_stats",
                           lambda: row_weight_stats(self._indptr, self._weights))
 
+    def all_weights_positive(self):
+        """Whether every edge weight is ``> 0`` (memoised; ``False`` when unweighted): every
+        entry of a row is then eligible for the weighted rules, and the alias rule keeps a
+        short row without reading anything about it."""
+        if self._weights is None:
+            return False
+        return self._memo("all_weights_positive", lambda: bool(np.all(self._weights > 0)))
+
     def alias_table(self):
         """Walker's alias table of every row's weights
         (:func:`~spsample.graph._weights.alias_tables`), built once for the alias rule
