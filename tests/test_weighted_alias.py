@@ -306,3 +306,24 @@ def test_tables_past_the_memory_limit_are_a_typed_error(monkeypatch):
     if _native.AVAILABLE:
         with pytest.raises(spsample.ResourceLimitError, match="'weighted_method'"):
             spsample.sample(g, [0, 5], sampler=spsample.NodeWise([2], **ALIAS), batch_size=2)
+
+
+def _alias_hop(graph, sampler, host_tables):
+    from spsample.engine._lowering import lower
+    from spsample.engine._run import trace
+    plans = trace(sampler, graph, np.arange(1), 0, 0)
+    return lower(plans, graph, 1, host_tables=host_tables).spec["hops"][0]
+
+
+def test_the_lowering_hands_over_the_graphs_tables_where_they_apply():
+    """Whole rows of the graph's own weights get its table, shares and row statistics (the CPU
+    also its float32 weights, for the rows that take the keys); other values get none, and
+    their rows build their own."""
+    g = _skewed_graph(8)
+    cpu = _alias_hop(g, spsample.NodeWise([3], **ALIAS), True)
+    gpu = _alias_hop(g, spsample.NodeWise([3], **ALIAS), False)
+    assert cpu["alias"] is g.alias_table()[0] and gpu["alias"] is cpu["alias"]
+    assert cpu["alias_all_positive"] and "screen_weights" in cpu and "screen_weights" not in gpu
+    assert "alias" not in _alias_hop(g, _ScaledAlias([3], 2.0), True)
+    assert not _alias_hop(_branch_graph(), spsample.NodeWise([3], **ALIAS),
+                          True)["alias_all_positive"]

@@ -365,9 +365,9 @@ SPSAMPLE_HD inline int64_t alias_keys_fill(Words&& word, Value&& value, Kept&& k
 // the others make attempts a on words 2a, 2a + 1, each keeping its entry unless already kept,
 // until s are kept or ALIAS_ATTEMPTS s attempts were made, and then the exact keys
 // exp_key(word(2 ALIAS_ATTEMPTS s + p), value(p)) of the eligible entries not kept fill the row
-// (the smallest (key, position) pairs). Positions ascending into pos (room for max(d, s));
-// keys: room for s. Complexity O(s) expected draws and O(s^2) membership tests (fanouts are
-// small) for the drawn rows.
+// (alias_keys_fill). Positions ascending into pos (room for max(d, s)); keys: room for s.
+// Complexity O(s) expected draws; the kept entries of a row up to 64 BITMAP_WORDS long in a
+// bitmap (read out in order), of a longer one in pos (O(s^2) membership tests, then sorted).
 template <class Words, class Value, class KeysSample>
 SPSAMPLE_HD inline int64_t alias_row(Words&& word, const uint32_t* table, Value&& value,
                                      KeysSample&& keys_sample, int64_t eligible, double share,

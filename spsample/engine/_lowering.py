@@ -125,11 +125,11 @@ def _weight_table(graph, name):
     return None if table is None else table()
 
 
-def _alias_tables(spec, P, program, tables, arrays):
-    """Hand an alias hop its graph's alias table and shares (built once per graph), row
-    statistics and float32 weights (for the rows that take the keys) where its rows are whole
-    rows of an in-memory graph valued by the graph's own weights; the kernels build the table
-    of any other row from its values (the same table)."""
+def _alias_tables(spec, P, program, tables, arrays, host_tables):
+    """Hand an alias hop its graph's alias table and shares (built once per graph) and row
+    statistics (and, to the CPU kernel, the float32 weights of the rows that take the keys)
+    where its rows are whole rows of an in-memory graph valued by the graph's own weights; the
+    kernels build the table of any other row from its values (the same table)."""
     if not (arrays and P.cutoff is None and program.code == [(ValueOp.WEIGHT, 0, 0, 0.0)]):
         return
     alias = _weight_table(P.graph, "alias_table")
@@ -140,7 +140,7 @@ def _alias_tables(spec, P, program, tables, arrays):
     spec["alias_share"] = tables.vector(share, tables.f64)
     spec["alias_all_positive"] = bool(_weight_table(P.graph, "all_weights_positive"))
     spec["row_stats"] = tables.vector(stats, tables.f64)
-    screen = _weight_table(P.graph, "screen_weights")
+    screen = _weight_table(P.graph, "screen_weights") if host_tables else None
     if screen is not None:
         spec["screen_weights"] = screen
 
@@ -274,7 +274,7 @@ def lower_rows(plans, graph, k, indices32=True, arrays=True, host_tables=True):
                         if screen is not None:
                             spec["screen_weights"] = screen
                 if sel.method == "alias":
-                    _alias_tables(spec, P, program, tables, arrays)
+                    _alias_tables(spec, P, program, tables, arrays, host_tables)
                 if program.aux is not None:
                     spec["aux"] = _frontier_spec(program.aux, h, k, tables, referenced)
                     spec["aux_graph"] = tables.graph(program.aux_graph or P.graph)

@@ -33,8 +33,8 @@ from ..graph._weights import alias_tables
 from ._csr import RowMatrix, _indptr_of, column_accumulate, segment_arange
 from ._lazy import (
     _as_vector, check_values, ALIAS_ATTEMPTS, ALIAS_SHARE_MAX, ColumnSelection, ColumnSums,
-    GlobalColumns,
-    GlobalSelection, REJECTION_ATTEMPTS as A, RowSelection, RowView, Streams, ThresholdSelection,
+    GlobalColumns, GlobalSelection, REJECTION_ATTEMPTS as A, RowSelection, RowView, Streams,
+    ThresholdSelection,
 )
 from .._validate import as_index_array, as_int, check_memory, check_range, fail
 
