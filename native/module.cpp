@@ -104,6 +104,8 @@ PYBIND11_MODULE(_native_kernels, m) {
     });
 #endif
     m.def("threshold_limit", &threshold_limit, py::arg("d"), py::arg("s"));  // LABOR (tests)
+    m.def("alias_tables", &alias_tables_native, py::arg("indptr"), py::arg("weights"),
+          py::arg("num_threads"));
     m.def("det_log", &det_log_array);
     m.def("emulate", &emulate_kernel, py::arg("name"), py::arg("grid"), py::arg("block"),
           py::arg("args"), py::arg("threads"), py::arg("order_seed"));

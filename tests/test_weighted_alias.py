@@ -81,6 +81,40 @@ def test_a_table_draws_each_entry_with_its_weight(seed):
         np.testing.assert_allclose(prob, wpos / wpos.sum(), rtol=0, atol=d * 2.0**-31)
 
 
+@needs_native
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_kernels_build_the_same_tables(seed, threads):
+    """``spsample.native.alias_tables`` (rows in parallel, alias_table_row) gives the vectorised
+    construction's bits, rows summing past the largest double included; a graph's memo built
+    by either is the same."""
+    indptr, w = _random_rows(seed, n=3000)
+    v = int(np.flatnonzero(np.diff(indptr) >= 2)[0])
+    w[indptr[v]:indptr[v + 1]] = 1e308                  # a row too heavy for a table
+    before = _native.set_num_threads(threads)
+    try:
+        fast = _native.alias_tables(indptr, w)
+    finally:
+        _native.set_num_threads(before)
+    slow = alias_tables(indptr, w)
+    assert not slow[2].all() and fast[2].dtype == bool
+    for a, b in zip(fast, slow):
+        np.testing.assert_array_equal(a, b)
+    g = _skewed_graph(9)
+    built = _native.alias_table(g)
+    for a, b in zip(built, alias_tables(g.indptr, g.weights)[:2]):
+        np.testing.assert_array_equal(a, b)
+    assert _native.alias_table(spsample.rmat(5, seed=1)) is None
+
+
+@needs_native
+def test_the_kernels_refuse_inconsistent_arrays():
+    with pytest.raises(ValueError, match="indptr"):
+        _native.alias_tables(np.array([0, 3, 2]), np.ones(2))
+    with pytest.raises(ValueError, match="indptr"):
+        _native.alias_tables(np.array([0, 5]), np.ones(2))
+
+
 def test_a_row_summing_past_the_largest_double_has_no_table():
     indptr = np.array([0, 2, 3])
     table, share, finite = alias_tables(indptr, np.array([1e308, 1e308, 1.0]))

@@ -233,6 +233,64 @@ py::tuple layerwise_bulk(const I64& indptr, const I64& indices, const U32& indic
     return flat_to_python(flat, b.k, L);
 }
 
+// Alias tables of every row of (indptr, weights): graph/_weights.py alias_tables, the same bits
+// (alias_table_row's steps and roundings; a row whose positive weights sum past the largest
+// double keeps itself, its zero entries aliasing its first positive one, with share 0 and
+// finite 0). Rows in parallel, ALIAS_BUILD_ROWS at a time. Returns (table (nnz, 2) uint32,
+// share (n,) float64, finite (n,) uint8).
+constexpr int64_t ALIAS_BUILD_ROWS = 4096;
+
+struct AliasBuildScratch {
+    std::vector<double> x;
+    std::vector<int64_t> small, large;
+};
+
+py::tuple alias_tables_native(const I64& indptr, const F64& weights, int num_threads) {
+    require(indptr.ndim() == 1 && indptr.size() >= 1 && weights.ndim() == 1, "indptr and weights must be 1-d");
+    const int64_t n = indptr.size() - 1, nnz = weights.size();
+    const int64_t* ip = indptr.data();
+    require(ip[0] == 0 && ip[n] == nnz, "indptr must run from 0 to len(weights)");
+    for (int64_t v = 0; v < n; ++v) require(ip[v] <= ip[v + 1], "indptr must be non-decreasing");
+    py::array_t<uint32_t> table({nnz, int64_t(2)});
+    py::array_t<double> share(n);
+    py::array_t<uint8_t> finite(n);
+    uint32_t* t = table.mutable_data();
+    double* sh = share.mutable_data();
+    uint8_t* fin = finite.mutable_data();
+    const double* w = weights.data();
+    {
+        py::gil_scoped_release release;
+        const int64_t chunks = (n + ALIAS_BUILD_ROWS - 1) / ALIAS_BUILD_ROWS;
+        for_each_minibatch<AliasBuildScratch>(
+            chunks, resolve_threads(num_threads), [](AliasBuildScratch&) {},
+            [&](int64_t c, AliasBuildScratch& sc) {
+                for (int64_t v = c * ALIAS_BUILD_ROWS; v < std::min(n, (c + 1) * ALIAS_BUILD_ROWS); ++v) {
+                    const int64_t st = ip[v], d = ip[v + 1] - st;
+                    if (static_cast<int64_t>(sc.x.size()) < d) {
+                        sc.x.resize(d);
+                        sc.small.resize(d);
+                        sc.large.resize(d);
+                    }
+                    const double* row = w + st;
+                    auto value = [row](int64_t p) { return row[p]; };
+                    const int64_t e = alias_table_row(value, d, t + 2 * st, sc.x.data(), sc.small.data(),
+                                                      sc.large.data(), sh[v]);
+                    fin[v] = e >= 0;
+                    if (e >= 0) continue;
+                    sh[v] = 0.0;  // no table: the zero entries alias the first positive one
+                    int64_t first = 0;
+                    while (!(row[first] > 0)) ++first;
+                    for (int64_t p = 0; p < d; ++p)
+                        if (!(row[p] > 0)) {
+                            t[2 * (st + p)] = 0;
+                            t[2 * (st + p) + 1] = static_cast<uint32_t>(first);
+                        }
+                }
+            });
+    }
+    return py::make_tuple(table, share, finite);
+}
+
 }  // namespace bind
 }  // namespace spsample
 

@@ -23,7 +23,8 @@ and warns once). The codes written into a plan come from the extension
 
 import numpy as np
 
-from ..native import VALUE_STACK, Frontier, SelectRule, StreamKey, ValueOp, as_f64, as_i64
+from ..native import (VALUE_STACK, Frontier, SelectRule, StreamKey, ValueOp, alias_table,
+                      as_f64, as_i64)
 from ..native import column_fence as graph_column_fence
 from ..native import indices32 as graph_indices32
 from ._lazy import (ColumnSelection, ColumnSums, GlobalColumns, GlobalSelection, NotLowerable,
@@ -132,7 +133,7 @@ def _alias_tables(spec, P, program, tables, arrays, host_tables):
     kernels build the table of any other row from its values (the same table)."""
     if not (arrays and P.cutoff is None and program.code == [(ValueOp.WEIGHT, 0, 0, 0.0)]):
         return
-    alias = _weight_table(P.graph, "alias_table")
+    alias = alias_table(P.graph)
     stats = None if alias is None else _weight_table(P.graph, "row_weight_stats")
     if stats is None:
         return

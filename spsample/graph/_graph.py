@@ -379,12 +379,19 @@ class Graph:
             return False
         return self._memo("all_weights_positive", lambda: bool(np.all(self._weights > 0)))
 
-    def alias_table(self):
+    def alias_table(self, build=None):
         """Walker's alias table of every row's weights
         (:func:`~spsample.graph._weights.alias_tables`), built once for the alias rule
         (``NodeWise(weighted=True, weighted_method="alias")``): 8 bytes per entry and 8 per
         vertex, kept with the graph; ``None`` when the graph is unweighted or a row's positive
         weights sum past the largest float64.
+
+        Parameters
+        ----------
+        build : callable, optional
+            A builder with :func:`~spsample.graph._weights.alias_tables`' contract and bits
+            (the native kernels pass theirs, :func:`spsample.native.alias_tables`); used only
+            by the first call, which builds the memo.
 
         Returns
         -------
@@ -401,13 +408,13 @@ class Graph:
         if self._weights is None:
             return None
 
-        def build():
+        def make():
             check_memory("sample", "weighted_method", 80 * self.num_edges + 40 * self.num_nodes,
                          "the alias tables of the graph's weights",
                          "use weighted_method='keys' (no table) or raise the memory limit")
-            table, share, finite = alias_tables(self._indptr, self._weights)
+            table, share, finite = (build or alias_tables)(self._indptr, self._weights)
             return (table, share) if finite.all() else None
-        return self._memo("alias_table", build)
+        return self._memo("alias_table", make)
 
     def sorted_entry_time(self, time, check):
         """``check()`` (the check that ``time`` holds one sortable time per entry, sorted

@@ -46,7 +46,8 @@ True
 """
 
 from .._openmp import WAIT_POLICY, set_passive_wait, warn_if_spinning
-from ._buffers import as_f64, as_i64, bulk_args, column_fence, indices32, internal_columns
+from ._buffers import (alias_table, alias_tables, as_f64, as_i64, bulk_args, column_fence,
+                       indices32, internal_columns)
 from ._bulk_ops import insert_bulk, link_bulk, lookup_bulk, minibatch_edges, split_typed
 from ._codes import VALUE_STACK, Frontier, LinkMode, SelectRule, StreamKey, ValueOp
 from ._io import check_entries, gather_ranges, parse_edges
@@ -69,7 +70,7 @@ __all__ = [
     "minibatch_edges", "split_typed", "parse_edges", "check_entries", "gather_ranges",
     "as_i64", "as_f64", "bulk_args", "column_fence", "indices32", "internal_columns",
     "layerwise_weights",
-    "layerwise_scale",
+    "layerwise_scale", "alias_tables", "alias_table",
 ]
 
 # SPSAMPLE_THREADS (._threads) applies from the first use of the native kernels on,

@@ -10,9 +10,10 @@ from ..graph._weights import internal_columns as _internal_columns
 from ..graph._weights import column_fence as _column_fence
 from ..graph._weights import uint32_columns
 from .._validate import fail
+from ._switch import kernel_threads, kernels
 
 __all__ = ["as_i64", "as_f64", "bulk_args", "indices32", "column_fence", "internal_columns",
-           "row_weight_stats"]
+           "row_weight_stats", "alias_tables", "alias_table"]
 
 
 def as_i64(a):
@@ -120,3 +121,23 @@ def row_weight_stats(graph):
         Row ``v``'s ``(eligible, wmax, wsum)`` at ``[3 v, 3 v + 3)``.
     """
     return graph.row_weight_stats()
+
+
+def alias_tables(indptr, weights):
+    """:func:`spsample.graph._weights.alias_tables` by the kernels (the same bits: the rows'
+    tables built row by row, in parallel).
+
+    Returns
+    -------
+    table : uint32, shape (nnz, 2); share : float64, shape (n,); finite : bool, shape (n,)
+    """
+    table, share, finite = kernels.alias_tables(as_i64(indptr), as_f64(weights), kernel_threads())
+    return table, share, finite.astype(bool)
+
+
+def alias_table(graph):
+    """``graph.alias_table()`` built by the kernels (:func:`alias_tables`), once per graph;
+    ``None`` where the graph has none (unweighted, a row summing past the largest float64, or
+    rows that are not all in memory)."""
+    own = getattr(graph, "alias_table", None)
+    return own(build=alias_tables) if own is not None else None
