@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-DEFAULT_DATASET = (Path(__file__).resolve().parents[2] / "shared" / "datasets" / "law-cnr-2000"
-                   / "cnr-2000.npz")
+from per_core import DEFAULT_DATASET, graphs  # noqa: E402  (the same graphs as per_core.py)
+
 WEIGHTS = ("column", "uniform", "exponential")
 METHODS = ("uniform", "keys", "alias")
 
@@ -64,21 +64,6 @@ def weights_of(kind, g, rng):
     if kind == "uniform":
         return rng.uniform(0.5, 1.5, g.num_edges)
     return rng.exponential(size=g.num_edges)
-
-
-def graphs(args):
-    import numpy as np
-    import spsample
-
-    for scale in [s for s in args.scale.split(",") if s.strip()]:
-        yield f"rmat{int(scale)}", spsample.rmat(int(scale), seed=1)
-    path = Path(args.dataset)
-    if args.dataset.lower() != "none":
-        if not path.is_file():
-            print(json.dumps({"skip": str(path), "reason": "dataset file not found"}), flush=True)
-            return
-        with np.load(path) as z:
-            yield path.stem, spsample.Graph.from_csr(z["indptr"], z["indices"])
 
 
 def measure(args, gname, g, kind):
