@@ -14,8 +14,11 @@ import numpy as np
 import pytest
 
 import spsample
-from spsample import native as _native
+from spsample import _rng, native as _native
 from spsample.engine import _primitives as prim
+from spsample.engine._lowering import RequestHop, lower
+from spsample.engine._native_run import select_requests
+from spsample.engine._run import trace
 from spsample.engine._lazy import ALIAS_SHARE_MAX
 from spsample.engine._reference import _alias_table
 from spsample.graph._graph import frozen_array
@@ -343,8 +346,6 @@ def test_tables_past_the_memory_limit_are_a_typed_error(monkeypatch):
 
 
 def _alias_hop(graph, sampler, host_tables):
-    from spsample.engine._lowering import lower
-    from spsample.engine._run import trace
     plans = trace(sampler, graph, np.arange(1), 0, 0)
     return lower(plans, graph, 1, host_tables=host_tables).spec["hops"][0]
 
@@ -361,3 +362,26 @@ def test_the_lowering_hands_over_the_graphs_tables_where_they_apply():
     assert "alias" not in _alias_hop(g, _ScaledAlias([3], 2.0), True)
     assert not _alias_hop(_branch_graph(), spsample.NodeWise([3], **ALIAS),
                           True)["alias_all_positive"]
+
+
+@needs_native
+@pytest.mark.parametrize("replace", [False, True])
+def test_requested_rows_build_their_own_tables(replace):
+    """The owners' native selection on requested rows (``select_requests``, what a DistGraph's
+    and a DiskGraph's hops run: no graph memo, every row builds its table) equals the NumPy
+    rule on the same rows."""
+    g = _branch_graph()
+    key, hop_word = _rng.split_seed(99), _rng.hop_word(0, 1)
+    vertex = np.repeat(np.arange(g.num_nodes), 2)
+    batch = np.tile([3, 4], g.num_nodes)
+    rule = _native.SelectRule.ALIAS_REP if replace else _native.SelectRule.ALIAS
+    hop = dict(aux=None, program=[(_native.ValueOp.WEIGHT, 0, 0, 0.0)], select=rule, fanout=4,
+               fanout_vec=-1, bound=0.0, key=0)
+    lowered = RequestHop((g.indptr, g.indices, g.weights, None), hop, [], [], g.num_nodes)
+    got = select_requests(lowered, vertex, vertex, batch, hop_word, key)
+    start, d = g.indptr[vertex], np.diff(g.indptr)[vertex]
+    counts, pos = prim.choose_positions(
+        d, np.full(vertex.size, 4), prim.Streams(vertex, batch, hop_word, key), replace=replace,
+        values=lambda rows, p: g.weights[start[rows] + p], method="alias")
+    np.testing.assert_array_equal(got.row_lengths(), counts)
+    np.testing.assert_array_equal(got.edge_id, np.repeat(start, counts) + pos)
