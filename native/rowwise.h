@@ -541,7 +541,7 @@ static void alias_prefetch_to(const HopSpec& hs, const RowWiseScratch& sc, Alias
 }
 
 // An alias rule on row (vertex v, aligned vertex t, entries st .. st + d), `ahead` its words
-// 0 .. 2s - 1 drawn ahead (or nullptr): with the graph's table (hs.alias, lowered only for whole
+// 0 .. ALIAS_WORDS_AHEAD s - 1 drawn ahead (or nullptr): with the graph's table (hs.alias, lowered only for whole
 // rows valued by the graph's weights), its shares and row statistics, the concentrated rows
 // taking the screened keys (weighted_row); otherwise the row's own table, built from its
 // values (alias_table_row, the same table). Positions into rows.pos; returns their count.
