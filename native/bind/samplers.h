@@ -234,8 +234,7 @@ py::tuple layerwise_bulk(const I64& indptr, const I64& indices, const U32& indic
 }
 
 // Alias tables of every row of (indptr, weights): graph/_weights.py alias_tables, the same bits
-// (alias_table_row's steps and roundings; a row whose positive weights sum past the largest
-// double keeps itself, its zero entries aliasing its first positive one, with share 0 and
+// (alias_table_row's steps and roundings, rows summing past the largest double included, with
 // finite 0). Rows in parallel, ALIAS_BUILD_ROWS at a time. Returns (table (nnz, 2) uint32,
 // share (n,) float64, finite (n,) uint8).
 constexpr int64_t ALIAS_BUILD_ROWS = 4096;
@@ -276,15 +275,6 @@ py::tuple alias_tables_native(const I64& indptr, const F64& weights, int num_thr
                     const int64_t e = alias_table_row(value, d, t + 2 * st, sc.x.data(), sc.small.data(),
                                                       sc.large.data(), sh[v]);
                     fin[v] = e >= 0;
-                    if (e >= 0) continue;
-                    sh[v] = 0.0;  // no table: the zero entries alias the first positive one
-                    int64_t first = 0;
-                    while (!(row[first] > 0)) ++first;
-                    for (int64_t p = 0; p < d; ++p)
-                        if (!(row[p] > 0)) {
-                            t[2 * (st + p)] = 0;
-                            t[2 * (st + p) + 1] = static_cast<uint32_t>(first);
-                        }
                 }
             });
     }

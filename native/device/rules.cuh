@@ -240,12 +240,13 @@ SPSAMPLE_HD inline int64_t heap_offer(double* keys, int64_t* pos, int64_t size, 
     return size;
 }
 
-// Weighted without replacement over values value(0..d) (s >= 1 or -1): Efraimidis-Spirakis,
-// the s smallest (key, position) kept in a max-heap over keys[0..s) / pos[0..s).
+// Weighted without replacement over values value(0..d) (s >= 1 or -1): Efraimidis-Spirakis on
+// the keys exp_key(word(p), value(p)), the s smallest (key, position) kept in a max-heap over
+// keys[0..s) / pos[0..s); every eligible entry when there are at most s. Positions ascending.
 // Complexity O(d log s).
-template <class Value>
-SPSAMPLE_HD inline int64_t weighted_row(Stream& st, Value&& value, int64_t d, int64_t s,
-                                        int64_t* pos, double* keys) {
+template <class Words, class Value>
+SPSAMPLE_HD inline int64_t keys_row(Words&& word, Value&& value, int64_t d, int64_t s,
+                                    int64_t* pos, double* keys) {
     int64_t eligible = 0;
     for (int64_t p = 0; p < d; ++p) eligible += (value(p) > 0);
     if (s < 0 || eligible <= s) {
@@ -258,10 +259,18 @@ SPSAMPLE_HD inline int64_t weighted_row(Stream& st, Value&& value, int64_t d, in
     for (int64_t p = 0; p < d; ++p) {
         const double w = value(p);
         if (!(w > 0)) continue;
-        size = heap_offer(keys, pos, size, s, exp_key(st.word(static_cast<uint64_t>(p)), w), p);
+        size = heap_offer(keys, pos, size, s, exp_key(word(p), w), p);
     }
     sort_small(pos, size);
     return size;
+}
+
+// keys_row on the stream's words p: the weighted rule without replacement.
+template <class Value>
+SPSAMPLE_HD inline int64_t weighted_row(Stream& st, Value&& value, int64_t d, int64_t s,
+                                        int64_t* pos, double* keys) {
+    return keys_row([&](int64_t p) { return st.word(static_cast<uint64_t>(p)); }, value, d, s,
+                    pos, keys);
 }
 
 // The alias rule (RowSelection, method="alias"; Python: engine/_primitives.py _alias): at most
@@ -284,35 +293,42 @@ SPSAMPLE_HD inline int64_t alias_pick(const uint32_t* table, int64_t d, uint32_t
 // Vose's alias table of one row of values value(0..d) into table[0 .. 2 d), with the steps and
 // roundings of graph/_weights.py alias_tables (the graph's memoised tables): the positive values
 // summed left to right into W, x_p = (w_p d) / W, the small stack (positive x < 1 ascending,
-// then the zero entries) and the large one (x >= 1 ascending) paired from their tops. Scratch: x
-// (d doubles), small and large (d each). Returns the number of eligible entries (value > 0), or
-// -1 when they sum past the largest double (no table); share: the largest value over W (0
+// then the zero entries) and the large one (x >= 1 ascending) paired from their tops; the zero
+// entries left unpaired (all of them in a row without a table) get threshold 0 and alias the
+// row's first positive entry (themselves in a row without one). Scratch: x (d doubles), small
+// and large (d each). Returns the number of eligible entries (value > 0), or -1 when they sum
+// past the largest double (no table); share: the largest value over W (0 without a table or
 // without eligible entries).
 template <class Value>
 SPSAMPLE_HD inline int64_t alias_table_row(Value&& value, int64_t d, uint32_t* table, double* x,
                                            int64_t* small, int64_t* large, double& share) {
     double total = 0.0, largest = 0.0;
-    int64_t eligible = 0;
+    int64_t eligible = 0, first = -1;
     share = 0.0;
     for (int64_t p = 0; p < d; ++p) {
         const double w = value(p);
         x[p] = w > 0 ? w : 0.0;
         eligible += w > 0;
+        if (w > 0 && first < 0) first = p;
         largest = x[p] > largest ? x[p] : largest;
         total = total + x[p];
         table[2 * p] = 0xFFFFFFFFu;
         table[2 * p + 1] = static_cast<uint32_t>(p);
     }
-    if (!(total <= 1.7976931348623157e308)) return -1;
-    if (eligible == 0) {
-        for (int64_t p = 0; p < d; ++p) table[2 * p] = 0;
-        return 0;
+    auto unpaired_zero = [&](int64_t p) {
+        if (value(p) > 0) return;
+        table[2 * p] = 0;
+        if (first >= 0) table[2 * p + 1] = static_cast<uint32_t>(first);
+    };
+    const bool overflow = !(total <= 1.7976931348623157e308);
+    if (overflow || eligible == 0) {
+        for (int64_t p = 0; p < d; ++p) unpaired_zero(p);
+        return overflow ? -1 : 0;
     }
     share = largest / total;
-    int64_t ns = 0, nl = 0, first = -1;
+    int64_t ns = 0, nl = 0;
     for (int64_t p = 0; p < d; ++p) {
         const bool positive = x[p] > 0;
-        if (positive && first < 0) first = p;
         x[p] = (x[p] * static_cast<double>(d)) / total;
         if (positive && x[p] < 1.0) small[ns++] = p;
         if (x[p] >= 1.0) large[nl++] = p;
@@ -329,32 +345,35 @@ SPSAMPLE_HD inline int64_t alias_table_row(Value&& value, int64_t d, uint32_t* t
         else
             large[nl++] = hi;
     }
-    for (int64_t i = 0; i < ns; ++i) {
-        const int64_t p = small[i];
-        if (!(value(p) > 0)) {
-            table[2 * p] = 0;
-            table[2 * p + 1] = static_cast<uint32_t>(first);
-        }
-    }
+    for (int64_t i = 0; i < ns; ++i) unpaired_zero(small[i]);
     return eligible;
 }
 
-// The alias rule's last resort, after ALIAS_ATTEMPTS s attempts kept only `have` < s entries
-// (pos[0..have)): the smallest exact keys exp_key(word(2 ALIAS_ATTEMPTS s + p), value(p)) of the
-// eligible entries not kept(p) fill the row. Positions ascending into pos; returns s (or fewer
-// when the row has fewer eligible entries).
+// The alias rule's attempts: attempt a on words 2a, 2a + 1 (alias_pick) offered to insert(p),
+// which keeps p unless already kept and says whether it did, until s are kept or ALIAS_ATTEMPTS s
+// attempts were made. Returns how many were kept.
+template <class Words, class Insert>
+SPSAMPLE_HD inline int64_t alias_attempts(Words&& word, const uint32_t* table, int64_t d, int64_t s,
+                                          Insert&& insert) {
+    int64_t have = 0;
+    for (int64_t a = 0; a < ALIAS_ATTEMPTS * s && have < s; ++a)
+        have += insert(alias_pick(table, d, word(2 * a), word(2 * a + 1)));
+    return have;
+}
+
+// The alias rule's last resort, after the attempts kept only `have` < s entries (pos[0..have)):
+// the exact keys on words 2 ALIAS_ATTEMPTS s + p (keys_row) over the eligible entries not
+// kept(p) fill the row. Positions ascending into pos; returns s (or fewer when the row has fewer
+// eligible entries).
 template <class Words, class Value, class Kept>
 SPSAMPLE_HD inline int64_t alias_keys_fill(Words&& word, Value&& value, Kept&& kept, int64_t d,
                                            int64_t s, int64_t have, int64_t* pos, double* keys) {
-    const int64_t base = 2 * ALIAS_ATTEMPTS * s, need = s - have;
-    int64_t size = 0;
-    for (int64_t p = 0; p < d; ++p) {
-        const double w = value(p);
-        if (!(w > 0) || kept(p)) continue;
-        size = heap_offer(keys, pos + have, size, need, exp_key(word(base + p), w), p);
-    }
-    sort_small(pos, have + size);
-    return have + size;
+    const int64_t base = 2 * ALIAS_ATTEMPTS * s;
+    auto later = [&](int64_t p) { return word(base + p); };
+    auto rest = [&](int64_t p) { return kept(p) ? 0.0 : static_cast<double>(value(p)); };
+    const int64_t n = keys_row(later, rest, d, s - have, pos + have, keys);
+    sort_small(pos, have + n);
+    return have + n;
 }
 
 // Weighted draws by the row's alias table (graph/_weights.py alias_tables): word(i) the row's
@@ -390,37 +409,33 @@ SPSAMPLE_HD inline int64_t alias_row(Words&& word, const uint32_t* table, Value&
         uint64_t bits[BITMAP_WORDS];
         const int64_t words = (d + 63) >> 6;
         for (int64_t q = 0; q < words; ++q) bits[q] = 0;
-        int64_t have = 0;
-        for (int64_t a = 0; a < ALIAS_ATTEMPTS * s && have < s; ++a) {
-            const int64_t p = alias_pick(table, d, word(2 * a), word(2 * a + 1));
-            const uint64_t bit = uint64_t(1) << (p & 63);
-            have += (bits[p >> 6] & bit) == 0;
-            bits[p >> 6] |= bit;
-        }
+        auto kept = [&](int64_t p) { return ((bits[p >> 6] >> (p & 63)) & 1u) != 0; };
+        const int64_t have = alias_attempts(word, table, d, s, [&](int64_t p) {
+            const bool fresh = !kept(p);
+            bits[p >> 6] |= uint64_t(1) << (p & 63);
+            return fresh;
+        });
         int64_t k = 0;
         for (int64_t q = 0; q < words; ++q)
             for (uint64_t w = bits[q]; w; w &= w - 1) pos[k++] = (q << 6) + ctz64(w);
         if (have == s) return s;
-        auto kept = [&](int64_t p) { return ((bits[p >> 6] >> (p & 63)) & 1u) != 0; };
         return alias_keys_fill(word, value, kept, d, s, have, pos, keys);
     }
-    int64_t have = 0;
-    for (int64_t a = 0; a < ALIAS_ATTEMPTS * s && have < s; ++a) {
-        const int64_t p = alias_pick(table, d, word(2 * a), word(2 * a + 1));
-        bool seen = false;
-        for (int64_t j = 0; j < have; ++j) seen |= pos[j] == p;
-        if (!seen) pos[have++] = p;
-    }
+    int64_t n = 0;  // the kept entries, pos[0..n)
+    auto kept = [&](int64_t p) {
+        for (int64_t j = 0; j < n; ++j)
+            if (pos[j] == p) return true;
+        return false;
+    };
+    const int64_t have = alias_attempts(word, table, d, s, [&](int64_t p) {
+        if (kept(p)) return false;
+        pos[n++] = p;
+        return true;
+    });
     if (have == s) {
         sort_small(pos, have);
         return have;
     }
-    const int64_t first = have;
-    auto kept = [&](int64_t p) {
-        for (int64_t j = 0; j < first; ++j)
-            if (pos[j] == p) return true;
-        return false;
-    };
     return alias_keys_fill(word, value, kept, d, s, have, pos, keys);
 }
 

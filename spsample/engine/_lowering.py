@@ -126,24 +126,38 @@ def _weight_table(graph, name):
     return None if table is None else table()
 
 
-def _alias_tables(spec, P, program, tables, arrays, host_tables):
-    """Hand an alias hop its graph's alias table and shares (built once per graph) and row
-    statistics (and, to the CPU kernel, the float32 weights of the rows that take the keys)
-    where its rows are whole rows of an in-memory graph valued by the graph's own weights; the
-    kernels build the table of any other row from its values (the same table)."""
-    if not (arrays and P.cutoff is None and program.code == [(ValueOp.WEIGHT, 0, 0, 0.0)]):
-        return
-    alias = alias_table(P.graph)
-    stats = None if alias is None else _weight_table(P.graph, "row_weight_stats")
+def _own_weights(P, program):
+    """Whether a weighted hop reads whole rows valued by its graph's own weights: the rows the
+    graph's memoised weight tables describe."""
+    return P.cutoff is None and program.code == [(ValueOp.WEIGHT, 0, 0, 0.0)]
+
+
+def _key_tables(spec, P, tables, host_tables):
+    """Hand the screened keys their graph's row statistics (and, to the CPU kernel, its float32
+    weights). Returns whether the graph has statistics (rows held in memory)."""
+    stats = _weight_table(P.graph, "row_weight_stats")
     if stats is None:
-        return
-    spec["alias"], share = alias
-    spec["alias_share"] = tables.vector(share, tables.f64)
-    spec["alias_all_positive"] = bool(_weight_table(P.graph, "all_weights_positive"))
+        return False
     spec["row_stats"] = tables.vector(stats, tables.f64)
     screen = _weight_table(P.graph, "screen_weights") if host_tables else None
     if screen is not None:
         spec["screen_weights"] = screen
+    return True
+
+
+def _alias_tables(spec, P, program, tables, arrays, host_tables):
+    """Hand an alias hop its graph's alias table and shares (built once per graph), with the
+    tables of the keys that its concentrated rows take, where its rows are whole rows of an
+    in-memory graph valued by the graph's own weights; the kernels build the table of any other
+    row from its values (the same table)."""
+    if not (arrays and _own_weights(P, program)):
+        return
+    alias = alias_table(P.graph)
+    if alias is None or not _key_tables(spec, P, tables, host_tables):
+        return
+    spec["alias"], share = alias
+    spec["alias_share"] = tables.vector(share, tables.f64)
+    spec["alias_all_positive"] = bool(_weight_table(P.graph, "all_weights_positive"))
 
 
 def _frontier_spec(Q, hop, k, tables, referenced):
@@ -267,13 +281,8 @@ def lower_rows(plans, graph, k, indices32=True, arrays=True, host_tables=True):
                                       f"{VALUE_STACK} operands")
                 spec["program"] = program.code
                 if (host_tables and arrays and indices32 and spec["select"] == SelectRule.WEIGHTED
-                        and P.cutoff is None and program.code == [(ValueOp.WEIGHT, 0, 0, 0.0)]):
-                    stats = _weight_table(P.graph, "row_weight_stats")
-                    if stats is not None:
-                        spec["row_stats"] = tables.vector(stats, tables.f64)
-                        screen = _weight_table(P.graph, "screen_weights")
-                        if screen is not None:
-                            spec["screen_weights"] = screen
+                        and _own_weights(P, program)):
+                    _key_tables(spec, P, tables, host_tables)
                 if sel.method == "alias":
                     _alias_tables(spec, P, program, tables, arrays, host_tables)
                 if program.aux is not None:

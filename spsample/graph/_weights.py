@@ -291,7 +291,8 @@ def alias_tables(indptr, weights):
     row = np.repeat(np.arange(n, dtype=np.int64), d)
     base = indptr[:-1]
     wpos = np.where(w > 0, w, 0.0)
-    total = _row_sums_left_to_right(base, d, wpos)
+    with np.errstate(over="ignore", invalid="ignore"):   # bincount adds in storage order
+        total = np.bincount(row, weights=wpos, minlength=n).astype(np.float64)
     finite = np.isfinite(total)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         x = (wpos * d[row].astype(np.float64)) / total[row]
@@ -313,19 +314,6 @@ def alias_tables(indptr, weights):
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(finite & (total > 0), largest / total, 0.0)
     return table, share, finite
-
-
-def _row_sums_left_to_right(base, d, values):
-    """Each row's sum of ``values``, added left to right (one vectorised step per column
-    position: the order the row-by-row construction uses)."""
-    total = np.zeros(d.size, dtype=np.float64)
-    order = np.argsort(-d, kind="stable")
-    shorter = -d[order]                              # ascending
-    with np.errstate(over="ignore", invalid="ignore"):
-        for j in range(int(d.max(initial=0))):
-            rows = order[:int(np.searchsorted(shorter, -j, side="left"))]   # d > j
-            total[rows] = total[rows] + values[base[rows] + j]
-    return total
 
 
 def _stack(base, row, entries, zero, nnz, n):
