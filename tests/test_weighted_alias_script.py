@@ -33,3 +33,67 @@ def test_unknown_weights_are_refused():
     script = experiment_script("weighted_alias")
     with pytest.raises(SystemExit):
         script.parse_args(["--weights", "column,zipf"])
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason="needs the native kernels")
+def test_same_rows_replays_the_alias_epochs_rows_hop_by_hop(tmp_path):
+    script = experiment_script("weighted_alias")
+    out = tmp_path / "r.json"
+    assert script.main(["--scale", "10", "--dataset", "none", "--rounds", "1", "--batches", "2",
+                        "--batch-size", "64", "--weights", "column", "--fanouts", "4,3",
+                        "--same-rows", "--out", str(out)]) == 0
+    (row,) = json.loads(out.read_text())
+    same = row["same_rows"]
+    assert [h["hop"] for h in same["hops"]] == [0, 1]
+    assert [h["fanout"] for h in same["hops"]] == [4, 3]
+    assert same["hops"][0]["rows"] == 2 * 64              # hop 0 replays the seeds
+    for h in same["hops"]:
+        classes = h["classes"]
+        assert set(classes) == {"whole", "keys", "alias"}
+        assert sum(rows for rows, _ in classes.values()) == h["rows"]
+        assert sum(edges for _, edges in classes.values()) == h["edges"]
+        assert h["alias_vs_uniform"] == pytest.approx(
+            h["ns_per_edge"]["alias"] / h["ns_per_edge"]["uniform"], abs=0.01)
+    ns = same["ns_per_edge"]
+    assert set(ns) == {"uniform", "keys", "alias"} and min(ns.values()) > 0
+    assert same["alias_vs_uniform"] == pytest.approx(ns["alias"] / ns["uniform"], abs=0.01)
+
+
+def test_row_classes_follow_the_alias_rule():
+    import numpy as np
+    import spsample
+
+    script = experiment_script("weighted_alias")
+    # row 0: 2 eligible entries of 3 (whole at s = 2 and 3); row 1: one weight holds 0.9 of
+    # the row (alias at s = 2, as 2 * 0.9 <= ALIAS_SHARE_MAX = 2; keys at s = 3); row 2: five
+    # equal weights (alias); row 3: empty (whole, no edges)
+    indptr = np.array([0, 3, 7, 12, 12, 12, 12, 12, 12])
+    indices = np.arange(12) % 8
+    weights = np.array([1.0, 0.0, 2.0, 9.0, 1 / 3, 1 / 3, 1 / 3, 1, 1, 1, 1, 1])
+    g = spsample.Graph.from_csr(indptr, indices, weights=weights)
+    rows = np.array([0, 1, 2, 3])
+    assert script.row_classes(g, rows, 2) == {"whole": [2, 2], "keys": [0, 0],
+                                              "alias": [2, 4]}
+    assert script.row_classes(g, rows, 3) == {"whole": [2, 2], "keys": [1, 3],
+                                              "alias": [1, 3]}
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason="needs the native kernels")
+def test_by_kind_times_one_hop_from_each_kind_of_row(tmp_path):
+    script = experiment_script("weighted_alias")
+    out = tmp_path / "r.json"
+    assert script.main(["--scale", "10", "--dataset", "none", "--rounds", "1", "--batches", "2",
+                        "--batch-size", "64", "--weights", "column", "--by-kind", "3",
+                        "--out", str(out)]) == 0
+    (row,) = json.loads(out.read_text())
+    kinds = row["by_kind"]["3"]
+    assert set(kinds) <= {"whole", "keys", "alias"} and "whole" in kinds and "alias" in kinds
+    for k in kinds.values():
+        assert 0 < k["rows"] <= 2 * 64
+        assert set(k["ns_per_edge"]) == {"uniform", "keys", "alias"}
+
+
+def test_by_kind_fanouts_must_be_positive():
+    script = experiment_script("weighted_alias")
+    with pytest.raises(SystemExit):
+        script.parse_args(["--by-kind", "5,0"])
