@@ -130,6 +130,16 @@ def measure(args, gname, g, kind):
     return row
 
 
+def one_hop(g, weighted, s):
+    """``{method: (sampler, graph)}``: one hop of fanout ``s`` by each method (uniform on
+    ``g``, the keys and the alias rule on ``weighted``)."""
+    import spsample
+
+    return {"uniform": (spsample.NodeWise([s]), g),
+            "keys": (spsample.NodeWise([s], weighted=True), weighted),
+            "alias": (spsample.NodeWise([s], weighted=True, weighted_method="alias"), weighted)}
+
+
 def hop_frontiers(bulk, hops):
     """Per hop h < ``hops``: every minibatch's rows sampled at hop h (its seeds at hop 0, then
     the vertices new at hop h - 1), int64 arrays in minibatch order."""
@@ -178,10 +188,7 @@ def by_kind(args, g, weighted, s, rng):
 
     order = rng.permutation(g.num_nodes)
     _eligible, masks = rule_masks(weighted, order, s)
-    one_hop = {"uniform": (spsample.NodeWise([s]), g),
-               "keys": (spsample.NodeWise([s], weighted=True), weighted),
-               "alias": (spsample.NodeWise([s], weighted=True, weighted_method="alias"),
-                         weighted)}
+    runs = one_hop(g, weighted, s)
     out = {}
     for kind, mask in masks.items():
         seeds = order[mask][:args.batches * args.batch_size].astype(np.int64)
@@ -190,7 +197,7 @@ def by_kind(args, g, weighted, s, rng):
         ns = {name: [] for name in METHODS}
         for r in range(args.rounds + 1):
             for name in METHODS[r % 3:] + METHODS[:r % 3]:
-                sampler, graph = one_hop[name]
+                sampler, graph = runs[name]
                 c = time.process_time()
                 b = spsample.sample(graph, seeds, sampler=sampler, batch_size=args.batch_size,
                                     seed=args.seed + r)
@@ -213,17 +220,13 @@ def same_rows(args, g, weighted, fan, seeds, runs):
     bulk = spsample.sample(weighted, seeds, sampler=alias_sampler, batch_size=args.batch_size,
                            seed=args.seed)
     fronts = hop_frontiers(bulk, len(fan))
-    one_hop = {"uniform": (lambda f: spsample.NodeWise([f]), g),
-               "keys": (lambda f: spsample.NodeWise([f], weighted=True), weighted),
-               "alias": (lambda f: spsample.NodeWise([f], weighted=True, weighted_method="alias"),
-                         weighted)}
     cpu = {(name, h): [] for name in METHODS for h in range(len(fan))}
     edges = {}
     for r in range(args.rounds + 1):                 # round 0 warms the caches up
         for name in METHODS[r % 3:] + METHODS[:r % 3]:
-            make, graph = one_hop[name]
             for h, f in enumerate(fan):
-                sampler, c, e = make(f), 0.0, 0
+                sampler, graph = one_hop(g, weighted, f)[name]
+                c, e = 0.0, 0
                 for rows in fronts[h]:
                     if rows.size == 0:                   # a minibatch whose hop found no one new
                         continue

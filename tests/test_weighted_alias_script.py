@@ -35,15 +35,21 @@ def test_unknown_weights_are_refused():
         script.parse_args(["--weights", "column,zipf"])
 
 
-@pytest.mark.skipif(not native.AVAILABLE, reason="needs the native kernels")
-def test_same_rows_replays_the_alias_epochs_rows_hop_by_hop(tmp_path):
+def _column_row(tmp_path, *options):
+    """The script's one row for column weights on R-MAT 10 (2 x 64 seeds, 1 round) with
+    ``options``."""
     script = experiment_script("weighted_alias")
     out = tmp_path / "r.json"
     assert script.main(["--scale", "10", "--dataset", "none", "--rounds", "1", "--batches", "2",
-                        "--batch-size", "64", "--weights", "column", "--fanouts", "4,3",
-                        "--same-rows", "--out", str(out)]) == 0
+                        "--batch-size", "64", "--weights", "column", *options,
+                        "--out", str(out)]) == 0
     (row,) = json.loads(out.read_text())
-    same = row["same_rows"]
+    return row
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason="needs the native kernels")
+def test_same_rows_replays_the_alias_epochs_rows_hop_by_hop(tmp_path):
+    same = _column_row(tmp_path, "--fanouts", "4,3", "--same-rows")["same_rows"]
     assert [h["hop"] for h in same["hops"]] == [0, 1]
     assert [h["fanout"] for h in same["hops"]] == [4, 3]
     assert same["hops"][0]["rows"] == 2 * 64              # hop 0 replays the seeds
@@ -80,13 +86,7 @@ def test_row_classes_follow_the_alias_rule():
 
 @pytest.mark.skipif(not native.AVAILABLE, reason="needs the native kernels")
 def test_by_kind_times_one_hop_from_each_kind_of_row(tmp_path):
-    script = experiment_script("weighted_alias")
-    out = tmp_path / "r.json"
-    assert script.main(["--scale", "10", "--dataset", "none", "--rounds", "1", "--batches", "2",
-                        "--batch-size", "64", "--weights", "column", "--by-kind", "3",
-                        "--out", str(out)]) == 0
-    (row,) = json.loads(out.read_text())
-    kinds = row["by_kind"]["3"]
+    kinds = _column_row(tmp_path, "--by-kind", "3")["by_kind"]["3"]
     assert set(kinds) <= {"whole", "keys", "alias"} and "whole" in kinds and "alias" in kinds
     for k in kinds.values():
         assert 0 < k["rows"] <= 2 * 64
