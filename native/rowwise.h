@@ -540,6 +540,12 @@ static void alias_prefetch_to(const HopSpec& hs, const RowWiseScratch& sc, Alias
     }
 }
 
+// A stream's word i, kept out of line so that alias_select's word(i), whose hot path reads
+// the words drawn ahead, is inlined into its draws.
+__attribute__((noinline)) static uint32_t stream_word_cold(Stream& stream, int64_t i) {
+    return stream.word(static_cast<uint64_t>(i));
+}
+
 // An alias rule on row (vertex v, aligned vertex t, entries st .. st + d), `ahead` its words
 // 0 .. ALIAS_WORDS_AHEAD s - 1 drawn ahead (or nullptr): with the graph's table (hs.alias, lowered only for whole
 // rows valued by the graph's weights), its shares and row statistics, the concentrated rows
@@ -549,7 +555,9 @@ static int64_t alias_select(const HopSpec& hs, const CSRView& g, int64_t v, int6
                             int64_t d, int64_t s, bool replace, Stream& stream,
                             const uint32_t* ahead, RowScratch& rows) {
     const int64_t n_ahead = ahead ? ALIAS_WORDS_AHEAD * s : 0;
-    auto word = [&](int64_t i) { return i < n_ahead ? ahead[i] : stream.word(static_cast<uint64_t>(i)); };
+    auto word = [&](int64_t i) __attribute__((always_inline)) {
+        return i < n_ahead ? ahead[i] : stream_word_cold(stream, i);
+    };
     if (hs.alias) {
         if (v >= g.n) return 0;
         const double* w = g.weights + st;
