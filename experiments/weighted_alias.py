@@ -202,6 +202,8 @@ def by_kind(args, g, weighted, s, rng):
                 b = spsample.sample(graph, seeds, sampler=sampler, batch_size=args.batch_size,
                                     seed=args.seed + r)
                 c = time.process_time() - c
+                if b.path != "native":
+                    raise RuntimeError(f"spsample ran {b.path!r}, not the native kernels")
                 if r and b.num_edges:
                     ns[name].append(c / b.num_edges * 1e9)
         out[kind] = dict(rows=int(seeds.size), edges=int(b.num_edges),
