@@ -652,6 +652,16 @@ static int64_t select_rows_pass(const HopSpec& hs, const CSRView& g, int64_t m, 
         if (row_end && r > 0) row_end[r - 1] = E;
         if (UNIFORM && r % WORD_ROWS == 0)
             draw_words_ahead<RULE == S_UNIFORM_REP>(hs, r, std::min(m, r + WORD_ROWS), hw, bid, key, sc);
+        if (RULE == S_REJECTION && table.ok) {  // the first draws' columns, PF_DRAWS rows ahead
+            constexpr int64_t PF_DRAWS = 8;
+            const int64_t r0 = r - r % WORD_ROWS, r1 = std::min(m, r0 + WORD_ROWS);
+            if (r == r0) {
+                draw_rejection_ahead(hs, r0, r1, hw, bid, key, sc);
+                for (int64_t q = r0; q < std::min(r1, r0 + PF_DRAWS); ++q)
+                    prefetch_rejection_row(sc, g, vc.aux, fa, q, r0);
+            }
+            if (r + PF_DRAWS < r1) prefetch_rejection_row(sc, g, vc.aux, fa, r + PF_DRAWS, r0);
+        }
         if (ALIAS && hs.alias) {  // the first draws' table entries, ALIAS_LAG draws ahead
             if (r % WORD_ROWS == 0) {
                 const int64_t r1 = std::min(m, r + WORD_ROWS);

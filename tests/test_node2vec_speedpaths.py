@@ -140,6 +140,37 @@ def test_rmat_threads_and_bulks_agree(sampler):
     assert_threads_and_bulks_agree(g, s, sampler=sampler, batch_size=1024, seed=4)
 
 
+class TwoPerStep(RandomWalk):
+    """node2vec's values drawn twice per row and hop (fanout 2): the rejection rule on the value
+    table in select_rows_pass, not select_rejection1 (fanout 1 only)."""
+
+    def select(self, P, Q, ctx):
+        from spsample import primitives as prim
+        from spsample.primitives import Streams
+        if P.expr is None:
+            return super().select(P, Q, ctx)
+        return prim.select_rows(P, 2, Streams.per_row(Q, ctx), replace=True, weighted=True,
+                                method="rejection", bound=max(1.0, 1 / self.p, 1 / self.q))
+
+
+@needs_native
+@pytest.mark.parametrize("walk", [TwoPerStep(4, p=0.5, q=2.0), TwoPerStep(3, p=4.0, q=0.25)],
+                         ids=repr)
+def test_rejection_rows_of_fanout_two_equal_numpy(walk):
+    """The rejection rule at fanout 2 reads its rows' first words drawn ahead (and prefetches
+    their first draws' columns): a regression test, those words went undrawn (stale reads, a
+    crash) after the alias rule's prefetch took their place in select_rows_pass."""
+    g = adversarial_graph()
+    kw = dict(sampler=walk, batch_size=BATCH, seed=31)
+    fast = _native_run(g, seeds(), **kw)
+    with _native.disabled():
+        slow = spsample.sample(g, seeds(), **kw)
+    assert _same(fast, slow), "native != NumPy path"
+    r = spsample.rmat(12, seed=3)
+    s = np.random.default_rng(6).permutation(r.num_nodes)[:1024]
+    assert_threads_and_bulks_agree(r, s, sampler=walk, batch_size=256, seed=7)
+
+
 # p = q = 8 against the bound 1: an attempt is accepted at once with chance 1/8, so most rows
 # make many attempts, past the words computed ahead (4 attempts with AVX-512, 8 without).
 LATE = RandomWalk(8, p=8.0, q=8.0)
