@@ -1229,6 +1229,33 @@ static void end_packed_walk(const PackedWalk& w, MiniBatchOut& out) {
     for (size_t i = 0; i < w.next_node; ++i) w.table[w.ids[i]] = VertexMap::NONE;
 }
 
+// Hops 1 .. L of a packed walk whose m live walks are in sc.wv / sc.wr: hop h's step
+// step(h, m, wl, dst, stride) writes the walks' next vertices (sc.nv, sc.nr) and their edges
+// at dst (stride words apart; wl: the live walks' local ids, or null for the seeds) and
+// returns the steps kept, which are relabelled into the packed outputs (end_packed_hop) and
+// become the live walks; then the outputs are closed (end_packed_walk).
+template <class Step>
+static void packed_walk_hops(PackedWalk& w, int64_t m, int L, RowWiseScratch& sc, MiniBatchOut& out,
+                             Step&& step) {
+    NW_T0
+    for (int h = 1; h <= L; ++h) {
+        const int64_t stride = m + 1;  // + 1: a walk that stops writes the next slot, not kept
+        uint32_t* dst = out.edges32.data() + w.used;
+        const uint32_t* wl = w.local_at < 0 ? nullptr : out.edges32.data() + w.local_at;
+        const int64_t E = step(h, m, wl, dst, stride);
+        NW_TICK(NW_SELECT_GATHER)  // profiling: rows, selection and gather are one pass here
+        NW_COUNT(NW_NROWS, m)
+        NW_COUNT(NW_NEDGES, E)
+        end_packed_hop(w, out, h, stride, sc.nv.data(), dst + stride, E);
+        std::swap(sc.wv, sc.nv);
+        std::swap(sc.wr, sc.nr);
+        m = E;
+        NW_TICK(NW_RELABEL)
+    }
+    end_packed_walk(w, out);
+    NW_TICK(NW_BEGIN)
+}
+
 // The deferred gather of a packed walk's steps: the columns of entries eid[from .. upto) into nv,
 // then each next row's extent and table slot prefetched; returns where it stopped (upto, or
 // from when upto is below it).
@@ -1300,25 +1327,12 @@ static void walk_minibatch(const RowWisePlan& plan, const int64_t* seeds, int64_
     const CSRView& g = plan.graphs[plan.hops[0].graph];
     const uint64_t bound = static_cast<uint64_t>(b) * (L + 1) + 3 * static_cast<uint64_t>(b + 1) * L;
     PackedWalk w = begin_packed_walk(plan, seeds, b, L, 4 * bound, sc, out, budget);
-    int64_t m = b;  // live walks
     NW_TICK(NW_BEGIN)
-    for (int h = 1; h <= L; ++h) {
-        const int64_t stride = m + 1;  // + 1: a walk that stops writes the next slot, not kept
-        uint32_t* dst = out.edges32.data() + w.used;
-        const uint32_t* wl = w.local_at < 0 ? nullptr : out.edges32.data() + w.local_at;
-        const int64_t E = uniform_walk_step<false>(plan.hops[h - 1], g, m, bid, wl, w.table, sc, dst,
-                                                   stride, nullptr);
-        NW_TICK(NW_SELECT_GATHER)  // profiling: rows, selection and gather are one pass here
-        NW_COUNT(NW_NROWS, m)
-        NW_COUNT(NW_NEDGES, E)
-        end_packed_hop(w, out, h, stride, sc.nv.data(), dst + stride, E);
-        std::swap(sc.wv, sc.nv);
-        std::swap(sc.wr, sc.nr);
-        m = E;
-        NW_TICK(NW_RELABEL)
-    }
-    end_packed_walk(w, out);
-    NW_TICK(NW_BEGIN)
+    packed_walk_hops(w, b, L, sc, out, [&](int h, int64_t m, const uint32_t* wl, uint32_t* dst,
+                                           int64_t stride) {
+        return uniform_walk_step<false>(plan.hops[h - 1], g, m, bid, wl, w.table, sc, dst, stride,
+                                        nullptr);
+    });
 }
 
 // One node2vec step (a rejection hop of node2vec_plan) of the m live walks of a packed walk:
@@ -1406,13 +1420,10 @@ static void node2vec_minibatch(const RowWisePlan& plan, const int64_t* seeds, in
     PackedWalk w = begin_packed_walk(plan, seeds, b, L, static_cast<uint64_t>(b) * 8, sc, out, budget);
     sc.wp.resize(b + 1);
     sc.np.resize(b + 1);
-    int64_t m = b;  // live walks
     NW_TICK(NW_BEGIN)
-    for (int h = 1; h <= L; ++h) {
+    packed_walk_hops(w, b, L, sc, out, [&](int h, int64_t m, const uint32_t* wl, uint32_t* dst,
+                                           int64_t stride) {
         const HopSpec& hs = plan.hops[h - 1];
-        const int64_t stride = m + 1;  // + 1: a walk that stops writes the next slot, not kept
-        uint32_t* dst = out.edges32.data() + w.used;
-        const uint32_t* wl = w.local_at < 0 ? nullptr : out.edges32.data() + w.local_at;
         int64_t E;
         if (h == 1) {
             E = uniform_walk_step<true>(hs, g, m, bid, wl, w.table, sc, dst, stride, sc.np.data());
@@ -1421,19 +1432,10 @@ static void node2vec_minibatch(const RowWisePlan& plan, const int64_t* seeds, in
             const ValueTable tab = value_table(hs.values.view(), hs.bound);
             E = node2vec_walk_step(hs, g, tab, m, bid, wl, w.table, sc, dst, stride, budget);
         }
-        NW_TICK(NW_SELECT_GATHER)
-        NW_COUNT(NW_NROWS, m)
-        NW_COUNT(NW_NEDGES, E)
         budget.reserve(static_cast<uint64_t>(E) * 8);  // relabel_hop's charge
-        end_packed_hop(w, out, h, stride, sc.nv.data(), dst + stride, E);
-        std::swap(sc.wv, sc.nv);
-        std::swap(sc.wr, sc.nr);
-        std::swap(sc.wp, sc.np);
-        m = E;
-        NW_TICK(NW_RELABEL)
-    }
-    end_packed_walk(w, out);
-    NW_TICK(NW_BEGIN)
+        std::swap(sc.wp, sc.np);  // the vertices left become the next hop's previous ones
+        return E;
+    });
 }
 
 // Sample all hops of one minibatch (position j of the bulk, global id bid).
