@@ -277,7 +277,8 @@ def alias_tables(indptr, weights):
         ``[threshold, alias]`` of each entry; ``alias`` is a position within the row.
     share : ndarray, float64, shape (n,)
         Each row's largest positive weight divided by ``W`` (0 for a row without one): the
-        rule draws a row of fanout ``s`` from its table only when ``s * share <= 1/2``.
+        rule draws a row of fanout ``s`` from its table only when ``s * share`` is at most
+        ``ALIAS_SHARE_MAX`` (2, :mod:`spsample.engine._lazy`).
     finite : ndarray, bool, shape (n,)
         Whether each row's positive weights sum to a finite float64 (a row where they do not
         has no table: its entries keep themselves and it must not be drawn from).
