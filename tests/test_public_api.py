@@ -104,8 +104,9 @@ RECORDED = {
     },
     'spsample.testing': {
         'all': [
-            'ColumnScaled', 'EdgeValued', 'GivenRows', 'GraphCase', 'HETERO_RELATIONS',
-            'NoDedup', 'PerVertexFanout', 'RowScaled', 'SamplerCase', 'Subclass',
+            'BranchingWalk', 'ColumnScaled', 'EdgeValued', 'GivenRows', 'GraphCase',
+            'HETERO_RELATIONS', 'NoDedup', 'PerVertexFanout', 'RejectionNodeWise', 'RowScaled',
+            'SamplerCase', 'Subclass',
             'SubclassLADIES', 'SumOfSquares', 'WalkPerRow', 'WeightedWalk',
             'assert_same_bulk', 'check_invariants', 'directed', 'empty_rows', 'graphs',
             'heterogeneous', 'isolated_vertices', 'one_vertex', 'pick_seeds', 'power_law',
@@ -113,8 +114,9 @@ RECORDED = {
             'weighted_zeros'
         ],
         'dir': [
-            'ColumnScaled', 'EdgeValued', 'GivenRows', 'GraphCase', 'HETERO_RELATIONS',
-            'NoDedup', 'PerVertexFanout', 'RowScaled', 'SamplerCase', 'Subclass',
+            'BranchingWalk', 'ColumnScaled', 'EdgeValued', 'GivenRows', 'GraphCase',
+            'HETERO_RELATIONS', 'NoDedup', 'PerVertexFanout', 'RejectionNodeWise', 'RowScaled',
+            'SamplerCase', 'Subclass',
             'SubclassLADIES', 'SumOfSquares', 'WalkPerRow', 'WeightedWalk',
             'assert_same_bulk', 'check_invariants', 'directed', 'empty_rows', 'graphs',
             'heterogeneous', 'isolated_vertices', 'np', 'one_vertex', 'pick_seeds',

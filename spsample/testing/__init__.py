@@ -50,9 +50,9 @@ from ._graphs import (HETERO_RELATIONS, GraphCase, directed, empty_rows, graphs,
                       heterogeneous, isolated_vertices, one_vertex, power_law, random_graph,
                       self_loops, temporal, temporal_node_times, weighted_zeros)
 from ._invariants import check_invariants
-from ._samplers import (ColumnScaled, EdgeValued, GivenRows, NoDedup, PerVertexFanout,
-                        RowScaled, SamplerCase, Subclass, SubclassLADIES, SumOfSquares,
-                        WalkPerRow, WeightedWalk, samplers)
+from ._samplers import (BranchingWalk, ColumnScaled, EdgeValued, GivenRows, NoDedup,
+                        PerVertexFanout, RejectionNodeWise, RowScaled, SamplerCase, Subclass,
+                        SubclassLADIES, SumOfSquares, WalkPerRow, WeightedWalk, samplers)
 
 __all__ = [
     "graphs", "samplers", "pick_seeds", "assert_same_bulk", "check_invariants",
@@ -62,6 +62,7 @@ __all__ = [
     "temporal_node_times",
     "Subclass", "SubclassLADIES", "ColumnScaled", "RowScaled", "EdgeValued", "SumOfSquares",
     "PerVertexFanout", "WalkPerRow", "GivenRows", "NoDedup", "WeightedWalk",
+    "RejectionNodeWise", "BranchingWalk",
 ]
 
 

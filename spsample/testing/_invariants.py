@@ -41,9 +41,10 @@ def check_invariants(graph, bulk, sampler, *, seeds=None, seed_time=None, seed=0
       ``degree <= fanout``); weighted by A's weights: never a zero-weight entry, and
       ``min(fanout, positive entries)`` of them without replacement; no entry twice
       without replacement; every new vertex is reached by one of the hop's edges;
-    * walks (frontier = the previous hop's edge sources): every walk that can move does
-      (unweighted), each step leaves from where its walk stands: the hop's destinations are
-      the previous hop's sources (as multisets);
+    * walks (frontier = the previous hop's edge sources): every walk that can move does,
+      ``fanout`` times where it branches (unweighted), each step leaves from where its walk
+      stands: the hop's destinations are the previous hop's sources, each repeated as often as
+      its row draws (as multisets);
     * layer-wise hops: the new vertices number at most the fanout, and the edges are exactly
       every entry (positive where A is weighted) between the frontier rows and the vertex set,
       in row order; weights finite, ``>= 0``, summing to 1 per row that has any.
@@ -157,7 +158,6 @@ def _rows_hop(graph, n_id, hop_end, h, plan, dst, src, eid, edges, at, batch):
         at(src.size == 0 or src.max() < hop_end[h], "a source is not among the vertices so far")
     if plan.dedup and Q.kind != "rows":         # given rows add their vertices themselves
         at(np.isin(new, src).all(), "a new vertex is reached by no edge of its hop")
-    degree = np.diff(graph.indptr)
     if Q.kind == "new_nodes" and batch is None:
         lo = hop_end[Q.hop - 1] if Q.hop > 0 else 0
         hi = hop_end[Q.hop_last]
@@ -172,14 +172,14 @@ def _rows_hop(graph, n_id, hop_end, h, plan, dst, src, eid, edges, at, batch):
     elif Q.kind == "edge_sources" and isinstance(sel, RowSelection) and batch is None:
         prev_src = n_id[edges[Q.hop - 1][1]]
         here = n_id[dst]
-        movable = prev_src[degree[prev_src] > 0]
+        want, most = _row_want(graph, prev_src, sel)
         if sel.weighted and graph.weights is not None:
-            at(_multiset_within(here, movable), "a walk step does not leave from a walk's "
-               "position")
+            at(_multiset_within(here, np.repeat(prev_src, most)), "a walk step does not leave "
+               "from a walk's position (or more steps leave it than its fanout allows)")
         else:
-            at(np.array_equal(np.sort(here), np.sort(movable)),
+            at(np.array_equal(np.sort(here), np.sort(np.repeat(prev_src, want))),
                "the walks' steps do not leave from where the walks stand (or a walk that "
-               "could move did not)")
+               "could move did not, fanout times)")
 
 
 def _multiset_within(a, b):
@@ -202,6 +202,20 @@ def _row_counts(graph, rows, cnt, sel, at, exact=True):
         return
     if not isinstance(sel, RowSelection):
         return
+    want, most = _row_want(graph, rows, sel)
+    plain_weights = sel.weighted and sel.P.expr is not None and sel.P.expr.op == "weight"
+    if exact and (not sel.weighted or plain_weights):
+        at(np.array_equal(cnt, want), f"per-row counts {cnt.tolist()} != min(fanout, "
+           f"degree) {want.tolist()}")
+    else:
+        at(np.all(cnt <= most), "a row drew more entries than its fanout allows")
+
+
+def _row_want(graph, rows, sel):
+    """``(want, most)`` per row vertex of a :class:`RowSelection` (shape of ``rows``): the
+    entries it keeps when every entry may be drawn (entries of weight 0 excluded when the
+    values are the graph's weights), and the most it may keep whatever the values."""
+    degree = np.diff(graph.indptr)[rows]
     s = np.full(rows.size, sel.fanout) if sel.fanout_vector is None else \
         np.asarray(sel.fanout_vector)[rows]
     plain_weights = sel.weighted and sel.P.expr is not None and sel.P.expr.op == "weight"
@@ -212,14 +226,11 @@ def _row_counts(graph, rows, cnt, sel, at, exact=True):
         avail = degree
     if sel.replace:
         want = np.where(s < 0, avail, np.where(avail > 0, s, 0))
+        most = np.where(s < 0, degree, np.where(degree > 0, s, 0))
     else:
         want = np.where(s < 0, avail, np.minimum(s, avail))
-    if exact and (not sel.weighted or plain_weights):
-        at(np.array_equal(cnt, want), f"per-row counts {cnt.tolist()} != min(fanout, "
-           f"degree) {want.tolist()}")
-    else:
-        at(np.all(cnt <= np.where(s < 0, degree, s if sel.replace else np.minimum(s, degree))),
-           "a row drew more entries than its fanout allows")
+        most = np.where(s < 0, degree, np.minimum(s, degree))
+    return want, most
 
 
 def _layer_hop(indptr, indices, weights, n_id, hop_end, h, plan, mb, dst, src, eid, at):

@@ -19,7 +19,7 @@ from ..samplers import LABOR, LADIES, FastGCN, NodeWise, RandomWalk
 
 __all__ = ["SamplerCase", "samplers", "Subclass", "SubclassLADIES", "ColumnScaled",
            "RowScaled", "EdgeValued", "SumOfSquares", "PerVertexFanout", "WalkPerRow",
-           "GivenRows", "NoDedup", "WeightedWalk"]
+           "GivenRows", "NoDedup", "WeightedWalk", "RejectionNodeWise", "BranchingWalk"]
 
 
 def _num_nodes(graph):
@@ -39,6 +39,12 @@ def _degree(graph):
 
 
 # ---------------------------------------------------------------------- user samplers
+def _largest_weight(graph):
+    """The largest edge weight of ``graph`` (1 without weights), at least 1e-300."""
+    w = getattr(graph, "weights", None)          # a HeteroGraph has none: refused later
+    return max(float(w.max()) if w is not None and w.size else 1.0, 1e-300)
+
+
 class Subclass(NodeWise):
     """``NodeWise`` subclassed, nothing overridden (must run exactly as its parent)."""
 
@@ -184,9 +190,7 @@ class WeightedWalk(RandomWalk):
 
     def __init__(self, walk_length, graph, p=1.0, q=1.0):
         super().__init__(walk_length, p=p, q=q)
-        w = getattr(graph, "weights", None)          # a HeteroGraph has none: refused later
-        top = float(w.max()) if w is not None and w.size else 1.0
-        self.bound = max(1.0, 1 / self.p, 1 / self.q) * max(top, 1e-300)
+        self.bound = max(1.0, 1 / self.p, 1 / self.q) * _largest_weight(graph)
 
     def probabilities(self, graph, Q, ctx):
         P = super().probabilities(graph, Q, ctx)
@@ -197,6 +201,53 @@ class WeightedWalk(RandomWalk):
             return super().select(P, Q, ctx)
         return _prim.select_rows(P, 1, Streams.per_row(Q, ctx), replace=True, weighted=True,
                                  method="rejection", bound=self.bound)
+
+
+class RejectionNodeWise(NodeWise):
+    """Weighted node-wise with replacement, each row's ``fanout`` draws made by rejection
+    against the graph's largest weight (a uniform position, kept with chance ``w / bound``)
+    instead of the exact keys: the rejection rule at fanouts above 1.
+
+    Parameters
+    ----------
+    fanouts : sequence of int
+    graph : Graph
+        Gives the bound (its largest weight), as :class:`WeightedWalk` does.
+    """
+
+    def __init__(self, fanouts, graph):
+        super().__init__(fanouts, weighted=True, replace=True)
+        self.bound = _largest_weight(graph)
+
+    def select(self, P, Q, ctx):
+        return _prim.select_rows(P, ctx.fanout, self.streams(Q, ctx), replace=True,
+                                 weighted=True, method="rejection", bound=self.bound)
+
+
+class BranchingWalk(RandomWalk):
+    """node2vec's second-order values drawn ``branches`` times per row and step (a walk that
+    branches): the rejection rule on node2vec's value program at fanout ``branches``, which
+    the native engine runs row by row (a node2vec walk's fanout-1 steps take the batched
+    kernel instead).
+
+    Parameters
+    ----------
+    walk_length : int
+    p, q : float
+    branches : int
+        Draws per row and step, ``>= 1``.
+    """
+
+    def __init__(self, walk_length, p=1.0, q=1.0, branches=2):
+        super().__init__(walk_length, p=p, q=q)
+        self.branches = int(branches)
+
+    def select(self, P, Q, ctx):
+        if P.expr is None:
+            return _prim.select_rows(P, self.branches, Streams.per_row(Q, ctx))
+        return _prim.select_rows(P, self.branches, Streams.per_row(Q, ctx), replace=True,
+                                 weighted=True, method="rejection",
+                                 bound=max(1.0, 1 / self.p, 1 / self.q))
 
 
 # ---------------------------------------------------------------------- the zoo
@@ -317,6 +368,10 @@ _ZOO = (
                  fanouts=(1, 1, 1)),
     _homogeneous("weighted-walk", lambda g, f: WeightedWalk(len(f), g, p=0.5, q=2.0),
                  fanouts=(1, 1, 1), weighted=True),
+    _homogeneous("nodewise-rejection", lambda g, f: RejectionNodeWise(list(f), g),
+                 fanouts=(3, 2), weighted=True),
+    _homogeneous("node2vec-branching", lambda g, f: BranchingWalk(len(f), p=0.5, q=2.0),
+                 fanouts=(1, 1, 1)),
     _homogeneous("walk-per-row", lambda g, f: WalkPerRow(len(f)), fanouts=(1, 1, 1, 1)),
 )
 
