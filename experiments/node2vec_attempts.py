@@ -33,8 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_sampling import DEFAULT_DATASET  # noqa: E402
-from per_core import graphs  # noqa: E402
+from per_core import DEFAULT_DATASET, graphs  # noqa: E402  (the same graphs as per_core.py)
 
 
 def parse_args(argv=None):
@@ -81,13 +80,13 @@ def rule_counts(indptr, indices, t, v, p, q):
     attempts, tests : numpy.ndarray of float, shape (n,)
         ``B d / S`` and ``attempts * (1 - back / d) * |1 - 1/q| / B``, where ``back`` says
         whether ``t`` is in row ``v`` (its proposals are never tested).
-    folded, folded_tests : numpy.ndarray of float, shape (n,)
-        The same for a draw this library does not make (it would change the outputs):
+    folded : numpy.ndarray of float, shape (n,)
+        The attempts of a draw this library does not make (it would change the outputs):
         KnightKing's outlier folding, every entry bounded by ``B' = max(1, 1/q)`` and the
         return entry given its own mass ``max(0, 1/p - B')``: ``(B' d + back max(0, 1/p -
-        B')) / S`` attempts, ``|1 - 1/q| / B'`` of the position draws not proposing ``t``
-        tested. Per step the tests are the same under both draws, ``(d - back) |1 - 1/q| /
-        S``: folding saves attempts that the column alone rejects, not tests.
+        B')) / S``. It tests ``|1 - 1/q| / B'`` of its position draws not proposing ``t``,
+        which per step is ``tests`` again, ``(d - back) |1 - 1/q| / S``: folding saves
+        attempts that the column alone rejects, not tests.
     """
     import numpy as np
     import scipy.sparse as sp
@@ -108,7 +107,7 @@ def rule_counts(indptr, indices, t, v, p, q):
     tests = attempts * (1 - back / d) * abs(1 - 1 / q) / B     # = (d - back) |1 - 1/q| / S
     Bf = max(1.0, 1 / q)
     folded = (Bf * d + back * max(0.0, 1 / p - Bf)) / S
-    return attempts, tests, folded, tests.copy()
+    return attempts, tests, folded
 
 
 def epoch_steps(bulk):
@@ -162,7 +161,7 @@ def measure_graph(args, gname, g):
         moves = np.diff(g.indptr)[v] > 0            # a walk stops at a row without entries
         t, v = t[moves], v[moves]
         pick = rng.choice(t.size, size=min(args.pairs, t.size), replace=False)
-        attempts, tests, folded, _ = rule_counts(g.indptr, g.indices, t[pick], v[pick], p, q)
+        attempts, tests, folded = rule_counts(g.indptr, g.indices, t[pick], v[pick], p, q)
         rows.append({"graph": gname, "p": p, "q": q, "walk_ns": round(best["walk"], 2),
                      "node2vec_ns": round(best[name], 2),
                      "ratio": round(best[name] / best["walk"], 2),

@@ -23,6 +23,7 @@ import pytest
 import spsample
 from spsample import RandomWalk, native as _native
 from spsample.engine._reference import reference_sample
+from spsample.testing import BranchingWalk
 
 from native_runs import (assert_threads_and_bulks_agree, bulk_digest, native_run as _native_run,
                          portable_run, same_minibatches as _same)
@@ -140,21 +141,8 @@ def test_rmat_threads_and_bulks_agree(sampler):
     assert_threads_and_bulks_agree(g, s, sampler=sampler, batch_size=1024, seed=4)
 
 
-class TwoPerStep(RandomWalk):
-    """node2vec's values drawn twice per row and hop (fanout 2): the rejection rule on the value
-    table in select_rows_pass, not select_rejection1 (fanout 1 only)."""
-
-    def select(self, P, Q, ctx):
-        from spsample import primitives as prim
-        from spsample.primitives import Streams
-        if P.expr is None:
-            return super().select(P, Q, ctx)
-        return prim.select_rows(P, 2, Streams.per_row(Q, ctx), replace=True, weighted=True,
-                                method="rejection", bound=max(1.0, 1 / self.p, 1 / self.q))
-
-
 @needs_native
-@pytest.mark.parametrize("walk", [TwoPerStep(4, p=0.5, q=2.0), TwoPerStep(3, p=4.0, q=0.25)],
+@pytest.mark.parametrize("walk", [BranchingWalk(4, p=0.5, q=2.0), BranchingWalk(3, p=4.0, q=0.25)],
                          ids=repr)
 def test_rejection_rows_of_fanout_two_equal_numpy(walk):
     """The rejection rule at fanout 2 reads its rows' first words drawn ahead (and prefetches

@@ -97,9 +97,10 @@ class RandomWalk(Sampler):
 
     def select(self, P, Q, ctx):
         if P.expr is None:
-            return prim.select_rows(P, 1, Streams.per_row(Q, ctx))
-        return prim.select_rows(P, 1, Streams.per_row(Q, ctx), replace=True, weighted=True,
-                                method="rejection", bound=max(1.0, 1 / self.p, 1 / self.q))
+            return prim.select_rows(P, ctx.fanout, Streams.per_row(Q, ctx))
+        return prim.select_rows(P, ctx.fanout, Streams.per_row(Q, ctx), replace=True,
+                                weighted=True, method="rejection",
+                                bound=max(1.0, 1 / self.p, 1 / self.q))
 
     def extract(self, state, Q, S, ctx):
         state.add_sampled(Q, S)

@@ -16,6 +16,7 @@ import numpy as np
 from ..engine import _primitives as _prim
 from ..engine._lazy import Streams, gather
 from ..samplers import LABOR, LADIES, FastGCN, NodeWise, RandomWalk
+from .._validate import as_int
 
 __all__ = ["SamplerCase", "samplers", "Subclass", "SubclassLADIES", "ColumnScaled",
            "RowScaled", "EdgeValued", "SumOfSquares", "PerVertexFanout", "WalkPerRow",
@@ -226,9 +227,9 @@ class RejectionNodeWise(NodeWise):
 
 class BranchingWalk(RandomWalk):
     """node2vec's second-order values drawn ``branches`` times per row and step (a walk that
-    branches): the rejection rule on node2vec's value program at fanout ``branches``, which
-    the native engine runs row by row (a node2vec walk's fanout-1 steps take the batched
-    kernel instead).
+    branches): ``RandomWalk`` with fanout ``branches`` at every step, so its steps after the
+    first take the rejection rule on node2vec's value program at that fanout, which the native
+    engine runs row by row (a node2vec walk's fanout-1 steps take the batched kernel instead).
 
     Parameters
     ----------
@@ -240,14 +241,12 @@ class BranchingWalk(RandomWalk):
 
     def __init__(self, walk_length, p=1.0, q=1.0, branches=2):
         super().__init__(walk_length, p=p, q=q)
-        self.branches = int(branches)
+        branches = as_int("BranchingWalk", "branches", branches, minimum=1)
+        self.fanouts = [branches] * self.num_hops
 
-    def select(self, P, Q, ctx):
-        if P.expr is None:
-            return _prim.select_rows(P, self.branches, Streams.per_row(Q, ctx))
-        return _prim.select_rows(P, self.branches, Streams.per_row(Q, ctx), replace=True,
-                                 weighted=True, method="rejection",
-                                 bound=max(1.0, 1 / self.p, 1 / self.q))
+    def __repr__(self):
+        return (f"BranchingWalk({self.num_hops}, p={self.p!r}, q={self.q!r}, "
+                f"branches={self.fanouts[0]})")
 
 
 # ---------------------------------------------------------------------- the zoo
